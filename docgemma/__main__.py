@@ -1,0 +1,107 @@
+"""Command line: ``python -m docgemma {chat,serve,golden,bench}``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import uuid
+from pathlib import Path
+
+from docgemma.config import ConfigError, Settings
+
+
+def _chat(args: argparse.Namespace, settings: Settings) -> int:
+    from docgemma.runtime import build_assistant
+    from docgemma.ui.text import render_timeline
+
+    assistant = build_assistant(settings)
+    attachment = None
+    if args.image:
+        path = Path(args.image)
+        attachment = {"filename": path.name, "data": path.read_bytes()}
+    thread = args.thread or f"cli-{uuid.uuid4().hex[:8]}"
+    events = assistant.stream_turn(thread, args.message, attachment)  # type: ignore[arg-type]
+    while True:
+        request = None
+        for event in events:
+            if event["type"] == "token":
+                sys.stdout.write(event["text"])
+                sys.stdout.flush()
+            elif event["type"] == "approval":
+                request = event["request"]
+            elif event["type"] == "done":
+                result = event["result"]
+                print("\n\n" + render_timeline(result))
+                return 0
+        if request is None:
+            return 1
+        print(f"\n\nApproval needed:\n{request['preview']}")
+        for warning in request.get("warnings", []):
+            print(f"WARNING: {warning}")
+        decision = args.approve
+        if decision is None:
+            decision = "approve" if sys.stdin.isatty() and input("Approve? [y/N] ").strip().lower() == "y" else "reject"
+        events = assistant.stream_resume(thread, {"action": decision})
+
+
+def _golden(args: argparse.Namespace, settings: Settings) -> int:
+    from docgemma.golden import run_file
+
+    llm = None
+    if args.backend != "oracle":
+        from docgemma.llm import make_llm
+
+        llm = make_llm(Settings(**{**settings.__dict__, "backend": args.backend}))
+    code = 0
+    for file in args.files:
+        if args.out:
+            with open(args.out, "a", encoding="utf-8") as out:
+                code |= run_file(Path(file), llm, out)
+        else:
+            code |= run_file(Path(file), llm)
+    return code
+
+
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    from docgemma.ui.app import launch
+
+    launch(settings)
+    return 0
+
+
+def _bench(args: argparse.Namespace, settings: Settings) -> int:
+    from docgemma.bench import main as bench_main
+
+    return bench_main(json_output=args.json, with_model=not args.no_model)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    parser = argparse.ArgumentParser(prog="python -m docgemma", description="DocGemma Connect")
+    sub = parser.add_subparsers(dest="command", required=True)
+    chat = sub.add_parser("chat", help="one turn in the terminal: the answer, then the reasoning timeline")
+    chat.add_argument("message")
+    chat.add_argument("--image", help="PNG, JPEG or DICOM file to attach")
+    chat.add_argument("--thread", help="conversation id (continue an earlier conversation)")
+    chat.add_argument("--approve", choices=["approve", "reject"], help="answer to a write approval")
+    sub.add_parser("serve", help="the web app (same as python app.py)")
+    golden = sub.add_parser("golden", help="run golden case files")
+    golden.add_argument("files", nargs="+")
+    golden.add_argument("--backend", default="oracle", help="oracle, or a model backend (transformers, openai)")
+    golden.add_argument("--out", help="append one JSON line per turn to this file")
+    bench = sub.add_parser("bench", help="benchmarks (see bench/README.md)")
+    bench.add_argument("--json", action="store_true")
+    bench.add_argument("--no-model", action="store_true", help="skip the measurements that load the CPU model")
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:
+        parser.error(str(exc))
+    logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+    handlers = {"chat": _chat, "serve": _serve, "golden": _golden, "bench": _bench}
+    return handlers[args.command](args, settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""The clarification questions of the deterministic ask_user rules (seed 002 §9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def patient_choice(name: str, matches: list[dict[str, Any]]) -> str:
+    """"I found {n} patients matching '{name}'. Which one did you mean? {list}"."""
+    listing = "; ".join(
+        f"{m.get('name', '?')} (born {m.get('birth_date') or m.get('birthDate') or 'unknown'}, ID {m.get('id', '?')})"
+        for m in matches
+    )
+    return f"I found {len(matches)} patients matching '{name}'. Which one did you mean? {listing}"
+
+
+def missing_information(fields: list[str]) -> str:
+    """Missing or invalid arguments after extraction."""
+    if fields == ["patient_id"]:
+        return "I need a patient ID to proceed. Could you provide one (or search for the patient by name)?"
+    readable = ", ".join(f.replace("_", " ") for f in fields)
+    return f"I need more information to complete this request: {readable}."
+
+
+def drug_choice(options: list[str]) -> str:
+    """An ambiguous drug name."""
+    if len(options) >= 2:
+        return f"Did you mean {', '.join(options[:-1])} or {options[-1]}?"
+    return "Which drug did you mean? Please give its full name."
+
+
+NO_IMAGE = "Please attach the image you would like me to analyse (PNG, JPEG or DICOM)."

@@ -1,0 +1,101 @@
+"""Node ⑤a ERROR_HANDLER (hybrid, seed 002 §4 and §9): ask_user and skip are hard-coded rules; the model
+only chooses between retry_same and retry_different_args (its 92% decision).
+
+After a skip, the loop continues if the task still needs another tool and steps remain
+("skip_and_continue"); otherwise the turn goes to the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from docgemma.agent import clarify, prompts
+from docgemma.agent.patterns import remaining_tools
+from docgemma.agent.schemas import RetryStrategy
+from docgemma.agent.settings import MAX_RETRIES, MAX_STEPS, MAX_TOTAL_RETRIES, NODE_CONFIG
+from docgemma.agent.state import AgentState, RouteAction, ToolResult
+from docgemma.agent.trace import MeteredLLM, NodeTrace
+from docgemma.llm.base import LLM, LLMError
+from docgemma.tools.registry import ToolRegistry
+
+ASK_USER_ERRORS = frozenset({"multiple_patient_matches", "missing_required_args", "invalid_args",
+                             "ambiguous_drug_name", "no_image"})
+SKIP_ERRORS = frozenset({"drug_not_in_database", "not_configured", "declined", "invalid_response"})
+
+
+def deterministic_action(state: AgentState, result: ToolResult) -> tuple[RouteAction, str] | None:
+    """ASK_USER or SKIP with the reason, or None when the model should choose how to retry."""
+    error_type = result["error_type"] or "generic"
+    retries = state.get("retry_count", 0)
+    if error_type in ASK_USER_ERRORS:
+        return "ASK_USER", f"{error_type}: the clinician must clarify"
+    if retries >= MAX_RETRIES:
+        return "SKIP", f"{retries} retries already made (limit {MAX_RETRIES})"
+    if state.get("total_retries", 0) >= MAX_TOTAL_RETRIES:
+        return "SKIP", f"turn retry limit reached ({MAX_TOTAL_RETRIES})"
+    if error_type in SKIP_ERRORS:
+        return "SKIP", f"{error_type}: retrying cannot help"
+    if error_type == "service_unavailable" and retries >= 1:
+        return "SKIP", "service still unavailable after a retry"
+    return None
+
+
+def question_for(result: ToolResult) -> str:
+    """The clarification question for an ask_user error."""
+    details = result["data"] if isinstance(result["data"], dict) else {}
+    error_type = result["error_type"]
+    if error_type == "multiple_patient_matches":
+        return clarify.patient_choice(result["args"].get("name", ""), details.get("matches", []))
+    if error_type == "ambiguous_drug_name":
+        return clarify.drug_choice(details.get("suggestions", []))
+    if error_type == "no_image":
+        return clarify.NO_IMAGE
+    return clarify.missing_information(details.get("missing_fields", ["arguments"]))
+
+
+def _model_strategy(llm: MeteredLLM, state: AgentState, result: ToolResult) -> tuple[str, str]:
+    config = NODE_CONFIG["error_retry"]
+    try:
+        out = llm.generate_json(prompts.retry_messages(state, result), RetryStrategy,
+                                temperature=config.temperature, max_tokens=config.max_tokens)
+        return out.strategy, "model chose"
+    except LLMError:
+        return "retry_same", "model output unusable; default"
+
+
+def error_handler(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
+    """Decide ask_user / skip / retry for the last failed tool call."""
+    trace = NodeTrace("error_handler", llm)
+    assert trace.llm is not None
+    result = state["tool_results"][-1]
+    fixed = deterministic_action(state, result)
+    update: dict[str, Any] = {}
+    if fixed is None:
+        strategy, how = _model_strategy(trace.llm, state, result)
+        action: RouteAction = "RETRY"
+        detail = f"{how} {strategy} (retry {state.get('retry_count', 0) + 1} of {MAX_RETRIES})"
+        update.update(
+            retry_mode="same" if strategy == "retry_same" else "different",
+            retry_count=state.get("retry_count", 0) + 1,
+            total_retries=state.get("total_retries", 0) + 1,
+            route="TOOL_SELECT",
+        )
+    else:
+        action, detail = fixed
+        update["error_messages"] = [result["error"]]
+        if action == "ASK_USER":
+            update.update(clarification_request=question_for(result), route="SYNTHESIZE")
+        else:
+            skipped = [*state.get("skipped_tools", []), result["tool_name"]]
+            update["skipped_tools"] = skipped
+            more = remaining_tools({**state, "skipped_tools": skipped}, registry.names)
+            go_on = bool(more) and state.get("step_count", 0) < MAX_STEPS
+            update["route"] = "TOOL_SELECT" if go_on else "SYNTHESIZE"
+            detail += f"; continuing with {', '.join(more)}" if go_on else ""
+    event = trace.event(action, detail)
+    return {**update, "error_action": action, "router_actions": [action], "timeline": [event]}
+
+
+def route_after_error(state: AgentState) -> Literal["tool_select", "synthesize"]:
+    """Edge: retry or continue the loop, or answer (skip with nothing left, or ask the clinician)."""
+    return "tool_select" if state.get("route") == "TOOL_SELECT" else "synthesize"

@@ -1,0 +1,128 @@
+"""Node ① INPUT_ASSEMBLY (deterministic; one vision call only when an image is attached).
+
+Starts the turn: resets per-turn fields, truncates an over-long message with a visible note, formats the
+last turns of history, decodes the attachment, extracts entities, runs the vision call, and loads the
+active patient's context (seed 000's clinical context assembler).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from docgemma.agent import prompts
+from docgemma.agent.entities import extract_entities
+from docgemma.agent.schemas import ImageFindingsOutput
+from docgemma.agent.settings import HISTORY_TURNS, NODE_CONFIG
+from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef
+from docgemma.agent.trace import NodeTrace
+from docgemma.images import ImageError, decode_image
+from docgemma.llm.base import LLM, LLMError
+
+PatientContext = Callable[[PatientRef], str | None]
+DEFAULT_IMAGE_QUERY = "What does this image show?"
+HISTORY_CHARS = 400
+
+
+def format_history(conversation: list[Any], turns: int = HISTORY_TURNS) -> str:
+    """The last ``turns`` exchanges as plain lines; long messages are shortened."""
+    lines = []
+    for message in conversation[-2 * turns :]:
+        who = "Clinician" if message["role"] == "user" else "Assistant"
+        text = message["content"]
+        if len(text) > HISTORY_CHARS:
+            text = text[:HISTORY_CHARS].rstrip() + " …"
+        lines.append(f"{who}: {text}")
+    return "\n".join(lines)
+
+
+def input_assembly(
+    state: AgentState,
+    *,
+    llm: LLM,
+    max_message_chars: int,
+    max_image_bytes: int,
+    patient_context: PatientContext | None = None,
+) -> dict[str, Any]:
+    """Assemble the turn's context; see the module docstring."""
+    trace = NodeTrace("input_assembly", llm)
+    notes: list[str] = []
+    query = state.get("user_query", "").strip()
+    if len(query) > max_message_chars:
+        notes.append(
+            f"Your message was {len(query):,} characters long; only the first {max_message_chars:,} were read."
+        )
+        query = query[:max_message_chars]
+
+    image = None
+    attachment = state.get("attachment")
+    if attachment is not None:
+        try:
+            image = decode_image(attachment["filename"], attachment["data"], max_image_bytes)
+        except ImageError as exc:
+            notes.append(f"{exc} The image was not analysed.")
+    if not query and image is not None:
+        query = DEFAULT_IMAGE_QUERY
+
+    findings: ImageFindings | None = None
+    if image is not None:
+        if not llm.supports_images:
+            notes.append(
+                f"An image was attached, but the current model ({llm.name}) has no vision: image analysis "
+                "needs a vision model such as MedGemma. The image was not analysed."
+            )
+        else:
+            config = NODE_CONFIG["image_analysis"]
+            assert trace.llm is not None
+            try:
+                out = trace.llm.generate_json(
+                    prompts.image_messages(query), ImageFindingsOutput,
+                    temperature=config.temperature, max_tokens=config.max_tokens, images=[image],
+                )
+                findings = ImageFindings(modality=out.modality, findings=list(out.findings), confidence=out.confidence)
+            except LLMError:
+                notes.append("The image could not be analysed this time; the answer does not use it.")
+
+    active = state.get("active_patient")
+    context = patient_context(active) if (active and patient_context) else None
+    if active and context is None:
+        context = f"{active['name']} (ID {active['id']})"
+
+    entities = extract_entities(query, has_image=image is not None)
+    detail = ", ".join(f"{k}: {', '.join(v)}" for k, v in entities.items() if isinstance(v, list) and v)
+    decision = "image attached" if image is not None else "text only"
+    event = trace.event(decision, detail or "no entities found")
+    return {
+        "user_query": query,
+        "history": format_history(state.get("conversation", [])),
+        "input_notes": notes,
+        "extracted_entities": entities,
+        "image_findings": findings,
+        "patient_context": context,
+        # Per-turn fields start afresh; `conversation` and `active_patient` carry over.
+        "intent": "DIRECT",
+        "scope": "clinical",
+        "task_summary": "",
+        "suggested_tool": None,
+        "current_tool": None,
+        "current_args": None,
+        "tool_results": [NEW_TURN],
+        "qualities": [NEW_TURN],
+        "step_count": 0,
+        "retry_count": 0,
+        "total_retries": 0,
+        "retry_mode": None,
+        "skipped_tools": [],
+        "last_result_classification": None,
+        "last_result_summary": None,
+        "route": None,
+        "error_action": None,
+        "router_actions": [NEW_TURN],
+        "error_messages": [NEW_TURN],
+        "clarification_request": None,
+        "final_response": None,
+        "confidence": None,
+        "sources": [],
+        "follow_ups": [],
+        "timeline": [NEW_TURN, event],
+    }

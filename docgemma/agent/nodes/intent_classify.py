@@ -1,0 +1,62 @@
+"""Node ② INTENT_CLASSIFY (LLM, T=0): DIRECT or TOOL_NEEDED, a task summary, a non-binding tool hint.
+
+If the model's output is unusable, the intent is decided by the deterministic entities (a drug, a patient
+or an image present → TOOL_NEEDED) and the timeline says so. Greetings are recognised by code as well.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from docgemma.agent import prompts
+from docgemma.agent.schemas import intent_schema
+from docgemma.agent.settings import NODE_CONFIG
+from docgemma.agent.state import AgentState
+from docgemma.agent.trace import NodeTrace
+from docgemma.llm.base import LLM, LLMError
+from docgemma.tools.registry import ToolRegistry
+
+GREETING_RE = re.compile(
+    r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|thx|bye|goodbye)\b[\s\w,!.?']{0,30}$",
+    re.IGNORECASE,
+)
+
+
+def intent_classify(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
+    """Classify the turn; see the module docstring."""
+    trace = NodeTrace("intent_classify", llm)
+    assert trace.llm is not None
+    config = NODE_CONFIG["intent_classify"]
+    query = state["user_query"]
+    note = ""
+    try:
+        out = trace.llm.generate_json(
+            prompts.intent_messages(state), intent_schema(registry.names),
+            temperature=config.temperature, max_tokens=config.max_tokens,
+        )
+        intent, scope = out.intent, out.scope  # type: ignore[attr-defined]  # dynamic schema
+        summary, suggested = out.task_summary, out.suggested_tool  # type: ignore[attr-defined]
+    except LLMError:
+        entities = state["extracted_entities"]
+        needs_tool = bool(entities["drug_mentions"] or entities["patient_ids"] or entities["patient_names"])
+        intent, scope, summary, suggested = ("TOOL_NEEDED" if needs_tool else "DIRECT"), "clinical", query[:180], None
+        note = "model output unusable; intent decided from the extracted entities"
+    if GREETING_RE.match(query):
+        intent, scope = "DIRECT", "greeting"
+    detail = summary if not note else f"{note}. {summary}"
+    if suggested:
+        detail += f" (hint: {registry.label(suggested)})"
+    event = trace.event(intent, detail)
+    return {
+        "intent": intent,
+        "scope": scope,
+        "task_summary": summary,
+        "suggested_tool": suggested,
+        "timeline": [event],
+    }
+
+
+def route_after_intent(state: AgentState) -> Literal["tool_select", "synthesize"]:
+    """Edge: DIRECT answers at once; TOOL_NEEDED enters the tool loop."""
+    return "tool_select" if state.get("intent") == "TOOL_NEEDED" else "synthesize"

@@ -1,0 +1,104 @@
+"""Node ⑦ SYNTHESIZE (LLM, T=0.5, 256 tokens, free text, streamed): the clinician-facing answer, plus the
+turn's confidence, sources and follow-up suggestions (seed 000 dual output, seed 003 follow-ups).
+
+Three answers are written by code, never by the model:
+* a clarification question from the deterministic ask_user rules;
+* a tool-needing turn where every tool failed (the model would otherwise answer from memory);
+* a tool-needing turn where no tool could be chosen.
+The model's text passes through the :class:`~docgemma.agent.answer.Scrubber`, which replaces any tool
+name with its clinical label, and an empty generation is replaced by a plain statement.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from docgemma.agent import answer, prompts
+from docgemma.agent.settings import NODE_CONFIG
+from docgemma.agent.state import AgentState
+from docgemma.agent.trace import NodeTrace
+from docgemma.llm.base import LLM, LLMError, Message
+from docgemma.tools.registry import ToolRegistry
+
+LOOKUP_TOOLS = frozenset({"check_drug_safety", "check_drug_interactions", "search_medical_literature",
+                          "find_clinical_trials"})
+SHORT_REPLY_TOKENS = 96
+CONVERSATION_CAP = 20
+NO_TOOL_CHOSEN = (
+    "I could not work out which resource to consult for this request, so I have not answered from "
+    "general knowledge. Could you rephrase it, naming the drug, patient or condition?"
+)
+EMPTY_ANSWER = "I was unable to produce an answer this time. Please rephrase the question or try again."
+MODEL_FAILED = "The model failed while writing the answer. Please try again."
+
+
+def all_failed_answer(errors: list[str]) -> str:
+    """The answer when every tool failed: what could not be retrieved, and no medical content."""
+    listed = "\n".join(f"- {e}" for e in errors)
+    return (
+        f"I could not retrieve the information needed for this request:\n{listed}\n\n"
+        "I have not answered from general knowledge, because the information could not be checked. "
+        "Please try again shortly."
+    )
+
+
+def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
+    """Write the answer; see the module docstring."""
+    trace = NodeTrace("synthesize", llm)
+    assert trace.llm is not None
+    notes = state.get("input_notes", [])
+    prefix = "".join(f"*Note: {n}*\n\n" for n in notes)
+    if prefix:
+        trace.write({"type": "token", "text": prefix})
+    results = state.get("tool_results", [])
+    succeeded = [r for r in results if r["status"] == "success"]
+    scope = state.get("scope", "clinical")
+
+    text: str
+    streamed = False
+    if state.get("clarification_request"):
+        text, decision = str(state["clarification_request"]), "asked the clinician (no model call)"
+    elif state.get("intent") == "TOOL_NEEDED" and not results:
+        text, decision = NO_TOOL_CHOSEN, "no resource chosen (no model call)"
+    elif state.get("intent") == "TOOL_NEEDED" and not succeeded:
+        errors = state.get("error_messages") or [str(r["error"]) for r in results]
+        text, decision = all_failed_answer(errors), "every resource failed: no answer from model memory"
+    else:
+        brief = len(succeeded) == 1 and len(results) == 1 and succeeded[0]["tool_name"] in LOOKUP_TOOLS
+        config = NODE_CONFIG["synthesize"]
+        max_tokens = SHORT_REPLY_TOKENS if scope != "clinical" else config.max_tokens
+        scrubber = answer.Scrubber(registry)
+        parts: list[str] = []
+        streamed = True
+        try:
+            chunks = trace.llm.generate_text(prompts.synthesis_messages(state, brief),
+                                             temperature=config.temperature, max_tokens=max_tokens)
+            for piece in answer.scrub_stream(chunks, scrubber):
+                parts.append(piece)
+                trace.write({"type": "token", "text": piece})
+            text = "".join(parts).strip() or EMPTY_ANSWER
+            decision = "brief answer" if brief else "answer"
+        except LLMError:
+            text, decision = ("".join(parts).strip() + "\n\n" + MODEL_FAILED).strip(), "model failed"
+        if scope != "clinical":
+            extra = ("\n\n" if text else "") + answer.CAPABILITIES
+            trace.write({"type": "token", "text": extra})
+            text += extra
+    if not streamed:
+        trace.write({"type": "token", "text": text})
+
+    final = prefix + text
+    conversation = [
+        *state.get("conversation", []),
+        Message(role="user", content=state["user_query"]),
+        Message(role="assistant", content=text),
+    ][-CONVERSATION_CAP:]
+    event = trace.event(decision, f"{len(text.split())} words")
+    return {
+        "final_response": final,
+        "confidence": answer.confidence(state),
+        "sources": answer.sources(state),
+        "follow_ups": answer.follow_ups(state),
+        "conversation": conversation,
+        "timeline": [event],
+    }

@@ -1,0 +1,112 @@
+"""Node ③ TOOL_SELECT (LLM, T=0, two stages): stage 1 picks the tool name only, stage 2 extracts that
+tool's arguments with deterministic entity hints.
+
+* Retry "same": no model call — the same tool and arguments run again.
+* Retry "different": stage 2 only, told what failed.
+* Loop re-entry: the model sees the results so far and may answer ``"none"``; code checks that signal
+  against the task patterns and, if a required tool is still missing, selects it instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from docgemma.agent import prompts
+from docgemma.agent.patterns import remaining_tools
+from docgemma.agent.schemas import NO_TOOL, tool_selection_schema
+from docgemma.agent.settings import NODE_CONFIG
+from docgemma.agent.state import AgentState
+from docgemma.agent.trace import MeteredLLM, NodeTrace
+from docgemma.llm.base import LLM, LLMError
+from docgemma.tools.registry import ToolRegistry, ToolSpec
+
+
+def entity_hints(state: AgentState) -> list[str]:
+    """Stage-2 hints from INPUT_ASSEMBLY (seed 002 §4 hint injection) and the active patient."""
+    entities = state["extracted_entities"]
+    hints = [f"Detected patient ID: {pid}" for pid in entities["patient_ids"]]
+    active = state.get("active_patient")
+    if active and not entities["patient_ids"]:
+        hints.append(f"Active patient ID: {active['id']} ({active['name']})")
+    hints += [f"Detected patient name: {name}" for name in entities["patient_names"]]
+    hints += [f"Detected drug name: {drug}" for drug in entities["drug_mentions"]]
+    return hints
+
+
+def example_for(state: AgentState, registry: ToolRegistry) -> ToolSpec:
+    """The 1-shot example: the suggested tool's, else one matched from the entities."""
+    suggested = state.get("suggested_tool")
+    if suggested and suggested in registry:
+        return registry[suggested]
+    entities = state["extracted_entities"]
+    if len(entities["drug_mentions"]) >= 2 and "check_drug_interactions" in registry:
+        return registry["check_drug_interactions"]
+    if entities["drug_mentions"] and "check_drug_safety" in registry:
+        return registry["check_drug_safety"]
+    if entities["patient_names"] and "search_patient" in registry:
+        return registry["search_patient"]
+    return registry.specs[0]
+
+
+def _extract_args(llm: MeteredLLM, state: AgentState, spec: ToolSpec, retry_note: str = "") -> dict[str, Any]:
+    """Stage 2. An unusable output yields ``{}``: TOOL_EXECUTE then reports the missing fields."""
+    config = NODE_CONFIG["tool_select_stage2"]
+    try:
+        out = llm.generate_json(
+            prompts.stage2_messages(state, spec, entity_hints(state), retry_note), spec.args_model,
+            temperature=config.temperature, max_tokens=max(config.max_tokens, spec.arg_max_tokens),
+        )
+    except LLMError:
+        return {}
+    return out.model_dump(exclude_none=True)
+
+
+def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
+    """Select the next tool call; see the module docstring."""
+    trace = NodeTrace("tool_select", llm)
+    assert trace.llm is not None
+    mode = state.get("retry_mode")
+    tool = state.get("current_tool")
+
+    if mode == "same" and tool:
+        event = trace.event(registry.label(tool), "retrying the same request")
+        return {"retry_mode": None, "timeline": [event]}
+
+    if mode == "different" and tool:
+        last = state["tool_results"][-1]
+        note = f"The previous attempt ({last['args']}) failed: {last['error']} Use different arguments."
+        args = _extract_args(trace.llm, state, registry[tool], note)
+        event = trace.event(registry.label(tool), f"retrying with different arguments: {args}")
+        return {"current_args": args, "retry_mode": None, "timeline": [event]}
+
+    reentry = state.get("step_count", 0) > 0
+    still_needed = remaining_tools(state, registry.names)
+    config = NODE_CONFIG["tool_select_stage1"]
+    messages = prompts.stage1_messages(
+        state, registry, example_for(state, registry), reentry, [registry.label(t) for t in still_needed]
+    )
+    note = ""
+    try:
+        choice = trace.llm.generate_json(
+            messages, tool_selection_schema(registry.names, allow_none=reentry),
+            temperature=config.temperature, max_tokens=config.max_tokens,
+        )
+        tool = str(choice.tool_name)  # type: ignore[attr-defined]  # dynamic schema
+    except LLMError:
+        tool = still_needed[0] if still_needed else NO_TOOL
+        note = "model output unusable; "
+    if tool == NO_TOOL and still_needed:
+        note += f"model proposed no further tool, but the task still needs {registry.label(still_needed[0])}; "
+        tool = still_needed[0]
+    if tool == NO_TOOL:
+        event = trace.event("no further tool", note + "moving on to the answer")
+        return {"current_tool": None, "current_args": None, "timeline": [event]}
+
+    args = _extract_args(trace.llm, state, registry[tool])
+    event = trace.event(registry.label(tool), f"{note}arguments: {args}")
+    return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
+
+
+def route_after_select(state: AgentState) -> Literal["tool_execute", "synthesize"]:
+    """Edge: execute the chosen tool, or answer when the loop chose none."""
+    return "tool_execute" if state.get("current_tool") else "synthesize"

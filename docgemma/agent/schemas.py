@@ -1,0 +1,67 @@
+"""Outlines schemas of the LLM nodes (seed 002 §6), decision-critical fields first.
+
+The tool-name ``Literal``s are built from the registry, so the registry stays the only list of tools.
+Every free-text field is bounded: the worst-case JSON fits the node's token cap (tested).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, StringConstraints, create_model
+
+NO_TOOL = "none"
+
+Quality = Literal["success_rich", "success_partial", "no_results", "error_retryable", "error_fatal"]
+
+
+class ResultAssessment(BaseModel):
+    """RESULT_CLASSIFY: what happened (never what to do next). Classification field first."""
+
+    quality: Quality
+    brief_summary: str = Field(max_length=100, description="1-2 sentence summary of what the tool returned")
+
+
+class RetryStrategy(BaseModel):
+    """ERROR_HANDLER's one model decision. Seed §6's optional ``reasoning`` is dropped: §7 caps this
+    call at 64 tokens, which a 100-character reasoning string cannot be guaranteed to fit."""
+
+    strategy: Literal["retry_same", "retry_different_args"]
+
+
+class ImageFindingsOutput(BaseModel):
+    """INPUT_ASSEMBLY's vision call: structured findings injected into every later prompt."""
+
+    modality: Literal["chest_xray", "xray", "ct", "mri", "ultrasound", "pathology", "dermatology", "other"]
+    findings: list[Annotated[str, StringConstraints(max_length=90)]] = Field(min_length=1, max_length=4)
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+def _literal(values: tuple[str, ...]) -> Any:
+    return Literal.__getitem__(values)
+
+
+@lru_cache(maxsize=8)
+def intent_schema(tool_names: tuple[str, ...]) -> type[BaseModel]:
+    """IntentClassification: ``intent`` first; ``scope`` tells greetings and off-topic messages apart
+    (seed 003's topic suggestions); ``suggested_tool`` is a non-binding hint, last."""
+    return create_model(
+        "IntentClassification",
+        intent=(Literal["DIRECT", "TOOL_NEEDED"], ...),
+        scope=(Literal["clinical", "greeting", "off_topic"], "clinical"),
+        task_summary=(str, Field(max_length=180, description="Brief clinical summary of the request")),
+        suggested_tool=(_literal(tool_names) | None, None),
+    )
+
+
+def tool_selection_schema(tool_names: tuple[str, ...], allow_none: bool = False) -> type[BaseModel]:
+    """ToolSelection: one field, no nullable distractors. On loop re-entry ``"none"`` is allowed
+    (seed §11's reactive signal, checked by code, never trusted alone). One class per argument set."""
+    return _tool_selection(tuple(tool_names), bool(allow_none))
+
+
+@lru_cache(maxsize=8)
+def _tool_selection(tool_names: tuple[str, ...], allow_none: bool) -> type[BaseModel]:
+    names = (*tool_names, NO_TOOL) if allow_none else tool_names
+    return create_model("ToolSelection", tool_name=(_literal(names), ...))

@@ -1,0 +1,111 @@
+"""Timeline bookkeeping shared by every node: duration, LLM calls and prompt tokens per node run.
+
+A node opens a :class:`NodeTrace`, makes its model calls through ``trace.llm`` (which counts them) and
+ends with ``trace.event(decision, detail)``: the event goes to the live stream (``custom`` mode, for the
+UI) and into the returned state (for the turn result).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from docgemma.agent.state import TimelineEvent
+from docgemma.llm.base import LLM, Messages, SchemaT
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+NODE_LABELS: dict[str, str] = {
+    "input_assembly": "Reading the request",
+    "intent_classify": "Understanding the question",
+    "tool_select": "Choosing a resource",
+    "tool_execute": "Consulting a resource",
+    "result_classify": "Checking the result",
+    "router": "Deciding the next step",
+    "error_handler": "Handling a problem",
+    "synthesize": "Writing the answer",
+}
+
+
+def stream_writer() -> Callable[[Any], None]:
+    """LangGraph's custom-stream writer, or a no-op outside a graph run (nodes called directly in tests)."""
+    try:
+        from langgraph.config import get_stream_writer
+
+        return get_stream_writer()
+    except (RuntimeError, KeyError):
+        return lambda _event: None
+
+
+class MeteredLLM:
+    """Wraps an LLM and counts calls and prompt tokens (the figures the timeline reports)."""
+
+    def __init__(self, llm: LLM) -> None:
+        self.inner = llm
+        self.name = llm.name
+        self.supports_images = llm.supports_images
+        self.calls = 0
+        self.prompt_tokens = 0
+
+    def _meter(self, messages: Messages) -> None:
+        self.calls += 1
+        self.prompt_tokens += self.inner.count_tokens(messages)
+
+    def generate_json(
+        self,
+        messages: Messages,
+        schema: type[SchemaT],
+        *,
+        temperature: float,
+        max_tokens: int,
+        images: Sequence[Image] = (),
+    ) -> SchemaT:
+        """Count, then delegate."""
+        self._meter(messages)
+        return self.inner.generate_json(
+            messages, schema, temperature=temperature, max_tokens=max_tokens, images=images
+        )
+
+    def generate_text(
+        self,
+        messages: Messages,
+        *,
+        temperature: float,
+        max_tokens: int,
+        images: Sequence[Image] = (),
+    ) -> Iterator[str]:
+        """Count, then delegate."""
+        self._meter(messages)
+        return self.inner.generate_text(messages, temperature=temperature, max_tokens=max_tokens, images=images)
+
+    def count_tokens(self, messages: Messages) -> int:
+        """Delegate."""
+        return self.inner.count_tokens(messages)
+
+
+class NodeTrace:
+    """One node run: announces its start on the stream and builds its timeline event at the end."""
+
+    def __init__(self, node: str, llm: LLM | None = None, label: str | None = None) -> None:
+        self.node = node
+        self.label = label or NODE_LABELS[node]
+        self.llm = MeteredLLM(llm) if llm is not None else None
+        self.write = stream_writer()
+        self.start = time.perf_counter()
+        self.write({"type": "node_start", "node": node, "label": self.label})
+
+    def event(self, decision: str, detail: str = "") -> TimelineEvent:
+        """Finish the run: emit and return its timeline event."""
+        event = TimelineEvent(
+            node=self.node,
+            label=self.label,
+            decision=decision,
+            detail=detail,
+            duration_ms=round((time.perf_counter() - self.start) * 1000, 2),
+            llm_calls=self.llm.calls if self.llm else 0,
+            prompt_tokens=self.llm.prompt_tokens if self.llm else 0,
+        )
+        self.write({"type": "node_end", "event": event})
+        return event

@@ -1,0 +1,89 @@
+"""Argument grounding and validation before a tool runs (seed 002 §4 TOOL_EXECUTE step 1; seed 000 §5).
+
+Grounding uses deterministic facts to repair what a 4B model commonly gets wrong: a drug name the
+dictionary does not know while the message names exactly one drug, a pronoun where a patient ID belongs
+while an active patient exists. Every repair is reported so the timeline shows it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from docgemma.agent.entities import DrugDictionary
+from docgemma.agent.state import ExtractedEntities, PatientRef
+from docgemma.tools.outcome import ToolOutcome, failure
+from docgemma.tools.registry import ToolSpec
+
+#: A FHIR id (letters, digits, '-', '.'; at most 64) that also contains a digit: names and pronouns
+#: ("her", "John") never do, real identifiers always do. Rejects '/', '..' paths and injection text.
+PATIENT_ID_RE = re.compile(r"^(?=.*\d)[A-Za-z0-9\-.]{1,64}$")
+
+
+@dataclass
+class Checked:
+    """Outcome of validation: the parsed arguments, or the error outcome to record instead."""
+
+    args: dict[str, Any]
+    model: BaseModel | None = None
+    error: ToolOutcome | None = None
+    repairs: list[str] = field(default_factory=list)
+
+
+def valid_patient_id(value: object) -> bool:
+    """True for a plausible patient identifier."""
+    return isinstance(value, str) and bool(PATIENT_ID_RE.match(value)) and ".." not in value
+
+
+def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
+           active: PatientRef | None) -> tuple[dict[str, Any], list[str]]:
+    """Repair arguments from deterministic entities; return the new arguments and what was repaired."""
+    args = dict(args)
+    repairs: list[str] = []
+    fields = spec.args_model.model_fields
+    if "patient_id" in fields and not valid_patient_id(args.get("patient_id")):
+        if len(entities["patient_ids"]) == 1:
+            args["patient_id"] = entities["patient_ids"][0]
+            repairs.append("patient ID taken from the message")
+        elif active and not entities["patient_ids"]:
+            args["patient_id"] = active["id"]
+            repairs.append("patient ID taken from the active patient")
+    names = entities["patient_names"]
+    if "name" in fields and spec.name == "search_patient" and len(names) == 1 and args.get("name") != names[0]:
+        args["name"] = names[0]
+        repairs.append(f"patient name set to {names[0]!r} from the message")
+    drugs = entities["drug_mentions"]
+    if "drug_name" in fields and len(drugs) == 1:
+        name = args.get("drug_name")
+        if not isinstance(name, str) or DrugDictionary.canonical(name) != drugs[0]:
+            args["drug_name"] = drugs[0]
+            repairs.append(f"drug name set to {drugs[0]!r} from the message")
+    if "drug_names" in fields and len(drugs) >= 2:
+        given = args.get("drug_names") if isinstance(args.get("drug_names"), list) else []
+        known = {DrugDictionary.canonical(str(d)) for d in given}
+        if not set(drugs) <= known:
+            args["drug_names"] = drugs[:4]
+            repairs.append("drug names set from the message")
+    return args, repairs
+
+
+def validate(spec: ToolSpec, args: dict[str, Any], *, has_image: bool) -> Checked:
+    """Schema and semantic checks; on failure the error lists the missing or invalid fields."""
+    try:
+        model = spec.args_model.model_validate(args)
+    except ValidationError as exc:
+        missing = sorted({str(err["loc"][0]) for err in exc.errors() if err["loc"]})
+        return Checked(args, error=failure("invalid_args", missing_fields=missing or ["arguments"]))
+    data = model.model_dump()
+    if "patient_id" in data and not valid_patient_id(data["patient_id"]):
+        return Checked(args, error=failure("invalid_args", missing_fields=["patient_id"]))
+    if "drug_names" in data:
+        distinct = {d.strip().lower() for d in data["drug_names"] if d.strip()}
+        if len(distinct) < 2:
+            return Checked(args, error=failure("invalid_args", missing_fields=["a second drug name"]))
+    if spec.needs_image and not has_image:
+        return Checked(args, error=failure("no_image"))
+    return Checked(model.model_dump(exclude_none=True), model=model)

@@ -1,0 +1,99 @@
+"""Every setting, read from ``DOCGEMMA_*`` environment variables in one place.
+
+Nothing else in the package reads the environment: modules receive a :class:`Settings` (or the
+values they need) from their caller, so tests can build one without touching ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Backend = Literal["transformers", "openai", "fake"]
+BACKENDS: tuple[Backend, ...] = ("transformers", "openai", "fake")
+
+#: The model the product is built for; loaded in 4-bit NF4 when CUDA is available.
+MEDGEMMA_MODEL_ID = "google/medgemma-1.5-4b-it"
+
+
+class ConfigError(ValueError):
+    """A setting has a value the application cannot use; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Application settings. Build with :meth:`from_env` or directly in tests."""
+
+    backend: Backend = "transformers"
+    #: Model id, local directory or ``.gguf`` file; ``None`` = MedGemma on CUDA, the embedded model on CPU.
+    model: str | None = None
+    openai_base_url: str = "http://127.0.0.1:8000/v1"
+    openai_api_key: str | None = None
+    fhir_base_url: str | None = None
+    data_dir: Path = field(default_factory=lambda: Path.home() / ".docgemma")
+    #: Longest clinician message accepted as is; longer ones are truncated with a visible note.
+    max_message_chars: int = 4000
+    #: Largest image upload accepted, in bytes.
+    max_image_bytes: int = 20 * 1024 * 1024
+    tool_timeout_s: float = 10.0
+    log_level: str = "WARNING"
+    openfda_api_key: str | None = None
+    ncbi_api_key: str | None = None
+
+    @property
+    def checkpoint_path(self) -> Path:
+        """SQLite file holding conversation threads (LangGraph checkpointer)."""
+        return self.data_dir / "conversations.sqlite"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read settings from ``env`` (default: ``os.environ``); raise :class:`ConfigError` on bad values."""
+        env = os.environ if env is None else env
+        backend = env.get("DOCGEMMA_BACKEND", "transformers").strip().lower()
+        if backend not in BACKENDS:
+            raise ConfigError(f"DOCGEMMA_BACKEND={backend!r} is not one of {', '.join(BACKENDS)}")
+        defaults = cls()
+        data_dir = Path(env["DOCGEMMA_DATA_DIR"]).expanduser() if env.get("DOCGEMMA_DATA_DIR") else None
+        return cls(
+            backend=backend,  # type: ignore[arg-type]  # checked against BACKENDS above
+            model=env.get("DOCGEMMA_MODEL") or None,
+            openai_base_url=env.get("DOCGEMMA_OPENAI_BASE_URL", defaults.openai_base_url),
+            openai_api_key=env.get("DOCGEMMA_OPENAI_API_KEY") or None,
+            fhir_base_url=env.get("DOCGEMMA_FHIR_BASE_URL") or None,
+            data_dir=data_dir or defaults.data_dir,
+            max_message_chars=_int(env, "DOCGEMMA_MAX_MESSAGE_CHARS", defaults.max_message_chars),
+            max_image_bytes=_int(env, "DOCGEMMA_MAX_IMAGE_BYTES", defaults.max_image_bytes),
+            tool_timeout_s=_float(env, "DOCGEMMA_TOOL_TIMEOUT_S", defaults.tool_timeout_s),
+            log_level=env.get("DOCGEMMA_LOG_LEVEL", defaults.log_level).upper(),
+            openfda_api_key=env.get("OPENFDA_API_KEY") or None,
+            ncbi_api_key=env.get("NCBI_API_KEY") or None,
+        )
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name}={raw!r} is not a whole number") from exc
+    if value <= 0:
+        raise ConfigError(f"{name}={raw!r} must be positive")
+    return value
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name}={raw!r} is not a number") from exc
+    if value <= 0:
+        raise ConfigError(f"{name}={raw!r} must be positive")
+    return value

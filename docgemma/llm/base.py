@@ -1,0 +1,101 @@
+"""The LLM protocol every model backend implements (a contract: see ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, TypeVar, runtime_checkable
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+
+class Message(TypedDict):
+    """One chat message. Images travel separately (``images=``) and attach to the last user message."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+Messages = Sequence[Message]
+SchemaT = TypeVar("SchemaT", bound=BaseModel)
+
+
+class LLMError(RuntimeError):
+    """The backend could not produce an answer (load failure, server error, unusable output)."""
+
+
+class LLMOutputError(LLMError):
+    """The model answered, but the answer does not validate against the requested schema."""
+
+    def __init__(self, message: str, raw: str) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class MissingDependencyError(LLMError):
+    """A backend needs a package that is not installed; the message says what to install."""
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A model the agent can call. ``generate_json`` is always constrained decoding."""
+
+    name: str
+    supports_images: bool
+
+    def generate_json(
+        self,
+        messages: Messages,
+        schema: type[SchemaT],
+        *,
+        temperature: float,
+        max_tokens: int,
+        images: Sequence[Image] = (),
+    ) -> SchemaT:
+        """Return an instance of ``schema`` produced under a JSON-schema constraint.
+
+        Raises :class:`LLMOutputError` when the output does not validate (e.g. cut at ``max_tokens``).
+        """
+        ...
+
+    def generate_text(
+        self,
+        messages: Messages,
+        *,
+        temperature: float,
+        max_tokens: int,
+        images: Sequence[Image] = (),
+    ) -> Iterator[str]:
+        """Stream free text as chunks."""
+        ...
+
+    def count_tokens(self, messages: Messages) -> int:
+        """Prompt tokens these messages cost (exact where the backend has the tokenizer)."""
+        ...
+
+
+def parse_json(schema: type[SchemaT], raw: str) -> SchemaT:
+    """Validate ``raw`` against ``schema``; raise :class:`LLMOutputError` (keeping ``raw``) if it fails."""
+    from pydantic import ValidationError
+
+    try:
+        return schema.model_validate_json(raw)
+    except ValidationError as exc:
+        raise LLMOutputError(
+            f"model output does not validate against {schema.__name__}: {exc.error_count()} error(s)", raw
+        ) from exc
+
+
+def merge_system_into_user(messages: Messages) -> list[Message]:
+    """Fold system messages into the first user message, for chat templates without a system role."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [Message(role=m["role"], content=m["content"]) for m in messages if m["role"] != "system"]
+    if not system:
+        return rest
+    if rest and rest[0]["role"] == "user":
+        rest[0] = Message(role="user", content=f"{system}\n\n{rest[0]['content']}")
+    else:
+        rest.insert(0, Message(role="user", content=system))
+    return rest

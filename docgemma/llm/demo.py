@@ -1,0 +1,54 @@
+"""``DOCGEMMA_BACKEND=fake``: a rule-based stand-in model for UI demos and browser tests without weights.
+
+It reads the query out of each prompt and answers from the deterministic entities, so the whole graph
+(tools, approvals, errors) can be exercised; its answers say plainly that no model was used.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel
+
+from docgemma.agent.entities import extract_entities
+from docgemma.llm.fake import Call, FakeLLM
+
+_QUERY_RE = re.compile(r"(?:User query|Query|Clinician's question): (.*)")
+
+
+def _query(call: Call) -> str:
+    found = _QUERY_RE.findall(call.prompt)
+    return found[-1].strip() if found else call.messages[-1]["content"]
+
+
+def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
+    query = _query(call)
+    entities = extract_entities(query)
+    drugs, names, ids = entities["drug_mentions"], entities["patient_names"], entities["patient_ids"]
+    tool = ("check_drug_interactions" if len(drugs) >= 2 else "check_drug_safety" if drugs
+            else "search_patient" if names else "get_patient_chart" if ids else None)
+    if call.schema is None:
+        return f"(Demo model, no medical reasoning.) Summary of the information gathered for: {query}"
+    schema = call.schema.__name__
+    if schema == "IntentClassification":
+        return {"intent": "TOOL_NEEDED" if tool else "DIRECT", "task_summary": query[:180], "suggested_tool": tool}
+    if schema == "ToolSelection":
+        allowed = str(call.schema.model_fields["tool_name"].annotation)
+        return {"tool_name": "none" if "'none'" in allowed else (tool or "check_drug_safety")}
+    if schema == "ResultAssessment":
+        return {"quality": "success_partial", "brief_summary": "Demo classification."}
+    if schema == "RetryStrategy":
+        return {"strategy": "retry_same"}
+    if schema == "ImageFindingsOutput":
+        return {"modality": "other", "findings": ["Demo model: the image was received, not interpreted"], "confidence": 0.0}
+    values = {"drug_name": drugs[0] if drugs else query[:60], "drug_names": (drugs + ["unknown", "unknown"])[:max(2, len(drugs))],
+              "name": names[0] if names else query[:60], "patient_id": ids[0] if ids else "", "query": query[:120],
+              "condition": query[:80]}
+    fields = call.schema.model_fields
+    return {k: values.get(k, "not specified") for k, info in fields.items() if info.is_required()}
+
+
+def demo_llm() -> FakeLLM:
+    """The rule-based demo model."""
+    return FakeLLM(responder=_respond, name="Demo rules (no model: not clinically meaningful)", supports_images=True)

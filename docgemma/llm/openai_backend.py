@@ -1,0 +1,128 @@
+"""Any OpenAI-compatible chat server (vLLM serving MedGemma) with JSON-schema guided decoding.
+
+This is how a deployment outgrows one GPU: several vLLM replicas behind one URL. ``generate_json`` sends
+``response_format={"type": "json_schema", ...}``, which vLLM enforces with its guided-decoding backend.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from docgemma.llm.base import LLMError, Messages, SchemaT, parse_json
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+
+@dataclass
+class OpenAICompatLLM:
+    """Client for ``{base_url}/chat/completions``; ``base_url`` usually ends in ``/v1``."""
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    supports_images: bool = True
+    timeout_s: float = 120.0
+    client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=httpx.Timeout(120.0, connect=3.0)))
+
+    @property
+    def name(self) -> str:  # type: ignore[override]  # protocol attribute, derived here
+        """Model name and server, for status lines."""
+        return f"{self.model} via {self.base_url}"
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def _payload(self, messages: Messages, temperature: float, max_tokens: int, images: Sequence[Image]) -> dict[str, Any]:
+        wire: list[dict[str, Any]] = [{"role": m["role"], "content": m["content"]} for m in messages]
+        if images:
+            last_user = max(i for i, m in enumerate(wire) if m["role"] == "user")
+            parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": _data_url(img)}} for img in images]
+            parts.append({"type": "text", "text": wire[last_user]["content"]})
+            wire[last_user]["content"] = parts
+        return {"model": self.model, "messages": wire, "temperature": temperature, "max_tokens": max_tokens}
+
+    def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = self.client.post(f"{self.base_url}/chat/completions", json=payload, headers=self._headers())
+        except httpx.HTTPError as exc:
+            raise LLMError(f"model server {self.base_url} unreachable: {type(exc).__name__}") from exc
+        if response.status_code != 200:
+            raise LLMError(f"model server answered HTTP {response.status_code}")
+        try:
+            body: dict[str, Any] = response.json()
+        except json.JSONDecodeError as exc:
+            raise LLMError("model server answered with invalid JSON") from exc
+        return body
+
+    def generate_json(
+        self,
+        messages: Messages,
+        schema: type[SchemaT],
+        *,
+        temperature: float,
+        max_tokens: int,
+        images: Sequence[Image] = (),
+    ) -> SchemaT:
+        """Guided decoding through the server's ``json_schema`` response format."""
+        payload = self._payload(messages, temperature, max_tokens, images)
+        payload["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": True},
+        }
+        body = self._post(payload)
+        try:
+            content = body["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise LLMError("model server answer has no choices[0].message.content") from exc
+        return parse_json(schema, content or "")
+
+    def generate_text(
+        self,
+        messages: Messages,
+        *,
+        temperature: float,
+        max_tokens: int,
+        images: Sequence[Image] = (),
+    ) -> Iterator[str]:
+        """Stream server-sent events and yield each content delta."""
+        payload = self._payload(messages, temperature, max_tokens, images)
+        payload["stream"] = True
+        try:
+            with self.client.stream(
+                "POST", f"{self.base_url}/chat/completions", json=payload, headers=self._headers()
+            ) as response:
+                if response.status_code != 200:
+                    raise LLMError(f"model server answered HTTP {response.status_code}")
+                for line in response.iter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        return
+                    try:
+                        delta = json.loads(data)["choices"][0].get("delta", {}).get("content")
+                    except (json.JSONDecodeError, KeyError, IndexError) as exc:
+                        raise LLMError("model server sent a malformed stream event") from exc
+                    if delta:
+                        yield delta
+        except httpx.HTTPError as exc:
+            raise LLMError(f"model server {self.base_url} unreachable: {type(exc).__name__}") from exc
+
+    def count_tokens(self, messages: Messages) -> int:
+        """An estimate (4 characters a token): the server's tokenizer is not available locally."""
+        return math.ceil(sum(len(m["content"]) for m in messages) / 4)
+
+
+def _data_url(image: Image) -> str:
+    buffer = io.BytesIO()
+    image.convert("RGB").save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

@@ -1,0 +1,71 @@
+"""Per-tool argument models (seed 002 §6): required, decision-critical fields first, optional last.
+
+Every string is bounded (``max_length``) so a constrained generation always closes its JSON inside the
+node's token cap; ``tests/unit/test_schemas.py`` checks the worst case against the caps.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PatientId = Field(min_length=1, max_length=64, description="Patient ID (not a name)")
+
+
+class ToolArgs(BaseModel):
+    """Base for argument models: unknown keys are rejected, strings are stripped."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class DrugSafetyArgs(ToolArgs):
+    drug_name: str = Field(min_length=2, max_length=60, description="Drug name, generic or brand")
+
+
+class DrugInteractionArgs(ToolArgs):
+    drug_names: list[str] = Field(
+        min_length=2, max_length=4, description="Two or more drug names (at most four)"
+    )
+
+
+class LiteratureSearchArgs(ToolArgs):
+    query: str = Field(min_length=3, max_length=120, description="Search query for medical literature")
+
+
+class ClinicalTrialsArgs(ToolArgs):
+    condition: str = Field(min_length=2, max_length=80, description="Condition or treatment")
+    status: str | None = Field(default=None, max_length=20, description="e.g. recruiting, completed")
+
+
+class PatientSearchArgs(ToolArgs):
+    name: str = Field(min_length=2, max_length=60, description="Patient name")
+
+
+class PatientChartArgs(ToolArgs):
+    patient_id: str = PatientId
+
+
+class PrescribeMedicationArgs(ToolArgs):
+    patient_id: str = PatientId
+    medication_name: str = Field(min_length=2, max_length=60)
+    dosage: str = Field(min_length=1, max_length=30, description="e.g. 500 mg")
+    frequency: str = Field(min_length=1, max_length=30, description="e.g. twice daily")
+    notes: str | None = Field(default=None, max_length=80)
+
+
+class AddAllergyArgs(ToolArgs):
+    patient_id: str = PatientId
+    substance: str = Field(min_length=2, max_length=60)
+    reaction: str = Field(min_length=2, max_length=60)
+    severity: Literal["mild", "moderate", "severe"] | None = None
+
+
+class ClinicalNoteArgs(ToolArgs):
+    patient_id: str = PatientId
+    note_type: str = Field(min_length=2, max_length=40, description="progress, consult, procedure, ...")
+    note_text: str = Field(min_length=3, max_length=600)
+
+
+class ImageAnalysisArgs(ToolArgs):
+    query: str = Field(min_length=2, max_length=120, description="What to look for in the image")

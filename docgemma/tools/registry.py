@@ -1,0 +1,235 @@
+"""The tool registry: the single source of truth for tool names, clinical labels, prompt text and arguments.
+
+Prompts, schemas (the ``Literal`` of tool names), the MCP server and the UI all read from here. A tool
+whose executor is not configured stays visible to the model (so routing is measured honestly) and returns
+a ``not_configured`` error that flows through the error path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from docgemma.tools import args as A
+from docgemma.tools.outcome import ToolOutcome, failure
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+    from docgemma.llm.base import LLM
+
+#: Longest formatted tool result handed to a prompt (characters).
+RESULT_CHAR_CAP = 1500
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What an executor may use besides its arguments."""
+
+    image: Image | None = None
+    llm: LLM | None = None
+    active_patient_id: str | None = None
+
+
+Executor = Callable[[BaseModel, ToolContext], ToolOutcome]
+Formatter = Callable[[Any], str]
+
+
+def compact_json(data: Any) -> str:
+    """Default formatter: compact JSON (tools with richer data provide their own)."""
+    return json.dumps(data, ensure_ascii=False, separators=(", ", ": "), default=str)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: what the model is told, what the clinician sees, and how it runs."""
+
+    name: str
+    label: str
+    full_desc: str
+    args_model: type[BaseModel]
+    example: str
+    writes: bool = False
+    needs_patient: bool = False
+    needs_image: bool = False
+    arg_max_tokens: int = 128
+    executor: Executor | None = None
+    formatter: Formatter = compact_json
+
+    @property
+    def signature(self) -> str:
+        """``name(arg: type, ...)`` as written in the full_desc list."""
+        parts = []
+        for fname, info in self.args_model.model_fields.items():
+            kind = "list[str]" if "list" in str(info.annotation) else "str"
+            parts.append(f"{fname}: {kind}" + ("" if info.is_required() else " = None"))
+        return f"{self.name}({', '.join(parts)})"
+
+    def run(self, args: BaseModel, context: ToolContext) -> ToolOutcome:
+        """Execute, or report ``not_configured`` when no executor is bound."""
+        if self.executor is None:
+            return failure("not_configured")
+        return self.executor(args, context)
+
+    def format_result(self, data: Any, cap: int = RESULT_CHAR_CAP) -> str:
+        """``[Label]`` plus the formatted data, trimmed to ``cap`` characters."""
+        text = self.formatter(data)
+        if len(text) > cap:
+            text = text[: cap - 14].rstrip() + " …[truncated]"
+        return f"[{self.label}]\n{text}"
+
+
+@dataclass(frozen=True)
+class ToolRegistry:
+    """An ordered, immutable set of tools."""
+
+    specs: tuple[ToolSpec, ...]
+    _by_name: Mapping[str, ToolSpec] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {s.name: s for s in self.specs})
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self.specs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __getitem__(self, name: str) -> ToolSpec:
+        return self._by_name[name]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Tool names in registry order."""
+        return tuple(s.name for s in self.specs)
+
+    def label(self, name: str) -> str:
+        """Clinical label of ``name``."""
+        return self._by_name[name].label
+
+    def tool_list(self) -> str:
+        """The full_desc list used in TOOL_SELECT stage 1 (seed 002 §16)."""
+        return "\n\n".join(f"- {s.signature} — {s.full_desc}" for s in self.specs)
+
+    def with_executors(self, executors: Mapping[str, Executor]) -> ToolRegistry:
+        """A copy with executors bound; unknown names are an error (typos would silently do nothing)."""
+        unknown = set(executors) - set(self.names)
+        if unknown:
+            raise KeyError(f"no such tool(s): {', '.join(sorted(unknown))}")
+        return ToolRegistry(
+            tuple(replace(s, executor=executors[s.name]) if s.name in executors else s for s in self.specs)
+        )
+
+
+V3_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "check_drug_safety",
+        "Drug Safety Report",
+        "Look up FDA boxed warnings, contraindications, and major safety alerts for a specific drug. "
+        "Use when a clinician asks about drug safety, warnings, or whether a drug is safe for a "
+        "particular patient.",
+        A.DrugSafetyArgs,
+        "What are the FDA boxed warnings for amiodarone?",
+    ),
+    ToolSpec(
+        "check_drug_interactions",
+        "Drug Interaction Check",
+        "Check for known interactions between two or more drugs. Returns severity, mechanism, and "
+        "clinical significance. Use when a clinician asks about combining medications or potential "
+        "drug-drug interactions.",
+        A.DrugInteractionArgs,
+        "Can I give clarithromycin to a patient taking simvastatin?",
+        arg_max_tokens=192,
+    ),
+    ToolSpec(
+        "search_medical_literature",
+        "Medical Literature",
+        "Search PubMed and medical literature databases for published studies, systematic reviews, "
+        "and clinical evidence. Use when a clinician asks about research, evidence, studies, or "
+        "medical literature on a topic.",
+        A.LiteratureSearchArgs,
+        "Find recent studies on SGLT2 inhibitors in heart failure.",
+    ),
+    ToolSpec(
+        "find_clinical_trials",
+        "Clinical Trials",
+        "Search ClinicalTrials.gov for active, recruiting, or completed clinical trials for a "
+        "specific condition or treatment. Use when a clinician asks about experimental treatments, "
+        "ongoing trials, or new therapies being studied.",
+        A.ClinicalTrialsArgs,
+        "Are there recruiting trials for triple-negative breast cancer?",
+        arg_max_tokens=160,
+    ),
+    ToolSpec(
+        "search_patient",
+        "Patient Search",
+        "Search the electronic health record system for a patient by name. Returns matching patient "
+        "IDs and basic demographics. Use when a clinician mentions a patient by name and needs to "
+        "look them up.",
+        A.PatientSearchArgs,
+        "Look up patient Maria Garcia.",
+    ),
+    ToolSpec(
+        "get_patient_chart",
+        "Patient Record",
+        "Retrieve the full clinical summary for a patient, including diagnoses, medications, "
+        "allergies, lab results, and vitals. Requires a patient ID (not a name). Use when a "
+        "clinician wants to review a patient's record.",
+        A.PatientChartArgs,
+        "Show me the chart for patient abc-123.",
+        needs_patient=True,
+    ),
+    ToolSpec(
+        "prescribe_medication",
+        "Prescription",
+        "Create a new medication order for a patient in the EHR. Use when a clinician wants to "
+        "prescribe, order, or start a medication for a specific patient.",
+        A.PrescribeMedicationArgs,
+        "Start lisinopril 10 mg once daily for patient abc-123.",
+        writes=True,
+        needs_patient=True,
+        arg_max_tokens=320,
+    ),
+    ToolSpec(
+        "add_allergy",
+        "Allergy Documentation",
+        "Document an allergy or adverse reaction in a patient's record. Use when a clinician wants "
+        "to record, document, or note an allergy.",
+        A.AddAllergyArgs,
+        "Record a penicillin allergy (hives) for patient abc-123.",
+        writes=True,
+        needs_patient=True,
+        arg_max_tokens=288,
+    ),
+    ToolSpec(
+        "save_clinical_note",
+        "Clinical Note",
+        "Save a clinical note (progress note, consult note, procedure note, etc.) to a patient's "
+        "record. Use when a clinician wants to write, save, or document a clinical note.",
+        A.ClinicalNoteArgs,
+        "Save a progress note for patient abc-123: stable, continue current plan.",
+        writes=True,
+        needs_patient=True,
+        arg_max_tokens=800,
+    ),
+    ToolSpec(
+        "analyze_medical_image",
+        "Image Analysis",
+        "Analyze an attached medical image (X-ray, CT, MRI, histopathology slide, etc.) for findings "
+        "relevant to the specified query. Use when a clinician shares a medical image and asks for "
+        "analysis or interpretation.",
+        A.ImageAnalysisArgs,
+        "Is there a pneumothorax on this chest X-ray?",
+        needs_image=True,
+    ),
+)
+
+
+def default_registry(executors: Mapping[str, Executor] | None = None) -> ToolRegistry:
+    """The ten v3 tools, with whichever executors are given."""
+    registry = ToolRegistry(V3_TOOLS)
+    return registry.with_executors(executors) if executors else registry

@@ -1,0 +1,1 @@
+"""User interfaces: the Gradio app and text rendering for the terminal."""

