@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 Backend = Literal["transformers", "openai", "fake"]
 BACKENDS: tuple[Backend, ...] = ("transformers", "openai", "fake")
@@ -58,7 +58,7 @@ class Settings:
         defaults = cls()
         data_dir = Path(env["DOCGEMMA_DATA_DIR"]).expanduser() if env.get("DOCGEMMA_DATA_DIR") else None
         return cls(
-            backend=backend,  # type: ignore[arg-type]  # checked against BACKENDS above
+            backend=cast(Backend, backend),  # checked against BACKENDS above
             model=env.get("DOCGEMMA_MODEL") or None,
             openai_base_url=env.get("DOCGEMMA_OPENAI_BASE_URL", defaults.openai_base_url),
             openai_api_key=env.get("DOCGEMMA_OPENAI_API_KEY") or None,

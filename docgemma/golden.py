@@ -95,7 +95,7 @@ class Oracle:
         name = call.schema.__name__
         if name == "IntentClassification":
             tools = expected_tools(turn)
-            return {"intent": turn.get("expected_intent", "DIRECT"), "task_summary": turn.get("user_input", "")[:180],
+            return {"intent": turn.get("expected_intent", "DIRECT"), "task_summary": turn.get("user_input", "")[:140],
                     "suggested_tool": tools[0] if tools else None}
         if name == "ToolSelection":
             tools = expected_tools(turn)
@@ -112,7 +112,7 @@ class Oracle:
         if name == "RetryStrategy":
             return {"strategy": turn.get("oracle_retry_strategy", "retry_same")}
         if call.schema is ImageFindingsOutput:
-            return {"modality": "ct", "findings": ["Oracle finding: image received"], "confidence": 0.9}
+            return {"modality": "ct", "findings": ["Oracle finding: image received"], "confidence": "high"}
         return self._args(call.schema)
 
     def _args(self, schema: type[BaseModel]) -> dict[str, Any]:

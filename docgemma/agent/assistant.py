@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
@@ -80,7 +80,7 @@ class TurnResult:
             ],
             router_actions=list(state.get("router_actions", [])),
             clarification=state.get("clarification_request"),
-            active_patient=dict(state["active_patient"]) if state.get("active_patient") else None,
+            active_patient=_patient(state),
             latency_ms=latency_ms,
         )
 
@@ -123,7 +123,7 @@ class Assistant:
 
     def state(self, thread_id: str) -> AgentState:
         """The thread's current state (empty for a new thread)."""
-        return self.graph.get_state(self._config(thread_id)).values  # type: ignore[no-any-return]
+        return cast(AgentState, self.graph.get_state(self._config(thread_id)).values)
 
     def stream_turn(self, thread_id: str, message: str, attachment: Attachment | None = None) -> Iterator[Event]:
         """Run one turn. Empty input, or a turn while a write awaits approval, is refused with a message."""
@@ -165,6 +165,11 @@ class Assistant:
     def resume(self, thread_id: str, decision: dict[str, Any]) -> TurnResult | dict[str, Any]:
         """Resume a paused write to the end of the turn (or the next approval)."""
         return _last(self.stream_resume(thread_id, decision))
+
+
+def _patient(state: AgentState) -> dict[str, str] | None:
+    active = state.get("active_patient")
+    return {"id": active["id"], "name": active["name"]} if active else None
 
 
 def _last(events: Iterator[Event]) -> TurnResult | dict[str, Any]:

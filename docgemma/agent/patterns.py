@@ -40,7 +40,11 @@ TASK_PATTERNS: tuple[TaskPattern, ...] = (
     TaskPattern("allergy", ("allergy", "allergic"), frozenset({"add_allergy"})),
     TaskPattern("clinical_note", ("note",), frozenset({"save_clinical_note"})),
 )
-_CHART_RE = re.compile(r"\b(chart|record|records|summary|meds|medications|labs|history)\b", re.IGNORECASE)
+# "record" is also a verb ("record an allergy"): it names the chart only after a possessive or article.
+_CHART_RE = re.compile(
+    r"\b(chart|summary|meds|medications|labs|history)\b|\b(her|his|their|the|patient'?s|medical|health)\s+records?\b",
+    re.IGNORECASE,
+)
 _PATIENT_RE = re.compile(r"\b(patient|his|her|their)\b", re.IGNORECASE)
 #: Words that make an "allergy"/"note"/"order" query a write request rather than a question about one.
 _WRITE_VERBS = re.compile(r"\b(add|record|document|save|write|log|enter|prescribe|start|order)\b", re.IGNORECASE)

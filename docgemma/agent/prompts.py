@@ -25,7 +25,7 @@ Classification rules:
 
 Scope: "greeting" for greetings and thanks, "off_topic" for requests unrelated to medicine,
 otherwise "clinical".
-Provide a task_summary that captures the clinical context in ~30 words or fewer.
+Provide a task_summary that captures the clinical context in ~20 words or fewer.
 If TOOL_NEEDED, suggest the most relevant tool name."""
 
 STAGE1_SYSTEM = """You are a clinical tool router. Select the single most appropriate tool for the task.
@@ -73,7 +73,7 @@ Choose retry_same if the failure looks temporary (timeout, busy service), or ret
 different arguments (another spelling, a broader search) are more likely to succeed."""
 
 IMAGE_SYSTEM = """You are a medical imaging assistant. Describe the attached image for a clinician:
-its modality, up to four key findings, and your confidence between 0 and 1."""
+its modality, up to four key findings, and your confidence (high, medium or low)."""
 
 SYNTH_SYSTEM = """You are a clinical decision-support assistant. Provide a clear, concise response to the
 clinician based on the information below.
@@ -107,7 +107,7 @@ def context_block(state: AgentState) -> str:
 def image_section(findings: ImageFindings) -> str:
     """Image findings as prompt text."""
     lines = "\n".join(f"- {f}" for f in findings["findings"])
-    return f"Attached image ({findings['modality']}, confidence {findings['confidence']:.2f}):\n{lines}"
+    return f"Attached image ({findings['modality']}, confidence {findings['confidence']}):\n{lines}"
 
 
 def _with_context(state: AgentState, text: str) -> str:

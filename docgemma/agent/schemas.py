@@ -7,7 +7,7 @@ Every free-text field is bounded: the worst-case JSON fits the node's token cap 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, Field, StringConstraints, create_model
 
@@ -20,7 +20,7 @@ class ResultAssessment(BaseModel):
     """RESULT_CLASSIFY: what happened (never what to do next). Classification field first."""
 
     quality: Quality
-    brief_summary: str = Field(max_length=100, description="1-2 sentence summary of what the tool returned")
+    brief_summary: str = Field(max_length=75, description="1-2 sentence summary of what the tool returned")
 
 
 class RetryStrategy(BaseModel):
@@ -35,7 +35,9 @@ class ImageFindingsOutput(BaseModel):
 
     modality: Literal["chest_xray", "xray", "ct", "mri", "ultrasound", "pathology", "dermatology", "other"]
     findings: list[Annotated[str, StringConstraints(max_length=90)]] = Field(min_length=1, max_length=4)
-    confidence: float = Field(ge=0.0, le=1.0)
+    # A word, not a float: constrained decoding cannot bound a number's digits, and a random or weak
+    # model fills them until the token cap (seen on the tiny test model). Seed 001 uses the same levels.
+    confidence: Literal["high", "medium", "low"]
 
 
 def _literal(values: tuple[str, ...]) -> Any:
@@ -48,9 +50,9 @@ def intent_schema(tool_names: tuple[str, ...]) -> type[BaseModel]:
     (seed 003's topic suggestions); ``suggested_tool`` is a non-binding hint, last."""
     return create_model(
         "IntentClassification",
-        intent=(Literal["DIRECT", "TOOL_NEEDED"], ...),
-        scope=(Literal["clinical", "greeting", "off_topic"], "clinical"),
-        task_summary=(str, Field(max_length=180, description="Brief clinical summary of the request")),
+        intent=(cast(Any, Literal["DIRECT", "TOOL_NEEDED"]), ...),
+        scope=(cast(Any, Literal["clinical", "greeting", "off_topic"]), "clinical"),
+        task_summary=(str, Field(max_length=140, description="Brief clinical summary of the request")),
         suggested_tool=(_literal(tool_names) | None, None),
     )
 

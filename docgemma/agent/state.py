@@ -48,7 +48,7 @@ class ImageFindings(TypedDict):
 
     modality: str
     findings: list[str]
-    confidence: float
+    confidence: Literal["high", "medium", "low"]
 
 
 class PatientRef(TypedDict):

@@ -62,7 +62,8 @@ def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
             args["drug_name"] = drugs[0]
             repairs.append(f"drug name set to {drugs[0]!r} from the message")
     if "drug_names" in fields and len(drugs) >= 2:
-        given = args.get("drug_names") if isinstance(args.get("drug_names"), list) else []
+        raw = args.get("drug_names")
+        given: list[Any] = raw if isinstance(raw, list) else []
         known = {DrugDictionary.canonical(str(d)) for d in given}
         if not set(drugs) <= known:
             args["drug_names"] = drugs[:4]

@@ -42,8 +42,15 @@ class MissingDependencyError(LLMError):
 class LLM(Protocol):
     """A model the agent can call. ``generate_json`` is always constrained decoding."""
 
-    name: str
-    supports_images: bool
+    @property
+    def name(self) -> str:
+        """Human-readable model name (shown in status lines)."""
+        ...
+
+    @property
+    def supports_images(self) -> bool:
+        """True when ``images=`` can be passed."""
+        ...
 
     def generate_json(
         self,

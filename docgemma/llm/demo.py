@@ -32,7 +32,7 @@ def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
         return f"(Demo model, no medical reasoning.) Summary of the information gathered for: {query}"
     schema = call.schema.__name__
     if schema == "IntentClassification":
-        return {"intent": "TOOL_NEEDED" if tool else "DIRECT", "task_summary": query[:180], "suggested_tool": tool}
+        return {"intent": "TOOL_NEEDED" if tool else "DIRECT", "task_summary": query[:140], "suggested_tool": tool}
     if schema == "ToolSelection":
         allowed = str(call.schema.model_fields["tool_name"].annotation)
         return {"tool_name": "none" if "'none'" in allowed else (tool or "check_drug_safety")}
@@ -41,8 +41,8 @@ def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
     if schema == "RetryStrategy":
         return {"strategy": "retry_same"}
     if schema == "ImageFindingsOutput":
-        return {"modality": "other", "findings": ["Demo model: the image was received, not interpreted"], "confidence": 0.0}
-    values = {"drug_name": drugs[0] if drugs else query[:60], "drug_names": (drugs + ["unknown", "unknown"])[:max(2, len(drugs))],
+        return {"modality": "other", "findings": ["Demo model: the image was received, not interpreted"], "confidence": "low"}
+    values = {"drug_name": drugs[0] if drugs else query[:60], "drug_names": ([*drugs, "unknown", "unknown"])[:max(2, len(drugs))],
               "name": names[0] if names else query[:60], "patient_id": ids[0] if ids else "", "query": query[:120],
               "condition": query[:80]}
     fields = call.schema.model_fields

@@ -34,7 +34,7 @@ class OpenAICompatLLM:
     client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=httpx.Timeout(120.0, connect=3.0)))
 
     @property
-    def name(self) -> str:  # type: ignore[override]  # protocol attribute, derived here
+    def name(self) -> str:
         """Model name and server, for status lines."""
         return f"{self.model} via {self.base_url}"
 

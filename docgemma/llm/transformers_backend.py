@@ -86,7 +86,7 @@ class TransformersLLM:
         self._generators: dict[type[BaseModel], Any] = {}
 
     @property
-    def supports_images(self) -> bool:  # type: ignore[override]  # protocol attribute, read-only here
+    def supports_images(self) -> bool:
         """True when the model was loaded with an image processor."""
         return self.processor is not None and hasattr(self.processor, "image_processor")
 
@@ -107,7 +107,7 @@ class TransformersLLM:
             structured[last_user]["content"] = [{"type": "image"}] * n_images + [{"type": "text", "text": text}]
         try:
             return str(templater.apply_chat_template(structured, tokenize=False, add_generation_prompt=True))
-        except Exception as exc:  # noqa: BLE001 — jinja raises TemplateError or others for unsupported roles
+        except Exception as exc:
             if not any(m["role"] == "system" for m in messages):
                 raise LLMError(f"chat template failed: {exc}") from exc
             log.debug("chat template rejected the system role; merging it into the user turn")

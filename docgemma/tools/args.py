@@ -6,9 +6,9 @@ node's token cap; ``tests/unit/test_schemas.py`` checks the worst case against t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 PatientId = Field(min_length=1, max_length=64, description="Patient ID (not a name)")
 
@@ -24,13 +24,13 @@ class DrugSafetyArgs(ToolArgs):
 
 
 class DrugInteractionArgs(ToolArgs):
-    drug_names: list[str] = Field(
+    drug_names: list[Annotated[str, StringConstraints(min_length=2, max_length=40)]] = Field(
         min_length=2, max_length=4, description="Two or more drug names (at most four)"
     )
 
 
 class LiteratureSearchArgs(ToolArgs):
-    query: str = Field(min_length=3, max_length=120, description="Search query for medical literature")
+    query: str = Field(min_length=3, max_length=110, description="Search query for medical literature")
 
 
 class ClinicalTrialsArgs(ToolArgs):
@@ -68,4 +68,4 @@ class ClinicalNoteArgs(ToolArgs):
 
 
 class ImageAnalysisArgs(ToolArgs):
-    query: str = Field(min_length=2, max_length=120, description="What to look for in the image")
+    query: str = Field(min_length=2, max_length=110, description="What to look for in the image")

@@ -192,7 +192,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "Start lisinopril 10 mg once daily for patient abc-123.",
         writes=True,
         needs_patient=True,
-        arg_max_tokens=320,
+        arg_max_tokens=352,
     ),
     ToolSpec(
         "add_allergy",

@@ -40,7 +40,7 @@ def intent_classify(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> d
     except LLMError:
         entities = state["extracted_entities"]
         needs_tool = bool(entities["drug_mentions"] or entities["patient_ids"] or entities["patient_names"])
-        intent, scope, summary, suggested = ("TOOL_NEEDED" if needs_tool else "DIRECT"), "clinical", query[:180], None
+        intent, scope, summary, suggested = ("TOOL_NEEDED" if needs_tool else "DIRECT"), "clinical", query[:140], None
         note = "model output unusable; intent decided from the extracted entities"
     if GREETING_RE.match(query):
         intent, scope = "DIRECT", "greeting"

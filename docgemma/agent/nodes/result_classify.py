@@ -12,8 +12,8 @@ from docgemma.agent import prompts
 from docgemma.agent.schemas import ResultAssessment
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState, ToolResult
-from docgemma.llm.base import LLM, LLMError
 from docgemma.agent.trace import NodeTrace
+from docgemma.llm.base import LLM, LLMError
 from docgemma.tools.outcome import RETRYABLE_ERRORS, is_empty
 
 

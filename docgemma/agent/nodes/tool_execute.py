@@ -109,7 +109,7 @@ def tool_execute(
         context = ToolContext(image=image, llm=llm, active_patient_id=active["id"] if active else None)
         try:
             outcome = spec.run(checked.model, context)
-        except Exception:  # noqa: BLE001 — a crashing tool must not end the turn; it is logged in full
+        except Exception:
             log.exception("tool %s raised", spec.name)
             outcome = failure("server_error")
 

@@ -1,0 +1,66 @@
+"""Shared fixtures: the registry, schema shortcuts and a scripted fake model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from docgemma.agent.assistant import Assistant
+from docgemma.agent.schemas import ResultAssessment, RetryStrategy, intent_schema, tool_selection_schema
+from docgemma.llm.fake import FakeLLM
+from docgemma.tools.outcome import ToolOutcome, success
+from docgemma.tools.registry import ToolRegistry, default_registry
+
+NAMES = default_registry().names
+
+
+def intent(kind: str = "TOOL_NEEDED", summary: str = "task", tool: str | None = None, scope: str = "clinical") -> Any:
+    return intent_schema(NAMES)(intent=kind, task_summary=summary, suggested_tool=tool, scope=scope)
+
+
+def select(tool: str, reentry: bool = False) -> Any:
+    return tool_selection_schema(NAMES, allow_none=reentry)(tool_name=tool)
+
+
+def assess(quality: str = "success_rich") -> ResultAssessment:
+    return ResultAssessment(quality=quality, brief_summary="summary")  # type: ignore[arg-type]
+
+
+def retry(strategy: str = "retry_same") -> RetryStrategy:
+    return RetryStrategy(strategy=strategy)  # type: ignore[arg-type]
+
+
+class Tools:
+    """Executors that return queued outcomes and record their calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.outcomes: dict[str, list[ToolOutcome]] = {}
+
+    def queue(self, tool: str, *outcomes: ToolOutcome) -> None:
+        self.outcomes.setdefault(tool, []).extend(outcomes)
+
+    def registry(self) -> ToolRegistry:
+        def make(name: str) -> Any:
+            def run(args: Any, context: Any) -> ToolOutcome:
+                self.calls.append((name, args.model_dump()))
+                queue = self.outcomes.get(name) or [success({"note": f"default {name} data"})]
+                return queue.pop(0) if len(queue) > 1 else queue[0]
+            return run
+        return default_registry({name: make(name) for name in NAMES})
+
+
+@pytest.fixture
+def tools() -> Tools:
+    return Tools()
+
+
+@pytest.fixture
+def fake() -> FakeLLM:
+    return FakeLLM()
+
+
+@pytest.fixture
+def assistant(fake: FakeLLM, tools: Tools) -> Assistant:
+    return Assistant(fake, tools.registry())
