@@ -60,9 +60,9 @@ def build_demo(assistant: Assistant, status: str) -> Any:
         box = gr.MultimodalTextbox(placeholder="Ask a clinical question, or attach an image (PNG, JPEG, DICOM)",
                                    file_types=[".png", ".jpg", ".jpeg", ".dcm"], file_count="single")
         gr.Examples(EXAMPLES, inputs=box)
-        box.submit(respond, [box, chatbot, thread], [chatbot, approval, box])
-        approve.click(lambda h, t: (yield from decide("approve", h, t)), [chatbot, thread], [chatbot, approval])
-        reject.click(lambda h, t: (yield from decide("reject", h, t)), [chatbot, thread], [chatbot, approval])
+        box.submit(respond, [box, chatbot, thread], [chatbot, approval, box], api_name="respond")
+        approve.click(lambda h, t: (yield from decide("approve", h, t)), [chatbot, thread], [chatbot, approval], api_name="approve")
+        reject.click(lambda h, t: (yield from decide("reject", h, t)), [chatbot, thread], [chatbot, approval], api_name="reject")
     demo.queue(default_concurrency_limit=1)
     return demo
 
