@@ -10,6 +10,7 @@ import logging
 import os
 import uuid
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,8 @@ def build_demo(assistant: Assistant, status: str) -> Any:
                                    file_types=[".png", ".jpg", ".jpeg", ".dcm"], file_count="single")
         gr.Examples(EXAMPLES, inputs=box)
         box.submit(respond, [box, chatbot, thread], [chatbot, approval, box], api_name="respond")
-        approve.click(lambda h, t: (yield from decide("approve", h, t)), [chatbot, thread], [chatbot, approval], api_name="approve")
-        reject.click(lambda h, t: (yield from decide("reject", h, t)), [chatbot, thread], [chatbot, approval], api_name="reject")
+        for button, action in ((approve, "approve"), (reject, "reject")):
+            button.click(partial(decide, action), [chatbot, thread], [chatbot, approval], api_name=action)
     demo.queue(default_concurrency_limit=1)
     return demo
 

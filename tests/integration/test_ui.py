@@ -30,7 +30,8 @@ def test_events_become_thoughts_then_a_streamed_answer() -> None:
     history = apply_event(history, {"type": "token", "text": "tension ![x](https://evil/img.png)"})
     assert history[-1]["content"].startswith("Hypertension") and "![x]" not in history[-1]["content"]
     result = TurnResult(answer="Hypertension.", confidence="medium",
-                        sources=[{"title": "Label", "url": "https://example.org/a"}, {"title": "x", "url": "javascript:alert(1)"}])
+                        sources=[{"title": "Label", "url": "https://example.org/a"},
+                                 {"title": "x", "url": "javascript:alert(1)"}])
     history = apply_event(history, {"type": "done", "result": result})
     assert "Confidence: medium" in history[-1]["content"] and "[Label](https://example.org/a)" in history[-1]["content"]
     assert "javascript:" not in history[-1]["content"] and len(history) == 3
