@@ -42,6 +42,14 @@ class Settings:
     log_level: str = "WARNING"
     openfda_api_key: str | None = None
     ncbi_api_key: str | None = None
+    ncbi_email: str | None = None
+    #: API base URLs: the only hosts the tools may call (tests point them at local fixture servers).
+    openfda_url: str = "https://api.fda.gov"
+    eutils_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    europepmc_url: str = "https://www.ebi.ac.uk/europepmc/webservices/rest"
+    ctgov_url: str = "https://clinicaltrials.gov/api/v2"
+    #: ``inprocess`` (default) or ``mcp``: TOOL_EXECUTE calls the tools through an MCP client.
+    tool_transport: str = "inprocess"
 
     @property
     def checkpoint_path(self) -> Path:
@@ -70,6 +78,12 @@ class Settings:
             log_level=env.get("DOCGEMMA_LOG_LEVEL", defaults.log_level).upper(),
             openfda_api_key=env.get("OPENFDA_API_KEY") or None,
             ncbi_api_key=env.get("NCBI_API_KEY") or None,
+            ncbi_email=env.get("NCBI_EMAIL") or None,
+            openfda_url=env.get("DOCGEMMA_OPENFDA_URL", defaults.openfda_url).rstrip("/"),
+            eutils_url=env.get("DOCGEMMA_EUTILS_URL", defaults.eutils_url).rstrip("/"),
+            europepmc_url=env.get("DOCGEMMA_EUROPEPMC_URL", defaults.europepmc_url).rstrip("/"),
+            ctgov_url=env.get("DOCGEMMA_CTGOV_URL", defaults.ctgov_url).rstrip("/"),
+            tool_transport=_choice(env, "DOCGEMMA_TOOL_TRANSPORT", ("inprocess", "mcp"), defaults.tool_transport),
         )
 
 
@@ -96,4 +110,11 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
         raise ConfigError(f"{name}={raw!r} is not a number") from exc
     if value <= 0:
         raise ConfigError(f"{name}={raw!r} must be positive")
+    return value
+
+
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
+    value = env.get(name, default).strip().lower()
+    if value not in choices:
+        raise ConfigError(f"{name}={value!r} is not one of {', '.join(choices)}")
     return value
