@@ -149,7 +149,9 @@ class Assistant:
     def _run(self, graph_input: Any, thread_id: str) -> Iterator[Event]:
         config = self._config(thread_id)
         start = time.perf_counter()
-        for mode, chunk in self.graph.stream(graph_input, config, stream_mode=["updates", "custom"]):
+        # durability="exit": one checkpoint when the run ends or pauses for an approval, instead of one per
+        # step (measured: ~20 → ~16 ms of per-turn overhead). A turn cut off midway is simply not recorded.
+        for mode, chunk in self.graph.stream(graph_input, config, stream_mode=["updates", "custom"], durability="exit"):
             if mode == "custom":
                 yield chunk
             elif isinstance(chunk, dict) and "__interrupt__" in chunk:

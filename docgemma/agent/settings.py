@@ -15,6 +15,8 @@ class NodeConfig:
 
 NODE_CONFIG: dict[str, NodeConfig] = {
     "image_analysis": NodeConfig(0.3, 512),
+    # analyze_medical_image's own schema (seed 001) is larger than INPUT_ASSEMBLY's findings.
+    "image_tool": NodeConfig(0.3, 768),
     "intent_classify": NodeConfig(0.0, 256),
     "tool_select_stage1": NodeConfig(0.0, 64),
     # Stage 2 default; a tool with longer arguments (a clinical note) sets ToolSpec.arg_max_tokens.

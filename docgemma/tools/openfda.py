@@ -103,7 +103,7 @@ class OpenFDA:
             boxed_warning=_text(record, "boxed_warning"),
             contraindications=_text(record, "contraindications"),
             warnings=_text(record, "warnings_and_cautions", "warnings"),
-            drug_interactions=_text(record, "drug_interactions"),
+            drug_interactions=_text(record, "drug_interactions", "ask_doctor_or_pharmacist"),
             effective_date=_date(str(record.get("effective_time", ""))),
             set_id=str(record.get("set_id", "")),
         )

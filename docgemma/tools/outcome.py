@@ -23,6 +23,7 @@ ErrorType = Literal[
     "ambiguous_drug_name",
     "no_image",
     "not_configured",
+    "no_vision",
     "declined",
 ]
 
@@ -61,6 +62,7 @@ ERROR_TEMPLATES: dict[str, str] = {
     "ambiguous_drug_name": "The drug name {entity} is ambiguous.",
     "no_image": "No image is attached, so the {tool_label} could not run.",
     "not_configured": "The {tool_label} is not available in this installation.",
+    "no_vision": "The {tool_label} needs a vision model; the current model cannot read images.",
     "declined": "The clinician declined the {tool_label}; nothing was written to the record.",
     "generic": "The {tool_label} could not be completed.",
 }

@@ -115,14 +115,21 @@ class ToolRegistry:
         """The full_desc list used in TOOL_SELECT stage 1 (seed 002 §16)."""
         return "\n\n".join(f"- {s.signature} — {s.full_desc}" for s in self.specs)
 
-    def with_executors(self, executors: Mapping[str, Executor]) -> ToolRegistry:
-        """A copy with executors bound; unknown names are an error (typos would silently do nothing)."""
-        unknown = set(executors) - set(self.names)
+    def with_executors(self, executors: Mapping[str, Executor],
+                       formatters: Mapping[str, Formatter] | None = None) -> ToolRegistry:
+        """A copy with executors (and their result formatters) bound; unknown names are an error."""
+        formatters = formatters or {}
+        unknown = (set(executors) | set(formatters)) - set(self.names)
         if unknown:
             raise KeyError(f"no such tool(s): {', '.join(sorted(unknown))}")
-        return ToolRegistry(
-            tuple(replace(s, executor=executors[s.name]) if s.name in executors else s for s in self.specs)
-        )
+        specs = []
+        for spec in self.specs:
+            if spec.name in executors:
+                spec = replace(spec, executor=executors[spec.name])
+            if spec.name in formatters:
+                spec = replace(spec, formatter=formatters[spec.name])
+            specs.append(spec)
+        return ToolRegistry(tuple(specs))
 
 
 V3_TOOLS: tuple[ToolSpec, ...] = (
