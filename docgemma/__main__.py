@@ -1,4 +1,4 @@
-"""Command line: ``python -m docgemma {chat,serve,golden,bench}``."""
+"""Command line: ``python -m docgemma {chat,serve,golden,mcp,bench}``."""
 
 from __future__ import annotations
 
@@ -70,6 +70,15 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace, settings: Settings) -> int:
+    from docgemma.runtime import build_registry
+    from docgemma.tools.mcp_server import serve
+
+    serve(build_registry(settings, in_process=True), args.transport, host=args.host, port=args.port,
+          allow_writes=args.allow_writes)
+    return 0
+
+
 def _bench(args: argparse.Namespace, settings: Settings) -> int:
     from docgemma.bench import main as bench_main
 
@@ -90,6 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     golden.add_argument("files", nargs="+")
     golden.add_argument("--backend", default="oracle", help="oracle, or a model backend (transformers, openai)")
     golden.add_argument("--out", help="append one JSON line per turn to this file")
+    mcp = sub.add_parser("mcp", help="serve the tool registry over MCP")
+    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    mcp.add_argument("--host", default="127.0.0.1")
+    mcp.add_argument("--port", type=int, default=8765)
+    mcp.add_argument("--allow-writes", action="store_true",
+                     help="also expose the write tools (only for a caller that asks the clinician first)")
     bench = sub.add_parser("bench", help="benchmarks (see bench/README.md)")
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--no-model", action="store_true", help="skip the measurements that load the CPU model")
@@ -99,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         parser.error(str(exc))
     logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
-    handlers = {"chat": _chat, "serve": _serve, "golden": _golden, "bench": _bench}
+    handlers = {"chat": _chat, "serve": _serve, "golden": _golden, "mcp": _mcp, "bench": _bench}
     return handlers[args.command](args, settings)
 
 

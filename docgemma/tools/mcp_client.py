@@ -1,0 +1,107 @@
+"""TOOL_EXECUTE over MCP (``DOCGEMMA_TOOL_TRANSPORT=mcp``): registry tools called through an MCP client.
+
+One session is kept open on a background event loop (a stdio subprocess of ``python -m docgemma mcp``, or
+a streamable-HTTP URL); calls from the graph's threads are scheduled onto it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from docgemma.tools.outcome import ToolOutcome, failure
+from docgemma.tools.registry import Executor, ToolContext
+
+CALL_TIMEOUT_S = 30.0
+
+
+class McpToolClient:
+    """A persistent MCP client session. ``url=None`` starts the stdio server as a subprocess."""
+
+    def __init__(self, url: str | None = None, env: Mapping[str, str] | None = None, allow_writes: bool = True) -> None:
+        self.url = url
+        self.env = dict(env or {})
+        # The subprocess must import this package even when it is run from a checkout, not installed.
+        root = str(Path(__file__).resolve().parents[2])
+        self.env["PYTHONPATH"] = os.pathsep.join(p for p in (root, self.env.get("PYTHONPATH", "")) if p)
+        self.allow_writes = allow_writes
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._session: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, name="docgemma-mcp", daemon=True)
+        self._thread.start()
+        self._main_future = asyncio.run_coroutine_threadsafe(self._main(), self._loop)
+        if not self._ready.wait(60) or self._error is not None:
+            raise RuntimeError(f"MCP tool server did not start: {self._error!r}")
+
+    async def _main(self) -> None:
+        from mcp import ClientSession
+
+        self._stop = asyncio.Event()
+        try:
+            if self.url:
+                from mcp.client.streamable_http import streamable_http_client
+
+                transport = streamable_http_client(self.url)
+            else:
+                from mcp.client.stdio import StdioServerParameters, stdio_client
+
+                args = ["-m", "docgemma", "mcp", "--transport", "stdio"] + (["--allow-writes"] if self.allow_writes else [])
+                transport = stdio_client(StdioServerParameters(command=sys.executable, args=args, env=self.env))
+            async with transport as streams, ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                self._session = session
+                self._ready.set()
+                await self._stop.wait()
+        except Exception as exc:  # noqa: BLE001 — reported to the constructor, which raises it
+            self._error = exc
+            self._ready.set()
+
+    def list_tools(self) -> list[Any]:
+        """The server's tools (name, description, inputSchema)."""
+        return list(self._run(self._session.list_tools()).tools)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """Call a tool; transport failures become ``service_unavailable`` outcomes."""
+        try:
+            result = self._run(self._session.call_tool(name, arguments))
+        except (TimeoutError, ConnectionError, OSError, RuntimeError):
+            return failure("service_unavailable")
+        if getattr(result, "isError", False) or getattr(result, "is_error", False) or not result.content:
+            return failure("server_error")
+        try:
+            outcome: ToolOutcome = json.loads(result.content[0].text)
+        except (json.JSONDecodeError, AttributeError):
+            return failure("invalid_response")
+        return outcome
+
+    def _run(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(CALL_TIMEOUT_S)
+
+    def executor(self, name: str) -> Executor:
+        """An executor that calls ``name`` through this client."""
+
+        def run(args: BaseModel, context: ToolContext) -> ToolOutcome:
+            return self.call(name, args.model_dump(exclude_none=True))
+
+        return run
+
+    def close(self) -> None:
+        """End the session (and the subprocess)."""
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        try:
+            self._main_future.result(10)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(5)

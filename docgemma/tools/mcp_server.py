@@ -1,0 +1,68 @@
+"""The tool registry served over MCP (official ``mcp`` SDK): ``python -m docgemma mcp --transport stdio|http``.
+
+Every registry tool is listed with its name, full description and the JSON schema of its argument model,
+and answers with the tool's outcome as JSON text (``{"status": ..., "data" | "error_type": ...}``), the
+same value TOOL_EXECUTE gets in-process.
+
+Write tools are left out unless ``allow_writes`` is set: over MCP there is no clinician to approve a write,
+so only a caller that does its own approval (the agent's MCP client mode) may enable them. The image tool
+is listed but answers ``no_image`` here: it needs the conversation's image and model, which live in the app.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import TYPE_CHECKING, Annotated, Any
+
+from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+
+def _tool_function(spec: ToolSpec) -> Any:
+    """A function whose signature is the tool's argument model, so the SDK publishes that schema."""
+
+    def call(**kwargs: Any) -> str:
+        args = spec.args_model.model_validate(kwargs)
+        return json.dumps(spec.run(args, ToolContext()), default=str)
+
+    parameters = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[info.annotation, info],
+                          default=inspect.Parameter.empty if info.is_required() else info.default)
+        for name, info in spec.args_model.model_fields.items()
+    ]
+    call.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
+    call.__name__ = spec.name
+    return call
+
+
+def build_server(registry: ToolRegistry, *, allow_writes: bool = False) -> MCPServer:
+    """An MCP server exposing ``registry``."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.types import ToolAnnotations
+    except ImportError as exc:
+        raise ImportError("the MCP server needs the official SDK: pip install 'mcp>=2.3'") from exc
+    server = MCPServer("docgemma-connect", instructions="Clinical knowledge and patient-record tools of DocGemma Connect.")
+    for spec in registry:
+        if spec.writes and not allow_writes:
+            continue
+        server.add_tool(
+            _tool_function(spec), name=spec.name, title=spec.label, description=spec.full_desc,
+            annotations=ToolAnnotations(title=spec.label, read_only_hint=not spec.writes, destructive_hint=False,
+                                        open_world_hint=True),
+            structured_output=False,
+        )
+    return server
+
+
+def serve(registry: ToolRegistry, transport: str, *, host: str = "127.0.0.1", port: int = 8765,
+          allow_writes: bool = False) -> None:
+    """Run until stopped: ``stdio`` or ``http`` (streamable HTTP at ``http://host:port/mcp``)."""
+    server = build_server(registry, allow_writes=allow_writes)
+    if transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=port)

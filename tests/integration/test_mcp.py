@@ -1,0 +1,118 @@
+"""The registry over MCP: the official client lists and calls every tool over stdio and streamable HTTP,
+and the results equal the in-process ones."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docgemma.agent.assistant import Assistant, TurnResult
+from docgemma.config import Settings
+from docgemma.llm.fake import FakeLLM
+from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.mcp_client import McpToolClient
+from docgemma.tools.registry import ToolContext, default_registry
+from tests.conftest import assess, intent, select
+from tests.fixture_api import serve
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).parents[2]
+CALLS: dict[str, dict[str, Any]] = {
+    "check_drug_safety": {"drug_name": "Coumadin"},
+    "check_drug_interactions": {"drug_names": ["warfarin", "aspirin"]},
+    "search_medical_literature": {"query": "APOB variants"},
+    "find_clinical_trials": {"condition": "melanoma", "status": "recruiting"},
+    "search_patient": {"name": "Maria Garcia"},
+    "get_patient_chart": {"patient_id": "abc-123"},
+    "analyze_medical_image": {"query": "any mass?"},
+}
+
+
+@pytest.fixture(scope="module")
+def api_env() -> Iterator[dict[str, str]]:
+    with serve() as base:
+        yield {**os.environ, "DOCGEMMA_OPENFDA_URL": f"{base}/openfda", "DOCGEMMA_EUTILS_URL": f"{base}/eutils",
+               "DOCGEMMA_EUROPEPMC_URL": f"{base}/europepmc", "DOCGEMMA_CTGOV_URL": f"{base}/ctgov"}
+
+
+def in_process(env: dict[str, str]) -> dict[str, Any]:
+    registry = knowledge_tools(Settings.from_env(env)).bind(default_registry())
+    return {name: registry[name].run(registry[name].args_model(**args), ToolContext()) for name, args in CALLS.items()}
+
+
+def check_client(client: McpToolClient, env: dict[str, str], writes: bool) -> None:
+    tools = {t.name: t for t in client.list_tools()}
+    registry = default_registry()
+    expected = {s.name for s in registry if writes or not s.writes}
+    assert set(tools) == expected
+    for name, tool in tools.items():
+        schema = getattr(tool, "input_schema", None) or tool.inputSchema
+        model = registry[name].args_model.model_json_schema()
+        assert set(schema["properties"]) == set(model["properties"])
+        assert set(schema.get("required", [])) == set(model.get("required", []))
+        assert tool.description == registry[name].full_desc
+    local = in_process(env)
+    for name, args in CALLS.items():
+        assert client.call(name, args) == local[name], name
+    assert local["check_drug_safety"]["status"] == "success"
+    assert local["get_patient_chart"]["error_type"] == "not_configured"
+
+
+def test_stdio(api_env: dict[str, str]) -> None:
+    client = McpToolClient(env=api_env, allow_writes=False)
+    try:
+        check_client(client, api_env, writes=False)
+        tools = {t.name: t for t in client.list_tools()}
+        limit = (getattr(tools["check_drug_safety"], "input_schema", None) or tools["check_drug_safety"].inputSchema)
+        assert limit["properties"]["drug_name"]["maxLength"] == 60
+    finally:
+        client.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_streamable_http_with_writes(api_env: dict[str, str]) -> None:
+    port = _free_port()
+    env = {**api_env, "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen([sys.executable, "-m", "docgemma", "mcp", "--transport", "http", "--port", str(port),
+                               "--allow-writes"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        client = McpToolClient(url=f"http://127.0.0.1:{port}/mcp")
+        try:
+            check_client(client, api_env, writes=True)
+        finally:
+            client.close()
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_agent_turn_through_mcp_matches_in_process(api_env: dict[str, str]) -> None:
+    client = McpToolClient(env=api_env)
+    try:
+        registry = default_registry().with_executors({"check_drug_safety": client.executor("check_drug_safety")},
+                                                     knowledge_tools(Settings()).formatters)
+        fake = FakeLLM([intent(), select("check_drug_safety"), {"drug_name": "Tikosyn"}, assess(), "Answer."])
+        result = Assistant(fake, registry).run_turn("t", "Check FDA warnings for Tikosyn")
+        assert isinstance(result, TurnResult) and result.tools[0]["status"] == "success"
+        assert "minimum of 3 days" in fake.calls[-1].prompt
+    finally:
+        client.close()
