@@ -1,4 +1,4 @@
-"""Command line: ``python -m docgemma {chat,serve,golden,mcp,bench}``."""
+"""Command line: ``python -m docgemma {chat,serve,golden,mcp,ehr,bench}``."""
 
 from __future__ import annotations
 
@@ -79,6 +79,22 @@ def _mcp(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _ehr(args: argparse.Namespace, settings: Settings) -> int:
+    if args.ehr_command == "serve":
+        from docgemma.ehr.server import serve
+
+        serve(settings.data_dir / "record.sqlite", port=args.port)
+        return 0
+    from docgemma.ehr.load import load
+    from docgemma.runtime import build_ehr
+
+    counts = load(build_ehr(settings).client, Path(args.path))
+    for kind, n in sorted(counts.items()):
+        print(f"{kind:<24}{n:>8}")
+    print(f"{'total':<24}{sum(counts.values()):>8}")
+    return 0
+
+
 def _bench(args: argparse.Namespace, settings: Settings) -> int:
     from docgemma.bench import main as bench_main
 
@@ -105,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     mcp.add_argument("--port", type=int, default=8765)
     mcp.add_argument("--allow-writes", action="store_true",
                      help="also expose the write tools (only for a caller that asks the clinician first)")
+    ehr = sub.add_parser("ehr", help="the embedded FHIR record")
+    ehr_sub = ehr.add_subparsers(dest="ehr_command", required=True)
+    ehr_serve = ehr_sub.add_parser("serve", help="serve the embedded record as FHIR R4 REST on loopback")
+    ehr_serve.add_argument("--port", type=int, default=8090)
+    ehr_load = ehr_sub.add_parser("load", help="import Synthea bundles (*.json) and bulk NDJSON (*.ndjson)")
+    ehr_load.add_argument("path")
     bench = sub.add_parser("bench", help="benchmarks (see bench/README.md)")
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--no-model", action="store_true", help="skip the measurements that load the CPU model")
@@ -114,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         parser.error(str(exc))
     logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
-    handlers = {"chat": _chat, "serve": _serve, "golden": _golden, "mcp": _mcp, "bench": _bench}
+    handlers = {"chat": _chat, "serve": _serve, "golden": _golden, "mcp": _mcp, "ehr": _ehr, "bench": _bench}
     return handlers[args.command](args, settings)
 
 

@@ -33,6 +33,9 @@ class Settings:
     openai_base_url: str = "http://127.0.0.1:8000/v1"
     openai_api_key: str | None = None
     fhir_base_url: str | None = None
+    fhir_client_id: str | None = None
+    fhir_client_secret: str | None = None
+    fhir_token_url: str | None = None
     data_dir: Path = field(default_factory=lambda: Path.home() / ".docgemma")
     #: Longest clinician message accepted as is; longer ones are truncated with a visible note.
     max_message_chars: int = 4000
@@ -70,7 +73,10 @@ class Settings:
             model=env.get("DOCGEMMA_MODEL") or None,
             openai_base_url=env.get("DOCGEMMA_OPENAI_BASE_URL", defaults.openai_base_url),
             openai_api_key=env.get("DOCGEMMA_OPENAI_API_KEY") or None,
-            fhir_base_url=env.get("DOCGEMMA_FHIR_BASE_URL") or None,
+            fhir_base_url=(env.get("DOCGEMMA_FHIR_BASE_URL") or "").rstrip("/") or None,
+            fhir_client_id=env.get("DOCGEMMA_FHIR_CLIENT_ID") or None,
+            fhir_client_secret=env.get("DOCGEMMA_FHIR_CLIENT_SECRET") or None,
+            fhir_token_url=env.get("DOCGEMMA_FHIR_TOKEN_URL") or None,
             data_dir=data_dir or defaults.data_dir,
             max_message_chars=_int(env, "DOCGEMMA_MAX_MESSAGE_CHARS", defaults.max_message_chars),
             max_image_bytes=_int(env, "DOCGEMMA_MAX_IMAGE_BYTES", defaults.max_image_bytes),

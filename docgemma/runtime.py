@@ -1,5 +1,5 @@
-"""Builds the application from settings: model backend, tool registry (in-process or over MCP), and the
-durable conversation store."""
+"""Builds the application from settings: model backend, patient record, tool registry (in-process or over
+MCP), and the durable conversation store."""
 
 from __future__ import annotations
 
@@ -10,18 +10,35 @@ import sqlite3
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.entities import DrugDictionary
 from docgemma.config import Settings
+from docgemma.ehr.service import Ehr
 from docgemma.llm import make_llm
+from docgemma.tools.ehr_tools import ehr_executors
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import ToolRegistry, default_registry
 
 log = logging.getLogger(__name__)
 
 
-def build_registry(settings: Settings, *, in_process: bool | None = None) -> ToolRegistry:
-    """The ten tools with every executor available. Over MCP (``DOCGEMMA_TOOL_TRANSPORT=mcp``) the tools
-    run in a ``python -m docgemma mcp`` subprocess, except image analysis, which needs the app's image
-    and model and always runs here."""
-    local = knowledge_tools(settings).bind(default_registry())
+def build_ehr(settings: Settings) -> Ehr:
+    """The embedded record under ``data_dir`` (demo patients on first run), or the FHIR server at
+    ``DOCGEMMA_FHIR_BASE_URL`` (OAuth2 client credentials when ``DOCGEMMA_FHIR_CLIENT_ID`` is set)."""
+    if settings.fhir_base_url is None:
+        return Ehr.embedded(settings.data_dir / "record.sqlite")
+    from docgemma.ehr.client import FhirClient
+
+    credentials = None
+    if settings.fhir_client_id and settings.fhir_client_secret:
+        token_url = settings.fhir_token_url or settings.fhir_base_url.split("/fhir")[0] + "/oauth2/token"
+        credentials = (token_url, settings.fhir_client_id, settings.fhir_client_secret)
+    return Ehr(FhirClient(settings.fhir_base_url, credentials=credentials))
+
+
+def build_registry(settings: Settings, ehr: Ehr | None = None, *, in_process: bool | None = None) -> ToolRegistry:
+    """Every tool with its executor. Over MCP (``DOCGEMMA_TOOL_TRANSPORT=mcp``) the tools run in a
+    ``python -m docgemma mcp`` subprocess, except image analysis, which needs the app's image and model."""
+    ehr = ehr or build_ehr(settings)
+    executors, formatters = ehr_executors(ehr)
+    local = knowledge_tools(settings).bind(default_registry()).with_executors(executors, formatters)
     if in_process or (in_process is None and settings.tool_transport == "inprocess"):
         return local
     from docgemma.tools.mcp_client import McpToolClient
@@ -32,7 +49,7 @@ def build_registry(settings: Settings, *, in_process: bool | None = None) -> Too
 
 
 def build_assistant(settings: Settings) -> Assistant:
-    """Load the model and open the conversation store (an SQLite file under ``settings.data_dir``)."""
+    """Load the model, open the record and the conversation store (SQLite files under ``data_dir``)."""
     try:
         from langgraph.checkpoint.sqlite import SqliteSaver
     except ImportError as exc:
@@ -43,6 +60,8 @@ def build_assistant(settings: Settings) -> Assistant:
     checkpointer = SqliteSaver(connection)
     checkpointer.setup()
     DrugDictionary.warm()
+    ehr = build_ehr(settings)
     llm = make_llm(settings)
     log.info("model: %s", llm.name)
-    return Assistant(llm, build_registry(settings), checkpointer, settings)
+    return Assistant(llm, build_registry(settings, ehr), checkpointer, settings,
+                     patient_context=ehr.patient_context, write_check=ehr.write_warnings)

@@ -69,3 +69,30 @@ class ClinicalNoteArgs(ToolArgs):
 
 class ImageAnalysisArgs(ToolArgs):
     query: str = Field(min_length=2, max_length=110, description="What to look for in the image")
+
+
+ResourceType = Literal["Condition", "MedicationRequest", "Observation", "Procedure", "Encounter", "DiagnosticReport",
+                       "CarePlan", "Immunization", "AllergyIntolerance", "DocumentReference"]
+
+
+class PatientDataQueryArgs(ToolArgs):
+    patient_id: str = PatientId
+    name: str | None = Field(default=None, max_length=60, description="What to look for, e.g. 'kidney function'")
+    resource_type: ResourceType | None = None
+    status: str | None = Field(default=None, max_length=20)
+    category: Literal["vital-signs", "laboratory", "survey", "social-history"] | None = None
+    date_from: str | None = Field(default=None, max_length=10, description="YYYY-MM-DD")
+    date_to: str | None = Field(default=None, max_length=10, description="YYYY-MM-DD")
+
+
+class ExploreConnectionsArgs(ToolArgs):
+    patient_id: str = PatientId
+    fhir_id: str = Field(min_length=1, max_length=64, description="ID of the resource to explore from")
+    resource_type: ResourceType
+
+
+class PatientTimelineArgs(ToolArgs):
+    patient_id: str = PatientId
+    start_date: str | None = Field(default=None, max_length=10, description="YYYY-MM-DD")
+    end_date: str | None = Field(default=None, max_length=10, description="YYYY-MM-DD")
+    include_notes: bool = False

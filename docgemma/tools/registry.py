@@ -33,6 +33,8 @@ class ToolContext:
     image: Image | None = None
     llm: LLM | None = None
     active_patient_id: str | None = None
+    #: Identifies one approved call (conversation + turn): a retried write with the same scope is a no-op.
+    scope: str = ""
 
 
 Executor = Callable[[BaseModel, ToolContext], ToolOutcome]
@@ -57,6 +59,8 @@ class ToolSpec:
     needs_patient: bool = False
     needs_image: bool = False
     arg_max_tokens: int = 128
+    #: Longest formatted result handed to a prompt (the chart summary needs more than a lookup).
+    result_cap: int = RESULT_CHAR_CAP
     executor: Executor | None = None
     formatter: Formatter = compact_json
 
@@ -75,8 +79,9 @@ class ToolSpec:
             return failure("not_configured")
         return self.executor(args, context)
 
-    def format_result(self, data: Any, cap: int = RESULT_CHAR_CAP) -> str:
-        """``[Label]`` plus the formatted data, trimmed to ``cap`` characters."""
+    def format_result(self, data: Any) -> str:
+        """``[Label]`` plus the formatted data, trimmed to ``result_cap`` characters."""
+        cap = self.result_cap
         text = self.formatter(data)
         if len(text) > cap:
             text = text[: cap - 14].rstrip() + " …[truncated]"
@@ -189,6 +194,44 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         A.PatientChartArgs,
         "Show me the chart for patient abc-123.",
         needs_patient=True,
+        result_cap=6500,
+    ),
+    ToolSpec(
+        "query_patient_data",
+        "Patient Data Query",
+        "Search one patient's record for specific data: lab results, vital signs, medications (current "
+        "or past), conditions, procedures, immunizations, allergies or notes, optionally by name, status, "
+        "category or date range. Understands concepts (e.g. 'kidney function' finds creatinine and eGFR). "
+        "Use when a clinician asks for specific results, history or trends of a patient.",
+        A.PatientDataQueryArgs,
+        "What were her last kidney function results?",
+        needs_patient=True,
+        arg_max_tokens=352,
+        result_cap=3000,
+    ),
+    ToolSpec(
+        "explore_connections",
+        "Clinical Connections",
+        "Show what is clinically connected to one item of a patient's record (a condition's treating "
+        "medications and care plans, an encounter's observations and notes, what a medication was "
+        "prescribed for). Requires the item's ID and type. Use when a clinician asks how findings relate.",
+        A.ExploreConnectionsArgs,
+        "What is connected to condition cond-123 in this patient's record?",
+        needs_patient=True,
+        arg_max_tokens=224,
+        result_cap=3000,
+    ),
+    ToolSpec(
+        "get_patient_timeline",
+        "Patient Timeline",
+        "List a patient's encounters in a date range with what happened at each (diagnoses, "
+        "prescriptions, results), optionally with the clinical notes. Use when a clinician asks what "
+        "happened over a period or wants the visit history or previous notes.",
+        A.PatientTimelineArgs,
+        "What happened at her visits this year?",
+        needs_patient=True,
+        arg_max_tokens=192,
+        result_cap=3500,
     ),
     ToolSpec(
         "prescribe_medication",
@@ -237,6 +280,6 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
 
 
 def default_registry(executors: Mapping[str, Executor] | None = None) -> ToolRegistry:
-    """The ten v3 tools, with whichever executors are given."""
+    """The ten v3 tools plus the three patient-data tools of seed 004, with whichever executors are given."""
     registry = ToolRegistry(V3_TOOLS)
     return registry.with_executors(executors) if executors else registry

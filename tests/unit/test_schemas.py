@@ -82,8 +82,9 @@ def test_tool_names_come_from_the_registry() -> None:
     assert tool_selection_schema(REGISTRY.names) is tool_selection_schema(REGISTRY.names, False)
 
 
-def test_registry_has_the_ten_v3_tools_with_labels_and_write_flags() -> None:
-    assert len(REGISTRY.names) == 10
+def test_registry_has_the_v3_and_patient_data_tools_with_labels_and_write_flags() -> None:
+    assert len(REGISTRY.names) == 13
+    assert {"query_patient_data", "explore_connections", "get_patient_timeline"} <= set(REGISTRY.names)
     assert {s.name for s in REGISTRY if s.writes} == {"prescribe_medication", "add_allergy", "save_clinical_note"}
     assert REGISTRY.label("check_drug_safety") == "Drug Safety Report"
     listing = REGISTRY.tool_list()

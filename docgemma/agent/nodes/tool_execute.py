@@ -10,6 +10,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from docgemma.agent.state import AgentState, PatientRef, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import ground, validate
@@ -65,10 +67,10 @@ def _active_patient_after(spec: ToolSpec, args: dict[str, Any], outcome: ToolOut
 
 
 def tool_execute(
-    state: AgentState, *, registry: ToolRegistry, llm: LLM, max_image_bytes: int,
-    write_check: WriteCheck | None = None,
+    state: AgentState, config: RunnableConfig, *, registry: ToolRegistry, llm: LLM,
+    max_image_bytes: int, write_check: WriteCheck | None = None,
 ) -> dict[str, Any]:
-    """Run the selected tool call; see the module docstring."""
+    """Run the selected tool call; see the module docstring. ``config`` (from LangGraph) names the thread."""
     from langgraph.types import interrupt
 
     tool = state["current_tool"]
@@ -106,7 +108,9 @@ def tool_execute(
                 image = decode_image(attachment["filename"], attachment["data"], max_image_bytes)
             except ImageError:
                 image = None
-        context = ToolContext(image=image, llm=llm, active_patient_id=active["id"] if active else None)
+        thread = str((config.get("configurable") or {}).get("thread_id", ""))
+        scope = f"{thread}:{len(state.get('conversation', []))}"  # one approved call = one thread turn
+        context = ToolContext(image=image, llm=llm, active_patient_id=active["id"] if active else None, scope=scope)
         try:
             outcome = spec.run(checked.model, context)
         except Exception:

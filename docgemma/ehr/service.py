@@ -1,0 +1,258 @@
+"""The patient record as the agent sees it: a FHIR client, the compiled summaries, and safe writes.
+
+Summaries are compiled on first use and recompiled after every write made through this service. Writes
+are validated with ``fhir.resources`` (R4B), carry an idempotency identifier (a retried write matches the
+first one through ``If-None-Exist`` and creates nothing new) and are committed in one transaction with a
+Provenance resource recording who approved them, when, and which agent step proposed them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from docgemma.agent.entities import DrugDictionary
+from docgemma.agent.state import PatientRef
+from docgemma.ehr.client import FhirClient, FhirClientError
+from docgemma.ehr.summary import PatientSummary, compile_summary
+from docgemma.tools.registry import ToolSpec
+
+log = logging.getLogger(__name__)
+EMBEDDED_BASE = "http://embedded.docgemma/fhir"
+DEMO_DATA = Path(__file__).resolve().parents[2] / "data" / "demo" / "demo_patients.json"
+WRITE_SYSTEM = "urn:docgemma:write"
+
+#: Drug classes for allergy cross-reactivity (allergy word → class members, generic names).
+ALLERGY_CLASSES: dict[str, tuple[str, ...]] = {
+    "penicillin": (
+        "penicillin",
+        "amoxicillin",
+        "ampicillin",
+        "piperacillin",
+        "flucloxacillin",
+        "dicloxacillin",
+        "cloxacillin",
+        "nafcillin",
+        "oxacillin",
+        "benzylpenicillin",
+        "phenoxymethylpenicillin",
+        "co-amoxiclav",
+    ),
+    "cephalosporin": (
+        "cefalexin",
+        "cephalexin",
+        "cefazolin",
+        "cefuroxime",
+        "ceftriaxone",
+        "cefotaxime",
+        "cefixime",
+        "cefepime",
+        "ceftazidime",
+        "cefaclor",
+        "cefadroxil",
+    ),
+    "sulfonamide": ("sulfamethoxazole", "sulfadiazine", "sulfasalazine", "trimethoprim-sulfamethoxazole"),
+    "sulfa": ("sulfamethoxazole", "sulfadiazine", "sulfasalazine", "trimethoprim-sulfamethoxazole"),
+    "nsaid": ("ibuprofen", "naproxen", "diclofenac", "ketorolac", "indomethacin", "celecoxib", "aspirin", "meloxicam"),
+    "aspirin": ("aspirin", "ibuprofen", "naproxen", "diclofenac", "ketorolac", "indomethacin"),
+}
+#: Cross-class reactivity worth a warning (penicillin-allergic patients and cephalosporins: low but real).
+RELATED_CLASSES = {"penicillin": ("cephalosporin",)}
+
+
+def idempotency_key(scope: str, tool: str, args: dict[str, Any]) -> str:
+    """Stable for the same approved call in the same turn, different for a new request."""
+    raw = json.dumps({"scope": scope, "tool": tool, "args": args}, sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def validate_resource(resource: dict[str, Any]) -> None:
+    """Validate against the R4 model (``fhir.resources.R4B``); raises ``ValueError`` naming the problem."""
+    from importlib import import_module
+
+    from pydantic import ValidationError
+
+    kind = str(resource["resourceType"])
+    module = import_module(f"fhir.resources.R4B.{kind.lower()}")
+    try:
+        getattr(module, kind).model_validate(resource)
+    except ValidationError as exc:
+        raise ValueError(f"{kind} is not valid FHIR R4: {exc.errors()[0].get('msg', 'invalid')}") from exc
+
+
+class Ehr:
+    """Record access for the agent's tools and the context assembler."""
+
+    def __init__(self, client: FhirClient, today: date | None = None) -> None:
+        self.client = client
+        self.today = today
+        self._summaries: dict[str, PatientSummary] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def embedded(cls, path: Path, seed: Path | None = DEMO_DATA) -> Ehr:
+        """The embedded SQLite record (loaded with the demo patients the first time)."""
+        from docgemma.ehr.api import ApiTransport, FhirApi
+        from docgemma.ehr.store import FhirStore
+
+        store = FhirStore(path)
+        client = FhirClient(EMBEDDED_BASE, transport=ApiTransport(FhirApi(store, EMBEDDED_BASE)))
+        if seed is not None and seed.exists() and not store.count().get("Patient"):
+            from docgemma.ehr.load import load
+
+            load(client, seed)
+        return cls(client)
+
+    # ── reads ──
+
+    def patient_name(self, patient: dict[str, Any]) -> str:
+        """``Given Family``."""
+        from docgemma.ehr.store import display_text
+
+        return display_text(patient)
+
+    def compartment(self, patient_id: str) -> list[dict[str, Any]]:
+        """All of a patient's resources."""
+        return self.client.everything(patient_id)
+
+    def summary(self, patient_id: str) -> PatientSummary:
+        """The compiled summary (cached until the next write through this service)."""
+        with self._lock:
+            cached = self._summaries.get(patient_id)
+        if cached is not None:
+            return cached
+        summary = compile_summary(self.compartment(patient_id), self.today)
+        with self._lock:
+            self._summaries[patient_id] = summary
+        return summary
+
+    def recompile(self, patient_id: str) -> PatientSummary:
+        """Drop the cached summary and compile it again (after a write)."""
+        with self._lock:
+            self._summaries.pop(patient_id, None)
+        return self.summary(patient_id)
+
+    def patient_context(self, patient: PatientRef) -> str | None:
+        """The active patient's summary for INPUT_ASSEMBLY (None when the record cannot be read)."""
+        try:
+            return self.summary(patient["id"]).text
+        except FhirClientError as exc:
+            log.warning("patient summary unavailable (HTTP %s)", exc.status)  # no patient data in the log
+            return None
+
+    # ── writes ──
+
+    def write(self, resource: dict[str, Any], *, key: str, step: str) -> tuple[dict[str, Any], bool]:
+        """Create ``resource`` with its Provenance in one transaction; a repeated ``key`` creates nothing."""
+        identifier = {"system": WRITE_SYSTEM, "value": key}
+        resource = {**resource, "identifier": [*resource.get("identifier", []), identifier]}
+        validate_resource(resource)
+        target = f"urn:uuid:{key[:8]}-{key[8:12]}-{key[12:16]}-{key[16:20]}-{key[20:32]}"
+        from docgemma.ehr.store import now
+
+        provenance = {
+            "resourceType": "Provenance",
+            "target": [{"reference": target}],
+            "recorded": now(),
+            "activity": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v3-DataOperation", "code": "CREATE"}]},
+            "agent": [
+                {
+                    "type": {
+                        "coding": [
+                            {"system": "http://terminology.hl7.org/CodeSystem/provenance-participant-type", "code": "verifier"}
+                        ]
+                    },
+                    "who": {"display": "Clinician (approved in DocGemma Connect)"},
+                },
+                {
+                    "type": {
+                        "coding": [
+                            {"system": "http://terminology.hl7.org/CodeSystem/provenance-participant-type", "code": "assembler"}
+                        ]
+                    },
+                    "who": {"display": f"DocGemma Connect agent ({step})"},
+                },
+            ],
+            "identifier": [{"system": WRITE_SYSTEM + ":provenance", "value": key}],
+        }
+        validate_resource({**provenance, "target": [{"reference": f"{resource['resourceType']}/x"}]})
+        entries: list[dict[str, Any]] = [
+            {
+                "fullUrl": target,
+                "resource": resource,
+                "request": {"method": "POST", "url": resource["resourceType"], "ifNoneExist": f"identifier={WRITE_SYSTEM}|{key}"},
+            },
+            {
+                "resource": provenance,
+                "request": {"method": "POST", "url": "Provenance", "ifNoneExist": f"identifier={WRITE_SYSTEM}:provenance|{key}"},
+            },
+        ]
+        response = self.client.transaction(entries)
+        saved = response[0]["resource"]
+        created = str(response[0].get("response", {}).get("status", "")).startswith("201")
+        patient = (resource.get("subject") or resource.get("patient") or {}).get("reference", "").split("/")[-1]
+        if patient:
+            self.recompile(patient)
+        return saved, created
+
+    def write_warnings(self, spec: ToolSpec, args: dict[str, Any], active: PatientRef | None) -> list[str]:
+        """Safety warnings shown in the approval card (allergy conflicts, duplicate orders)."""
+        patient_id = str(args.get("patient_id", ""))
+        try:
+            resources = self.compartment(patient_id)
+        except FhirClientError:
+            return ["The patient record could not be checked for allergies and duplicate orders."]
+        from docgemma.ehr.store import display_text
+
+        warnings: list[str] = []
+        if spec.name == "prescribe_medication":
+            drug = DrugDictionary.canonical(str(args.get("medication_name", ""))) or str(args.get("medication_name", "")).lower()
+            for allergy in resources:
+                if allergy.get("resourceType") != "AllergyIntolerance":
+                    continue
+                conflict = allergy_conflict(display_text(allergy), drug)
+                if conflict:
+                    warnings.append(f"ALLERGY CONFLICT: recorded allergy '{display_text(allergy)}' — {conflict}")
+            for med in resources:
+                if (
+                    med.get("resourceType") == "MedicationRequest"
+                    and med.get("status") in ("active", "on-hold")
+                    and drug
+                    and drug in display_text(med).lower()
+                ):
+                    warnings.append(
+                        f"DUPLICATE ORDER: an active order already exists: {display_text(med)} "
+                        f"(since {str(med.get('authoredOn', '?'))[:10]})."
+                    )
+        if spec.name == "add_allergy":
+            substance = str(args.get("substance", "")).lower()
+            for allergy in resources:
+                if (
+                    allergy.get("resourceType") == "AllergyIntolerance"
+                    and substance
+                    and substance in display_text(allergy).lower()
+                ):
+                    warnings.append(f"ALREADY RECORDED: '{display_text(allergy)}' is on the allergy list.")
+        return warnings
+
+
+def allergy_conflict(allergy: str, drug: str) -> str | None:
+    """Why ``drug`` conflicts with a recorded ``allergy`` (same substance or drug class), or None."""
+    allergy_l, drug_l = allergy.lower(), drug.lower()
+    if not drug_l:
+        return None
+    if drug_l in allergy_l:
+        return f"{drug} is the recorded allergen."
+    for word, members in ALLERGY_CLASSES.items():
+        if word in allergy_l or any(m in allergy_l for m in members):
+            if drug_l in members:
+                return f"{drug} belongs to the same drug class ({word})."
+            for related in RELATED_CLASSES.get(word, ()):
+                if drug_l in ALLERGY_CLASSES[related]:
+                    return f"{drug} is a {related}: cross-reactivity with {word} allergy is possible."
+    return None

@@ -1,0 +1,381 @@
+"""FHIR R4 resources in SQLite: the embedded record of a clinic with no FHIR server.
+
+Each resource is stored whole (JSON) with a few extracted columns that searches use (patient, date,
+status, codes, categories, search text). WAL mode and a busy timeout let several writers share the file;
+every write is one SQLite transaction, so a crash never leaves half a bundle.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ID_RE = re.compile(r"^[A-Za-z0-9\-.]{1,64}$")
+TYPE_RE = re.compile(r"^[A-Z][A-Za-z]{1,63}$")
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS resources (
+    type TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, last_updated TEXT NOT NULL,
+    patient TEXT, date TEXT, status TEXT, codes TEXT NOT NULL, categories TEXT NOT NULL,
+    identifiers TEXT NOT NULL, text TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (type, id)
+);
+CREATE INDEX IF NOT EXISTS resources_patient ON resources (patient, type);
+"""
+DATE_FIELDS = (
+    "effectiveDateTime",
+    "effectivePeriod.start",
+    "issued",
+    "onsetDateTime",
+    "recordedDate",
+    "authoredOn",
+    "period.start",
+    "performedDateTime",
+    "performedPeriod.start",
+    "occurrenceDateTime",
+    "date",
+    "context.period.start",
+    "createdDateTime",
+    "recorded",
+    "birthDate",
+)
+CODE_FIELDS = ("code", "medicationCodeableConcept", "vaccineCode", "type")
+
+
+class FhirError(Exception):
+    """A FHIR-level failure with the HTTP status and OperationOutcome issue code it maps to."""
+
+    def __init__(self, status: int, code: str, diagnostics: str) -> None:
+        super().__init__(diagnostics)
+        self.status = status
+        self.code = code
+        self.diagnostics = diagnostics
+
+    def outcome(self) -> dict[str, Any]:
+        """The OperationOutcome body."""
+        return {
+            "resourceType": "OperationOutcome",
+            "issue": [{"severity": "error", "code": self.code, "diagnostics": self.diagnostics}],
+        }
+
+
+def now() -> str:
+    """Current UTC time as a FHIR instant."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def check_type(resource_type: str) -> None:
+    """Reject resource type names that are not FHIR-shaped."""
+    if not TYPE_RE.match(resource_type):
+        raise FhirError(400, "invalid", f"invalid resource type {resource_type!r}")
+
+
+def check_id(resource_id: str) -> None:
+    """Reject ids outside the FHIR id grammar (this also rejects '/', '..' and spaces)."""
+    if not ID_RE.match(resource_id) or ".." in resource_id:
+        raise FhirError(400, "invalid", f"invalid id {resource_id!r}")
+
+
+def _get(data: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
+
+
+def reference_id(reference: Any, resource_type: str = "Patient") -> str | None:
+    """``"Patient/abc"`` → ``"abc"``."""
+    if isinstance(reference, dict):
+        reference = reference.get("reference")
+    if isinstance(reference, str) and reference.startswith(f"{resource_type}/"):
+        return reference.split("/", 1)[1]
+    return None
+
+
+def patient_of(resource: dict[str, Any]) -> str | None:
+    """The patient compartment a resource belongs to."""
+    if resource.get("resourceType") == "Patient":
+        return str(resource.get("id"))
+    for field in ("subject", "patient", "beneficiary"):
+        pid = reference_id(resource.get(field))
+        if pid:
+            return pid
+    for target in resource.get("target", []) if resource.get("resourceType") == "Provenance" else []:
+        pid = reference_id(target)
+        if pid:
+            return pid
+    return None
+
+
+def _codings(resource: dict[str, Any], fields: Iterable[str]) -> Iterator[dict[str, Any]]:
+    for field in fields:
+        value = resource.get(field)
+        for concept in value if isinstance(value, list) else [value]:
+            if isinstance(concept, dict):
+                yield from (c for c in concept.get("coding", []) if isinstance(c, dict))
+
+
+def display_text(resource: dict[str, Any]) -> str:
+    """The human-readable name of a resource (its code's text, a patient's name, ...)."""
+    if resource.get("resourceType") == "Patient":
+        names = resource.get("name") or [{}]
+        name = names[0]
+        return " ".join([*name.get("given", []), name.get("family", "")]).strip() or str(name.get("text", ""))
+    for field in CODE_FIELDS:
+        concept = resource.get(field)
+        concept = concept[0] if isinstance(concept, list) and concept else concept
+        if isinstance(concept, dict):
+            text = concept.get("text") or next((c.get("display") for c in concept.get("coding", []) if c.get("display")), None)
+            if text:
+                return str(text)
+    return str(resource.get("description") or resource.get("title") or resource.get("resourceType"))
+
+
+def _index(resource: dict[str, Any]) -> dict[str, Any]:
+    status = _get(resource, "clinicalStatus.coding")
+    status_code = status[0].get("code") if isinstance(status, list) and status else resource.get("status")
+    date = next((str(v) for f in DATE_FIELDS if (v := _get(resource, f))), None)
+    codes = sorted({f"{c.get('system', '')}|{c.get('code', '')}" for c in _codings(resource, CODE_FIELDS)})
+    categories = sorted({str(c.get("code")) for c in _codings(resource, ("category", "class")) if c.get("code")})
+    if isinstance(resource.get("class"), dict) and resource["class"].get("code"):
+        categories.append(str(resource["class"]["code"]))
+    idents = sorted(
+        {f"{i.get('system', '')}|{i.get('value', '')}" for i in resource.get("identifier", []) if isinstance(i, dict)}
+    )
+    words = [display_text(resource)]
+    words += [str(c.get("display", "")) for c in _codings(resource, CODE_FIELDS)]
+    if resource.get("resourceType") == "Patient":
+        for name in resource.get("name", []):
+            words += [*name.get("given", []), name.get("family", ""), name.get("text", "")]
+    return {
+        "patient": patient_of(resource),
+        "date": date,
+        "status": status_code,
+        "codes": json.dumps(codes),
+        "categories": json.dumps(sorted(set(categories))),
+        "identifiers": json.dumps(idents),
+        "text": " ".join(w for w in words if w).lower(),
+    }
+
+
+class FhirStore:
+    """Resources in one SQLite file (or ``":memory:"`` for tests)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = str(path)
+        self._local = threading.local()
+        self._memory: sqlite3.Connection | None = None
+        if self.path == ":memory:":
+            self._memory = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+            self._memory_lock = threading.RLock()
+        else:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._connection().executescript(SCHEMA)  # executescript commits by itself: not inside _tx
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._memory is not None:
+            return self._memory
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE: writers queue on the file lock, not fail)."""
+        conn = self._connection()
+        lock = self._memory_lock if self._memory is not None else None
+        if lock:
+            lock.acquire()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        finally:
+            if lock:
+                lock.release()
+
+    def _rows(self, sql: str, params: Iterable[Any]) -> list[sqlite3.Row]:
+        conn = self._connection()
+        lock = self._memory_lock if self._memory is not None else None
+        if lock:
+            lock.acquire()
+        try:
+            return list(conn.execute(sql, tuple(params)).fetchall())
+        finally:
+            if lock:
+                lock.release()
+
+    # ── reads ──────────────────────────────────────────────────────────────────────────────────────
+
+    def read(self, resource_type: str, resource_id: str) -> dict[str, Any]:
+        """One resource; 404 FhirError if absent."""
+        check_type(resource_type)
+        check_id(resource_id)
+        rows = self._rows("SELECT data FROM resources WHERE type = ? AND id = ?", (resource_type, resource_id))
+        if not rows:
+            raise FhirError(404, "not-found", f"{resource_type}/{resource_id} not found")
+        return dict(json.loads(rows[0][0]))
+
+    def candidates(self, resource_type: str | None, patient: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """(resource, index columns) pairs of a type, optionally within one patient's compartment."""
+        where, params = [], []
+        if resource_type:
+            check_type(resource_type)
+            where.append("type = ?")
+            params.append(resource_type)
+        if patient is not None:
+            where.append("patient = ?")
+            params.append(patient)
+        sql = "SELECT data, date, status, codes, categories, identifiers, text, last_updated FROM resources"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        out = []
+        for row in self._rows(sql, params):
+            index = {
+                "date": row[1],
+                "status": row[2],
+                "codes": json.loads(row[3]),
+                "categories": json.loads(row[4]),
+                "identifiers": json.loads(row[5]),
+                "text": row[6],
+                "last_updated": row[7],
+            }
+            out.append((json.loads(row[0]), index))
+        return out
+
+    def compartment(self, patient_id: str) -> list[dict[str, Any]]:
+        """The patient and every resource in their compartment (``$everything``)."""
+        check_id(patient_id)
+        self.read("Patient", patient_id)
+        rows = self._rows("SELECT data FROM resources WHERE patient = ? ORDER BY type, date", (patient_id,))
+        return [json.loads(r[0]) for r in rows]
+
+    def count(self) -> dict[str, int]:
+        """Resources per type."""
+        return {str(t): int(n) for t, n in self._rows("SELECT type, COUNT(*) FROM resources GROUP BY type", ())}
+
+    # ── writes ─────────────────────────────────────────────────────────────────────────────────────
+
+    @staticmethod
+    def _put(db: sqlite3.Connection, resource: dict[str, Any]) -> dict[str, Any]:
+        resource_type = str(resource.get("resourceType", ""))
+        check_type(resource_type)
+        resource_id = str(resource.get("id") or uuid.uuid4())
+        check_id(resource_id)
+        row = db.execute("SELECT version FROM resources WHERE type = ? AND id = ?", (resource_type, resource_id)).fetchone()
+        version = (row[0] + 1) if row else 1
+        stamp = now()
+        resource = {
+            **resource,
+            "id": resource_id,
+            "meta": {**resource.get("meta", {}), "versionId": str(version), "lastUpdated": stamp},
+        }
+        index = _index(resource)
+        db.execute(
+            "INSERT OR REPLACE INTO resources (type, id, version, last_updated, patient, date, status, codes, "
+            "categories, identifiers, text, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                resource_type,
+                resource_id,
+                version,
+                stamp,
+                index["patient"],
+                index["date"],
+                index["status"],
+                index["codes"],
+                index["categories"],
+                index["identifiers"],
+                index["text"],
+                json.dumps(resource),
+            ),
+        )
+        return resource
+
+    def upsert(self, resources: Iterable[dict[str, Any]]) -> int:
+        """Create or replace resources by id, all in one transaction; returns how many."""
+        n = 0
+        with self._tx() as db:
+            for resource in resources:
+                self._put(db, resource)
+                n += 1
+        return n
+
+    def transaction(self, entries: list[dict[str, Any]]) -> list[tuple[dict[str, Any], bool]]:
+        """Apply Bundle entries atomically; returns (resource, created) per entry.
+
+        ``urn:uuid:`` full URLs become ``Type/id`` (the uuid is kept as the id, so a bundle reloads to the
+        same ids) and every reference to them is rewritten. ``request.ifNoneExist`` makes a POST
+        conditional: an existing match is returned instead, and references point to it.
+        """
+        from docgemma.ehr.search import search
+
+        with self._tx() as db:
+            mapping: dict[str, str] = {}
+            plan: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+            for entry in entries:
+                resource = entry.get("resource")
+                if not isinstance(resource, dict):
+                    raise FhirError(400, "invalid", "a bundle entry has no resource")
+                resource_type = str(resource.get("resourceType", ""))
+                check_type(resource_type)
+                request = entry.get("request") or {}
+                method = str(request.get("method", "PUT" if resource.get("id") else "POST")).upper()
+                full_url = str(entry.get("fullUrl", ""))
+                existing = None
+                if method == "POST" and request.get("ifNoneExist"):
+                    matches = search(self, resource_type, _parse_query(str(request["ifNoneExist"])))
+                    if len(matches) > 1:
+                        raise FhirError(412, "duplicate", "ifNoneExist matched more than one resource")
+                    existing = matches[0] if matches else None
+                if existing is not None:
+                    resource_id = str(existing["id"])
+                elif method == "PUT":
+                    resource_id = str(request.get("url", "")).split("/")[-1] or str(resource.get("id", ""))
+                elif full_url.startswith("urn:uuid:") and ID_RE.match(full_url[9:]):
+                    resource_id = full_url[9:]
+                else:
+                    resource_id = str(uuid.uuid4())
+                check_id(resource_id)
+                if full_url:
+                    mapping[full_url] = f"{resource_type}/{resource_id}"
+                plan.append(({**resource, "id": resource_id}, existing))
+            results: list[tuple[dict[str, Any], bool]] = []
+            for resource, existing in plan:
+                if existing is not None:
+                    results.append((existing, False))
+                else:
+                    results.append((self._put(db, _rewrite(resource, mapping)), True))
+            return results
+
+
+def _rewrite(value: Any, mapping: dict[str, str]) -> Any:
+    """Replace ``urn:uuid:`` references by their new ``Type/id``."""
+    if isinstance(value, dict):
+        return {
+            k: (mapping.get(v, v) if k == "reference" and isinstance(v, str) else _rewrite(v, mapping)) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_rewrite(v, mapping) for v in value]
+    return value
+
+
+def _parse_query(query: str) -> list[tuple[str, str]]:
+    from urllib.parse import parse_qsl
+
+    return parse_qsl(query.split("?", 1)[-1], keep_blank_values=True)

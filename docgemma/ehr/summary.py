@@ -1,0 +1,416 @@
+"""The pre-compiled, condition-centric patient summary (seed 004), sized for a 4B model.
+
+Seed 004 budgets ~20k tokens of pruned FHIR JSON; a 4B model on a small GPU pays that prefill on every
+node, so this summary is compact text within :data:`TOKEN_BUDGET` (Gemma tokenizer) for a typical patient.
+Detail that does not fit stays reachable through the patient-data tools. Sections, most important first:
+orientation, safety constraints, active conditions with treating medications (explicit ``reasonReference``
+links, then flagged encounter-inferred ones) and care plans, unlinked medications with recency, allergies
+and immunizations ("None recorded" when empty: absence is a clinical fact), recently resolved conditions,
+latest observation per LOINC code with its trend, and the last encounter with its note.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from docgemma.ehr.search import encounter_reference
+from docgemma.ehr.store import display_text, reference_id
+
+TOKEN_BUDGET = 1500
+ACTIVE_CONDITION = {"active", "recurrence", "relapse"}
+RESOLVED_CONDITION = {"resolved", "remission", "inactive"}
+ACTIVE_MED = {"active", "on-hold"}
+RECENT_DAYS = 183
+NOTE_CHARS = 700
+#: Minimum lines each section keeps when the budget forces trimming.
+KEEP = {
+    "orientation": 99,
+    "safety": 99,
+    "allergies": 99,
+    "conditions": 6,
+    "medications": 4,
+    "observations": 4,
+    "encounter": 2,
+    "resolved": 1,
+    "immunizations": 1,
+}
+#: Trimming order when over budget: the last section here loses lines first.
+PRIORITY = [
+    "orientation",
+    "safety",
+    "allergies",
+    "conditions",
+    "medications",
+    "observations",
+    "encounter",
+    "resolved",
+    "immunizations",
+]
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative estimate for the Gemma tokenizer (about 3.2 characters a token on clinical text)."""
+    return math.ceil(len(text) / 3.2)
+
+
+def _day(value: Any) -> date | None:
+    if not isinstance(value, str) or len(value) < 10:
+        return None
+    try:
+        return datetime.fromisoformat(value[:10]).date()
+    except ValueError:
+        return None
+
+
+def _status(resource: dict[str, Any], field_name: str = "clinicalStatus") -> str:
+    concept = resource.get(field_name)
+    if isinstance(concept, dict):
+        codes = concept.get("coding") or [{}]
+        return str(codes[0].get("code", ""))
+    return str(resource.get("status", ""))
+
+
+def _quantity(obs: dict[str, Any]) -> str:
+    if "valueQuantity" in obs:
+        q = obs["valueQuantity"]
+        return f"{_num(q.get('value'))} {q.get('unit', '')}".strip()
+    if obs.get("component"):
+        parts = [c for c in obs["component"] if "valueQuantity" in c]
+        if parts:
+            unit = parts[0]["valueQuantity"].get("unit", "")
+            return "/".join(_num(c["valueQuantity"].get("value")) for c in parts) + f" {unit}"
+    if "valueCodeableConcept" in obs:
+        return str(obs["valueCodeableConcept"].get("text") or display_text({"code": obs["valueCodeableConcept"]}))
+    if "valueString" in obs:
+        return str(obs["valueString"])
+    return "?"
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+    return str(value)
+
+
+def note_text(document: dict[str, Any]) -> str:
+    """Decoded text of a DocumentReference's first text attachment ('' if none)."""
+    for content in document.get("content", []):
+        attachment = content.get("attachment", {})
+        if str(attachment.get("contentType", "text/plain")).startswith("text/") and attachment.get("data"):
+            try:
+                return base64.b64decode(attachment["data"]).decode("utf-8", errors="replace").strip()
+            except (binascii.Error, ValueError):
+                return ""
+    return ""
+
+
+def is_image(document: dict[str, Any]) -> bool:
+    """True for a DocumentReference or Media carrying an image (PNG, JPEG or DICOM)."""
+    if document.get("resourceType") == "Media":
+        return True
+    types = [str(c.get("attachment", {}).get("contentType", "")) for c in document.get("content", [])]
+    return any(t.startswith("image/") or t == "application/dicom" for t in types)
+
+
+def trend(latest: dict[str, Any], previous: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Direction, delta and previous value of a numeric observation (None without a previous value)."""
+    if previous is None:
+        return None
+    a, b = latest.get("valueQuantity", {}).get("value"), previous.get("valueQuantity", {}).get("value")
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        return None
+    delta = a - b
+    percent = (delta / b * 100) if b else 0.0
+    direction = "stable" if abs(percent) < 5 else ("rising" if delta > 0 else "falling")
+    d1, d0 = _day(latest.get("effectiveDateTime")), _day(previous.get("effectiveDateTime"))
+    return {
+        "direction": direction,
+        "delta": round(delta, 3),
+        "delta_percent": round(percent, 1),
+        "previous_value": b,
+        "previous_date": str(d0) if d0 else None,
+        "timespan_days": (d1 - d0).days if d1 and d0 else None,
+    }
+
+
+def recency(med: dict[str, Any], today: date) -> tuple[str, int | None]:
+    """("new" | "recent" | "established" | "unknown", days since authoredOn)."""
+    start = _day(med.get("authoredOn"))
+    if start is None:
+        return "unknown", None
+    days = (today - start).days
+    return ("new" if days < 30 else "recent" if days < RECENT_DAYS else "established"), days
+
+
+@dataclass
+class PatientSummary:
+    """The compiled summary: the text injected into prompts, and the facts behind it (for tools and tests)."""
+
+    patient_id: str
+    text: str
+    facts: dict[str, Any] = field(default_factory=dict)
+    tokens_estimated: int = 0
+    trimmed: bool = False
+
+
+def _med_line(med: dict[str, Any], today: date, inferred: bool = False) -> str:
+    label, days = recency(med, today)
+    dose = ""
+    for instruction in med.get("dosageInstruction", [])[:1]:
+        dose = f", {instruction.get('text')}" if instruction.get("text") else ""
+    since = f", {label} ({days} d)" if days is not None else ""
+    flag = " [inferred link]" if inferred else ""
+    return f"{display_text(med)}{dose}{since}{flag}"
+
+
+def compile_summary(
+    resources: list[dict[str, Any]],
+    today: date | None = None,
+    count_tokens: Callable[[str], int] = estimate_tokens,
+    budget: int = TOKEN_BUDGET,
+) -> PatientSummary:
+    """Compile the summary of one patient's compartment (the Patient plus its resources)."""
+    today = today or date.today()
+    by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for resource in resources:
+        by_type[str(resource.get("resourceType"))].append(resource)
+    patients = by_type.get("Patient") or [{}]
+    patient = patients[0]
+    pid = str(patient.get("id", "?"))
+
+    conditions = by_type["Condition"]
+    active = sorted(
+        (c for c in conditions if _status(c) in ACTIVE_CONDITION),
+        key=lambda c: str(c.get("onsetDateTime") or c.get("recordedDate") or ""),
+        reverse=True,
+    )
+    resolved = [
+        c
+        for c in conditions
+        if _status(c) in RESOLVED_CONDITION and (d := _day(c.get("abatementDateTime"))) and (today - d).days <= RECENT_DAYS
+    ]
+    meds = [m for m in by_type["MedicationRequest"] if str(m.get("status")) in ACTIVE_MED]
+    allergies = [a for a in by_type["AllergyIntolerance"] if _status(a) in ("active", "")]
+    plans = [p for p in by_type["CarePlan"] if str(p.get("status")) in ACTIVE_MED]
+    immunizations = sorted(
+        (i for i in by_type["Immunization"] if i.get("status") == "completed"),
+        key=lambda i: str(i.get("occurrenceDateTime", "")),
+        reverse=True,
+    )
+
+    # Condition-centric grouping: explicit reasonReference links first, then encounter-inferred ones.
+    condition_ids = {str(c.get("id")) for c in active}
+    treats: dict[str, list[str]] = defaultdict(list)
+    linked: set[str] = set()
+    for med in meds:
+        for ref in med.get("reasonReference", []):
+            cid = reference_id(ref, "Condition")
+            if cid in condition_ids:
+                treats[cid].append(_med_line(med, today))
+                linked.add(str(med.get("id")))
+    diagnosed_at: dict[str, list[str]] = defaultdict(list)
+    for condition in active:
+        eid = reference_id(encounter_reference(condition), "Encounter")
+        if eid:
+            diagnosed_at[eid].append(str(condition.get("id")))
+    inferred_ids: set[str] = set()
+    for med in meds:
+        if str(med.get("id")) in linked:
+            continue
+        eid = reference_id(encounter_reference(med), "Encounter")
+        for cid in diagnosed_at.get(eid or "", []):
+            treats[cid].append(_med_line(med, today, inferred=True))
+            inferred_ids.add(str(med.get("id")))
+    addresses: dict[str, list[str]] = defaultdict(list)
+    for plan in plans:
+        for ref in plan.get("addresses", []):
+            cid = reference_id(ref, "Condition")
+            if cid in condition_ids:
+                addresses[cid].append(display_text({"code": (plan.get("category") or [{}])[0]}))
+    unlinked = [m for m in meds if str(m.get("id")) not in linked | inferred_ids]
+
+    # Latest observation per LOINC code, with the previous value for the trend.
+    series: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for obs in by_type["Observation"]:
+        code = next((c.get("code") for c in obs.get("code", {}).get("coding", []) if "loinc" in str(c.get("system"))), None)
+        if code:
+            series[str(code)].append(obs)
+    latest_obs: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+    for items in series.values():
+        items.sort(key=lambda o: str(o.get("effectiveDateTime") or o.get("issued") or ""), reverse=True)
+        latest_obs.append((items[0], items[1] if len(items) > 1 else None))
+    category_rank = {"laboratory": 0, "vital-signs": 1, "survey": 2, "social-history": 3}
+
+    def obs_rank(pair: tuple[dict[str, Any], dict[str, Any] | None]) -> tuple[int, str]:
+        cats = [c.get("code") for cc in pair[0].get("category", []) for c in cc.get("coding", [])]
+        rank = min((category_rank.get(str(c), 4) for c in cats), default=4)
+        return rank, str(display_text(pair[0]))
+
+    latest_obs.sort(key=obs_rank)
+
+    encounters = sorted(by_type["Encounter"], key=lambda e: str(e.get("period", {}).get("start", "")), reverse=True)
+    ambulatory = [e for e in encounters if e.get("class", {}).get("code") == "AMB"]
+    last = ambulatory[0] if ambulatory else (encounters[0] if encounters else None)
+    documents = [d for d in by_type["DocumentReference"] if not is_image(d)]
+    note = ""
+    if last is not None:
+        own = [d for d in documents if reference_id(encounter_reference(d), "Encounter") == last.get("id")]
+        if own:
+            note = note_text(own[0])
+    if not note and documents:
+        documents.sort(key=lambda d: str(d.get("date", "")), reverse=True)
+        note = note_text(documents[0])
+    images = [d for d in [*by_type["DocumentReference"], *by_type["Media"]] if is_image(d)]
+
+    # ── text ──
+    name = display_text(patient)
+    born = _day(patient.get("birthDate"))
+    age = (today.year - born.year - ((today.month, today.day) < (born.month, born.day))) if born else None
+    deceased = " (deceased)" if patient.get("deceasedDateTime") or patient.get("deceasedBoolean") else ""
+    key = ", ".join(display_text(c) for c in active[:2])
+    orientation = [
+        f"{name} is a {age if age is not None else '?'}-year-old {patient.get('gender', 'person')}{deceased} "
+        f"(born {born or 'unknown'}, ID {pid}). {len(active)} active condition(s)" + (f" including {key}." if key else ".")
+    ]
+    if last is not None:
+        kind = display_text({"type": last.get("type", [])}) if last.get("type") else last.get("class", {}).get("code", "")
+        orientation.append(f"Last visit: {str(last.get('period', {}).get('start', ''))[:10]} ({kind}).")
+
+    safety: list[str] = []
+    for allergy in allergies:
+        reactions = [display_text({"code": m}) for r in allergy.get("reaction", []) for m in r.get("manifestation", [])]
+        crit = f", criticality {allergy['criticality']}" if allergy.get("criticality") else ""
+        safety.append(f"ALLERGY: {display_text(allergy)}" + (f" — {', '.join(reactions)}" if reactions else "") + crit)
+    if len(meds) >= 5:
+        safety.append(f"POLYPHARMACY: {len(meds)} active medications.")
+    text_all = " ".join(display_text(c).lower() for c in active)
+    med_all = " ".join(display_text(m).lower() for m in meds)
+    if "pregnan" in text_all or "preeclampsia" in text_all or "pre-eclampsia" in text_all:
+        safety.append("PREGNANCY: check every drug for teratogenicity and pregnancy safety.")
+    if "warfarin" in med_all or "apixaban" in med_all or "rivaroxaban" in med_all:
+        safety.append("ANTICOAGULATED: bleeding risk; check INR and interactions before adding drugs.")
+    renal = next(((o, p) for o, p in latest_obs if any(w in display_text(o).lower() for w in ("egfr", "glomerular"))), None)
+    if renal:
+        t = trend(*renal)
+        safety.append(
+            f"RENAL FUNCTION: eGFR {_quantity(renal[0])}"
+            + (f", {t['direction']}" if t else "")
+            + " — review renally cleared drugs and doses."
+        )
+    if age is not None and age < 18:
+        safety.append("PAEDIATRIC: use weight-based dosing.")
+    if images:
+        safety.append(
+            f"IMAGES ON RECORD: {len(images)} ("
+            + ", ".join(str(d.get("description") or display_text(d)) for d in images[:3])
+            + ")."
+        )
+
+    condition_lines: list[str] = []
+    for c in active:
+        onset = str(c.get("onsetDateTime") or c.get("recordedDate") or "")[:10]
+        condition_lines.append(f"- {display_text(c)} (since {onset or 'unknown'}) [{c.get('id')}]")
+        condition_lines += [f"  treated with: {m}" for m in treats.get(str(c.get("id")), [])]
+        condition_lines += [f"  care plan: {p}" for p in addresses.get(str(c.get("id")), [])]
+    if not condition_lines:
+        condition_lines = ["None recorded."]
+    med_lines = [f"- {_med_line(m, today)}" for m in unlinked] or ["None."]
+    allergy_lines = [f"- {display_text(a)}" for a in allergies] or ["None recorded."]
+    obs_lines = []
+    for obs, previous in latest_obs:
+        when = str(obs.get("effectiveDateTime") or obs.get("issued") or "")[:10]
+        line = f"- {display_text(obs)}: {_quantity(obs)} ({when})"
+        t = trend(obs, previous)
+        if t:
+            arrow = {"rising": "↑", "falling": "↓", "stable": "→"}[t["direction"]]
+            line += f" {arrow} {t['direction']}, {t['delta']:+g} from {_num(t['previous_value'])} ({t['previous_date']})"
+        obs_lines.append(line)
+    encounter_lines = []
+    if last is not None:
+        encounter_lines.append(
+            f"{str(last.get('period', {}).get('start', ''))[:10]} {display_text({'type': last.get('type', [])})} "
+            f"[{last.get('id')}]"
+        )
+        if note:
+            short = note if len(note) <= NOTE_CHARS else note[:NOTE_CHARS].rsplit(" ", 1)[0] + " … (full note in the timeline)"
+            encounter_lines.append("Note: " + " ".join(short.split()))
+    resolved_lines = [f"- {display_text(c)} (resolved {str(c.get('abatementDateTime'))[:10]})" for c in resolved] or ["None."]
+    imm_lines = (
+        [
+            f"{len(immunizations)} on record; latest: "
+            + "; ".join(f"{display_text(i)} ({str(i.get('occurrenceDateTime', ''))[:10]})" for i in immunizations[:3])
+        ]
+        if immunizations
+        else ["None recorded."]
+    )
+
+    sections: dict[str, tuple[str, list[str]]] = {
+        "orientation": ("## Patient", orientation),
+        "safety": ("## Safety", safety or ["No allergies or safety flags recorded."]),
+        "allergies": ("## Allergies", allergy_lines),
+        "conditions": ("## Active conditions (with treating medications)", condition_lines),
+        "medications": ("## Medications not linked to a condition", med_lines),
+        "observations": ("## Latest observations", obs_lines or ["None recorded."]),
+        "encounter": ("## Last encounter", encounter_lines or ["None recorded."]),
+        "resolved": ("## Recently resolved (6 months)", resolved_lines),
+        "immunizations": ("## Immunizations", imm_lines),
+    }
+    text, trimmed = _fit(sections, count_tokens, budget)
+    facts = {
+        "patient": {
+            "id": pid,
+            "name": name,
+            "age": age,
+            "gender": patient.get("gender"),
+            "birth_date": str(born) if born else None,
+        },
+        "active_conditions": [display_text(c) for c in active],
+        "treats": {display_text(c): treats.get(str(c.get("id")), []) for c in active},
+        "inferred_medications": sorted(display_text(m) for m in meds if str(m.get("id")) in inferred_ids),
+        "unlinked_medications": [display_text(m) for m in unlinked],
+        "active_medications": [display_text(m) for m in meds],
+        "allergies": [display_text(a) for a in allergies],
+        "immunizations": len(immunizations),
+        "recently_resolved": [display_text(c) for c in resolved],
+        "latest_observations": {display_text(o): {"value": _quantity(o), "trend": trend(o, p)} for o, p in latest_obs},
+        "last_encounter": last.get("id") if last else None,
+        "note": note,
+        "images": [str(d.get("id")) for d in images],
+        "safety": safety,
+    }
+    return PatientSummary(pid, text, facts, count_tokens(text), trimmed)
+
+
+def _render(sections: dict[str, tuple[str, list[str]]], dropped: dict[str, int]) -> str:
+    out = []
+    for key in PRIORITY:
+        title, lines = sections[key]
+        keep = len(lines) - dropped.get(key, 0)
+        body = lines[:keep]
+        if keep < len(lines):
+            body.append(f"(+{len(lines) - keep} more in the record)")
+        out.append(title + "\n" + "\n".join(body))
+    return "\n".join(out)
+
+
+def _fit(sections: dict[str, tuple[str, list[str]]], count_tokens: Callable[[str], int], budget: int) -> tuple[str, bool]:
+    """Drop lines from the least important sections until the text fits ``budget``."""
+    dropped: dict[str, int] = {}
+    text = _render(sections, dropped)
+    while count_tokens(text) > budget:
+        for key in reversed(PRIORITY):
+            lines = sections[key][1]
+            if len(lines) - dropped.get(key, 0) > KEEP[key]:
+                dropped[key] = dropped.get(key, 0) + 1
+                break
+        else:
+            return text, True  # nothing more can go: the minimum is over budget
+        text = _render(sections, dropped)
+    return text, bool(dropped)

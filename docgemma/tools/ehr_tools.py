@@ -1,0 +1,329 @@
+"""The patient-record tools (seed 002 §16 and seed 004): search, chart, data query, connections, timeline,
+and the three writes (allergy, prescription, clinical note). Writes reach this module only after the
+clinician approved them in TOOL_EXECUTE.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections import defaultdict
+from datetime import date
+from functools import partial
+from typing import Any
+
+from pydantic import BaseModel
+
+from docgemma.ehr.client import FhirClientError
+from docgemma.ehr.search import encounter_reference
+from docgemma.ehr.service import Ehr, idempotency_key
+from docgemma.ehr.store import display_text, patient_of
+from docgemma.ehr.summary import _quantity, note_text
+from docgemma.tools.outcome import ToolOutcome, failure, success
+from docgemma.tools.registry import Executor, Formatter, ToolContext
+
+CLINICAL_TYPES = ("Condition", "MedicationRequest", "Observation", "Procedure", "Encounter", "DiagnosticReport",
+                  "CarePlan", "Immunization", "AllergyIntolerance", "DocumentReference")
+#: Concept → the words its results are named with (a "kidney function" search must find creatinine and eGFR).
+CONCEPTS: dict[str, tuple[str, ...]] = {
+    "kidney": ("creatinine", "glomerular", "egfr", "urea", "albumin", "kidney", "renal"),
+    "renal": ("creatinine", "glomerular", "egfr", "urea", "albumin", "kidney", "renal"),
+    "liver": ("alanine aminotransferase", "aspartate", "bilirubin", "alkaline phosphatase", "albumin", "liver", "hepat"),
+    "thyroid": ("thyrotropin", "thyroxine", "thyroid"),
+    "diabetes": ("a1c", "glucose", "diabetes"),
+    "sugar": ("a1c", "glucose"),
+    "blood pressure": ("blood pressure", "systolic", "diastolic"),
+    "anticoagulation": ("inr", "prothrombin", "warfarin", "apixaban"),
+    "clotting": ("inr", "prothrombin", "platelets"),
+    "cholesterol": ("cholesterol", "triglyceride", "lipoprotein"),
+    "lipids": ("cholesterol", "triglyceride", "lipoprotein"),
+    "blood count": ("hemoglobin", "hematocrit", "platelets", "leukocytes", "erythrocytes"),
+    "anemia": ("hemoglobin", "hematocrit", "ferritin"),
+    "anaemia": ("hemoglobin", "hematocrit", "ferritin"),
+    "electrolytes": ("sodium", "potassium", "chloride", "bicarbonate"),
+    "weight": ("body weight", "body mass index"),
+    "pregnancy": ("pregnan", "preeclampsia", "pre-eclampsia", "protein/creatinine"),
+}
+
+
+def search_terms(name: str) -> list[str]:
+    """The words to match for a name: the name itself plus the concept's expansions."""
+    lowered = name.lower().strip()
+    terms = [lowered]
+    for concept, words in CONCEPTS.items():
+        if concept in lowered:
+            terms += list(words)
+    return terms
+
+
+def _fail(exc: FhirClientError) -> ToolOutcome:
+    if exc.status == 404:
+        return failure("not_found")
+    if exc.status in (400, 422):
+        return failure("invalid_args")
+    if exc.status in (401, 403, 503):
+        return failure("service_unavailable")
+    return failure("server_error")
+
+
+def _when(resource: dict[str, Any]) -> str:
+    for key in ("effectiveDateTime", "onsetDateTime", "authoredOn", "performedDateTime", "occurrenceDateTime", "date",
+                "recordedDate"):
+        if resource.get(key):
+            return str(resource[key])[:10]
+    period = resource.get("period") or resource.get("performedPeriod") or {}
+    return str(period.get("start", ""))[:10]
+
+
+def line(resource: dict[str, Any]) -> str:
+    """One compact line: type, name, value or status, date, id."""
+    kind = resource.get("resourceType")
+    value = f": {_quantity(resource)}" if kind == "Observation" else ""
+    status = resource.get("status") or (resource.get("clinicalStatus") or {}).get("coding", [{}])[0].get("code", "")
+    return f"{kind} {display_text(resource)}{value} ({status}, {_when(resource) or 'no date'}) [{resource.get('id')}]"
+
+
+# ── reads ────────────────────────────────────────────────────────────────────────────────────────────
+
+def search_patient(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """Patients whose name contains the words given."""
+    name = str(args.name)  # type: ignore[attr-defined]
+    try:
+        found = ehr.client.search("Patient", [("name", name.split()[-1]), ("_count", "20")], limit=20)
+    except FhirClientError as exc:
+        return _fail(exc)
+    words = [w.lower() for w in name.split()]
+    matches = [{"id": p["id"], "name": display_text(p), "birth_date": p.get("birthDate"), "gender": p.get("gender")}
+               for p in found if all(w in display_text(p).lower() for w in words)]
+    return success({"query": name, "matches": matches})
+
+
+def format_patients(data: dict[str, Any]) -> str:
+    """Matches, or an explicit absence."""
+    if not data["matches"]:
+        return f"No patient named '{data['query']}' was found."
+    return "\n".join(f"- {m['name']}, born {m['birth_date']}, {m['gender']} (ID {m['id']})" for m in data["matches"])
+
+
+def get_patient_chart(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """The compiled summary."""
+    pid = str(args.patient_id)  # type: ignore[attr-defined]
+    try:
+        summary = ehr.summary(pid)
+    except FhirClientError as exc:
+        return _fail(exc)
+    return success({"patient": summary.facts["patient"], "summary": summary.text})
+
+
+def query_patient_data(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """Filtered records of one patient, newest first; concept words expand to what results are named."""
+    a: Any = args
+    params: list[tuple[str, str]] = [("patient", a.patient_id)]
+    if a.date_from:
+        params.append(("date", f"ge{a.date_from}"))
+    if a.date_to:
+        params.append(("date", f"le{a.date_to}"))
+    if a.status:
+        params.append(("status", a.status))
+    if a.category:
+        params.append(("category", a.category))
+    types = [a.resource_type] if a.resource_type else (["Observation"] if a.category else list(CLINICAL_TYPES))
+    try:
+        ehr.client.read("Patient", a.patient_id)
+        found = [r for t in types for r in ehr.client.search(t, params, limit=500)]
+    except FhirClientError as exc:
+        return _fail(exc)
+    if a.name:
+        terms = search_terms(a.name)
+        found = [r for r in found if any(t in f"{display_text(r)} {line(r)}".lower() for t in terms)]
+    found.sort(key=_when, reverse=True)
+    described = ", ".join(str(v) for v in (a.name, a.resource_type, a.category, a.status) if v) or "any data"
+    return success({"query": described, "results": [line(r) for r in found[:25]], "total": len(found)})
+
+
+def format_query(data: dict[str, Any]) -> str:
+    """Lines, or the explicit absence (absence is a clinical fact)."""
+    if not data["results"]:
+        return f"No records matching '{data['query']}' were found for this patient."
+    more = f"\n(+{data['total'] - len(data['results'])} older)" if data["total"] > len(data["results"]) else ""
+    return "\n".join(data["results"]) + more
+
+
+def _references(value: Any, path: str = "") -> list[tuple[str, str]]:
+    """Every (field path, reference) inside a resource: the generic edges of the record graph."""
+    out: list[tuple[str, str]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "reference" and isinstance(item, str) and "/" in item:
+                out.append((path, item))
+            else:
+                out += _references(item, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for item in value:
+            out += _references(item, path)
+    return out
+
+
+def explore_connections(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """Everything the item references and everything that references it, grouped by field. One generic
+    traversal: no code per relationship type."""
+    a: Any = args
+    try:
+        resources = ehr.compartment(a.patient_id)
+    except FhirClientError as exc:
+        return _fail(exc)
+    by_ref = {f"{r['resourceType']}/{r['id']}": r for r in resources}
+    key = f"{a.resource_type}/{a.fhir_id}"
+    node = by_ref.get(key)
+    if node is None or patient_of(node) != a.patient_id:
+        return failure("not_found")
+    groups: dict[str, list[str]] = defaultdict(list)
+    for field, ref in _references(node):
+        target = by_ref.get(ref)
+        if target is not None and target["resourceType"] != "Patient":
+            groups[f"{field} →"].append(line(target))
+    for other in resources:
+        for field, ref in _references(other):
+            if ref == key:
+                entry = line(other)
+                if other["resourceType"] == "DocumentReference" and note_text(other):
+                    entry += "\n    Note: " + " ".join(note_text(other).split())[:600]
+                groups[f"← {other['resourceType']}.{field}"].append(entry)
+    return success({"item": line(node), "connections": {k: v[:10] for k, v in groups.items()}})
+
+
+def format_connections(data: dict[str, Any]) -> str:
+    """The node, then each group of connections."""
+    lines = [f"Connections of {data['item']}:"]
+    if not data["connections"]:
+        lines.append("No connected records.")
+    for group, items in data["connections"].items():
+        lines.append(f"{group} ({len(items)}):")
+        lines += [f"  {item}" for item in items]
+    return "\n".join(lines)
+
+
+def get_patient_timeline(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """Encounters in the range (newest first, at most 12) with their events, and notes on request."""
+    a: Any = args
+    try:
+        resources = ehr.compartment(a.patient_id)
+    except FhirClientError as exc:
+        return _fail(exc)
+    encounters = [r for r in resources if r["resourceType"] == "Encounter"
+                  and (not a.start_date or _when(r) >= a.start_date) and (not a.end_date or _when(r) <= a.end_date)]
+    encounters.sort(key=_when, reverse=True)
+    events: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in resources:
+        ref = encounter_reference(r)
+        target = ref.get("reference") if isinstance(ref, dict) else None
+        if isinstance(target, str) and target.startswith("Encounter/"):
+            events[target.split("/", 1)[1]].append(r)
+    visits = []
+    for encounter in encounters[:12]:
+        items = events.get(str(encounter["id"]), [])
+        visit: dict[str, Any] = {
+            "date": _when(encounter), "type": display_text({"type": encounter.get("type", [])}) if encounter.get("type") else "",
+            "class": encounter.get("class", {}).get("code", ""), "id": encounter["id"],
+            "events": [line(r) for r in items if r["resourceType"] != "DocumentReference"][:8],
+        }
+        if a.include_notes:
+            visit["notes"] = [note_text(r) for r in items if r["resourceType"] == "DocumentReference" and note_text(r)]
+        visits.append(visit)
+    return success({"range": f"{a.start_date or 'start'} to {a.end_date or 'today'}", "results": visits,
+                    "total": len(encounters)})
+
+
+def format_timeline(data: dict[str, Any]) -> str:
+    """Visits with their events (and notes)."""
+    if not data["results"]:
+        return f"No encounters recorded from {data['range']}."
+    lines = [f"{data['total']} encounter(s), {data['range']}:"]
+    for visit in data["results"]:
+        lines.append(f"{visit['date']} {visit['type']} ({visit['class']}) [{visit['id']}]")
+        lines += [f"  {event}" for event in visit["events"]]
+        lines += [f"  Note: {' '.join(note.split())[:800]}" for note in visit.get("notes", [])]
+    return "\n".join(lines)
+
+
+# ── writes (only after the clinician's approval) ─────────────────────────────────────────────────────
+
+def _write(ehr: Ehr, tool: str, args: BaseModel, context: ToolContext, resource: dict[str, Any], what: str) -> ToolOutcome:
+    pid = str(args.patient_id)  # type: ignore[attr-defined]
+    try:
+        ehr.client.read("Patient", pid)
+        key = idempotency_key(context.scope or pid, tool, args.model_dump())
+        saved, created = ehr.write(resource, key=key, step=tool)
+    except FhirClientError as exc:
+        return _fail(exc)
+    except ValueError:
+        return failure("invalid_args", missing_fields=["a valid value"])
+    return success({"written": what, "resource": f"{saved['resourceType']}/{saved['id']}", "created": created})
+
+
+def add_allergy(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """AllergyIntolerance."""
+    a: Any = args
+    reaction: dict[str, Any] = {"manifestation": [{"text": a.reaction}]}
+    if a.severity:
+        reaction["severity"] = a.severity
+    resource = {
+        "resourceType": "AllergyIntolerance", "patient": {"reference": f"Patient/{a.patient_id}"},
+        "clinicalStatus": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical",
+                                       "code": "active"}]},
+        "verificationStatus": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/allergyintolerance-verification",
+                                           "code": "confirmed"}]},
+        "code": {"text": a.substance}, "reaction": [reaction], "recordedDate": date.today().isoformat(),
+        **({"criticality": "high"} if a.severity == "severe" else {}),
+    }
+    return _write(ehr, "add_allergy", args, context, resource, f"allergy to {a.substance} ({a.reaction})")
+
+
+def prescribe_medication(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """MedicationRequest (an order; dispensing is outside this system)."""
+    a: Any = args
+    resource = {
+        "resourceType": "MedicationRequest", "status": "active", "intent": "order",
+        "subject": {"reference": f"Patient/{a.patient_id}"}, "authoredOn": date.today().isoformat(),
+        "medicationCodeableConcept": {"text": a.medication_name},
+        "dosageInstruction": [{"text": f"{a.dosage} {a.frequency}"}],
+        **({"note": [{"text": a.notes}]} if a.notes else {}),
+    }
+    return _write(ehr, "prescribe_medication", args, context, resource,
+                  f"{a.medication_name} {a.dosage} {a.frequency}")
+
+
+def save_clinical_note(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """DocumentReference with the note as text/plain."""
+    a: Any = args
+    from docgemma.ehr.store import now
+
+    resource = {
+        "resourceType": "DocumentReference", "status": "current", "type": {"text": a.note_type},
+        "subject": {"reference": f"Patient/{a.patient_id}"}, "date": now(),
+        "content": [{"attachment": {"contentType": "text/plain", "data": base64.b64encode(a.note_text.encode()).decode()}}],
+    }
+    return _write(ehr, "save_clinical_note", args, context, resource, f"{a.note_type} note")
+
+
+def format_write(data: dict[str, Any]) -> str:
+    """What was written (or found already written)."""
+    verb = "Saved" if data["created"] else "Already saved earlier (not written again)"
+    return f"{verb}: {data['written']} [{data['resource']}]"
+
+
+def ehr_executors(ehr: Ehr) -> tuple[dict[str, Executor], dict[str, Formatter]]:
+    """Executors and formatters of the eight record tools."""
+    executors: dict[str, Executor] = {
+        name: partial(fn, ehr) for name, fn in (
+            ("search_patient", search_patient), ("get_patient_chart", get_patient_chart),
+            ("query_patient_data", query_patient_data), ("explore_connections", explore_connections),
+            ("get_patient_timeline", get_patient_timeline), ("add_allergy", add_allergy),
+            ("prescribe_medication", prescribe_medication), ("save_clinical_note", save_clinical_note))
+    }
+    formatters: dict[str, Formatter] = {
+        "search_patient": format_patients, "get_patient_chart": lambda d: str(d["summary"]),
+        "query_patient_data": format_query, "explore_connections": format_connections,
+        "get_patient_timeline": format_timeline, "add_allergy": format_write, "prescribe_medication": format_write,
+        "save_clinical_note": format_write,
+    }
+    return executors, formatters
