@@ -31,8 +31,12 @@ def uid(*parts: str) -> str:
 
 
 def add(resource: dict[str, Any]) -> str:
-    entries.append({"fullUrl": f"urn:uuid:{resource['id']}", "resource": resource,
-                    "request": {"method": "PUT", "url": f"{resource['resourceType']}/{resource['id']}"}})
+    """Queue ``resource``; references to it use ``Type/id`` and are rewritten to its urn:uuid below."""
+    # POST with urn:uuid full URLs: the embedded store keeps the uuid as the id; other servers (Medplum,
+    # which also caps the number of updates per transaction) assign their own and rewrite the references.
+    body = {k: v for k, v in resource.items() if k != "id"}
+    entries.append({"fullUrl": f"urn:uuid:{resource['id']}", "resource": body,
+                    "request": {"method": "POST", "url": resource["resourceType"]}})
     return str(resource["id"])
 
 
@@ -258,8 +262,20 @@ def build() -> None:
         p.bp(128, 80, "2026-08-01")
 
 
+def to_urns(value: Any, ids: set[str]) -> Any:
+    """``Type/<id>`` references to resources of this bundle become ``urn:uuid:<id>``."""
+    if isinstance(value, dict):
+        return {k: (f"urn:uuid:{v.split('/', 1)[1]}" if k == "reference" and isinstance(v, str) and v.split("/")[-1] in ids
+                    else to_urns(v, ids)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_urns(v, ids) for v in value]
+    return value
+
+
 def main() -> None:
     build()
+    ids = {e["fullUrl"][9:] for e in entries}
+    entries[:] = [to_urns(e, ids) for e in entries]
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({"resourceType": "Bundle", "type": "transaction", "entry": entries}, indent=1) + "\n")
     print(f"{OUT}: {len(entries)} resources")

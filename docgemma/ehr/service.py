@@ -155,9 +155,11 @@ class Ehr:
         target = f"urn:uuid:{key[:8]}-{key[8:12]}-{key[12:16]}-{key[16:20]}-{key[20:32]}"
         from docgemma.ehr.store import now
 
+        patient = (resource.get("subject") or resource.get("patient") or {}).get("reference", "")
         provenance = {
             "resourceType": "Provenance",
-            "target": [{"reference": target}],
+            # The patient is a second target so the Provenance sits in the patient's compartment.
+            "target": [{"reference": target}, *([{"reference": patient}] if patient else [])],
             "recorded": now(),
             "activity": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v3-DataOperation", "code": "CREATE"}]},
             "agent": [
@@ -178,26 +180,27 @@ class Ehr:
                     "who": {"display": f"DocGemma Connect agent ({step})"},
                 },
             ],
-            "identifier": [{"system": WRITE_SYSTEM + ":provenance", "value": key}],
         }
         validate_resource({**provenance, "target": [{"reference": f"{resource['resourceType']}/x"}]})
+        # A write already made under this key (a retry) returns it and writes nothing, not even Provenance.
+        # R4 Provenance has no identifier to make it conditional; inside the transaction, the resource's own
+        # If-None-Exist still guards against two racing retries.
+        existing = self.client.search(resource["resourceType"], [("identifier", f"{WRITE_SYSTEM}|{key}")], limit=1)
+        if existing:
+            return existing[0], False
         entries: list[dict[str, Any]] = [
             {
                 "fullUrl": target,
                 "resource": resource,
                 "request": {"method": "POST", "url": resource["resourceType"], "ifNoneExist": f"identifier={WRITE_SYSTEM}|{key}"},
             },
-            {
-                "resource": provenance,
-                "request": {"method": "POST", "url": "Provenance", "ifNoneExist": f"identifier={WRITE_SYSTEM}:provenance|{key}"},
-            },
+            {"resource": provenance, "request": {"method": "POST", "url": "Provenance"}},
         ]
         response = self.client.transaction(entries)
         saved = response[0]["resource"]
         created = str(response[0].get("response", {}).get("status", "")).startswith("201")
-        patient = (resource.get("subject") or resource.get("patient") or {}).get("reference", "").split("/")[-1]
         if patient:
-            self.recompile(patient)
+            self.recompile(patient.split("/")[-1])
         return saved, created
 
     def write_warnings(self, spec: ToolSpec, args: dict[str, Any], active: PatientRef | None) -> list[str]:

@@ -129,7 +129,7 @@ def display_text(resource: dict[str, Any]) -> str:
         names = resource.get("name") or [{}]
         name = names[0]
         return " ".join([*name.get("given", []), name.get("family", "")]).strip() or str(name.get("text", ""))
-    for field in CODE_FIELDS:
+    for field in (*CODE_FIELDS, "category"):
         concept = resource.get(field)
         concept = concept[0] if isinstance(concept, list) and concept else concept
         if isinstance(concept, dict):

@@ -56,8 +56,10 @@ PRIORITY = [
 
 
 def estimate_tokens(text: str) -> int:
-    """A conservative estimate for the Gemma tokenizer (about 3.2 characters a token on clinical text)."""
-    return math.ceil(len(text) / 3.2)
+    """An estimate for the Gemma tokenizer, fitted on these summaries: Gemma splits numbers into single
+    digits (about 1.5 tokens each with separators), while words cost about 0.2 tokens a character."""
+    digits = sum(c.isdigit() for c in text)
+    return math.ceil((len(text) - digits) / 4.2 + digits * 1.6 + text.count("\n"))
 
 
 def _day(value: Any) -> date | None:
@@ -82,7 +84,9 @@ def _quantity(obs: dict[str, Any]) -> str:
         q = obs["valueQuantity"]
         return f"{_num(q.get('value'))} {q.get('unit', '')}".strip()
     if obs.get("component"):
-        parts = [c for c in obs["component"] if "valueQuantity" in c]
+        # Systolic (LOINC 8480-6) before diastolic, whatever order the source used.
+        parts = sorted((c for c in obs["component"] if "valueQuantity" in c),
+                       key=lambda c: "8480-6" not in str(c.get("code")))
         if parts:
             unit = parts[0]["valueQuantity"].get("unit", "")
             return "/".join(_num(c["valueQuantity"].get("value")) for c in parts) + f" {unit}"
@@ -316,7 +320,8 @@ def compile_summary(
     condition_lines: list[str] = []
     for c in active:
         onset = str(c.get("onsetDateTime") or c.get("recordedDate") or "")[:10]
-        condition_lines.append(f"- {display_text(c)} (since {onset or 'unknown'}) [{c.get('id')}]")
+        # No resource ids here: a UUID costs ~40 Gemma tokens; the data-query tool returns them when needed.
+        condition_lines.append(f"- {display_text(c)} (since {onset or 'unknown'})")
         condition_lines += [f"  treated with: {m}" for m in treats.get(str(c.get("id")), [])]
         condition_lines += [f"  care plan: {p}" for p in addresses.get(str(c.get("id")), [])]
     if not condition_lines:
@@ -330,13 +335,12 @@ def compile_summary(
         t = trend(obs, previous)
         if t:
             arrow = {"rising": "↑", "falling": "↓", "stable": "→"}[t["direction"]]
-            line += f" {arrow} {t['direction']}, {t['delta']:+g} from {_num(t['previous_value'])} ({t['previous_date']})"
+            line += f" {arrow} {t['direction']}, {t['delta']:+.3g} from {_num(t['previous_value'])} ({t['previous_date']})"
         obs_lines.append(line)
     encounter_lines = []
     if last is not None:
         encounter_lines.append(
-            f"{str(last.get('period', {}).get('start', ''))[:10]} {display_text({'type': last.get('type', [])})} "
-            f"[{last.get('id')}]"
+            f"{str(last.get('period', {}).get('start', ''))[:10]} {display_text({'type': last.get('type', [])})}"
         )
         if note:
             short = note if len(note) <= NOTE_CHARS else note[:NOTE_CHARS].rsplit(" ", 1)[0] + " … (full note in the timeline)"
@@ -380,6 +384,10 @@ def compile_summary(
         "immunizations": len(immunizations),
         "recently_resolved": [display_text(c) for c in resolved],
         "latest_observations": {display_text(o): {"value": _quantity(o), "trend": trend(o, p)} for o, p in latest_obs},
+        "latest_by_loinc": {
+            code: {"id": items[0].get("id"), "previous_id": items[1].get("id") if len(items) > 1 else None}
+            for code, items in series.items()
+        },
         "last_encounter": last.get("id") if last else None,
         "note": note,
         "images": [str(d.get("id")) for d in images],

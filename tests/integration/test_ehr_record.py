@@ -75,7 +75,9 @@ def exercise_client(client: FhirClient) -> None:
     assert {r["resourceType"] for r in everything} >= {"Patient", "Condition", "Observation", "Encounter"}
 
     allergy = {"resourceType": "AllergyIntolerance", "patient": {"reference": f"Patient/{pid}"},
-               "identifier": [{"system": "urn:test:idem", "value": f"k-{pid}"}], "code": {"text": "latex"}}
+               "identifier": [{"system": "urn:test:idem", "value": f"k-{pid}"}], "code": {"text": "latex"},
+               "clinicalStatus": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical",
+                                              "code": "active"}]}}
     one = client.create(allergy, if_none_exist=f"identifier=urn:test:idem|k-{pid}")
     two = client.create(allergy, if_none_exist=f"identifier=urn:test:idem|k-{pid}")
     assert one["id"] == two["id"]

@@ -17,6 +17,7 @@ import pytest
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.config import Settings
 from docgemma.llm.fake import FakeLLM
+from docgemma.runtime import build_registry
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.mcp_client import McpToolClient
 from docgemma.tools.registry import ToolContext, default_registry
@@ -37,14 +38,21 @@ CALLS: dict[str, dict[str, Any]] = {
 
 
 @pytest.fixture(scope="module")
-def api_env() -> Iterator[dict[str, str]]:
+def api_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    data_dir = str(tmp_path_factory.mktemp("record"))
     with serve() as base:
-        yield {**os.environ, "DOCGEMMA_OPENFDA_URL": f"{base}/openfda", "DOCGEMMA_EUTILS_URL": f"{base}/eutils",
-               "DOCGEMMA_EUROPEPMC_URL": f"{base}/europepmc", "DOCGEMMA_CTGOV_URL": f"{base}/ctgov"}
+        yield {
+            **os.environ,
+            "DOCGEMMA_DATA_DIR": data_dir,
+            "DOCGEMMA_OPENFDA_URL": f"{base}/openfda",
+            "DOCGEMMA_EUTILS_URL": f"{base}/eutils",
+            "DOCGEMMA_EUROPEPMC_URL": f"{base}/europepmc",
+            "DOCGEMMA_CTGOV_URL": f"{base}/ctgov",
+        }
 
 
 def in_process(env: dict[str, str]) -> dict[str, Any]:
-    registry = knowledge_tools(Settings.from_env(env)).bind(default_registry())
+    registry = build_registry(Settings.from_env(env), in_process=True)
     return {name: registry[name].run(registry[name].args_model(**args), ToolContext()) for name, args in CALLS.items()}
 
 
@@ -63,7 +71,8 @@ def check_client(client: McpToolClient, env: dict[str, str], writes: bool) -> No
     for name, args in CALLS.items():
         assert client.call(name, args) == local[name], name
     assert local["check_drug_safety"]["status"] == "success"
-    assert local["get_patient_chart"]["error_type"] == "not_configured"
+    assert local["search_patient"]["data"]["matches"][0]["name"] == "Maria Garcia"  # the embedded demo record
+    assert local["get_patient_chart"]["error_type"] == "not_found"
 
 
 def test_stdio(api_env: dict[str, str]) -> None:
@@ -71,7 +80,7 @@ def test_stdio(api_env: dict[str, str]) -> None:
     try:
         check_client(client, api_env, writes=False)
         tools = {t.name: t for t in client.list_tools()}
-        limit = (getattr(tools["check_drug_safety"], "input_schema", None) or tools["check_drug_safety"].inputSchema)
+        limit = getattr(tools["check_drug_safety"], "input_schema", None) or tools["check_drug_safety"].inputSchema
         assert limit["properties"]["drug_name"]["maxLength"] == 60
     finally:
         client.close()
@@ -86,8 +95,12 @@ def _free_port() -> int:
 def test_streamable_http_with_writes(api_env: dict[str, str]) -> None:
     port = _free_port()
     env = {**api_env, "PYTHONPATH": str(ROOT)}
-    server = subprocess.Popen([sys.executable, "-m", "docgemma", "mcp", "--transport", "http", "--port", str(port),
-                               "--allow-writes"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "docgemma", "mcp", "--transport", "http", "--port", str(port), "--allow-writes"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -108,8 +121,9 @@ def test_streamable_http_with_writes(api_env: dict[str, str]) -> None:
 def test_agent_turn_through_mcp_matches_in_process(api_env: dict[str, str]) -> None:
     client = McpToolClient(env=api_env)
     try:
-        registry = default_registry().with_executors({"check_drug_safety": client.executor("check_drug_safety")},
-                                                     knowledge_tools(Settings()).formatters)
+        registry = default_registry().with_executors(
+            {"check_drug_safety": client.executor("check_drug_safety")}, knowledge_tools(Settings()).formatters
+        )
         fake = FakeLLM([intent(), select("check_drug_safety"), {"drug_name": "Tikosyn"}, assess(), "Answer."])
         result = Assistant(fake, registry).run_turn("t", "Check FDA warnings for Tikosyn")
         assert isinstance(result, TurnResult) and result.tools[0]["status"] == "success"

@@ -1,0 +1,81 @@
+"""The FHIR client against a server we did not write: Medplum's own FHIR router (``shared/tools/medplum-fhir``).
+
+Needs Node.js, npm and the shared folder beside the repository (CI has them); otherwise it says why it skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from docgemma.ehr.client import FhirClient
+from docgemma.ehr.service import Ehr
+from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.registry import ToolContext, default_registry
+from tests.integration.test_ehr_record import exercise_client
+
+pytestmark = pytest.mark.slow
+SOURCE = Path(__file__).resolve().parents[3] / "shared" / "tools" / "medplum-fhir"
+
+
+@pytest.fixture(scope="module")
+def medplum(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if not SOURCE.is_dir():
+        pytest.skip(f"Medplum test server not found at {SOURCE} (the shared folder is not beside this checkout)")
+    if not shutil.which("node") or not shutil.which("npm"):
+        pytest.skip("Node.js and npm are needed to run the Medplum test server")
+    work = tmp_path_factory.mktemp("medplum") / "medplum-fhir"
+    shutil.copytree(SOURCE, work)
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=work, check=True,
+                   capture_output=True, timeout=600)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(["node", "server.mjs"], cwd=work, env={**os.environ, "PORT": str(port)},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.2)
+    try:
+        yield f"http://127.0.0.1:{port}/fhir/R4"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_client_suite_against_medplum(medplum: str) -> None:
+    exercise_client(FhirClient(medplum))
+
+
+def test_record_tools_and_a_safe_write_against_medplum(medplum: str) -> None:
+    ehr = Ehr(FhirClient(medplum))
+    demo = Path(__file__).parents[2] / "data" / "demo" / "demo_patients.json"
+    from docgemma.ehr.load import load
+
+    load(ehr.client, demo)
+    executors, formatters = ehr_executors(ehr)
+    registry = default_registry().with_executors(executors, formatters)
+    search = registry["search_patient"]
+    matches = search.run(search.args_model(name="Grace Mensah"), ToolContext())["data"]["matches"]
+    assert len(matches) == 1
+    pid = matches[0]["id"]
+    summary = ehr.summary(pid)
+    assert any("penicillin" in s for s in summary.facts["safety"])
+    warnings = ehr.write_warnings(registry["prescribe_medication"], {"patient_id": pid, "medication_name": "amoxicillin"}, None)
+    assert any(w.startswith("ALLERGY CONFLICT") for w in warnings)
+    allergy = registry["add_allergy"]
+    args = allergy.args_model(patient_id=pid, substance="latex", reaction="urticaria")
+    first = allergy.run(args, ToolContext(scope="medplum:1"))
+    second = allergy.run(args, ToolContext(scope="medplum:1"))
+    assert first["data"]["created"] is True and second["data"]["created"] is False
+    assert len(ehr.client.search("AllergyIntolerance", [("patient", pid)])) == 2
