@@ -8,6 +8,7 @@ Provenance resource recording who approved them, when, and which agent step prop
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -144,6 +145,21 @@ class Ehr:
         except FhirClientError as exc:
             log.warning("patient summary unavailable (HTTP %s)", exc.status)  # no patient data in the log
             return None
+
+    def images(self, patient_id: str) -> list[tuple[str, str, bytes]]:
+        """(description, filename, bytes) of every image on the record (DocumentReference or Media), for the
+        UI to show or send to the chat."""
+        from docgemma.ehr.summary import is_image
+
+        out = []
+        for resource in self.compartment(patient_id):
+            if resource["resourceType"] not in ("DocumentReference", "Media") or not is_image(resource):
+                continue
+            attachment = (resource.get("content") or [{}])[0].get("attachment") or resource.get("content", {})
+            if isinstance(attachment, dict) and attachment.get("data"):
+                name = str(attachment.get("title") or f"{resource['id']}.dcm")
+                out.append((str(resource.get("description", "Image")), name, base64.b64decode(attachment["data"])))
+        return out
 
     # ── writes ──
 

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from docgemma.llm.base import LLMError, Messages, SchemaT, parse_json
+from docgemma.llm.base import LLMError, LLMOutputError, Messages, SchemaT, parse_json
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -95,7 +95,10 @@ class FakeLLM:
                     f"{type(reply).__name__} queued"
                 )
             return reply
-        return schema.model_validate(reply)
+        try:
+            return schema.model_validate(reply)
+        except ValidationError as exc:  # what a real backend reports for unusable output
+            raise LLMOutputError(f"scripted reply does not validate against {schema.__name__}", str(reply)) from exc
 
     def generate_text(
         self,

@@ -286,3 +286,14 @@ def test_active_patient_summary_goes_into_the_context(ehr: Ehr) -> None:
     result = assistant.run_turn("t", "How is her kidney function?")
     assert isinstance(result, TurnResult)
     assert "RENAL FUNCTION: eGFR 33" in fake.calls[-2].prompt and "Creatinine" in fake.calls[-1].prompt
+
+
+def test_three_demo_patients_have_real_images_the_ui_can_show(ehr: Ehr) -> None:
+    from docgemma.images import decode_image
+
+    with_images = {}
+    for name in ("Kariuki", "Oduya", "Mwangi", "Okafor"):
+        images = ehr.images(patient_id(ehr, name))
+        with_images[name] = [decode_image(filename, data, 10**7).size for _, filename, data in images]
+    assert with_images["Kariuki"] == [(128, 128), (256, 1024)] or sorted(with_images["Kariuki"]) == [(128, 128), (256, 1024)]
+    assert with_images["Oduya"] == [(64, 64)] and with_images["Mwangi"] == [(64, 64)] and with_images["Okafor"] == []

@@ -179,3 +179,23 @@ def test_client_over_http(http_server: str) -> None:
     exercise_client(FhirClient(http_server))
     metadata = httpx.get(f"{http_server}/metadata").json()
     assert metadata["resourceType"] == "CapabilityStatement" and metadata["fhirVersion"] == "4.0.1"
+
+
+def test_oauth2_client_credentials_token_is_fetched_once_and_sent() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/oauth2/token":
+            form = dict(x.split("=") for x in request.content.decode().split("&"))
+            assert form == {"grant_type": "client_credentials", "client_id": "cid", "client_secret": "sec"}
+            return httpx.Response(200, json={"access_token": "tok-1", "expires_in": 3600, "token_type": "Bearer"})
+        if request.headers.get("Authorization") != "Bearer tok-1":
+            return httpx.Response(401, json={"resourceType": "OperationOutcome", "issue": [{"code": "login"}]})
+        return httpx.Response(200, json={"resourceType": "Patient", "id": "p1"})
+
+    client = FhirClient("https://medplum.example/fhir/R4", transport=httpx.MockTransport(handler),
+                        credentials=("https://medplum.example/oauth2/token", "cid", "sec"))
+    assert client.read("Patient", "p1")["id"] == "p1"
+    assert client.read("Patient", "p1")["id"] == "p1"
+    assert [r.url.path for r in seen] == ["/oauth2/token", "/fhir/R4/Patient/p1", "/fhir/R4/Patient/p1"]
