@@ -42,6 +42,8 @@ class Settings:
     #: Largest image upload accepted, in bytes.
     max_image_bytes: int = 20 * 1024 * 1024
     tool_timeout_s: float = 10.0
+    #: ``user:password`` to require a login for the web app (``DOCGEMMA_AUTH``); None = open on loopback.
+    auth: str | None = None
     log_level: str = "WARNING"
     openfda_api_key: str | None = None
     ncbi_api_key: str | None = None
@@ -82,6 +84,7 @@ class Settings:
             max_image_bytes=_int(env, "DOCGEMMA_MAX_IMAGE_BYTES", defaults.max_image_bytes),
             tool_timeout_s=_float(env, "DOCGEMMA_TOOL_TIMEOUT_S", defaults.tool_timeout_s),
             log_level=env.get("DOCGEMMA_LOG_LEVEL", defaults.log_level).upper(),
+            auth=env.get("DOCGEMMA_AUTH") or None,
             openfda_api_key=env.get("OPENFDA_API_KEY") or None,
             ncbi_api_key=env.get("NCBI_API_KEY") or None,
             ncbi_email=env.get("NCBI_EMAIL") or None,

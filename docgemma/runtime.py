@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+from collections.abc import Callable
 
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.entities import DrugDictionary
@@ -48,7 +49,25 @@ def build_registry(settings: Settings, ehr: Ehr | None = None, *, in_process: bo
     return local.with_executors(remote)
 
 
-def build_assistant(settings: Settings) -> Assistant:
+def network_probe(settings: Settings) -> Callable[[], bool]:
+    """A check that the knowledge APIs answer (one small openFDA request, 3 s)."""
+
+    def probe() -> bool:
+        from docgemma.tools.http import HttpClient, HttpError, hosts_of
+
+        http = HttpClient(hosts_of([settings.openfda_url]), deadline_s=3.0, max_retries=0)
+        try:
+            http.get_json(f"{settings.openfda_url}/drug/label.json", {"limit": 1}, cache=False)
+        except HttpError as exc:
+            return exc.error_type not in ("service_unavailable", "timeout")
+        finally:
+            http.close()
+        return True
+
+    return probe
+
+
+def build_assistant(settings: Settings, ehr: Ehr | None = None) -> Assistant:
     """Load the model, open the record and the conversation store (SQLite files under ``data_dir``)."""
     try:
         from langgraph.checkpoint.sqlite import SqliteSaver
@@ -60,7 +79,7 @@ def build_assistant(settings: Settings) -> Assistant:
     checkpointer = SqliteSaver(connection)
     checkpointer.setup()
     DrugDictionary.warm()
-    ehr = build_ehr(settings)
+    ehr = ehr or build_ehr(settings)
     llm = make_llm(settings)
     log.info("model: %s", llm.name)
     return Assistant(llm, build_registry(settings, ehr), checkpointer, settings,

@@ -18,7 +18,7 @@ from langgraph.types import Command
 from docgemma.agent.graph import build_graph
 from docgemma.agent.nodes.input_assembly import PatientContext
 from docgemma.agent.nodes.tool_execute import WriteCheck
-from docgemma.agent.state import AgentState, Attachment, TimelineEvent, turn_input
+from docgemma.agent.state import AgentState, Attachment, PatientRef, TimelineEvent, turn_input
 from docgemma.config import Settings
 from docgemma.llm.base import LLM
 from docgemma.tools.outcome import Source
@@ -124,6 +124,11 @@ class Assistant:
     def state(self, thread_id: str) -> AgentState:
         """The thread's current state (empty for a new thread)."""
         return cast(AgentState, self.graph.get_state(self._config(thread_id)).values)
+
+    def set_active_patient(self, thread_id: str, patient: dict[str, str] | None) -> None:
+        """Make ``patient`` (``{"id", "name"}``) the conversation's active patient (the UI's patient panel)."""
+        value = PatientRef(id=patient["id"], name=patient["name"]) if patient else None
+        self.graph.update_state(self._config(thread_id), {"active_patient": value}, as_node="synthesize")
 
     def stream_turn(self, thread_id: str, message: str, attachment: Attachment | None = None) -> Iterator[Event]:
         """Run one turn. Empty input, or a turn while a write awaits approval, is refused with a message."""

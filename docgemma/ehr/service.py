@@ -79,7 +79,10 @@ def validate_resource(resource: dict[str, Any]) -> None:
     from pydantic import ValidationError
 
     kind = str(resource["resourceType"])
-    module = import_module(f"fhir.resources.R4B.{kind.lower()}")
+    try:
+        module = import_module(f"fhir.resources.R4B.{kind.lower()}")
+    except ImportError as exc:
+        raise ImportError("validating writes needs the FHIR models: pip install 'fhir.resources>=8'") from exc
     try:
         getattr(module, kind).model_validate(resource)
     except ValidationError as exc:

@@ -14,6 +14,9 @@ from pydantic import BaseModel
 from docgemma.agent.entities import extract_entities
 from docgemma.llm.fake import Call, FakeLLM
 
+_DOSE_RE = re.compile(r"\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?|ml)\b", re.IGNORECASE)
+_FREQUENCY_RE = re.compile(r"(?:once|twice|three times|four times) (?:a day|daily)|every \d+ hours|at night|as needed",
+                           re.IGNORECASE)
 _QUERY_RE = re.compile(r"(?:User query|Query|Clinician's question): (.*)")
 
 
@@ -42,7 +45,13 @@ def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
         return {"strategy": "retry_same"}
     if schema == "ImageFindingsOutput":
         return {"modality": "other", "findings": ["Demo model: the image was received, not interpreted"], "confidence": "low"}
-    values = {"drug_name": drugs[0] if drugs else query[:60], "drug_names": ([*drugs, "unknown", "unknown"])[:max(2, len(drugs))],
+    dose = _DOSE_RE.search(query)
+    frequency = _FREQUENCY_RE.search(query)
+    values = {"medication_name": drugs[0] if drugs else "not specified",
+              "dosage": dose.group(0) if dose else "not specified",
+              "frequency": frequency.group(0) if frequency else "not specified",
+              "note_type": "progress", "note_text": query[:600],
+              "drug_name": drugs[0] if drugs else query[:60], "drug_names": ([*drugs, "unknown", "unknown"])[:max(2, len(drugs))],
               "name": names[0] if names else query[:60], "patient_id": ids[0] if ids else "", "query": query[:120],
               "condition": query[:80]}
     fields = call.schema.model_fields

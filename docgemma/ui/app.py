@@ -1,80 +1,281 @@
-"""The first Gradio chat: streamed answer, each node as a collapsible thought, image upload, approvals.
+"""The clinician's workspace (Gradio Blocks): chat with streamed answers and collapsible reasoning steps,
+image upload (PNG, JPEG, DICOM), an approval card for writes, follow-up buttons, the reasoning timeline of
+the last turn, and a patient panel (search, select, compiled summary, record images).
 
-Each browser session gets its own conversation thread (``gr.State``); model calls are queued one at a
-time, which is what one GPU can serve. The full clinician workspace is a later issue.
+Each browser session has its own conversation thread and active patient (``gr.State``); model calls are
+queued one at a time, which is what one GPU can serve.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-from docgemma.agent.assistant import Assistant
+from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.config import Settings
-from docgemma.ui.events import apply_event
+from docgemma.ehr.client import FhirClientError
+from docgemma.ehr.service import Ehr
+from docgemma.images import ImageError, decode_image
+from docgemma.ui.events import apply_event, approval_markdown, status_line, summary_markdown, timeline_markdown
 
 log = logging.getLogger(__name__)
 EXAMPLES = [
     "What is hypertension?",
     "Check FDA warnings for dofetilide",
     "Check interactions between warfarin, aspirin and ibuprofen",
-    "Find recruiting clinical trials for heart failure",
+    "Find recent studies on SGLT2 inhibitors in heart failure",
+    "Find recruiting clinical trials for triple-negative breast cancer",
+    "Find patient Amina Okafor and check her chart",
+    "What were her last kidney function results?",
+    "What happened at her visits this year?",
+    "Prescribe amoxicillin 500 mg three times daily for Grace Mensah",
+    "Record a latex allergy (urticaria) for the active patient",
+    "Save a progress note: stable, review in 4 weeks",
+    "What does this image show?",
 ]
+MAX_FOLLOW_UPS = 3
+_PREVIEWS = Path(tempfile.mkdtemp(prefix="docgemma-previews-"))
 
 
-def build_demo(assistant: Assistant, status: str) -> Any:
-    """The Blocks app around ``assistant``."""
+def preview_png(filename: str, data: bytes, max_bytes: int) -> str | None:
+    """A PNG file the chat can show (DICOM is windowed); None when the upload is not a readable image."""
+    try:
+        image = decode_image(filename, data, max_bytes)
+    except ImageError:
+        return None
+    path = _PREVIEWS / f"{uuid.uuid4().hex}.png"
+    image.save(path, format="PNG")
+    return str(path)
+
+
+class NetworkStatus:
+    """Whether the knowledge tools' APIs answer, probed once in the background at start-up."""
+
+    def __init__(self, probe: Any) -> None:
+        self.text = "checking…"
+        self._thread = threading.Thread(target=self._run, args=(probe,), daemon=True)
+        self._thread.start()
+
+    def _run(self, probe: Any) -> None:
+        self.text = "reachable" if probe() else "offline (drug, literature and trial look-ups will say so)"
+
+
+def build_demo(
+    assistant: Assistant, ehr: Ehr | None, model_line: str, note: str | None = None, network: NetworkStatus | None = None
+) -> Any:
+    """The Blocks app."""
     import gradio as gr
 
-    def respond(message: dict[str, Any], history: list[Any], thread: str) -> Iterator[tuple[Any, ...]]:
+    max_bytes = assistant.settings.max_image_bytes
+
+    def status() -> str:
+        return status_line(model_line, note, network.text if network else "not checked")
+
+    def patient_view(thread: str) -> tuple[str, list[tuple[str, str]], list[dict[str, Any]]]:
+        active = assistant.state(thread).get("active_patient")
+        if not active or ehr is None:
+            return "*No active patient. Search and select one, or ask the assistant to find a patient.*", [], []
+        try:
+            summary = ehr.summary(active["id"])
+            images = ehr.images(active["id"])
+        except FhirClientError:
+            return "*The patient record could not be read.*", [], []
+        gallery, stored = [], []
+        for description, filename, data in images:
+            png = preview_png(filename, data, max_bytes)
+            if png:
+                gallery.append((png, description))
+                stored.append({"filename": filename, "data": data, "description": description})
+        return summary_markdown(active["name"], summary.text), gallery, stored
+
+    def after_turn(result: TurnResult | None, thread: str) -> dict[Any, Any]:
+        follow = list(result.follow_ups)[:MAX_FOLLOW_UPS] if result else []
+        summary, gallery, stored = patient_view(thread)
+        updates: dict[Any, Any] = {
+            timeline: timeline_markdown(result),
+            patient_md: summary,
+            images: gallery,
+            record_images: stored,
+        }
+        for i, button in enumerate(follow_buttons):
+            updates[button] = gr.update(value=follow[i] if i < len(follow) else "", visible=i < len(follow))
+        return updates
+
+    def run_events(events: Iterator[dict[str, Any]], history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
+        result: TurnResult | None = None
+        request = None
+        for event in events:
+            history = apply_event(history, event)
+            if event["type"] == "approval":
+                request = event["request"]
+            if event["type"] == "done":
+                result = event["result"]
+            yield {chatbot: history}
+        pending = assistant.pending_approval(thread)
+        card = {
+            approval: gr.update(visible=pending is not None),
+            approval_md: approval_markdown(pending) if pending else "",
+            approval_args: json.dumps(pending["args"], indent=1) if pending else "",
+        }
+        yield {chatbot: history, **card, **(after_turn(result, thread) if result or request is None else {})}
+
+    def respond(
+        message: dict[str, Any], history: list[Any], thread: str, queued: dict[str, Any] | None
+    ) -> Iterator[dict[Any, Any]]:
         text = str(message.get("text") or "")
         files = message.get("files") or []
-        attachment = None
+        attachment: dict[str, Any] | None = None
         if files:
-            path = Path(files[0] if isinstance(files[0], str) else files[0]["path"])
+            first = files[0]
+            path = Path(first if isinstance(first, str) else first.get("path", ""))
             attachment = {"filename": path.name, "data": path.read_bytes()}
-        history = [*history, {"role": "user", "content": text or f"[{attachment['filename'] if attachment else ''}]"}]
-        pending = False
-        for event in assistant.stream_turn(thread, text, attachment):  # type: ignore[arg-type]
-            history = apply_event(history, event)
-            pending = pending or event["type"] == "approval"
-            yield history, gr.update(visible=pending), None
-        yield history, gr.update(visible=assistant.pending_approval(thread) is not None), None
+        elif queued:
+            attachment = {"filename": queued["filename"], "data": queued["data"]}
+        history = [*history, {"role": "user", "content": text or "(image)"}]
+        if attachment:
+            png = preview_png(attachment["filename"], attachment["data"], max_bytes)
+            if png:
+                history.append({"role": "user", "content": {"path": png, "alt_text": attachment["filename"]}})
+        yield {box: gr.update(value=None), queued_image: None, queued_note: ""}
+        yield from run_events(assistant.stream_turn(thread, text, attachment), history, thread)  # type: ignore[arg-type]
 
-    def decide(action: str, history: list[Any], thread: str) -> Iterator[tuple[Any, ...]]:
-        for event in assistant.stream_resume(thread, {"action": action}):
-            history = apply_event(history, event)
-            yield history, gr.update(visible=False)
+    def decide(action: str, edited: str, history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
+        decision: dict[str, Any] = {"action": action}
+        if action == "edit":
+            try:
+                decision["args"] = json.loads(edited)
+            except json.JSONDecodeError:
+                yield {approval_md: "**The edited arguments are not valid JSON; nothing was written.**"}
+                return
+        yield from run_events(assistant.stream_resume(thread, decision), history, thread)
+
+    def search(query: str) -> Any:
+        if ehr is None or len(query.strip()) < 2:
+            return gr.update(choices=[], value=None)
+        found = ehr.client.search("Patient", [("name", query.strip())], limit=20)
+        choices = [(f"{ehr.patient_name(p)} (born {p.get('birthDate', '?')})", f"{p['id']}|{ehr.patient_name(p)}") for p in found]
+        return gr.update(choices=choices, value=choices[0][1] if choices else None)
+
+    def select(choice: str | None, thread: str) -> dict[Any, Any]:
+        if choice:
+            pid, name = choice.split("|", 1)
+            assistant.set_active_patient(thread, {"id": pid, "name": name})
+        summary, gallery, stored = patient_view(thread)
+        return {patient_md: summary, images: gallery, record_images: stored}
+
+    def queue_image(index: int | None, stored: list[dict[str, Any]]) -> tuple[Any, str]:
+        if index is None or index >= len(stored):
+            return None, "*Select an image first.*"
+        item = stored[index]
+        return item, f"*Attached to your next message: {item['description']}*"
 
     with gr.Blocks(title="DocGemma Connect") as demo:
         thread = gr.State(lambda: f"web-{uuid.uuid4().hex}")
-        gr.Markdown("## DocGemma Connect\nClinical decision support. " + status)
-        chatbot = gr.Chatbot(label="Conversation", height=560)
-        with gr.Row(visible=False) as approval:
-            approve = gr.Button("Approve", variant="primary")
-            reject = gr.Button("Reject", variant="stop")
-        box = gr.MultimodalTextbox(placeholder="Ask a clinical question, or attach an image (PNG, JPEG, DICOM)",
-                                   file_types=[".png", ".jpg", ".jpeg", ".dcm"], file_count="single")
-        gr.Examples(EXAMPLES, inputs=box)
-        box.submit(respond, [box, chatbot, thread], [chatbot, approval, box], api_name="respond")
-        for button, action in ((approve, "approve"), (reject, "reject")):
-            button.click(partial(decide, action), [chatbot, thread], [chatbot, approval], api_name=action)
+        queued_image = gr.State(None)
+        record_images = gr.State([])
+        selected = gr.State(None)
+        gr.Markdown(
+            "## DocGemma Connect — clinical decision support\n"
+            "*Decision support for clinicians: verify before acting. Writes to the record need your approval.*"
+        )
+        status_md = gr.Markdown()
+        with gr.Row():
+            with gr.Column(scale=3):
+                chatbot = gr.Chatbot(label="Conversation", height=560, elem_id="chat")
+                with gr.Group(visible=False, elem_id="approval") as approval:
+                    approval_md = gr.Markdown()
+                    approval_args = gr.Textbox(label="Arguments (edit, then 'Edit & approve')", lines=4)
+                    with gr.Row():
+                        approve = gr.Button("Approve", variant="primary", elem_id="approve")
+                        edit = gr.Button("Edit & approve")
+                        reject = gr.Button("Reject", variant="stop", elem_id="reject")
+                with gr.Row():
+                    follow_buttons = [gr.Button(visible=False, size="sm") for _ in range(MAX_FOLLOW_UPS)]
+                queued_note = gr.Markdown()
+                box = gr.MultimodalTextbox(
+                    placeholder="Ask a clinical question, or attach an image (PNG, JPEG, DICOM)",
+                    file_types=[".png", ".jpg", ".jpeg", ".dcm", ".dicom"],
+                    file_count="single",
+                    elem_id="input",
+                )
+                gr.Examples([[{"text": e, "files": []}] for e in EXAMPLES], inputs=box, label="Examples (one per tool)")
+            with gr.Column(scale=2):
+                with gr.Accordion("Patient", open=True):
+                    with gr.Row():
+                        patient_query = gr.Textbox(label="Search patient by name", scale=3, elem_id="patient-search")
+                        find = gr.Button("Search", scale=1)
+                    matches = gr.Dropdown(label="Matches", choices=[], interactive=True, elem_id="patient-matches")
+                    use = gr.Button("Make active patient", elem_id="patient-select")
+                    patient_md = gr.Markdown("*No active patient.*", elem_id="patient-summary")
+                    images = gr.Gallery(label="Images on record", height=160, columns=3, allow_preview=True)
+                    send_image = gr.Button("Send selected image to the chat", size="sm")
+                with gr.Accordion("Reasoning timeline (last turn)", open=True):
+                    timeline = gr.Markdown("*No turn yet.*", elem_id="timeline")
+
+        outputs = [
+            chatbot,
+            approval,
+            approval_md,
+            approval_args,
+            timeline,
+            patient_md,
+            images,
+            record_images,
+            box,
+            queued_image,
+            queued_note,
+            *follow_buttons,
+        ]
+        box.submit(respond, [box, chatbot, thread, queued_image], outputs, api_name="respond")
+        approve.click(
+            lambda e, h, t: (yield from decide("approve", e, h, t)), [approval_args, chatbot, thread], outputs, api_name="approve"
+        )
+        edit.click(
+            lambda e, h, t: (yield from decide("edit", e, h, t)), [approval_args, chatbot, thread], outputs, api_name="edit"
+        )
+        reject.click(
+            lambda e, h, t: (yield from decide("reject", e, h, t)), [approval_args, chatbot, thread], outputs, api_name="reject"
+        )
+        for button in follow_buttons:
+            button.click(lambda q: {"text": q, "files": []}, button, box).then(
+                respond, [box, chatbot, thread, queued_image], outputs
+            )
+        find.click(search, patient_query, matches, api_name="search_patients")
+        patient_query.submit(search, patient_query, matches)
+        use.click(select, [matches, thread], [patient_md, images, record_images], api_name="select_patient")
+        def on_select(evt: gr.SelectData) -> int:
+            return int(evt.index)
+
+        images.select(on_select, None, selected)
+        send_image.click(queue_image, [selected, record_images], [queued_image, queued_note])
+        demo.load(status, None, status_md)
     demo.queue(default_concurrency_limit=1)
     return demo
 
 
 def launch(settings: Settings) -> None:
     """Load the model and serve on ``GRADIO_SERVER_NAME``:``GRADIO_SERVER_PORT`` (127.0.0.1:7860)."""
-    from docgemma.runtime import build_assistant
+    from docgemma.runtime import build_assistant, build_ehr, network_probe
 
-    assistant = build_assistant(settings)
+    ehr = build_ehr(settings)
+    assistant = build_assistant(settings, ehr)
     note = getattr(assistant.llm, "fallback_note", None)
-    status = f"Model: **{assistant.llm.name}**." + (f" {note}" if note else "")
-    demo = build_demo(assistant, status)
-    demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
-                server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
+    describe = getattr(assistant.llm, "describe", None)
+    model_line = describe() if callable(describe) else assistant.llm.name
+    demo = build_demo(assistant, ehr, model_line, note, NetworkStatus(network_probe(settings)))
+    auth = None
+    if settings.auth:
+        user, _, password = settings.auth.partition(":")
+        auth = (user, password)
+    demo.launch(
+        server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
+        server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+        auth=auth,
+    )

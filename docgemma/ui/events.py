@@ -1,26 +1,31 @@
-"""Pure functions turning agent events into Gradio chat messages (no Gradio import: plain dicts).
+"""Pure functions turning agent events and results into what the page shows (no Gradio import: plain dicts
+and Markdown strings, so they are tested without a browser).
 
-A message is ``{"role", "content", "metadata"?}``, the shape ``gr.Chatbot`` accepts. Each node is a
-collapsible thought (title, status pending → done, duration); the answer streams into a plain message.
+A chat message is ``{"role", "content", "metadata"?}``, the shape ``gr.Chatbot`` accepts. Each node is a
+collapsible thought (title, status pending → done, duration); a tool call is nested under the step that
+chose it (``parent_id``); the answer streams into a plain message. Model and tool text is escaped: no HTML,
+no script, no remote images.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 Message = dict[str, Any]
+_IMAGE_MD = re.compile(r"!\[")
 
 
-def _escape(text: str) -> str:
-    """Model and tool text is shown as text: no HTML, no script, no remote images."""
-    return html.escape(text, quote=False).replace("![", "!\\[")
+def escape(text: str) -> str:
+    """Show text as text: HTML escaped, Markdown image syntax defused (no remote images)."""
+    return _IMAGE_MD.sub("!\\[", html.escape(text, quote=False))
 
 
-def _thought_index(history: list[Message], node: str) -> int | None:
+def _last_thought(history: list[Message], node: str, pending_only: bool) -> int | None:
     for i in range(len(history) - 1, -1, -1):
         meta = history[i].get("metadata") or {}
-        if meta.get("id", "").startswith(f"{node}:") and meta.get("status") == "pending":
+        if str(meta.get("id", "")).startswith(f"{node}:") and (meta.get("status") == "pending" or not pending_only):
             return i
     return None
 
@@ -38,40 +43,88 @@ def apply_event(history: list[Message], event: dict[str, Any]) -> list[Message]:
     history = [dict(m) for m in history]
     kind = event["type"]
     if kind == "node_start":
-        history.append({"role": "assistant", "content": "",
-                        "metadata": {"title": event["label"], "id": f"{event['node']}:{len(history)}", "status": "pending"}})
+        meta: dict[str, Any] = {"title": event["label"], "id": f"{event['node']}:{len(history)}", "status": "pending"}
+        if event["node"] == "tool_execute":
+            parent = _last_thought(history, "tool_select", pending_only=False)
+            if parent is not None:
+                meta["parent_id"] = history[parent]["metadata"]["id"]
+        history.append({"role": "assistant", "content": "", "metadata": meta})
     elif kind == "node_end":
         e = event["event"]
-        index = _thought_index(history, e["node"])
+        index = _last_thought(history, e["node"], pending_only=True)
         if index is not None:
             calls = f" · {e['llm_calls']} model call(s)" if e["llm_calls"] else ""
             history[index] = {
                 "role": "assistant",
-                "content": _escape(f"{e['decision']}: {e['detail']}" if e["detail"] else e["decision"]),
-                "metadata": {**history[index]["metadata"], "title": f"{e['label']} — {e['decision']}{calls}",
-                             "status": "done", "duration": round(e["duration_ms"] / 1000, 2)},
+                "content": escape(f"{e['decision']}: {e['detail']}" if e["detail"] else e["decision"]),
+                "metadata": {
+                    **history[index]["metadata"],
+                    "title": f"{e['label']} — {e['decision']}{calls}",
+                    "status": "done",
+                    "duration": round(e["duration_ms"] / 1000, 2),
+                },
             }
     elif kind == "token":
         index = _answer_index(history)
-        history[index] = {"role": "assistant", "content": history[index]["content"] + _escape(event["text"])}
+        history[index] = {"role": "assistant", "content": history[index]["content"] + escape(event["text"])}
     elif kind == "approval":
-        request = event["request"]
-        warnings = "".join(f"\n\n**Warning:** {_escape(w)}" for w in request.get("warnings", []))
-        history.append({"role": "assistant", "content": "**Approval needed before writing to the record**\n\n"
-                        + _escape(request["preview"]).replace("\n", "  \n") + warnings})
+        history.append({"role": "assistant", "content": approval_markdown(event["request"])})
     elif kind == "done":
-        result = event["result"]
         index = _answer_index(history)
-        history[index] = {"role": "assistant", "content": final_markdown(result)}
+        history[index] = {"role": "assistant", "content": final_markdown(event["result"])}
     return history
 
 
+def approval_markdown(request: dict[str, Any]) -> str:
+    """The approval card: what will be written, and any safety warning first."""
+    warnings = "".join(f"\n\n⚠️ **{escape(w)}**" for w in request.get("warnings", []))
+    preview = escape(request["preview"]).replace("\n", "  \n")
+    return f"**Approval needed before writing to the record**{warnings}\n\n{preview}"
+
+
+def _links(sources: list[dict[str, str]]) -> list[str]:
+    return [f"[{escape(s['title'])}]({s['url']})" for s in sources if str(s.get("url", "")).startswith("https://")]
+
+
 def final_markdown(result: Any) -> str:
-    """The answer with its confidence and sources as links."""
-    text = _escape(result.answer)
+    """The answer with its confidence and sources as links (https only)."""
+    text = escape(result.answer)
     if result.confidence:
         text += f"\n\n*Confidence: {result.confidence}*"
-    links = [f"[{_escape(s['title'])}]({s['url']})" for s in result.sources if str(s.get("url", "")).startswith("https://")]
+    links = _links(result.sources)
     if links:
         text += "\n\nSources: " + " · ".join(links)
     return text
+
+
+def timeline_markdown(result: Any) -> str:
+    """The last turn's structured steps: route, tools, results, retries, decisions, calls and time."""
+    if result is None or not result.timeline:
+        return "*No turn yet.*"
+    rows = ["| step | decision | detail | time | model calls |", "|---|---|---|---|---|"]
+    for e in result.timeline:
+        detail = escape(e["detail"]).replace("|", "\\|").replace("\n", " ")[:160]
+        rows.append(
+            f"| {escape(e['label'])} | {escape(e['decision'])} | {detail} | {e['duration_ms']:.0f} ms | {e['llm_calls']} |"
+        )
+    total = (
+        f"**Confidence:** {result.confidence or 'n/a'} · **model calls:** {result.llm_calls} · "
+        f"**prompt tokens:** {result.prompt_tokens} · **time:** {result.latency_ms / 1000:.1f} s"
+    )
+    route = " → ".join(result.router_actions) or "direct answer"
+    sources = " · ".join(_links(result.sources)) or "none"
+    return f"{total}\n\n**Routing:** {escape(route)}\n\n" + "\n".join(rows) + f"\n\n**Sources:** {sources}"
+
+
+def summary_markdown(name: str, summary_text: str) -> str:
+    """The compiled patient summary for the patient panel (escaped; headings kept)."""
+    lines = []
+    for line in summary_text.splitlines():
+        lines.append(f"**{escape(line[3:])}**" if line.startswith("## ") else escape(line))
+    return f"### {escape(name)}\n" + "  \n".join(lines)
+
+
+def status_line(model: str, note: str | None, network: str) -> str:
+    """Which model and device answer, and whether the network tools are reachable."""
+    warning = f" ⚠️ {escape(note)}" if note else ""
+    return f"**Model:** {escape(model)}.{warning} **Knowledge tools:** {escape(network)}."

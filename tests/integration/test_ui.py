@@ -1,21 +1,40 @@
-"""The first Gradio chat: event → message functions, and one streamed turn through gradio_client."""
+"""The clinician's workspace: event → message functions, and the app through gradio_client (a tool turn,
+an image turn, the approval flow, a bad upload, eight concurrent sessions with different patients)."""
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
+import pydicom
 import pytest
 
 from docgemma.agent.assistant import Assistant, TurnResult
-from docgemma.llm.fake import FakeLLM
+from docgemma.config import Settings
+from docgemma.ehr.service import Ehr
+from docgemma.llm.demo import demo_llm
+from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import default_registry
 from docgemma.ui.app import build_demo
-from docgemma.ui.events import apply_event
-from tests.conftest import intent
+from docgemma.ui.events import apply_event, approval_markdown, status_line, summary_markdown, timeline_markdown
+from tests.fixture_api import handler
 
-EVENT = {"node": "intent_classify", "label": "Understanding the question", "decision": "DIRECT", "detail": "<b>x</b>",
-         "duration_ms": 1200.0, "llm_calls": 1, "prompt_tokens": 10}
+EVENT = {
+    "node": "intent_classify",
+    "label": "Understanding the question",
+    "decision": "DIRECT",
+    "detail": "<b>x</b>",
+    "duration_ms": 1200.0,
+    "llm_calls": 1,
+    "prompt_tokens": 10,
+}
+# Positions in /respond's answer (gradio_client returns the value components: states and groups are left out).
+APPROVAL_CARD, APPROVAL_ARGS, TIMELINE, PATIENT_PANEL = 1, 2, 3, 4
+CT = Path(pydicom.__file__).parent / "data" / "test_files" / "CT_small.dcm"
 
 
 def test_events_become_thoughts_then_a_streamed_answer() -> None:
@@ -27,31 +46,124 @@ def test_events_become_thoughts_then_a_streamed_answer() -> None:
     assert thought["metadata"]["status"] == "done" and thought["metadata"]["duration"] == 1.2
     assert "<b>" not in thought["content"] and "&lt;b&gt;" in thought["content"]  # tool/model text is escaped
     history = apply_event(history, {"type": "token", "text": "Hyper"})
-    history = apply_event(history, {"type": "token", "text": "tension ![x](https://evil/img.png)"})
+    history = apply_event(history, {"type": "token", "text": "tension ![x](https://evil/img.png) <script>alert(1)</script>"})
     assert history[-1]["content"].startswith("Hypertension") and "![x]" not in history[-1]["content"]
-    result = TurnResult(answer="Hypertension.", confidence="medium",
-                        sources=[{"title": "Label", "url": "https://example.org/a"},
-                                 {"title": "x", "url": "javascript:alert(1)"}])
+    assert "<script>" not in history[-1]["content"]
+    result = TurnResult(
+        answer="Hypertension.",
+        confidence="medium",
+        sources=[{"title": "Label", "url": "https://example.org/a"}, {"title": "x", "url": "javascript:alert(1)"}],
+    )
     history = apply_event(history, {"type": "done", "result": result})
     assert "Confidence: medium" in history[-1]["content"] and "[Label](https://example.org/a)" in history[-1]["content"]
     assert "javascript:" not in history[-1]["content"] and len(history) == 3
 
 
+def test_tool_call_is_nested_under_its_selection_step() -> None:
+    history: list[dict[str, Any]] = []
+    history = apply_event(history, {"type": "node_start", "node": "tool_select", "label": "Choosing a resource"})
+    history = apply_event(history, {"type": "node_start", "node": "tool_execute", "label": "Consulting: Drug Safety Report"})
+    assert history[1]["metadata"]["parent_id"] == history[0]["metadata"]["id"]
+
+
+def test_panels_text() -> None:
+    card = approval_markdown({"preview": "Prescription\nMedication name: amoxicillin", "warnings": ["ALLERGY CONFLICT: x"]})
+    assert card.index("ALLERGY CONFLICT") < card.index("amoxicillin")
+    assert "**Patient**" in summary_markdown("Amina <b>", "## Patient\nAmina is 62.") and "<b>" not in summary_markdown(
+        "A<b>", ""
+    )
+    assert "not clinically meaningful" in status_line("SmolLM2 · CPU", "not clinically meaningful", "offline")
+    assert timeline_markdown(None) == "*No turn yet.*"
+
+
 @pytest.fixture
-def served() -> Iterator[str]:
-    fake = FakeLLM([intent("DIRECT", "definition"), "Hypertension is raised blood pressure."])
-    demo = build_demo(Assistant(fake, default_registry()), "Model: fake.")
+def served(tmp_path: Path) -> Iterator[tuple[str, Assistant, Ehr]]:
+    ehr = Ehr.embedded(tmp_path / "record.sqlite")
+    executors, formatters = ehr_executors(ehr)
+    registry = knowledge_tools(Settings(), transport=httpx.MockTransport(handler)).bind(default_registry())
+    registry = registry.with_executors(executors, formatters)
+    assistant = Assistant(demo_llm(), registry, patient_context=ehr.patient_context, write_check=ehr.write_warnings)
+    demo = build_demo(assistant, ehr, "Demo rules · CPU", "not clinically meaningful")
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
-    yield url
+    yield url, assistant, ehr
     demo.close()
 
 
+def _text(history: list[dict[str, Any]]) -> str:
+    return "\n".join(str(m.get("content")) for m in history)
+
+
+def _titles(history: list[dict[str, Any]]) -> list[str]:
+    return [m["metadata"]["title"] for m in history if m.get("metadata")]
+
+
 @pytest.mark.slow
-def test_a_turn_through_gradio_client(served: str) -> None:
+def test_tool_turn_image_turn_approval_and_bad_upload(served: tuple[str, Assistant, Ehr], tmp_path: Path) -> None:
+    from gradio_client import Client, handle_file
+
+    url, _, ehr = served
+    client = Client(url, verbose=False)
+    out = client.predict({"text": "Check FDA warnings for Coumadin", "files": []}, [], None, api_name="/respond")
+    history = out[0]
+    assert any(t.startswith("Consulting: Drug Safety Report") for t in _titles(history))
+    assert "dailymed.nlm.nih.gov" in _text(history) and "Confidence:" in _text(history)
+    assert "Drug Safety Report" in str(out[TIMELINE])
+
+    out = client.predict(
+        {"text": "What does this image show?", "files": [handle_file(str(CT))]}, history, None, api_name="/respond"
+    )
+    history = out[0]
+    assert any("image attached" in t for t in _titles(history))
+    assert any(isinstance(m.get("content"), dict) or "file" in str(m.get("content")) for m in history if m["role"] == "user")
+
+    bad = tmp_path / "notes.png"
+    bad.write_bytes(b"this is not an image")
+    # gradio_client cannot send back a history holding file messages; the browser keeps its own, so start afresh
+    # (same session, same conversation thread on the server).
+    out = client.predict({"text": "Look at this", "files": [handle_file(str(bad))]}, [], None, api_name="/respond")
+    history = out[0]
+    assert "not a supported image" in _text(history)
+
+    pid = ehr.client.search("Patient", [("name", "Mensah")])[0]["id"]
+    out = client.predict(
+        {"text": f"Prescribe amoxicillin 500 mg three times daily for patient {pid}", "files": []},
+        history,
+        None,
+        api_name="/respond",
+    )
+    history = out[0]
+    assert "ALLERGY CONFLICT" in str(out[APPROVAL_CARD]) and "Approval needed" in _text(history)
+    assert not ehr.client.search("MedicationRequest", [("patient", pid)])
+    out = client.predict(str(out[APPROVAL_ARGS]), history, api_name="/approve")
+    assert len(ehr.client.search("MedicationRequest", [("patient", pid)])) == 1
+    assert "Prescription" in _text(out[0])
+
+
+@pytest.mark.slow
+def test_eight_concurrent_sessions_keep_their_own_patients(served: tuple[str, Assistant, Ehr]) -> None:
     from gradio_client import Client
 
-    client = Client(served, verbose=False)
-    history, _box = client.predict({"text": "What is hypertension?", "files": []}, [], api_name="/respond")
-    titles = [m["metadata"]["title"] for m in history if m.get("metadata")]
-    assert any(t.startswith("Understanding the question") for t in titles)
-    assert "Hypertension is raised blood pressure." in str(history[-1]["content"])
+    url, _, _ = served
+    names = [
+        "Amina Okafor",
+        "Joseph Mwangi",
+        "Grace Mensah",
+        "Fatima Bello",
+        "Kofi Asante",
+        "Margaret Oduya",
+        "Samuel Kariuki",
+        "Maria Garcia",
+    ]
+
+    def session(name: str) -> tuple[str, str, str]:
+        client = Client(url, verbose=False)
+        first = client.predict({"text": f"Find patient {name} and check her chart", "files": []}, [], None, api_name="/respond")
+        second = client.predict({"text": "Show her chart again", "files": []}, first[0], None, api_name="/respond")
+        return name, _text(second[0]), str(second[PATIENT_PANEL])
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(session, names))
+    for name, transcript, panel in results:
+        assert name in panel, f"{name}: patient panel shows another patient"
+        others = [n for n in names if n != name]
+        assert not any(other in transcript or other in panel for other in others), f"{name}: another patient leaked"
