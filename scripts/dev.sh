@@ -24,6 +24,11 @@ if [ "$mode" = app ]; then
 fi
 if [ "$mode" = test ]; then
   python -m pip install -q -r requirements-dev.txt
+  # The browser test drives Debian's Chromium (playwright's own browser download is not used).
+  if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null \
+      || echo "chromium could not be installed: the browser test will skip and say why" >&2
+  fi
   ruff check .
   mypy
   exec python -m pytest "${@:2}"

@@ -29,8 +29,11 @@ def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
     query = _query(call)
     entities = extract_entities(query)
     drugs, names, ids = entities["drug_mentions"], entities["patient_names"], entities["patient_ids"]
-    tool = ("check_drug_interactions" if len(drugs) >= 2 else "check_drug_safety" if drugs
-            else "search_patient" if names else "get_patient_chart" if ids else None)
+    from docgemma.agent.patterns import TASK_PATTERNS
+
+    by_keyword = next((sorted(p.requires)[0] for p in TASK_PATTERNS if p.matches(query)), None)
+    tool = by_keyword or ("check_drug_interactions" if len(drugs) >= 2 else "check_drug_safety" if drugs
+                          else "search_patient" if names else "get_patient_chart" if ids else None)
     if call.schema is None:
         return f"(Demo model, no medical reasoning.) Summary of the information gathered for: {query}"
     schema = call.schema.__name__
@@ -52,7 +55,8 @@ def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
               "frequency": frequency.group(0) if frequency else "not specified",
               "note_type": "progress", "note_text": query[:600],
               "drug_name": drugs[0] if drugs else query[:60], "drug_names": ([*drugs, "unknown", "unknown"])[:max(2, len(drugs))],
-              "name": names[0] if names else query[:60], "patient_id": ids[0] if ids else "", "query": query[:120],
+              # "unknown" is not a valid id: TOOL_EXECUTE then takes the active patient, as it would for "her".
+              "name": names[0] if names else query[:60], "patient_id": ids[0] if ids else "unknown", "query": query[:110],
               "condition": query[:80]}
     fields = call.schema.model_fields
     return {k: values.get(k, "not specified") for k, info in fields.items() if info.is_required()}

@@ -90,6 +90,9 @@ def input_assembly(
 
     entities = extract_entities(query, has_image=image is not None)
     detail = ", ".join(f"{k}: {', '.join(v)}" for k, v in entities.items() if isinstance(v, list) and v)
+    if findings:
+        detail += ("; " if detail else "") + (f"image findings ({findings['modality']}, confidence "
+                                              f"{findings['confidence']}): " + "; ".join(findings["findings"]))
     decision = "image attached" if image is not None else "text only"
     event = trace.event(decision, detail or "no entities found")
     return {

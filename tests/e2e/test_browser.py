@@ -1,0 +1,97 @@
+"""The workspace in a real browser (Debian's Chromium driven by the ``playwright`` package): ask a question and
+see the streamed answer and the timeline, upload a DICOM image, approve a prescription and see it in the
+patient panel. Screenshots are kept in ``test-artifacts/``."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pydicom
+import pytest
+
+from docgemma.agent.assistant import Assistant
+from docgemma.config import Settings
+from docgemma.ehr.service import Ehr
+from docgemma.llm.demo import demo_llm
+from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.registry import default_registry
+from docgemma.ui.app import build_demo
+from tests.fixture_api import handler
+
+pytestmark = pytest.mark.slow
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).parents[2] / "test-artifacts"
+CT = Path(pydicom.__file__).parent / "data" / "test_files" / "CT_small.dcm"
+TIMEOUT_MS = 60_000
+
+
+@pytest.fixture
+def app_url(tmp_path: Path) -> Iterator[tuple[str, Ehr]]:
+    ehr = Ehr.embedded(tmp_path / "record.sqlite")
+    executors, formatters = ehr_executors(ehr)
+    registry = knowledge_tools(Settings(), transport=httpx.MockTransport(handler)).bind(default_registry())
+    assistant = Assistant(demo_llm(), registry.with_executors(executors, formatters),
+                          patient_context=ehr.patient_context, write_check=ehr.write_warnings)
+    demo = build_demo(assistant, ehr, "Demo rules · CPU", "not clinically meaningful")
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
+    yield url, ehr
+    demo.close()
+
+
+@pytest.fixture
+def page() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser test needs: pip install playwright")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("the browser test needs Chromium: apt-get install chromium (scripts/dev.sh test installs it)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        yield page
+        browser.close()
+
+
+def ask(page: Any, text: str) -> None:
+    box = page.locator("#input textarea")
+    box.fill(text)
+    box.press("Enter")
+
+
+def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page: Any) -> None:
+    url, ehr = app_url
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+
+    ask(page, "Check FDA warnings for Coumadin")
+    page.get_by_text("Confidence:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    chat = page.locator("#chat").inner_text()
+    assert "Choosing a resource — Drug Safety Report" in chat and "Demo model" in chat
+    page.locator("#timeline").get_by_text("Drug Safety Report", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.screenshot(path=str(ARTIFACTS / "01_answer_and_timeline.png"), full_page=True)
+
+    page.locator("#input input[type=file]").set_input_files(str(CT))
+    ask(page, "What does this image show?")
+    page.locator("#chat").get_by_text("image attached", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.locator("#chat img").first.wait_for(timeout=TIMEOUT_MS)
+    page.screenshot(path=str(ARTIFACTS / "02_image_turn.png"), full_page=True)
+
+    page.locator("#patient-search textarea, #patient-search input").first.fill("Mensah")
+    page.get_by_role("button", name="Search").click()
+    page.wait_for_timeout(1500)
+    page.locator("#patient-select").click()
+    page.locator("#patient-summary").get_by_text("Grace Mensah", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    ask(page, "Prescribe amoxicillin 500 mg three times daily for this patient")
+    page.locator("#approval").get_by_text("ALLERGY CONFLICT", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.screenshot(path=str(ARTIFACTS / "03_approval_card.png"), full_page=True)
+    pid = ehr.client.search("Patient", [("name", "Mensah")])[0]["id"]
+    assert ehr.client.search("MedicationRequest", [("patient", pid)]) == []
+    page.locator("#approve").click()
+    page.locator("#patient-summary").get_by_text("amoxicillin", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.screenshot(path=str(ARTIFACTS / "04_prescription_in_patient_panel.png"), full_page=True)
+    assert len(ehr.client.search("MedicationRequest", [("patient", pid)])) == 1
