@@ -167,3 +167,37 @@ def test_eight_concurrent_sessions_keep_their_own_patients(served: tuple[str, As
         assert name in panel, f"{name}: patient panel shows another patient"
         others = [n for n in names if n != name]
         assert not any(other in transcript or other in panel for other in others), f"{name}: another patient leaked"
+
+
+@pytest.mark.slow
+def test_login_is_required_when_configured(tmp_path: Path) -> None:
+    ehr = Ehr.embedded(tmp_path / "record.sqlite")
+    demo = build_demo(Assistant(demo_llm(), default_registry()), ehr, "Demo rules · CPU")
+    _, url, _ = demo.launch(
+        prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True, auth=("clinician", "s3cret")
+    )
+    try:
+        assert httpx.get(f"{url}config").status_code in (401, 403)
+        session = httpx.Client()
+        login = session.post(f"{url}login", data={"username": "clinician", "password": "s3cret"})
+        assert login.status_code == 200 and session.get(f"{url}config").status_code == 200
+    finally:
+        demo.close()
+
+
+def test_no_patient_data_in_logs_at_default_level(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    caplog.set_level(logging.WARNING)
+    ehr = Ehr.embedded(tmp_path / "record.sqlite")
+    executors, formatters = ehr_executors(ehr)
+    assistant = Assistant(
+        demo_llm(),
+        default_registry().with_executors(executors, formatters),
+        patient_context=ehr.patient_context,
+        write_check=ehr.write_warnings,
+    )
+    assistant.run_turn("t", "Find patient Amina Okafor and check her chart")
+    assistant.run_turn("t", "What were her last kidney function results?")
+    pid = ehr.client.search("Patient", [("name", "Okafor")])[0]["id"]
+    assert not any(word in caplog.text for word in ("Amina", "Okafor", pid, "creatinine", "Creatinine"))
