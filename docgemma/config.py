@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal, TypeVar, cast
 
 Backend = Literal["transformers", "openai", "fake"]
 BACKENDS: tuple[Backend, ...] = ("transformers", "openai", "fake")
@@ -96,30 +96,28 @@ class Settings:
         )
 
 
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
+NumberT = TypeVar("NumberT", int, float)
+
+
+def _positive(env: Mapping[str, str], name: str, default: NumberT, kind: type[NumberT], what: str) -> NumberT:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
     try:
-        value = int(raw)
+        value = kind(raw)
     except ValueError as exc:
-        raise ConfigError(f"{name}={raw!r} is not a whole number") from exc
+        raise ConfigError(f"{name}={raw!r} is not {what}") from exc
     if value <= 0:
         raise ConfigError(f"{name}={raw!r} must be positive")
     return value
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    return _positive(env, name, default, int, "a whole number")
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{name}={raw!r} is not a number") from exc
-    if value <= 0:
-        raise ConfigError(f"{name}={raw!r} must be positive")
-    return value
+    return _positive(env, name, default, float, "a number")
 
 
 def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:

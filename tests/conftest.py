@@ -64,3 +64,26 @@ def fake() -> FakeLLM:
 @pytest.fixture
 def assistant(fake: FakeLLM, tools: Tools) -> Assistant:
     return Assistant(fake, tools.registry())
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on (yet)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, timeout_s: float = 60.0) -> None:
+    """Block until something accepts connections on ``127.0.0.1:port``."""
+    import socket
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s:.0f} s")

@@ -93,6 +93,11 @@ ANALYTICAL_PREFIX = "Analyzing the task requirements, "
 
 def context_block(state: AgentState) -> str:
     """History, active patient and image findings: the shared context of the model's calls."""
+    return "\n\n".join(context_parts(state))
+
+
+def context_parts(state: AgentState) -> list[str]:
+    """The sections of :func:`context_block`, each present only when there is something to say."""
     parts = []
     if state.get("history"):
         parts.append(f"Recent conversation:\n{state['history']}")
@@ -101,7 +106,7 @@ def context_block(state: AgentState) -> str:
     findings = state.get("image_findings")
     if findings:
         parts.append(image_section(findings))
-    return "\n\n".join(parts)
+    return parts
 
 
 def image_section(findings: ImageFindings) -> str:
@@ -189,13 +194,7 @@ def synthesis_messages(state: AgentState, brief: bool) -> list[Message]:
     sections = [f"Clinician's question: {state['user_query']}"]
     if state.get("task_summary"):
         sections.append(f"Clinical context: {state['task_summary']}")
-    if state.get("history"):
-        sections.append(f"Recent conversation:\n{state['history']}")
-    if state.get("patient_context"):
-        sections.append(f"Active patient:\n{state['patient_context']}")
-    findings = state.get("image_findings")
-    if findings:
-        sections.append(image_section(findings))
+    sections += context_parts(state)
     results = [r for r in state.get("tool_results", []) if r["status"] == "success"]
     if results:
         sections.append("Information retrieved:\n" + "\n\n".join(r["formatted_result"] for r in results))

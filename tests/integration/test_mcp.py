@@ -4,10 +4,8 @@ and the results equal the in-process ones."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from docgemma.runtime import build_registry
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.mcp_client import McpToolClient
 from docgemma.tools.registry import ToolContext, default_registry
-from tests.conftest import assess, intent, select
+from tests.conftest import assess, free_port, intent, select, wait_for_port
 from tests.fixture_api import serve
 
 pytestmark = pytest.mark.slow
@@ -86,14 +84,8 @@ def test_stdio(api_env: dict[str, str]) -> None:
         client.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_streamable_http_with_writes(api_env: dict[str, str]) -> None:
-    port = _free_port()
+    port = free_port()
     env = {**api_env, "PYTHONPATH": str(ROOT)}
     server = subprocess.Popen(
         [sys.executable, "-m", "docgemma", "mcp", "--transport", "http", "--port", str(port), "--allow-writes"],
@@ -102,12 +94,7 @@ def test_streamable_http_with_writes(api_env: dict[str, str]) -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
+        wait_for_port(port)
         client = McpToolClient(url=f"http://127.0.0.1:{port}/mcp")
         try:
             check_client(client, api_env, writes=True)

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from docgemma.ehr.client import FhirClient
 from docgemma.ehr.service import Ehr
 from docgemma.tools.ehr_tools import ehr_executors
 from docgemma.tools.registry import ToolContext, default_registry
+from tests.conftest import free_port, wait_for_port
 from tests.integration.test_ehr_record import exercise_client
 
 pytestmark = pytest.mark.slow
@@ -35,18 +34,11 @@ def medplum(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     shutil.copytree(SOURCE, work)
     subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=work, check=True,
                    capture_output=True, timeout=600)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen(["node", "server.mjs"], cwd=work, env={**os.environ, "PORT": str(port)},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.2)
     try:
+        wait_for_port(port)
         yield f"http://127.0.0.1:{port}/fhir/R4"
     finally:
         server.terminate()

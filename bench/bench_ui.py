@@ -1,0 +1,63 @@
+"""Web-app figures (issue 5): time from launch to ready on the embedded default, and time to the first
+streamed answer token of a turn, measured through gradio_client against ``python app.py``.
+
+    python bench/bench_ui.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "DOCGEMMA_DATA_DIR": tempfile.mkdtemp()}
+    start = time.perf_counter()
+    app = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        while True:
+            try:
+                if httpx.get(url, timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if app.poll() is not None:
+                raise SystemExit("app.py exited before it was ready")
+            time.sleep(0.25)
+        ready_s = time.perf_counter() - start
+        from gradio_client import Client
+
+        client = Client(url, verbose=False)
+        figures = {"launch_to_ready_s": round(ready_s, 1)}
+        for question in ("What is hypertension?", "Check FDA warnings for dofetilide"):
+            begin = time.perf_counter()
+            job = client.submit({"text": question, "files": []}, [], None, api_name="/respond")
+            first_token = None
+            for update in job:
+                history = update[0]
+                if history and history[-1]["role"] == "assistant" and not history[-1].get("metadata") and first_token is None:
+                    first_token = time.perf_counter() - begin
+            figures[question] = {"first_token_s": round(first_token or -1, 1), "turn_s": round(time.perf_counter() - begin, 1)}
+    finally:
+        app.terminate()
+        app.wait(10)
+    print(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
