@@ -120,8 +120,11 @@ def summary_markdown(name: str, summary_text: str) -> str:
     """The compiled patient summary for the patient panel (escaped; headings kept)."""
     lines = []
     for line in summary_text.splitlines():
-        lines.append(f"**{escape(line[3:])}**" if line.startswith("## ") else escape(line))
-    return f"### {escape(name)}\n" + "  \n".join(lines)
+        if line.startswith("## "):
+            lines.append(f"\n**{escape(line[3:])}**\n")  # a paragraph of its own, never inside a list item
+        else:
+            lines.append(escape(line) + ("" if line.lstrip().startswith("- ") else "  "))
+    return f"### {escape(name)}\n" + "\n".join(lines)
 
 
 def status_line(model: str, note: str | None, network: str) -> str:
