@@ -214,8 +214,9 @@ def build_demo(
                     matches = gr.Dropdown(label="Matches", choices=[], interactive=True, elem_id="patient-matches")
                     use = gr.Button("Make active patient", elem_id="patient-select")
                     patient_md = gr.Markdown("*No active patient.*", elem_id="patient-summary")
-                    images = gr.Gallery(label="Images on record", height=160, columns=3, allow_preview=True)
-                    send_image = gr.Button("Send selected image to the chat", size="sm")
+                    images = gr.Gallery(label="Images on record", height=160, columns=3, allow_preview=True,
+                                        elem_id="record-images")
+                    send_image = gr.Button("Send selected image to the chat", size="sm", elem_id="send-image")
                 with gr.Accordion("Reasoning timeline (last turn)", open=True):
                     timeline = gr.Markdown("*No turn yet.*", elem_id="timeline")
 
@@ -253,6 +254,8 @@ def build_demo(
         def on_select(evt: gr.SelectData) -> int:
             return int(evt.index)
 
+        # Gradio finds the event argument by its annotation object; postponed annotations are strings here.
+        on_select.__annotations__["evt"] = gr.SelectData
         images.select(on_select, None, selected)
         send_image.click(queue_image, [selected, record_images], [queued_image, queued_note])
         demo.load(status, None, status_md)

@@ -95,3 +95,17 @@ def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page
     page.locator("#patient-summary").get_by_text("amoxicillin", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     page.screenshot(path=str(ARTIFACTS / "04_prescription_in_patient_panel.png"), full_page=True)
     assert len(ehr.client.search("MedicationRequest", [("patient", pid)])) == 1
+
+    # An image from the record goes to the chat.
+    page.locator("#patient-search textarea, #patient-search input").first.fill("Kariuki")
+    page.get_by_role("button", name="Search").click()
+    page.wait_for_timeout(1500)
+    page.locator("#patient-select").click()
+    page.locator("#patient-summary").get_by_text("Samuel Kariuki", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.locator("#record-images img").first.click()
+    page.wait_for_timeout(500)
+    page.locator("#send-image").click()
+    page.get_by_text("Attached to your next message", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    ask(page, "What does this image show?")
+    page.locator("#chat").get_by_text("image attached", exact=False).last.wait_for(timeout=TIMEOUT_MS)
+    page.screenshot(path=str(ARTIFACTS / "05_record_image_sent_to_chat.png"), full_page=True)
