@@ -49,7 +49,10 @@ def main() -> int:
             first_token = None
             for update in job:
                 history = update[0]
-                if history and history[-1]["role"] == "assistant" and not history[-1].get("metadata") and first_token is None:
+                if not isinstance(history, list) or not history:
+                    continue  # an update that leaves the chat as it is
+                last = history[-1]
+                if first_token is None and last["role"] == "assistant" and not last.get("metadata"):
                     first_token = time.perf_counter() - begin
             figures[question] = {"first_token_s": round(first_token or -1, 1), "turn_s": round(time.perf_counter() - begin, 1)}
     finally:
