@@ -78,7 +78,7 @@ def confidence(state: AgentState) -> Confidence:
         return "low"
     if not qualities:
         return "medium"
-    if any(q in ("no_results",) or q.startswith("error") for q in qualities[-1:]):
+    if qualities[-1] == "no_results" or qualities[-1].startswith("error"):
         return "low"
     succeeded = [q for q in qualities if not q.startswith("error")]
     return "high" if succeeded and all(q == "success_rich" for q in succeeded) else "medium"

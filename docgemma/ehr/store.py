@@ -11,8 +11,9 @@ import json
 import re
 import sqlite3
 import threading
+import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -178,7 +179,22 @@ class FhirStore:
             self._memory_lock = threading.RLock()
         else:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._connection().executescript(SCHEMA)  # executescript commits by itself: not inside _tx
+            self._retry_busy(lambda: self._connection().execute("PRAGMA journal_mode=WAL"))  # persistent in the file
+        self._retry_busy(lambda: self._connection().executescript(SCHEMA))  # commits by itself: not inside _tx
+
+    @staticmethod
+    def _retry_busy(action: Callable[[], Any], seconds: float = 30.0) -> None:
+        """Run ``action``, retrying while another process holds the file: switching the journal mode and
+        creating tables can report "database is locked" without waiting on SQLite's busy timeout."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                action()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _connection(self) -> sqlite3.Connection:
         if self._memory is not None:
@@ -186,7 +202,6 @@ class FhirStore:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
         return conn

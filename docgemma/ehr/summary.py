@@ -79,7 +79,8 @@ def _status(resource: dict[str, Any], field_name: str = "clinicalStatus") -> str
     return str(resource.get("status", ""))
 
 
-def _quantity(obs: dict[str, Any]) -> str:
+def quantity_text(obs: dict[str, Any]) -> str:
+    """An observation's value as text: a quantity, a systolic/diastolic pair, a coded or string value."""
     if "valueQuantity" in obs:
         q = obs["valueQuantity"]
         return f"{_num(q.get('value'))} {q.get('unit', '')}".strip()
@@ -304,7 +305,7 @@ def compile_summary(
     if renal:
         t = trend(*renal)
         safety.append(
-            f"RENAL FUNCTION: eGFR {_quantity(renal[0])}"
+            f"RENAL FUNCTION: eGFR {quantity_text(renal[0])}"
             + (f", {t['direction']}" if t else "")
             + " — review renally cleared drugs and doses."
         )
@@ -331,7 +332,7 @@ def compile_summary(
     obs_lines = []
     for obs, previous in latest_obs:
         when = str(obs.get("effectiveDateTime") or obs.get("issued") or "")[:10]
-        line = f"- {display_text(obs)}: {_quantity(obs)} ({when})"
+        line = f"- {display_text(obs)}: {quantity_text(obs)} ({when})"
         t = trend(obs, previous)
         if t:
             arrow = {"rising": "↑", "falling": "↓", "stable": "→"}[t["direction"]]
@@ -383,7 +384,7 @@ def compile_summary(
         "allergies": [display_text(a) for a in allergies],
         "immunizations": len(immunizations),
         "recently_resolved": [display_text(c) for c in resolved],
-        "latest_observations": {display_text(o): {"value": _quantity(o), "trend": trend(o, p)} for o, p in latest_obs},
+        "latest_observations": {display_text(o): {"value": quantity_text(o), "trend": trend(o, p)} for o, p in latest_obs},
         "latest_by_loinc": {
             code: {"id": items[0].get("id"), "previous_id": items[1].get("id") if len(items) > 1 else None}
             for code, items in series.items()

@@ -17,7 +17,7 @@ from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.search import encounter_reference
 from docgemma.ehr.service import Ehr, idempotency_key
 from docgemma.ehr.store import display_text, patient_of
-from docgemma.ehr.summary import _quantity, note_text
+from docgemma.ehr.summary import note_text, quantity_text
 from docgemma.tools.outcome import ToolOutcome, failure, success
 from docgemma.tools.registry import Executor, Formatter, ToolContext
 
@@ -77,7 +77,7 @@ def _when(resource: dict[str, Any]) -> str:
 def line(resource: dict[str, Any]) -> str:
     """One compact line: type, name, value or status, date, id."""
     kind = resource.get("resourceType")
-    value = f": {_quantity(resource)}" if kind == "Observation" else ""
+    value = f": {quantity_text(resource)}" if kind == "Observation" else ""
     status = resource.get("status") or (resource.get("clinicalStatus") or {}).get("coding", [{}])[0].get("code", "")
     return f"{kind} {display_text(resource)}{value} ({status}, {_when(resource) or 'no date'}) [{resource.get('id')}]"
 
