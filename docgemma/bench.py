@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from docgemma.agent.assistant import Assistant, TurnResult
-from docgemma.golden import Oracle, TurnContext, mock_executors, run_file
-from docgemma.llm.fake import FakeLLM
+from docgemma.golden import golden_assistant, run_file
 from docgemma.tools.outcome import success
 from docgemma.tools.registry import default_registry
 
@@ -50,17 +49,9 @@ def llm_calls_per_route(tmp: Path) -> dict[str, Any]:
     return out
 
 
-def _oracle_assistant(model: Any = None) -> tuple[Assistant, TurnContext]:
-    ctx = TurnContext()
-    base = default_registry()
-    registry = base.with_executors(mock_executors(base, ctx))
-    llm = model or FakeLLM(responder=Oracle(registry, ctx), name="oracle")
-    return Assistant(llm, registry), ctx
-
-
 def deterministic_overhead(turns: int = 50) -> dict[str, float]:
     """Per-turn time of everything but the model: the oracle answers instantly. Single-tool route."""
-    assistant, ctx = _oracle_assistant()
+    assistant, ctx, _ = golden_assistant()
     case = {k: v for k, v in ROUTES["single_tool"].items() if k != "budget"}
     times = []
     for i in range(turns + 1):

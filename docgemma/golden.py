@@ -240,14 +240,20 @@ def run_session(assistant: Assistant, session: Session, ctx: TurnContext, regist
         }
 
 
-def run_file(path: Path, llm: LLM | None, out: TextIO | None = None, report: TextIO = sys.stdout) -> int:
-    """Run a case file; ``llm=None`` means oracle mode. Returns the process exit code."""
+def golden_assistant(llm: LLM | None = None) -> tuple[Assistant, TurnContext, ToolRegistry]:
+    """An assistant whose tools answer from each turn's mocks; ``llm=None`` answers with the oracle."""
     ctx = TurnContext()
     base = default_registry()
     registry = base.with_executors(mock_executors(base, ctx))
-    oracle = llm is None
     model: LLM = FakeLLM(responder=Oracle(registry, ctx), name="oracle") if llm is None else llm
-    assistant = Assistant(model, registry)
+    return Assistant(model, registry), ctx, registry
+
+
+def run_file(path: Path, llm: LLM | None, out: TextIO | None = None, report: TextIO = sys.stdout) -> int:
+    """Run a case file; ``llm=None`` means oracle mode. Returns the process exit code."""
+    oracle = llm is None
+    assistant, ctx, registry = golden_assistant(llm)
+    model = assistant.llm
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     failed: list[str] = []
     for session in load_cases(path):

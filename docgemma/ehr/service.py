@@ -114,12 +114,6 @@ class Ehr:
 
     # ── reads ──
 
-    def patient_name(self, patient: dict[str, Any]) -> str:
-        """``Given Family``."""
-        from docgemma.ehr.store import display_text
-
-        return display_text(patient)
-
     def compartment(self, patient_id: str) -> list[dict[str, Any]]:
         """All of a patient's resources."""
         return self.client.everything(patient_id)

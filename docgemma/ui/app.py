@@ -22,6 +22,7 @@ from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.config import Settings
 from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.service import Ehr
+from docgemma.ehr.store import display_text
 from docgemma.images import ImageError, decode_image
 from docgemma.ui.events import apply_event, approval_markdown, status_line, summary_markdown, timeline_markdown
 
@@ -160,7 +161,7 @@ def build_demo(
         if ehr is None or len(query.strip()) < 2:
             return gr.update(choices=[], value=None)
         found = ehr.client.search("Patient", [("name", query.strip())], limit=20)
-        choices = [(f"{ehr.patient_name(p)} (born {p.get('birthDate', '?')})", f"{p['id']}|{ehr.patient_name(p)}") for p in found]
+        choices = [(f"{display_text(p)} (born {p.get('birthDate', '?')})", f"{p['id']}|{display_text(p)}") for p in found]
         return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
     def select(choice: str | None, thread: str) -> dict[Any, Any]:

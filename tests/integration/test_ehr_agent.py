@@ -258,7 +258,7 @@ def test_write_without_an_active_patient_asks_and_changes_nothing(ehr: Ehr) -> N
     assistant, _ = assistant_for(
         ehr, [intent(), select("add_allergy"), {"patient_id": "her", "substance": "latex", "reaction": "rash"}]
     )
-    total = sum(ehr.client.http.get(f"{ehr.client.base_url}/AllergyIntolerance").json()["total"] for _ in [0])
+    total = ehr.client.http.get(f"{ehr.client.base_url}/AllergyIntolerance").json()["total"]
     result = assistant.run_turn("t", "Record a latex allergy for her")
     assert isinstance(result, TurnResult) and "I need a patient ID" in result.answer
     assert ehr.client.http.get(f"{ehr.client.base_url}/AllergyIntolerance").json()["total"] == total
