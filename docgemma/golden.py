@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from pydantic import BaseModel
 
 from docgemma.agent.assistant import Assistant, TurnResult
-from docgemma.agent.schemas import NO_TOOL, ImageFindingsOutput
+from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.state import Attachment
 from docgemma.llm.base import LLM
 from docgemma.llm.fake import Call, FakeLLM
@@ -103,8 +103,7 @@ class Oracle:
                 tool = tools[self.ctx.tool_index]
                 self.ctx.tool_index += 1
             else:
-                allowed = str(call.schema.model_fields["tool_name"].annotation)
-                tool = NO_TOOL if NO_TOOL in allowed else (tools[-1] if tools else self.registry.names[0])
+                tool = tools[-1] if tools else self.registry.names[0]
             self.ctx.current_tool = tool
             return {"tool_name": tool}
         if name == "ResultAssessment":
@@ -116,7 +115,9 @@ class Oracle:
         return self._args(call.schema)
 
     def _args(self, schema: type[BaseModel]) -> dict[str, Any]:
-        tool = self.ctx.current_tool
+        # Stage 1 may have been decided by rule (no ToolSelection call): the schema names the tool.
+        by_schema = [s.name for s in self.registry if s.args_model.__name__ == schema.__name__]
+        tool = self.ctx.current_tool if self.ctx.current_tool in by_schema else next(iter(by_schema), None)
         expected = self.ctx.turn.get("expected_args", {}) if tool == self.ctx.turn.get("expected_tool") else {}
         expected = {**expected, **self.ctx.turn.get("expected_args_by_tool", {}).get(tool, {})}
         args: dict[str, Any] = {}

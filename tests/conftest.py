@@ -19,8 +19,8 @@ def intent(kind: str = "TOOL_NEEDED", summary: str = "task", tool: str | None = 
     return intent_schema(NAMES)(intent=kind, task_summary=summary, suggested_tool=tool, scope=scope)
 
 
-def select(tool: str, reentry: bool = False) -> Any:
-    return tool_selection_schema(NAMES, allow_none=reentry)(tool_name=tool)
+def select(tool: str) -> Any:
+    return tool_selection_schema(NAMES)(tool_name=tool)
 
 
 def assess(quality: str = "success_rich") -> ResultAssessment:

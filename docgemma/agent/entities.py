@@ -5,19 +5,55 @@ from __future__ import annotations
 
 import re
 import threading
+from functools import lru_cache
 from typing import Any
 
 from docgemma.agent.state import ExtractedEntities
 
 UUID_RE = re.compile(r"\b[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}\b", re.IGNORECASE)
-SHORT_ID_RE = re.compile(r"\b[a-z]{3}-\d{3}\b", re.IGNORECASE)
-#: "patient 402", "patient ID 555", "MRN 12345": a bare number introduced as a patient identifier.
-NUMBERED_ID_RE = re.compile(r"\b(?:patient(?:\s+id)?|mrn|id)\s*[:#]?\s*(\d{3,10})\b", re.IGNORECASE)
-NAME_RE = re.compile(
-    r"\b(?:patient|pt\.?|mr\.?|mrs\.?|ms\.?|miss)\s+(?:named\s+)?"
-    r"([A-Z][a-z'\-]+(?:\s+[A-Z][a-z'\-]+){1,2})\b"
+#: Clinic identifiers: a short letter prefix, a hyphen and at least three digits ("abc-123", "pat-44201",
+#: "mrn-0012345"). The seed's ``[a-z]{3}-\d{3}`` is the floor, not the whole set. Lab and coding words
+#: ("ICD-10", "COVID-19", "IL-6") have fewer digits and never match.
+SHORT_ID_RE = re.compile(r"\b[a-z]{2,5}-\d{3,10}\b", re.IGNORECASE)
+#: "patient 402", "patient ID 555", "MRN 12345", "MRN: A1234567": an identifier introduced as one.
+NUMBERED_ID_RE = re.compile(r"\b(?:patient(?:\s+id)?|mrn|id)\s*(?:number|no\.?)?\s*[:#]?\s*([A-Z]?\d{3,10})\b", re.IGNORECASE)
+#: One capitalised name word: "Grace", "O'Brien", "Al-Rashidi", "McDonald", "Jean-Luc".
+_NAME_WORD = r"[A-Z][a-z]*(?:[A-Z][a-z]+)?(?:['\-][A-Z]?[a-z]+)*"
+_FULL_NAME = rf"{_NAME_WORD}(?:\s+{_NAME_WORD}){{1,3}}"
+NAME_RE = re.compile(rf"\b(?:patient|pt\.?|mr\.?|mrs\.?|ms\.?|miss)\s+(?:named\s+|called\s+)?({_FULL_NAME})")
+#: "Grace Mensah's chart".
+POSSESSIVE_NAME_RE = re.compile(rf"\b({_FULL_NAME})'s\b")
+#: "... for Grace Mensah": a name after "for"/"to"/"on", trusted only in a patient-record request (see
+#: :func:`extract_patient_names`), since "trials for Heart Failure" puts a capitalised disease there.
+FOR_NAME_RE = re.compile(rf"\b(?:for|to|on)\s+({_FULL_NAME})")
+_RECORD_REQUEST_RE = re.compile(
+    r"\b(prescrib\w*|order|start|record|document|note|allerg\w*|chart|record|meds|medications?|labs?|results?|"
+    r"visits?|history|timeline|summary|admit|discharge)\b", re.IGNORECASE,
 )
-TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9\-]*")
+#: Words that begin a sentence or name a thing, never a person's first name.
+_NOT_A_NAME = frozenset({
+    "Find", "Search", "Check", "Show", "Pull", "Look", "Open", "Review", "Prescribe", "Record", "Document", "Add",
+    "Save", "Write", "Start", "Order", "Get", "Give", "What", "When", "Which", "Who", "How", "Is", "Are", "Does",
+    "Do", "Can", "Could", "Please", "The", "This", "That", "Her", "His", "Their", "Patient", "Dr", "Doctor", "Nurse",
+    "FDA", "Today", "Tomorrow", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
+})
+TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9\-/]*")
+
+#: Combination brands and common abbreviations the dictionary does not resolve (or resolves to one part).
+#: Values are the generic names as pharmacists write them.
+DRUG_ALIASES: dict[str, str] = {
+    "augmentin": "amoxicillin-clavulanate", "amox-clav": "amoxicillin-clavulanate",
+    "co-amoxiclav": "amoxicillin-clavulanate", "zosyn": "piperacillin-tazobactam",
+    "tazocin": "piperacillin-tazobactam", "pip-tazo": "piperacillin-tazobactam",
+    "unasyn": "ampicillin-sulbactam", "bactrim": "trimethoprim-sulfamethoxazole",
+    "septra": "trimethoprim-sulfamethoxazole", "tmp-smx": "trimethoprim-sulfamethoxazole",
+    "co-trimoxazole": "trimethoprim-sulfamethoxazole", "cotrimoxazole": "trimethoprim-sulfamethoxazole",
+    "biktarvy": "bictegravir/emtricitabine/tenofovir alafenamide", "truvada": "emtricitabine/tenofovir disoproxil",
+    "paxlovid": "nirmatrelvir/ritonavir", "entresto": "sacubitril/valsartan", "janumet": "sitagliptin/metformin",
+    "sinemet": "carbidopa/levodopa", "percocet": "oxycodone/acetaminophen", "norco": "hydrocodone/acetaminophen",
+    "vicodin": "hydrocodone/acetaminophen", "advair": "fluticasone/salmeterol", "symbicort": "budesonide/formoterol",
+    "asa": "aspirin", "apap": "acetaminophen", "hctz": "hydrochlorothiazide", "ntg": "nitroglycerin",
+}
 
 ACTION_VERBS: dict[str, str] = {
     "prescribe": "prescribe", "prescribed": "prescribe", "order": "order", "ordered": "order",
@@ -50,17 +86,62 @@ class DrugDictionary:
                 cls._find = find_drugs
 
     @classmethod
+    @lru_cache(maxsize=4096)
+    def _single(cls, token: str) -> bool:
+        """True when the dictionary knows ``token`` on its own (e.g. "co-amoxiclav" as one word)."""
+        return bool(cls._find([token], is_ignore_case=True))
+
+    @classmethod
+    def _tokens(cls, text: str) -> list[tuple[str, int, int]]:
+        """(token, start, end) in ``text``. A hyphen/slash compound stays whole when the dictionary or the
+        alias table knows it; otherwise it is split, so its parts can be found (and joined again)."""
+        out: list[tuple[str, int, int]] = []
+        for match in TOKEN_RE.finditer(text):
+            word = match.group(0).rstrip("-/")
+            if not re.search(r"[-/]", word) or word.lower() in DRUG_ALIASES or cls._single(word):
+                out.append((word, match.start(), match.start() + len(word)))
+                continue
+            for part in re.finditer(r"[A-Za-z0-9]+", word):
+                out.append((part.group(0), match.start() + part.start(), match.start() + part.end()))
+        return out
+
+    @classmethod
     def find(cls, text: str) -> list[str]:
-        """Generic names (lower case) of the drugs named in ``text``, in order of appearance."""
+        """Drug names in ``text``, in order of appearance, lower case.
+
+        Single drugs are given by their generic name (brands resolved). A combination product keeps the
+        user's own spelling ("amoxicillin-clavulanate", "bictegravir/emtricitabine/tenofovir alafenamide"):
+        parts joined by '-' or '/' with no space are one mention, never one of its parts or its class.
+        """
         cls.warm()
-        tokens = TOKEN_RE.findall(text)
-        hits = cls._find(tokens, is_ignore_case=True)
-        ordered = sorted(hits, key=lambda hit: hit[1])
-        names: list[str] = []
-        for data, _start, _end in ordered:
+        tokens = cls._tokens(text)
+        spans: list[tuple[int, int, str]] = []  # (start char, end char, name)
+        aliased = {i for i, (tok, _s, _e) in enumerate(tokens) if tok.lower() in DRUG_ALIASES}
+        for i in aliased:
+            spans.append((tokens[i][1], tokens[i][2], DRUG_ALIASES[tokens[i][0].lower()]))
+        words = [tok for tok, _s, _e in tokens]
+        for data, first, last in cls._find(words, is_ignore_case=True):
+            if any(i in aliased for i in range(first, last)):
+                continue
             generic = str(data.get("name", "")).strip().lower()
-            if generic and generic not in names:
-                names.append(generic)
+            written = text[tokens[first][1]:tokens[last - 1][2]].lower()
+            if generic.startswith(written):  # "penicillin" is the drug; "penicillins" is its class
+                generic = written
+            if generic:
+                spans.append((tokens[first][1], tokens[last - 1][2], generic))
+        spans.sort()
+        merged: list[tuple[int, int, str]] = []
+        for start, end, name in spans:
+            if merged and re.fullmatch(r"\s*[-/]\s*", text[merged[-1][1]:start]) and not text[merged[-1][1]:start].isspace():
+                # Parts of one combination product: keep the span as the user wrote it.
+                prev_start = merged[-1][0]
+                merged[-1] = (prev_start, end, text[prev_start:end].lower())
+            else:
+                merged.append((start, end, name))
+        names: list[str] = []
+        for _s, _e, name in merged:
+            if name not in names:
+                names.append(name)
         return names
 
     @classmethod
@@ -70,21 +151,44 @@ class DrugDictionary:
         return found[0] if len(found) == 1 else None
 
 
+def combination_parts(name: str) -> list[str]:
+    """The parts of a combination product ("amoxicillin-clavulanate" → both), or ``[name]``."""
+    parts = [p.strip() for p in re.split(r"\s*[-/]\s*", name) if p.strip()]
+    return parts if len(parts) >= 2 and all(len(p) > 2 for p in parts) else [name]
+
+
 def extract_patient_ids(text: str) -> list[str]:
     """UUIDs, short ids (``abc-123``) and numbers introduced as patient ids, without duplicates."""
     found: list[str] = []
     for match in [*UUID_RE.findall(text), *SHORT_ID_RE.findall(text), *NUMBERED_ID_RE.findall(text)]:
         ident = match.lower() if UUID_RE.fullmatch(match) else match
+        if any(ident in other for other in found):  # "mrn-0012345" and its digits
+            continue
         if ident not in found:
             found.append(ident)
     return found
 
 
+def _clean_name(candidate: str) -> str | None:
+    words = candidate.split()
+    while words and words[-1] in _NOT_A_NAME:
+        words.pop()
+    if len(words) < 2 or words[0] in _NOT_A_NAME or DrugDictionary.find(" ".join(words)):
+        return None
+    return " ".join(words)
+
+
 def extract_patient_names(text: str) -> list[str]:
-    """Capitalised names introduced by "patient", "Mr", "Mrs", ... ("Find patient John Smith")."""
+    """Capitalised full names introduced as a patient ("Find patient John Smith", "Mrs Ama Owusu"),
+    in a possessive ("Grace Mensah's chart"), or after "for" in a record request ("Prescribe
+    amoxicillin 500 mg for Grace Mensah"). Hyphens and apostrophes stay part of a name."""
+    candidates = [*NAME_RE.findall(text), *POSSESSIVE_NAME_RE.findall(text)]
+    if _RECORD_REQUEST_RE.search(text):
+        candidates += FOR_NAME_RE.findall(text)
     names: list[str] = []
-    for name in NAME_RE.findall(text):
-        if name not in names:
+    for candidate in candidates:
+        name = _clean_name(candidate)
+        if name and not any(name in other or other in name for other in names):
             names.append(name)
     return names
 

@@ -46,8 +46,35 @@ _CHART_RE = re.compile(
     re.IGNORECASE,
 )
 _PATIENT_RE = re.compile(r"\b(patient|his|her|their)\b", re.IGNORECASE)
-#: Words that make an "allergy"/"note"/"order" query a write request rather than a question about one.
-_WRITE_VERBS = re.compile(r"\b(add|record|document|save|write|log|enter|prescribe|start|order)\b", re.IGNORECASE)
+#: A question: it asks about something, so it never requests a write ("Should I start metformin?",
+#: "does she have an allergy?"). "Can you ..." / "Could you ..." are requests, not questions.
+_QUESTION_RE = re.compile(
+    r"^\s*(what|which|who|whom|whose|when|where|why|how|is|are|was|were|does|do|did|has|have|had|should|shall|"
+    r"can (i|we|she|he|they)|could (i|we)|may|might|would (i|we|it)|will|any)\b",
+    re.IGNORECASE,
+)
+#: A write verb in command position: at the start of a clause, after a polite opener or "and"/"then".
+_WRITE_CLAUSE_RE = re.compile(
+    r"(?:^|[,;:.!]\s*|\b(?:and|then|please|kindly)\s+|\b(?:can|could|would) you\s+|\bgo ahead and\s+|"
+    r"\bi(?: want|'d like| would like| need) to\s+|\blet'?s\s+)"
+    r"(prescribe|order|start|record|document|add|save|write|log|enter|put)\b",
+    re.IGNORECASE,
+)
+#: Verbs of a medication order (with a drug named): "Start lisinopril 10 mg daily for abc-123".
+_ORDER_RE = re.compile(r"(?:^|[,;:.!]\s*|\b(?:and|then|please)\s+)(prescribe|order|start|give)\b", re.IGNORECASE)
+WRITE_TOOLS = frozenset({"add_allergy", "save_clinical_note", "prescribe_medication"})
+
+
+def is_question(query: str) -> bool:
+    """True for a question (it may mention a write word without asking for a write)."""
+    if re.match(r"^\s*(please|kindly|(can|could|would) you)\b", query, re.IGNORECASE):
+        return False
+    return bool(_QUESTION_RE.match(query)) or query.rstrip().endswith("?")
+
+
+def is_write_request(query: str) -> bool:
+    """True when the clinician asks for a write in command form; questions never are."""
+    return not is_question(query) and bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query))
 
 
 def required_tools(state: AgentState, available: tuple[str, ...]) -> set[str]:
@@ -55,17 +82,23 @@ def required_tools(state: AgentState, available: tuple[str, ...]) -> set[str]:
     query = state.get("user_query", "")
     entities = state.get("extracted_entities")
     needed: set[str] = set()
+    writes = is_write_request(query)
     for pattern in TASK_PATTERNS:
         if not pattern.matches(query):
             continue
-        if pattern.requires & {"add_allergy", "save_clinical_note", "prescribe_medication"} and not _WRITE_VERBS.search(query):
+        if pattern.requires & WRITE_TOOLS and not writes:
             continue
         needed |= pattern.requires
+    drugs = entities["drug_mentions"] if entities else []
+    if writes and drugs and _ORDER_RE.search(query) and not needed & {"add_allergy", "save_clinical_note"}:
+        needed.add("prescribe_medication")
     names = entities["patient_names"] if entities else []
     ids = entities["patient_ids"] if entities else []
     if names and not ids:
         needed.add("search_patient")
-    if _CHART_RE.search(query) and (_PATIENT_RE.search(query) or names or ids or state.get("active_patient")):
+    refers = _PATIENT_RE.search(query) or names or ids or state.get("active_patient")
+    # "prescribe ... for her" names the patient, not her chart.
+    if _CHART_RE.search(query) and refers and not needed & WRITE_TOOLS:
         needed.add("get_patient_chart")
     return {t for t in needed if t in available}
 
@@ -75,8 +108,27 @@ def succeeded_tools(state: AgentState) -> set[str]:
     return {r["tool_name"] for r in state.get("tool_results", []) if r["status"] == "success"}
 
 
+def _mention_order(query: str, tool: str) -> tuple[int, int]:
+    """Sort key: a patient search first and the chart next (later tools need the patient), writes last,
+    everything else in the order the clinician asked for it."""
+    if tool == "search_patient":
+        return (0, 0)
+    if tool == "get_patient_chart":
+        return (1, 0)
+    if tool in WRITE_TOOLS:
+        return (3, 0)
+    positions = [
+        found.start()
+        for pattern in TASK_PATTERNS if tool in pattern.requires
+        for k in pattern.keywords
+        if (found := re.search(rf"\b{re.escape(k)}\b", query, re.IGNORECASE))
+    ]
+    return (2, min(positions, default=len(query)))
+
+
 def remaining_tools(state: AgentState, available: tuple[str, ...]) -> list[str]:
-    """Required tools neither done nor given up on, in registry order."""
+    """Required tools neither done nor given up on, in the order they should run (see _mention_order)."""
     done = succeeded_tools(state) | set(state.get("skipped_tools", []))
     needed = required_tools(state, available) - done
-    return [t for t in available if t in needed]
+    query = state.get("user_query", "")
+    return sorted((t for t in available if t in needed), key=lambda t: _mention_order(query, t))

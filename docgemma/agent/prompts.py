@@ -6,6 +6,7 @@ Prompts never contain raw tool errors: only the pre-formatted sentences of ``too
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from docgemma.agent.state import AgentState, ImageFindings, ToolResult
 from docgemma.llm.base import Message
@@ -38,10 +39,6 @@ User: "{example_query}"
 Tool: {example_tool}
 
 Now select the tool for the current task."""
-
-STAGE1_REENTRY = """Results so far:
-{results}
-{still_needed}Select the next tool, or "none" if no further tool is needed."""
 
 STAGE2_SYSTEM = """Extract the arguments for the {tool_name} tool from the user's request.
 
@@ -128,28 +125,25 @@ def intent_messages(state: AgentState) -> list[Message]:
     ]
 
 
-def stage1_messages(
-    state: AgentState, registry: ToolRegistry, example: ToolSpec, reentry: bool, still_needed: Sequence[str]
-) -> list[Message]:
-    """TOOL_SELECT stage 1: full_desc list, one example matched to ``suggested_tool``, and on loop
-    re-entry the results so far (the reactive step-by-step pattern)."""
+def stage1_messages(state: AgentState, registry: ToolRegistry, example: ToolSpec) -> list[Message]:
+    """TOOL_SELECT stage 1: full_desc list and one example matched to ``suggested_tool``."""
     system = STAGE1_SYSTEM.format(
         tool_list=registry.tool_list(), example_query=example.example, example_tool=example.name
     )
     task = f"Task: {state.get('task_summary') or state['user_query']}\nUser query: {state['user_query']}"
-    if reentry:
-        needed = f"Still needed: {', '.join(still_needed)}\n" if still_needed else ""
-        results = "\n".join(_result_line(r) for r in state.get("tool_results", []))
-        task += "\n\n" + STAGE1_REENTRY.format(results=results, still_needed=needed)
     return [
         Message(role="system", content=system),
         Message(role="user", content=_with_context(state, f"{task}\n\n{ANALYTICAL_PREFIX}which tool fits best?")),
     ]
 
 
-def stage2_messages(state: AgentState, spec: ToolSpec, hints: Sequence[str], retry_note: str = "") -> list[Message]:
-    """TOOL_SELECT stage 2: only the chosen tool's description, plus deterministic entity hints."""
+def stage2_messages(state: AgentState, spec: ToolSpec, hints: Sequence[str], retry_note: str = "",
+                    known: dict[str, Any] | None = None) -> list[Message]:
+    """TOOL_SELECT stage 2: only the chosen tool's description, deterministic entity hints, and the
+    arguments code already read off the message (the model fills the rest)."""
     hint_text = "\n".join(hints) + "\n" if hints else ""
+    if known:
+        hint_text += "Already known: " + ", ".join(f"{k}={v}" for k, v in known.items()) + "\n"
     if retry_note:
         hint_text += retry_note + "\n"
     system = STAGE2_SYSTEM.format(
@@ -181,12 +175,6 @@ def retry_messages(state: AgentState, result: ToolResult) -> list[Message]:
 def image_messages(user_query: str) -> list[Message]:
     """INPUT_ASSEMBLY's vision call."""
     return [Message(role="system", content=IMAGE_SYSTEM), Message(role="user", content=user_query)]
-
-
-def _result_line(result: ToolResult) -> str:
-    if result["status"] == "success":
-        return result["formatted_result"]
-    return f"[{result['tool_label']}]\n{result['error']}"
 
 
 def synthesis_messages(state: AgentState, brief: bool) -> list[Message]:

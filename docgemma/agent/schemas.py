@@ -11,8 +11,6 @@ from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, Field, StringConstraints, create_model
 
-NO_TOOL = "none"
-
 Quality = Literal["success_rich", "success_partial", "no_results", "error_retryable", "error_fatal"]
 
 
@@ -57,13 +55,24 @@ def intent_schema(tool_names: tuple[str, ...]) -> type[BaseModel]:
     )
 
 
-def tool_selection_schema(tool_names: tuple[str, ...], allow_none: bool = False) -> type[BaseModel]:
-    """ToolSelection: one field, no nullable distractors. On loop re-entry ``"none"`` is allowed
-    (seed §11's reactive signal, checked by code, never trusted alone). One class per argument set."""
-    return _tool_selection(tuple(tool_names), bool(allow_none))
+def tool_selection_schema(tool_names: tuple[str, ...]) -> type[BaseModel]:
+    """ToolSelection: one field, no nullable distractors. Built once per tool list."""
+    return _tool_selection(tuple(tool_names))
 
 
 @lru_cache(maxsize=8)
-def _tool_selection(tool_names: tuple[str, ...], allow_none: bool) -> type[BaseModel]:
-    names = (*tool_names, NO_TOOL) if allow_none else tool_names
-    return create_model("ToolSelection", tool_name=(_literal(names), ...))
+def _tool_selection(tool_names: tuple[str, ...]) -> type[BaseModel]:
+    return create_model("ToolSelection", tool_name=(_literal(tool_names), ...))
+
+
+def missing_fields_schema(args_model: type[BaseModel], fields: tuple[str, ...]) -> type[BaseModel]:
+    """A schema of only ``fields`` of ``args_model`` (same types and bounds, same order): stage 2 asks the
+    model for what code could not fill, nothing more. Built once per (model, fields)."""
+    return _missing_fields(args_model, tuple(f for f in args_model.model_fields if f in fields))
+
+
+@lru_cache(maxsize=64)
+def _missing_fields(args_model: type[BaseModel], fields: tuple[str, ...]) -> type[BaseModel]:
+    source = args_model.model_fields
+    definitions: dict[str, Any] = {name: (source[name].annotation, source[name]) for name in fields}
+    return create_model(args_model.__name__, __config__=args_model.model_config, **definitions)

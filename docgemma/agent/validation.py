@@ -2,7 +2,9 @@
 
 Grounding uses deterministic facts to repair what a 4B model commonly gets wrong: a drug name the
 dictionary does not know while the message names exactly one drug, a pronoun where a patient ID belongs
-while an active patient exists. Every repair is reported so the timeline shows it.
+while an active patient exists. Rule: grounding may fill a missing or invalid value; it never replaces a
+value that stands in the clinician's own words ("Ahmed Al-Rashidi", "amoxicillin-clavulanate" stay as
+written). Every repair is reported so the timeline shows it.
 """
 
 from __future__ import annotations
@@ -38,9 +40,17 @@ def valid_patient_id(value: object) -> bool:
     return isinstance(value, str) and bool(PATIENT_ID_RE.match(value)) and ".." not in value
 
 
+def stands_in(value: object, query: str) -> bool:
+    """True when ``value`` is written in the clinician's message (case and spacing ignored)."""
+    if not isinstance(value, str) or len(value.strip()) < 2:
+        return False
+    squash = lambda text: re.sub(r"\s+", " ", text).strip().lower()  # noqa: E731
+    return squash(value) in squash(query)
+
+
 def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
-           active: PatientRef | None) -> tuple[dict[str, Any], list[str]]:
-    """Repair arguments from deterministic entities; return the new arguments and what was repaired."""
+           active: PatientRef | None, query: str = "") -> tuple[dict[str, Any], list[str]]:
+    """Fill missing or invalid arguments from deterministic entities; return them and what was filled."""
     args = dict(args)
     repairs: list[str] = []
     fields = spec.args_model.model_fields
@@ -52,20 +62,21 @@ def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
             args["patient_id"] = active["id"]
             repairs.append("patient ID taken from the active patient")
     names = entities["patient_names"]
-    if "name" in fields and spec.name == "search_patient" and len(names) == 1 and args.get("name") != names[0]:
+    if "name" in fields and spec.name == "search_patient" and len(names) == 1 and not stands_in(args.get("name"), query):
         args["name"] = names[0]
         repairs.append(f"patient name set to {names[0]!r} from the message")
     drugs = entities["drug_mentions"]
     if "drug_name" in fields and len(drugs) == 1:
         name = args.get("drug_name")
-        if not isinstance(name, str) or DrugDictionary.canonical(name) != drugs[0]:
+        known = isinstance(name, str) and DrugDictionary.canonical(name) == drugs[0]
+        if not known and not stands_in(name, query):
             args["drug_name"] = drugs[0]
             repairs.append(f"drug name set to {drugs[0]!r} from the message")
     if "drug_names" in fields and len(drugs) >= 2:
         raw = args.get("drug_names")
         given: list[Any] = raw if isinstance(raw, list) else []
-        known = {DrugDictionary.canonical(str(d)) for d in given}
-        if not set(drugs) <= known:
+        grounded = [d for d in given if stands_in(d, query) or DrugDictionary.canonical(str(d)) in drugs]
+        if len(grounded) < 2 or len(grounded) < len(given):
             args["drug_names"] = drugs[:4]
             repairs.append("drug names set from the message")
     return args, repairs

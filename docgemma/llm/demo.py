@@ -40,8 +40,7 @@ def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
     if schema == "IntentClassification":
         return {"intent": "TOOL_NEEDED" if tool else "DIRECT", "task_summary": query[:140], "suggested_tool": tool}
     if schema == "ToolSelection":
-        allowed = str(call.schema.model_fields["tool_name"].annotation)
-        return {"tool_name": "none" if "'none'" in allowed else (tool or "check_drug_safety")}
+        return {"tool_name": tool or "check_drug_safety"}
     if schema == "ResultAssessment":
         return {"quality": "success_partial", "brief_summary": "Demo classification."}
     if schema == "RetryStrategy":

@@ -23,27 +23,35 @@ def done(outcome: object) -> TurnResult:
     return outcome
 
 
-def test_direct_path_uses_two_model_calls(fake: FakeLLM, assistant: Assistant) -> None:
-    fake.enqueue(intent("DIRECT", "definition of hypertension"), "Hypertension is persistently raised arterial pressure.")
+def test_general_question_is_direct_by_rule_with_one_model_call(fake: FakeLLM, assistant: Assistant) -> None:
+    fake.enqueue("Hypertension is persistently raised arterial pressure.")
     r = done(assistant.run_turn("t", "What is hypertension?"))
+    assert r.path == ["input_assembly", "intent_classify", "synthesize"]
+    assert r.llm_calls == 1 and len(fake.calls) == 1
+    assert "decided by rule" in r.timeline[1]["detail"] and r.timeline[1]["llm_calls"] == 0
+    assert fake.calls[0].temperature == 0.5 and fake.calls[0].max_tokens == 256
+    assert r.answer.startswith("Hypertension") and r.sources == []
+
+
+def test_direct_path_asks_the_model_when_code_is_unsure(fake: FakeLLM, assistant: Assistant) -> None:
+    fake.enqueue(intent("DIRECT", "hypertension in the elderly"), "Targets are individualised.")
+    r = done(assistant.run_turn("t", "Hypertension targets in frail elderly people"))
     assert r.path == ["input_assembly", "intent_classify", "synthesize"]
     assert r.llm_calls == 2 and len(fake.calls) == 2
     assert fake.calls[0].temperature == 0.0 and fake.calls[0].max_tokens == 256
-    assert fake.calls[1].temperature == 0.5 and fake.calls[1].max_tokens == 256
-    assert r.answer.startswith("Hypertension") and r.confidence == "medium" and r.sources == []
+    assert "decided by rule" not in r.timeline[1]["detail"]
 
 
-def test_single_tool_path(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
+def test_single_tool_path_decided_by_rule(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
     tools.queue("check_drug_safety", SAFETY)
-    fake.enqueue(intent(tool="check_drug_safety"), select("check_drug_safety"), {"drug_name": "dofetilide"},
-                 assess(), "Dofetilide [check_drug_safety] carries a boxed warning for torsade de pointes.")
+    fake.enqueue(assess(), "Dofetilide [check_drug_safety] carries a boxed warning for torsade de pointes.")
     r = done(assistant.run_turn("t", "Check FDA warnings for dofetilide"))
     assert r.path == ["input_assembly", "intent_classify", "tool_select", "tool_execute",
                       "result_classify", "router", "synthesize"]
-    assert r.llm_calls == 5 and tools.calls == [("check_drug_safety", {"drug_name": "dofetilide"})]
-    stage1, stage2 = fake.calls[1], fake.calls[2]
-    assert "full clinical summary" in stage1.prompt and "What are the FDA boxed warnings for amiodarone?" in stage1.prompt
-    assert "Detected drug name: dofetilide" in stage2.prompt and "search_patient" not in stage2.prompt
+    assert r.llm_calls == 2 and tools.calls == [("check_drug_safety", {"drug_name": "dofetilide"})]
+    select_event = r.timeline[2]
+    assert select_event["llm_calls"] == 0 and "decided by rule" in select_event["detail"]
+    assert "arguments by rule" in select_event["detail"]
     synth = fake.calls[-1].prompt
     assert "[Drug Safety Report]" in synth and "check_drug_safety" not in synth
     assert synth.startswith("Include only the most critical findings")  # brief variant
@@ -51,58 +59,57 @@ def test_single_tool_path(fake: FakeLLM, assistant: Assistant, tools: Tools) -> 
     assert r.confidence == "high" and r.sources[0]["title"] == "Tikosyn label" and r.router_actions == ["SYNTHESIZE"]
 
 
+def test_single_tool_path_asks_the_model_when_code_is_unsure(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
+    tools.queue("check_drug_safety", SAFETY)
+    fake.enqueue(intent(tool="check_drug_safety"), select("check_drug_safety"), {"drug_name": "zyxomab"},
+                 assess(), "Answer.")
+    r = done(assistant.run_turn("t", "Is zyxomab OK with long QT"))
+    assert r.llm_calls == 5 and tools.calls == [("check_drug_safety", {"drug_name": "zyxomab"})]
+    stage1, stage2 = fake.calls[1], fake.calls[2]
+    assert "full clinical summary" in stage1.prompt and "What are the FDA boxed warnings for amiodarone?" in stage1.prompt
+    assert "drug safety" in stage2.prompt and "search_patient" not in stage2.prompt
+    assert stage2.schema is not None and list(stage2.schema.model_fields) == ["drug_name"]
+
+
 def test_multi_tool_loop_selects_one_tool_at_a_time(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
     tools.queue("search_patient", success({"matches": [{"id": "jsm-001", "name": "John Smith"}]}))
     tools.queue("get_patient_chart", success({"patient": {"id": "jsm-001", "name": "John Smith"}, "medications": ["metformin"]}))
     tools.queue("check_drug_safety", SAFETY)
-    fake.enqueue(intent(tool="search_patient"), select("search_patient"), {"name": "John Smith"}, assess(),
-                 select("get_patient_chart", reentry=True), {"patient_id": "her"}, assess(),
-                 select("check_drug_safety", reentry=True), {"drug_name": "metformin"}, assess(), "Summary.")
+    fake.enqueue(assess(), assess(), assess(), "Summary.")
     r = done(assistant.run_turn("t", "Find patient John Smith, check his chart, and verify metformin safety"))
     assert [c[0] for c in tools.calls] == ["search_patient", "get_patient_chart", "check_drug_safety"]
-    assert tools.calls[1][1] == {"patient_id": "jsm-001"}  # pronoun repaired from the active patient
-    assert r.router_actions == ["TOOL_SELECT", "TOOL_SELECT", "SYNTHESIZE"] and r.llm_calls == 11
-    reentry = fake.calls[4].prompt
-    assert "Results so far" in reentry and "jsm-001" in reentry and "Still needed: Drug Safety Report, Patient Record" in reentry
+    assert tools.calls[0][1] == {"name": "John Smith"}
+    assert tools.calls[1][1] == {"patient_id": "jsm-001"}  # the patient the search found
+    assert r.router_actions == ["TOOL_SELECT", "TOOL_SELECT", "SYNTHESIZE"] and r.llm_calls == 4  # budget 4+N = 7
+    assert all("decided by rule" in e["detail"] for e in r.timeline if e["node"] == "tool_select")
     assert r.active_patient == {"id": "jsm-001", "name": "John Smith"}
     assert not any("plan" in (c.schema.__name__.lower() if c.schema else "") for c in fake.calls)
 
 
-def test_reactive_none_is_checked_against_task_patterns(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
-    tools.queue("search_patient", success({"matches": [{"id": "mg-1", "name": "Maria Garcia"}]}))
-    fake.enqueue(intent(), select("search_patient"), {"name": "Maria Garcia"}, assess(),
-                 select("none", reentry=True), {"patient_id": "mg-1"}, assess(), "Chart summary.")
-    r = done(assistant.run_turn("t", "Find patient Maria Garcia and check her chart"))
-    assert [t["tool"] for t in r.tools] == ["search_patient", "get_patient_chart"]
-    assert any("model proposed no further tool" in e["detail"] for e in r.timeline)
-
-
 def test_retry_same_then_success(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
     tools.queue("check_drug_safety", failure("timeout"), SAFETY)
-    fake.enqueue(intent(), select("check_drug_safety"), {"drug_name": "amiodarone"}, retry("retry_same"),
-                 assess(), "Amiodarone warnings.")
+    fake.enqueue(retry("retry_same"), assess(), "Amiodarone warnings.")
     r = done(assistant.run_turn("t", "Check FDA warnings for amiodarone"))
     assert r.router_actions == ["ERROR_HANDLER", "RETRY", "SYNTHESIZE"]
-    assert r.path.count("tool_execute") == 2 and r.llm_calls == 6  # the error was classified in code
+    assert r.path.count("tool_execute") == 2 and r.llm_calls == 3  # the error was classified in code
     timeout_classify = next(e for e in r.timeline if e["node"] == "result_classify")
     assert timeout_classify["llm_calls"] == 0 and timeout_classify["decision"] == "error_retryable"
-    retry_prompt = fake.calls[3].prompt
+    retry_prompt = fake.calls[0].prompt
     assert "temporarily unavailable" in retry_prompt and "Timeout" not in retry_prompt
     assert "temporarily unavailable" not in fake.calls[-1].prompt  # recovered: no stale error in the answer
 
 
 def test_retry_different_args_reruns_stage_two_only(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
     tools.queue("search_medical_literature", failure("not_found"), success({"results": [{"title": "A trial"}]}))
-    fake.enqueue(intent(), select("search_medical_literature"), {"query": "zyxo outcomes"},
-                 retry("retry_different_args"), {"query": "zyxoplasty outcomes"}, assess(), "Evidence summary.")
+    fake.enqueue(retry("retry_different_args"), {"query": "zyxoplasty long-term outcomes"}, assess(), "Evidence summary.")
     r = done(assistant.run_turn("t", "Find studies on zyxoplasty outcomes"))
-    assert [c[1]["query"] for c in tools.calls] == ["zyxo outcomes", "zyxoplasty outcomes"]
-    assert "previous attempt" in fake.calls[4].prompt and r.router_actions[-1] == "SYNTHESIZE"
+    assert [c[1]["query"] for c in tools.calls] == ["zyxoplasty outcomes", "zyxoplasty long-term outcomes"]
+    assert "previous attempt" in fake.calls[1].prompt and r.router_actions[-1] == "SYNTHESIZE"
 
 
 def test_retries_are_bounded_then_skipped_without_model_memory(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
     tools.queue("check_drug_safety", failure("timeout"))
-    fake.enqueue(intent(), select("check_drug_safety"), {"drug_name": "amiodarone"}, retry(), retry())
+    fake.enqueue(retry(), retry())
     r = done(assistant.run_turn("t", "Check FDA warnings for amiodarone"))
     assert len(tools.calls) == 3 and r.router_actions[-1] == "SKIP"
     assert r.path[-1] == "synthesize" and r.timeline[-1]["llm_calls"] == 0
@@ -113,7 +120,6 @@ def test_retries_are_bounded_then_skipped_without_model_memory(fake: FakeLLM, as
 def test_multiple_matches_ask_the_user(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
     matches = [{"id": f"jw-00{i}", "name": "James Wilson", "birth_date": f"19{60 + i}-01-01"} for i in range(1, 4)]
     tools.queue("search_patient", success({"matches": matches}))
-    fake.enqueue(intent(), select("search_patient"), {"name": "James Wilson"}, assess())
     r = done(assistant.run_turn("t", "Search for patient James Wilson"))
     assert r.router_actions == ["ASK_USER"] and "RETRY" not in r.router_actions
     assert r.clarification and "I found 3 patients matching 'James Wilson'" in r.clarification and "jw-002" in r.answer
@@ -121,7 +127,6 @@ def test_multiple_matches_ask_the_user(fake: FakeLLM, assistant: Assistant, tool
 
 
 def test_missing_patient_id_asks_the_user(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
-    fake.enqueue(intent(), select("get_patient_chart"), {"patient_id": "her"})
     r = done(assistant.run_turn("t", "Pull up her chart"))
     assert tools.calls == [] and r.router_actions == ["ERROR_HANDLER", "ASK_USER"]
     assert "I need a patient ID" in r.answer
@@ -129,10 +134,7 @@ def test_missing_patient_id_asks_the_user(fake: FakeLLM, assistant: Assistant, t
 
 def test_max_steps_stops_the_loop(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
     tools.queue("search_patient", success({"matches": [{"id": "mg-1", "name": "Maria Garcia"}]}))
-    fake.enqueue(intent(), select("search_patient"), {"name": "Maria Garcia"}, assess(),
-                 select("get_patient_chart", True), {"patient_id": "mg-1"}, assess(),
-                 select("check_drug_safety", True), {"drug_name": "metformin"}, assess(),
-                 select("check_drug_interactions", True), {"drug_names": ["metformin", "lisinopril"]}, assess(), "Done.")
+    fake.enqueue(assess(), assess(), assess(), assess(), "Done.")
     r = done(assistant.run_turn("t", "Find patient Maria Garcia, review her chart, check metformin safety, "
                                      "check interactions between metformin and lisinopril, and find trials for diabetes"))
     assert len(tools.calls) == 4 and r.router_actions[-1] == "SYNTHESIZE"
@@ -141,25 +143,29 @@ def test_max_steps_stops_the_loop(fake: FakeLLM, assistant: Assistant, tools: To
 
 def test_duplicate_call_stops_the_loop(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
     tools.queue("check_drug_safety", SAFETY)
-    fake.enqueue(intent(), select("check_drug_safety"), {"drug_name": "dofetilide"}, assess(),
-                 select("check_drug_safety", True), {"drug_name": "dofetilide"}, assess(), "Answer.")
-    r = done(assistant.run_turn("t", "Check FDA warnings for dofetilide and find studies on it"))
-    assert len(tools.calls) == 2 and "same call" in [e for e in r.timeline if e["node"] == "router"][-1]["detail"]
+    tools.queue("search_medical_literature", success({"results": [{"title": "A trial"}]}))
+    fake.enqueue(intent(), select("search_medical_literature"), {"query": "dofetilide"}, assess(), "Answer.")
+    r = done(assistant.run_turn("t", "Anything on dofetilide and renal dosing"))
+    assert len(tools.calls) == 1
+    # The router's duplicate check itself: the same successful call twice ends the loop.
+    from docgemma.agent.nodes.router import is_duplicate_call
+
+    call = {"tool_name": "check_drug_safety", "args": {"drug_name": "dofetilide"}, "status": "success"}
+    assert is_duplicate_call({"tool_results": [call, call]}) and r.router_actions[-1] == "SYNTHESIZE"
 
 
 def test_unconfigured_tool_flows_through_the_error_path(fake: FakeLLM) -> None:
     from docgemma.tools.registry import default_registry
 
     assistant = Assistant(fake, default_registry())
-    fake.enqueue(intent(), select("find_clinical_trials"), {"condition": "heart failure"})
     r = done(assistant.run_turn("t", "Find recruiting trials for heart failure"))
     assert r.router_actions == ["ERROR_HANDLER", "SKIP"] and "not available in this installation" in r.answer
-    assert len(fake.calls) == 3  # no classification call, no retry call, no synthesis call
+    assert len(fake.calls) == 0  # chosen by rule; no classification, retry or synthesis call
 
 
 def test_write_waits_for_approval_then_writes_once(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
     args = {"patient_id": "abc-123", "medication_name": "metformin", "dosage": "500 mg", "frequency": "twice daily"}
-    fake.enqueue(intent(), select("prescribe_medication"), args, assess(), "Order placed.")
+    fake.enqueue(assess(), "Order placed.")
     request = assistant.run_turn("t", "Prescribe metformin 500mg twice daily for abc-123")
     assert isinstance(request, dict) and request["tool"] == "prescribe_medication"
     assert "Medication name: metformin" in request["preview"] and tools.calls == []
@@ -175,16 +181,14 @@ def test_write_waits_for_approval_then_writes_once(fake: FakeLLM, assistant: Ass
 
 
 def test_rejected_write_changes_nothing(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
-    fake.enqueue(intent(), select("add_allergy"), {"patient_id": "abc-123", "substance": "penicillin", "reaction": "hives"})
-    assert isinstance(assistant.run_turn("t", "Record a penicillin allergy for abc-123"), dict)
+    assert isinstance(assistant.run_turn("t", "Record a penicillin allergy (hives) for abc-123"), dict)
     r = done(assistant.resume("t", {"action": "reject"}))
     assert tools.calls == [] and "declined" in r.answer and r.router_actions[-1] == "SKIP"
 
 
 def test_edited_write_uses_the_edited_arguments(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
-    fake.enqueue(intent(), select("add_allergy"), {"patient_id": "abc-123", "substance": "penicillin", "reaction": "hives"},
-                 assess(), "Allergy recorded.")
-    assistant.run_turn("t", "Record a penicillin allergy for abc-123")
+    fake.enqueue(assess(), "Allergy recorded.")
+    assistant.run_turn("t", "Record a penicillin allergy (hives) for abc-123")
     done(assistant.resume("t", {"action": "edit", "args": {"severity": "severe"}}))
     assert tools.calls[0][1]["severity"] == "severe"
 
@@ -195,35 +199,35 @@ def test_active_patient_and_history_survive_a_restart(tmp_path: Path, tools: Too
         return Assistant(fake, tools.registry(), saver)
 
     tools.queue("search_patient", success({"matches": [{"id": "mg-101", "name": "Maria Garcia"}]}))
-    first = FakeLLM([intent(), select("search_patient"), {"name": "Maria Garcia"}, assess(), "Found Maria Garcia."])
+    first = FakeLLM([assess(), "Found Maria Garcia."])
     done(app(first).run_turn("conv", "Search for patient Maria Garcia"))
-    second = FakeLLM([intent(), select("get_patient_chart"), {"patient_id": "her"}, assess(), "Chart."])
+    second = FakeLLM([assess(), "Chart."])
     r = done(app(second).run_turn("conv", "Pull up her chart"))
     assert tools.calls[-1] == ("get_patient_chart", {"patient_id": "mg-101"})
-    assert "Maria Garcia (ID mg-101)" in second.calls[0].prompt and "Found Maria Garcia." in second.calls[0].prompt
+    assert "Maria Garcia (ID mg-101)" in second.calls[-1].prompt and "Found Maria Garcia." in second.calls[-1].prompt
     assert r.active_patient == {"id": "mg-101", "name": "Maria Garcia"}
-    other = FakeLLM([intent("DIRECT"), "Hi."])
+    other = FakeLLM(["Hi."])
     done(app(other).run_turn("another-conversation", "Hello"))
     assert "Maria" not in other.calls[0].prompt  # nothing crosses threads
 
 
 def test_greeting_gets_capabilities_and_topic_suggestions(fake: FakeLLM, assistant: Assistant) -> None:
-    fake.enqueue(intent("DIRECT", scope="clinical"), "Hello! How can I help?")
+    fake.enqueue("Hello! How can I help?")
     r = done(assistant.run_turn("t", "Hello"))
-    assert "I can help with" in r.answer and len(r.follow_ups) == 3 and fake.calls[1].max_tokens == 96
+    assert "I can help with" in r.answer and len(r.follow_ups) == 3 and fake.calls[0].max_tokens == 96
 
 
 def test_bad_inputs_get_clear_messages_and_the_session_goes_on(fake: FakeLLM, tools: Tools) -> None:
     assistant = Assistant(fake, tools.registry(), settings=Settings(max_message_chars=40))
     empty = done(assistant.run_turn("t", "   "))
     assert "Please type a question" in empty.answer and fake.calls == []
-    fake.enqueue(intent("DIRECT"), "Answer.")
+    fake.enqueue("Answer.")
     long = done(assistant.run_turn("t", "What is hypertension? " * 10))
     assert "only the first 40 were read" in long.answer and len(fake.calls[0].prompt) < 2000
-    fake.enqueue(intent("DIRECT"), "Answer.")
+    fake.enqueue("Answer.")
     r = done(assistant.run_turn("t", "What does this show?", {"filename": "scan.png", "data": b"not an image at all"}))
     assert "not a supported image" in r.answer and r.answer.endswith("Answer.")
-    fake.enqueue(intent("DIRECT"), "Fine.")
+    fake.enqueue("Fine.")
     r = done(assistant.run_turn("t", "Thanks"))
     assert r.answer.startswith("Fine.")
 
@@ -232,15 +236,15 @@ def test_image_goes_to_the_vision_call(fake: FakeLLM, assistant: Assistant) -> N
     buffer = io.BytesIO()
     Image.new("RGB", (16, 16)).save(buffer, format="PNG")
     fake.enqueue({"modality": "chest_xray", "findings": ["No pneumothorax"], "confidence": "medium"},
-                 intent("DIRECT"), "No pneumothorax is seen.")
+                 "No pneumothorax is seen.")
     r = done(assistant.run_turn("t", "", {"filename": "cxr.png", "data": buffer.getvalue()}))
     assert fake.calls[0].images == 1 and fake.calls[0].temperature == 0.3
-    assert "No pneumothorax" in fake.calls[1].prompt and "No pneumothorax" in fake.calls[2].prompt
+    assert "No pneumothorax" in fake.calls[1].prompt and r.intent == "DIRECT"
     assert r.entities["has_image"] is True
 
 
 def test_model_without_vision_says_so(tools: Tools) -> None:
-    fake = FakeLLM([intent("DIRECT"), "Answer."], supports_images=False, name="SmolLM2")
+    fake = FakeLLM(["Answer."], supports_images=False, name="SmolLM2")
     buffer = io.BytesIO()
     Image.new("RGB", (16, 16)).save(buffer, format="PNG")
     r = done(Assistant(fake, tools.registry()).run_turn("t", "What is this?", {"filename": "x.png", "data": buffer.getvalue()}))
@@ -250,13 +254,13 @@ def test_model_without_vision_says_so(tools: Tools) -> None:
 def test_unusable_model_output_falls_back_deterministically(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
     tools.queue("check_drug_safety", SAFETY)
     fake.enqueue('{"intent": "TOOL_', select("check_drug_safety"), '{"drug_name":', "not json", "Answer.")
-    r = done(assistant.run_turn("t", "Check FDA warnings for dofetilide"))
+    r = done(assistant.run_turn("t", "Is dofetilide OK with long QT"))
     assert r.intent == "TOOL_NEEDED" and tools.calls == [("check_drug_safety", {"drug_name": "dofetilide"})]
     assert "model output unusable" in r.timeline[1]["detail"]
 
 
 def test_stream_emits_node_events_and_tokens(fake: FakeLLM, assistant: Assistant) -> None:
-    fake.enqueue(intent("DIRECT"), "one two three four five six seven")
+    fake.enqueue("one two three four five six seven")
     events = list(assistant.stream_turn("t", "What is a stroke?"))
     kinds = [e["type"] for e in events]
     assert kinds[0] == "node_start" and kinds[-1] == "done"

@@ -50,7 +50,7 @@ def max_json_chars(schema: dict[str, Any], defs: dict[str, Any] | None = None) -
 
 CASES: list[tuple[type[BaseModel], int]] = [
     (intent_schema(REGISTRY.names), NODE_CONFIG["intent_classify"].max_tokens),
-    (tool_selection_schema(REGISTRY.names, allow_none=True), NODE_CONFIG["tool_select_stage1"].max_tokens),
+    (tool_selection_schema(REGISTRY.names), NODE_CONFIG["tool_select_stage1"].max_tokens),
     (ResultAssessment, NODE_CONFIG["result_classify"].max_tokens),
     (RetryStrategy, NODE_CONFIG["error_retry"].max_tokens),
     (ImageFindingsOutput, NODE_CONFIG["image_analysis"].max_tokens),
@@ -77,9 +77,17 @@ def test_decision_critical_fields_come_first() -> None:
 def test_tool_names_come_from_the_registry() -> None:
     schema = tool_selection_schema(REGISTRY.names).model_json_schema()
     assert set(schema["properties"]["tool_name"]["enum"]) == set(REGISTRY.names)
-    with_none = tool_selection_schema(REGISTRY.names, allow_none=True).model_json_schema()
-    assert "none" in with_none["properties"]["tool_name"]["enum"]
-    assert tool_selection_schema(REGISTRY.names) is tool_selection_schema(REGISTRY.names, False)
+    assert tool_selection_schema(REGISTRY.names) is tool_selection_schema(tuple(REGISTRY.names))
+
+
+def test_missing_fields_schema_keeps_order_types_and_bounds() -> None:
+    from docgemma.agent.schemas import missing_fields_schema
+
+    spec = REGISTRY["add_allergy"]
+    partial = missing_fields_schema(spec.args_model, ("reaction", "substance"))
+    assert list(partial.model_fields) == ["substance", "reaction"]  # the argument model's order
+    assert partial.model_json_schema()["properties"]["reaction"]["maxLength"] == 60
+    assert partial is missing_fields_schema(spec.args_model, ("substance", "reaction"))
 
 
 def test_registry_has_the_v3_and_patient_data_tools_with_labels_and_write_flags() -> None:

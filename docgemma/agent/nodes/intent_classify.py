@@ -1,26 +1,22 @@
 """Node ② INTENT_CLASSIFY (LLM, T=0): DIRECT or TOOL_NEEDED, a task summary, a non-binding tool hint.
 
-If the model's output is unusable, the intent is decided by the deterministic entities (a drug, a patient
-or an image present → TOOL_NEEDED) and the timeline says so. Greetings are recognised by code as well.
+When the message settles the intent (:func:`docgemma.agent.rules.decide`: a task pattern, an imperative
+write, a patient's record, a general question, a greeting) it is decided by rule, with no model call, and
+the timeline says "decided by rule" and why. Otherwise the model classifies; if its output is unusable,
+the deterministic entities decide (a drug, a patient or an image present → TOOL_NEEDED).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
-from docgemma.agent import prompts
+from docgemma.agent import prompts, rules
 from docgemma.agent.schemas import intent_schema
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
 from docgemma.llm.base import LLM, LLMError
 from docgemma.tools.registry import ToolRegistry
-
-GREETING_RE = re.compile(
-    r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|thx|bye|goodbye)\b[\s\w,!.?']{0,30}$",
-    re.IGNORECASE,
-)
 
 
 def intent_classify(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
@@ -29,6 +25,18 @@ def intent_classify(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> d
     assert trace.llm is not None
     config = NODE_CONFIG["intent_classify"]
     query = state["user_query"]
+    decided = rules.decide(state, registry.names)
+    if decided is not None:
+        detail = f"decided by rule: {decided.reason} (no model call)"
+        if decided.tool:
+            detail += f"; first resource: {registry.label(decided.tool)}"
+        return {
+            "intent": decided.intent,
+            "scope": decided.scope,
+            "task_summary": query[:140],
+            "suggested_tool": decided.tool,
+            "timeline": [trace.event(decided.intent, detail)],
+        }
     note = ""
     try:
         out = trace.llm.generate_json(
@@ -42,8 +50,6 @@ def intent_classify(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> d
         needs_tool = bool(entities["drug_mentions"] or entities["patient_ids"] or entities["patient_names"])
         intent, scope, summary, suggested = ("TOOL_NEEDED" if needs_tool else "DIRECT"), "clinical", query[:140], None
         note = "model output unusable; intent decided from the extracted entities"
-    if GREETING_RE.match(query):
-        intent, scope = "DIRECT", "greeting"
     detail = summary if not note else f"{note}. {summary}"
     if suggested:
         detail += f" (hint: {registry.label(suggested)})"

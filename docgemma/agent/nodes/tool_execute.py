@@ -78,7 +78,7 @@ def tool_execute(
     spec = registry[tool]
     active = state.get("active_patient")
     entities = state["extracted_entities"]
-    args, repairs = ground(spec, state.get("current_args") or {}, entities, active)
+    args, repairs = ground(spec, state.get("current_args") or {}, entities, active, state["user_query"])
     checked = validate(spec, args, has_image=entities["has_image"])
     outcome = checked.error
     decision_note = ""

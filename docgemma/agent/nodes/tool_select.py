@@ -1,19 +1,22 @@
 """Node ③ TOOL_SELECT (LLM, T=0, two stages): stage 1 picks the tool name only, stage 2 extracts that
 tool's arguments with deterministic entity hints.
 
+* Stage 1 by rule: when the task still needs a tool code can name (task patterns, an imperative write, a
+  named patient, a question about the active patient's record), no model call.
+* Stage 2 by rule first: :func:`docgemma.agent.extract.prefill` fills what the message states; the model
+  is asked only for the required fields still missing (a schema of just those), never for a patient id.
+
 * Retry "same": no model call — the same tool and arguments run again.
 * Retry "different": stage 2 only, told what failed.
-* Loop re-entry: the model sees the results so far and may answer ``"none"``; code checks that signal
-  against the task patterns and, if a required tool is still missing, selects it instead.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from docgemma.agent import prompts
-from docgemma.agent.patterns import remaining_tools
-from docgemma.agent.schemas import NO_TOOL, tool_selection_schema
+from docgemma.agent import prompts, rules
+from docgemma.agent.extract import prefill
+from docgemma.agent.schemas import missing_fields_schema, tool_selection_schema
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import MeteredLLM, NodeTrace
@@ -48,8 +51,13 @@ def example_for(state: AgentState, registry: ToolRegistry) -> ToolSpec:
     return registry.specs[0]
 
 
+#: Fields only code may fill: a model cannot know an identifier the message and the record do not give.
+CODE_ONLY_FIELDS = frozenset({"patient_id"})
+
+
 def _extract_args(llm: MeteredLLM, state: AgentState, spec: ToolSpec, retry_note: str = "") -> dict[str, Any]:
-    """Stage 2. An unusable output yields ``{}``: TOOL_EXECUTE then reports the missing fields."""
+    """Stage 2 by the model, for the whole argument model. An unusable output yields ``{}``: TOOL_EXECUTE
+    then reports the missing fields."""
     config = NODE_CONFIG["tool_select_stage2"]
     try:
         out = llm.generate_json(
@@ -59,6 +67,30 @@ def _extract_args(llm: MeteredLLM, state: AgentState, spec: ToolSpec, retry_note
     except LLMError:
         return {}
     return out.model_dump(exclude_none=True)
+
+
+def _fill_args(llm: MeteredLLM, state: AgentState, spec: ToolSpec) -> tuple[dict[str, Any], str]:
+    """Stage 2: code's values, then the model for the required fields still missing. Returns the
+    arguments and how they were obtained (for the timeline)."""
+    known = prefill(spec.name, state)
+    missing = tuple(
+        name for name, info in spec.args_model.model_fields.items()
+        if info.is_required() and name not in known and name not in CODE_ONLY_FIELDS
+    )
+    if not missing:
+        return known, "arguments by rule (no model call)"
+    config = NODE_CONFIG["tool_select_stage2"]
+    try:
+        out = llm.generate_json(
+            prompts.stage2_messages(state, spec, entity_hints(state), known=known),
+            missing_fields_schema(spec.args_model, missing),
+            temperature=config.temperature, max_tokens=max(config.max_tokens, spec.arg_max_tokens),
+        )
+        asked = out.model_dump(exclude_none=True)
+    except LLMError:
+        asked = {}
+    how = f"model asked for {', '.join(missing)}" + (f"; {', '.join(known)} by rule" if known else "")
+    return {**asked, **known}, how
 
 
 def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
@@ -79,31 +111,29 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[
         event = trace.event(registry.label(tool), f"retrying with different arguments: {args}")
         return {"current_args": args, "retry_mode": None, "timeline": [event]}
 
-    reentry = state.get("step_count", 0) > 0
-    still_needed = remaining_tools(state, registry.names)
+    by_rule = rules.next_tool(state, registry.names)
+    if by_rule is not None:
+        tool, reason = by_rule
+        args, how = _fill_args(trace.llm, state, registry[tool])
+        event = trace.event(registry.label(tool), f"decided by rule: {reason}; {how}; arguments: {args}")
+        return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
+
+    # Only a first selection reaches the model: on loop re-entry the router has already named the tool
+    # the task still needs (code), so the model's "none" signal of seed 002 §11 is never needed.
     config = NODE_CONFIG["tool_select_stage1"]
-    messages = prompts.stage1_messages(
-        state, registry, example_for(state, registry), reentry, [registry.label(t) for t in still_needed]
-    )
-    note = ""
+    messages = prompts.stage1_messages(state, registry, example_for(state, registry))
     try:
         choice = trace.llm.generate_json(
-            messages, tool_selection_schema(registry.names, allow_none=reentry),
-            temperature=config.temperature, max_tokens=config.max_tokens,
+            messages, tool_selection_schema(registry.names), temperature=config.temperature, max_tokens=config.max_tokens,
         )
         tool = str(choice.tool_name)  # type: ignore[attr-defined]  # dynamic schema
     except LLMError:
-        tool = still_needed[0] if still_needed else NO_TOOL
-        note = "model output unusable; "
-    if tool == NO_TOOL and still_needed:
-        note += f"model proposed no further tool, but the task still needs {registry.label(still_needed[0])}; "
-        tool = still_needed[0]
-    if tool == NO_TOOL:
-        event = trace.event("no further tool", note + "moving on to the answer")
+        event = trace.event("no further tool", "model output unusable; moving on to the answer")
         return {"current_tool": None, "current_args": None, "timeline": [event]}
+    note = "model chose; "
 
-    args = _extract_args(trace.llm, state, registry[tool])
-    event = trace.event(registry.label(tool), f"{note}arguments: {args}")
+    args, how = _fill_args(trace.llm, state, registry[tool])
+    event = trace.event(registry.label(tool), f"{note}{how}; arguments: {args}")
     return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
 
 
