@@ -20,7 +20,7 @@ NUMBERED_ID_RE = re.compile(r"\b(?:patient(?:\s+id)?|mrn|id)\s*(?:number|no\.?)?
 #: One capitalised name word: "Grace", "O'Brien", "Al-Rashidi", "McDonald", "Jean-Luc".
 _NAME_WORD = r"[A-Z][a-z]*(?:[A-Z][a-z]+)?(?:['\-][A-Z]?[a-z]+)*"
 _FULL_NAME = rf"{_NAME_WORD}(?:\s+{_NAME_WORD}){{1,3}}"
-NAME_RE = re.compile(rf"\b(?:patient|pt\.?|mr\.?|mrs\.?|ms\.?|miss)\s+(?:named\s+|called\s+)?({_FULL_NAME})")
+NAME_RE = re.compile(rf"\b(?i:patient|pt\.?|mr\.?|mrs\.?|ms\.?|miss)\s+(?i:named\s+|called\s+)?({_FULL_NAME})")
 #: "Grace Mensah's chart".
 POSSESSIVE_NAME_RE = re.compile(rf"\b({_FULL_NAME})'s\b")
 #: "... for Grace Mensah": a name after "for"/"to"/"on", trusted only in a patient-record request (see

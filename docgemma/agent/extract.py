@@ -45,11 +45,14 @@ REACTION_WORDS = re.compile(
     r"diarrh\w*|stevens-johnson syndrome|sjs|cough|dizziness)\b",
     re.IGNORECASE,
 )
-ALLERGEN_RE = re.compile(
-    r"\b(?:allerg(?:y|ic|ies)\s+to|intoleran(?:ce|t)\s+to|reaction\s+to)\s+(?P<after>[a-z][a-z0-9\-/ ]{1,58}?)"
-    r"(?=[.,;(]|\s+(?:for|in|with|causing|that|which|reaction)\b|$)|\b(?P<before>[a-z][a-z0-9\-]{1,40})\s+allerg(?:y|ies)\b",
+ALLERGEN_AFTER_RE = re.compile(
+    r"\b(?:allerg(?:y|ic|ies)\s+to|intoleran(?:ce|t)\s+to|reaction\s+to)\s+(?P<name>[a-z][a-z0-9\-/ ]{1,58}?)"
+    r"(?=[.,;(]|\s+(?:for|in|with|causing|that|which|reaction)\b|$)",
     re.IGNORECASE,
 )
+ALLERGEN_BEFORE_RE = re.compile(r"\b(?P<name>[a-z][a-z0-9\-]{1,40})\s+allerg(?:y|ies)\b", re.IGNORECASE)
+_NOT_ALLERGENS = frozenset({"an", "a", "the", "new", "her", "his", "drug", "known", "severe", "mild", "moderate",
+                           "document", "record", "add", "log", "enter", "save", "note"})
 NOTE_TYPE_RE = re.compile(
     r"\b(progress|consult(?:ation)?|procedure|discharge|admission|soap|nursing|follow-up|h&p|operative)\s+note\b",
     re.IGNORECASE,
@@ -189,11 +192,11 @@ def _prescribe(state: AgentState, query: str) -> dict[str, Any]:
 
 def _allergy(state: AgentState, query: str) -> dict[str, Any]:
     out = _patient_only(state, query)
-    allergen = ALLERGEN_RE.search(query)
-    if allergen:
-        substance = (allergen.group("after") or allergen.group("before") or "").strip()
-        if substance.lower() not in ("an", "a", "the", "new", "her", "his", "drug", "known", "severe", "mild"):
-            out["substance"] = substance
+    for pattern in (ALLERGEN_AFTER_RE, ALLERGEN_BEFORE_RE):  # "allergy to X" is the clearer phrasing
+        found = pattern.search(query)
+        if found and found.group("name").strip().lower() not in _NOT_ALLERGENS:
+            out["substance"] = found.group("name").strip()
+            break
     if "substance" not in out:
         drugs = state["extracted_entities"]["drug_mentions"]
         if len(drugs) == 1:

@@ -91,6 +91,9 @@ def decide(state: AgentState, available: tuple[str, ...]) -> RuleDecision | None
         return RuleDecision("DIRECT", None, "a greeting", scope="greeting")
 
     needed = remaining_tools(state, available)
+    if required_tools(state, available) and not needed:
+        # Everything the request needs is already in hand (a patient picked from a list settles a search).
+        return RuleDecision("DIRECT", None, "the request is already answered (patient chosen from the list)")
     if needed:
         matched = ", ".join(sorted(required_tools(state, available)))
         return RuleDecision("TOOL_NEEDED", needed[0], f"the request names what it needs ({matched})")

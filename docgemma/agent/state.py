@@ -123,6 +123,9 @@ class AgentState(TypedDict, total=False):
     router_actions: Annotated[list[str], extend_or_reset]
     error_messages: Annotated[list[str], extend_or_reset]
     clarification_request: str | None
+    #: The patients a clarification listed, and the request that led to it: the next message may pick one.
+    patient_options: list[dict[str, Any]] | None
+    pending_request: str | None
     # ── output ──
     final_response: str | None
     confidence: Confidence | None

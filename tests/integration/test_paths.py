@@ -266,3 +266,44 @@ def test_stream_emits_node_events_and_tokens(fake: FakeLLM, assistant: Assistant
     assert kinds[0] == "node_start" and kinds[-1] == "done"
     tokens = "".join(e["text"] for e in events if e["type"] == "token")
     assert tokens.strip() == "one two three four five six seven" and kinds.count("token") >= 2
+
+
+def test_picking_a_patient_from_the_list_resumes_the_request(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
+    matches = [{"id": "jw-001", "name": "James Wilson", "birth_date": "1961-01-01"},
+               {"id": "jw-002", "name": "James Wilson", "birth_date": "1975-06-02"}]
+    tools.queue("search_patient", success({"matches": matches}))
+    first = done(assistant.run_turn("t", "Find patient James Wilson and check his chart"))
+    assert first.router_actions == ["ASK_USER"] and tools.calls == [("search_patient", {"name": "James Wilson"})]
+    tools.queue("get_patient_chart", success({"patient": {"id": "jw-002", "name": "James Wilson"}}))
+    fake.enqueue(assess(), "Chart of the second James Wilson.")
+    r = done(assistant.run_turn("t", "the second one"))
+    assert tools.calls[-1] == ("get_patient_chart", {"patient_id": "jw-002"}) and len(tools.calls) == 2
+    assert r.active_patient == {"id": "jw-002", "name": "James Wilson"}
+    assert "Selected James Wilson (born 1975-06-02, ID jw-002)" in r.answer
+
+
+def test_a_pick_by_name_and_birth_year_settles_a_search(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
+    matches = [{"id": "mg-1", "name": "Maria Elena Garcia", "birth_date": "1955-03-01"},
+               {"id": "mg-2", "name": "Maria Garcia", "birth_date": "1970-09-09"}]
+    tools.queue("search_patient", success({"matches": matches}))
+    done(assistant.run_turn("t", "Search for patient Maria Garcia"))
+    fake.enqueue("You selected Maria Elena Garcia.")
+    r = done(assistant.run_turn("t", "Maria Elena, born 1955"))
+    assert len(tools.calls) == 1 and r.active_patient == {"id": "mg-1", "name": "Maria Elena Garcia"}
+    assert r.intent == "DIRECT" and "Selected Maria Elena Garcia" in r.answer
+
+
+def test_demo_model_writes_no_medical_prose(tools: Tools) -> None:
+    demo = FakeLLM(name="SmolLM2 demo")
+    demo.clinically_meaningful = False  # type: ignore[attr-defined]
+    assistant = Assistant(demo, tools.registry())
+    tools.queue("check_drug_safety", SAFETY)
+    demo.enqueue(assess())
+    r = done(assistant.run_turn("t", "Check FDA warnings for dofetilide"))
+    assert "**Drug Safety Report**" in r.answer and "Torsade de pointes" in r.answer and "[Tikosyn label](" in r.answer
+    assert not [c for c in demo.calls if c.kind == "text"]  # the model wrote none of it
+    r = done(assistant.run_turn("t", "What is warfarin?"))
+    assert "cannot answer medical questions" in r.answer and "warfarin" not in r.answer.lower().split("cannot")[0]
+    r = done(assistant.run_turn("t", "Hello"))
+    assert r.answer.startswith("Hello. I am DocGemma Connect") and "I can help with" in r.answer
+    assert not [c for c in demo.calls if c.kind == "text"]

@@ -14,7 +14,8 @@ from docgemma.agent import prompts
 from docgemma.agent.entities import extract_entities
 from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.settings import HISTORY_TURNS, NODE_CONFIG
-from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef
+from docgemma.agent.choice import chosen_patient
+from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.images import ImageError, decode_image
 from docgemma.llm.base import LLM, LLMError
@@ -34,6 +35,17 @@ def format_history(conversation: list[Any], turns: int = HISTORY_TURNS) -> str:
             text = text[:HISTORY_CHARS].rstrip() + " …"
         lines.append(f"{who}: {text}")
     return "\n".join(lines)
+
+
+def patient_selected(match: dict[str, Any]) -> ToolResult:
+    """The clinician's pick from a list of matches, recorded as the search's (successful) result."""
+    data = {"query": "selected by the clinician", "matches": [match]}
+    born = match.get("birth_date") or match.get("birthDate") or "unknown"
+    return ToolResult(
+        tool_name="search_patient", tool_label="Patient Search", args={"name": str(match.get("name", ""))},
+        status="success", data=data, error=None, error_type=None, sources=[],
+        formatted_result=f"[Patient Search]\nSelected by the clinician: {match.get('name')} (born {born}, ID {match['id']})",
+    )
 
 
 def input_assembly(
@@ -84,6 +96,17 @@ def input_assembly(
                 notes.append("The image could not be analysed this time; the answer does not use it.")
 
     active = state.get("active_patient")
+    seeded: list[ToolResult] = []
+    picked = chosen_patient(query, state.get("patient_options") or [])
+    if picked is not None and state.get("pending_request"):
+        # The clinician picked a patient from the list: that settles the search, and the request that
+        # needed it continues ("Find James Wilson and check his chart" → the chart of the one chosen).
+        active = PatientRef(id=str(picked["id"]), name=str(picked.get("name", picked["id"])))
+        born = picked.get("birth_date") or picked.get("birthDate") or "unknown"
+        query = str(state["pending_request"])
+        notes.append(f"Selected {active['name']} (born {born}, ID {active['id']}) from the list; "
+                     f"continuing with your request: {query}")
+        seeded.append(patient_selected(picked))
     context = patient_context(active) if (active and patient_context) else None
     if active and context is None:
         context = f"{active['name']} (ID {active['id']})"
@@ -109,7 +132,10 @@ def input_assembly(
         "suggested_tool": None,
         "current_tool": None,
         "current_args": None,
-        "tool_results": [NEW_TURN],
+        "tool_results": [NEW_TURN, *seeded],
+        "active_patient": active,
+        "patient_options": None,
+        "pending_request": None,
         "qualities": [NEW_TURN],
         "step_count": 0,
         "retry_count": 0,

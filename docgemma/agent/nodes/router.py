@@ -53,6 +53,11 @@ def router(state: AgentState, *, registry: ToolRegistry) -> dict[str, Any]:
     update: dict[str, Any] = {"route": action, "router_actions": [action], "timeline": [event]}
     if question:
         update["clarification_request"] = question
+        last = state["tool_results"][-1]
+        if last["tool_name"] == "search_patient" and isinstance(last["data"], dict):
+            # Kept for the next turn: "the second one" picks from this list and resumes this request.
+            update["patient_options"] = list(last["data"].get("matches", []))
+            update["pending_request"] = state["user_query"]
     return update
 
 

@@ -5,6 +5,10 @@ Three answers are written by code, never by the model:
 * a clarification question from the deterministic ask_user rules;
 * a tool-needing turn where every tool failed (the model would otherwise answer from memory);
 * a tool-needing turn where no tool could be chosen.
+A model flagged not clinically meaningful (``clinically_meaningful = False``: the embedded CPU demo model)
+writes no medical prose at all: a tool turn's answer is the retrieved facts rendered by code
+(:mod:`docgemma.agent.render`), a medical question without a tool gets an honest "cannot answer", and a
+greeting gets the capabilities.
 The model's text passes through the :class:`~docgemma.agent.answer.Scrubber`, which replaces any tool
 name with its clinical label, and an empty generation is replaced by a plain statement.
 """
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from docgemma.agent import answer, prompts
+from docgemma.agent import answer, prompts, render
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
@@ -42,6 +46,17 @@ def all_failed_answer(errors: list[str]) -> str:
     )
 
 
+def _demo_answer(state: AgentState, model: str) -> tuple[str, str]:
+    """The answer when the model may not write medical text (see the module docstring)."""
+    succeeded = [r for r in state.get("tool_results", []) if r["status"] == "success"]
+    if succeeded:
+        text = render.retrieved_facts(succeeded, state.get("error_messages", []), answer.sources(state), model)
+        return text, "retrieved facts shown as returned (demo model writes no medical text)"
+    if state.get("scope") in ("greeting", "off_topic"):
+        return f"{render.DEMO_GREETING} {answer.CAPABILITIES}", "greeting (demo model: written by code)"
+    return render.DEMO_DIRECT.format(model=model), "medical question not answered (demo model)"
+
+
 def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
     """Write the answer; see the module docstring."""
     trace = NodeTrace("synthesize", llm)
@@ -63,6 +78,8 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
     elif state.get("intent") == "TOOL_NEEDED" and not succeeded:
         errors = state.get("error_messages") or [str(r["error"]) for r in results]
         text, decision = all_failed_answer(errors), "every resource failed: no answer from model memory"
+    elif not getattr(llm, "clinically_meaningful", True):
+        text, decision = _demo_answer(state, llm.name)
     else:
         brief = len(succeeded) == 1 and len(results) == 1 and succeeded[0]["tool_name"] in LOOKUP_TOOLS
         config = NODE_CONFIG["synthesize"]
