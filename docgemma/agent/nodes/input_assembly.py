@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from docgemma.agent import prompts
+from docgemma.agent.choice import chosen_patient
 from docgemma.agent.entities import extract_entities
 from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.settings import HISTORY_TURNS, NODE_CONFIG
-from docgemma.agent.choice import chosen_patient
 from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.images import ImageError, decode_image
