@@ -91,9 +91,8 @@ def decide(state: AgentState, available: tuple[str, ...]) -> RuleDecision | None
         return RuleDecision("DIRECT", None, "a greeting", scope="greeting")
 
     needed = remaining_tools(state, available)
-    if required_tools(state, available) and not needed:
-        # Everything the request needs is already in hand (a patient picked from a list settles a search).
-        return RuleDecision("DIRECT", None, "the request is already answered (patient chosen from the list)")
+    if state.get("selected_patient") and not needed:
+        return RuleDecision("DIRECT", None, "the clinician picked the patient; nothing more was asked")
     if needed:
         matched = ", ".join(sorted(required_tools(state, available)))
         return RuleDecision("TOOL_NEEDED", needed[0], f"the request names what it needs ({matched})")

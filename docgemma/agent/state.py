@@ -126,6 +126,8 @@ class AgentState(TypedDict, total=False):
     #: The patients a clarification listed, and the request that led to it: the next message may pick one.
     patient_options: list[dict[str, Any]] | None
     pending_request: str | None
+    #: This turn's pick from that list (INPUT_ASSEMBLY), if any.
+    selected_patient: PatientRef | None
     # ── output ──
     final_response: str | None
     confidence: Confidence | None

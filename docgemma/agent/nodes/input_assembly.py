@@ -15,7 +15,7 @@ from docgemma.agent.choice import chosen_patient
 from docgemma.agent.entities import extract_entities
 from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.settings import HISTORY_TURNS, NODE_CONFIG
-from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef, ToolResult
+from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef
 from docgemma.agent.trace import NodeTrace
 from docgemma.images import ImageError, decode_image
 from docgemma.llm.base import LLM, LLMError
@@ -35,17 +35,6 @@ def format_history(conversation: list[Any], turns: int = HISTORY_TURNS) -> str:
             text = text[:HISTORY_CHARS].rstrip() + " …"
         lines.append(f"{who}: {text}")
     return "\n".join(lines)
-
-
-def patient_selected(match: dict[str, Any]) -> ToolResult:
-    """The clinician's pick from a list of matches, recorded as the search's (successful) result."""
-    data = {"query": "selected by the clinician", "matches": [match]}
-    born = match.get("birth_date") or match.get("birthDate") or "unknown"
-    return ToolResult(
-        tool_name="search_patient", tool_label="Patient Search", args={"name": str(match.get("name", ""))},
-        status="success", data=data, error=None, error_type=None, sources=[],
-        formatted_result=f"[Patient Search]\nSelected by the clinician: {match.get('name')} (born {born}, ID {match['id']})",
-    )
 
 
 def input_assembly(
@@ -96,22 +85,23 @@ def input_assembly(
                 notes.append("The image could not be analysed this time; the answer does not use it.")
 
     active = state.get("active_patient")
-    seeded: list[ToolResult] = []
+    selected: PatientRef | None = None
     picked = chosen_patient(query, state.get("patient_options") or [])
     if picked is not None and state.get("pending_request"):
         # The clinician picked a patient from the list: that settles the search, and the request that
         # needed it continues ("Find James Wilson and check his chart" → the chart of the one chosen).
-        active = PatientRef(id=str(picked["id"]), name=str(picked.get("name", picked["id"])))
+        selected = active = PatientRef(id=str(picked["id"]), name=str(picked.get("name", picked["id"])))
         born = picked.get("birth_date") or picked.get("birthDate") or "unknown"
         query = str(state["pending_request"])
         notes.append(f"Selected {active['name']} (born {born}, ID {active['id']}) from the list; "
                      f"continuing with your request: {query}")
-        seeded.append(patient_selected(picked))
     context = patient_context(active) if (active and patient_context) else None
     if active and context is None:
         context = f"{active['name']} (ID {active['id']})"
 
     entities = extract_entities(query, has_image=image is not None)
+    if selected is not None:  # the chosen patient's id stands for the name the request gave
+        entities["patient_ids"] = [selected["id"]]
     detail = ", ".join(f"{k}: {', '.join(v)}" for k, v in entities.items() if isinstance(v, list) and v)
     if findings:
         detail += ("; " if detail else "") + (f"image findings ({findings['modality']}, confidence "
@@ -132,8 +122,9 @@ def input_assembly(
         "suggested_tool": None,
         "current_tool": None,
         "current_args": None,
-        "tool_results": [NEW_TURN, *seeded],
+        "tool_results": [NEW_TURN],
         "active_patient": active,
+        "selected_patient": selected,
         "patient_options": None,
         "pending_request": None,
         "qualities": [NEW_TURN],

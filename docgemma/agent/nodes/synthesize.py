@@ -71,8 +71,12 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
 
     text: str
     streamed = False
+    selected = state.get("selected_patient")
     if state.get("clarification_request"):
         text, decision = str(state["clarification_request"]), "asked the clinician (no model call)"
+    elif selected and not results:
+        text = f"{selected['name']} (ID {selected['id']}) is now the active patient."
+        decision = "patient selected (no model call)"
     elif state.get("intent") == "TOOL_NEEDED" and not results:
         text, decision = NO_TOOL_CHOSEN, "no resource chosen (no model call)"
     elif state.get("intent") == "TOOL_NEEDED" and not succeeded:
