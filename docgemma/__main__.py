@@ -8,7 +8,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from docgemma.config import ConfigError, Settings
+from docgemma.config import BACKENDS, ConfigError, Settings
 
 
 def _chat(args: argparse.Namespace, settings: Settings) -> int:
@@ -113,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("serve", help="the web app (same as python app.py)")
     golden = sub.add_parser("golden", help="run golden case files")
     golden.add_argument("files", nargs="+")
-    golden.add_argument("--backend", default="oracle", help="oracle, or a model backend (transformers, openai)")
+    golden.add_argument("--backend", default="oracle", choices=["oracle", *BACKENDS],
+                        help="oracle (labels from the cases), or a model backend")
     golden.add_argument("--out", help="append one JSON line per turn to this file")
     mcp = sub.add_parser("mcp", help="serve the tool registry over MCP")
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio")

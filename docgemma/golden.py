@@ -231,6 +231,10 @@ def run_session(assistant: Assistant, session: Session, ctx: TurnContext, regist
             outcome = assistant.resume(thread, decision)
         first = outcome.tools[0] if outcome.tools else None
         checks = check_turn(turn, outcome, ctx, registry)
+        by_rule = {
+            node: any(e["node"] == node and "decided by rule" in e["detail"] for e in outcome.timeline)
+            for node in ("intent_classify", "tool_select")
+        }
         yield {
             "session_id": session.session_id, "user_input": turn["user_input"], "intent": outcome.intent,
             "tool": first["tool"] if first else None, "args": first["args"] if first else None,
@@ -238,6 +242,7 @@ def run_session(assistant: Assistant, session: Session, ctx: TurnContext, regist
             "router_actions": outcome.router_actions, "clarification": outcome.clarification,
             "llm_calls": outcome.llm_calls, "prompt_tokens": outcome.prompt_tokens,
             "latency_ms": round(outcome.latency_ms, 2), "answer": outcome.answer, "checks": checks,
+            "decided_by_rule": by_rule,
         }
 
 
@@ -250,27 +255,48 @@ def golden_assistant(llm: LLM | None = None) -> tuple[Assistant, TurnContext, To
     return Assistant(model, registry), ctx, registry
 
 
+#: Checks whose value the oracle itself supplies unless code decided first: in oracle mode they are the
+#: oracle compared with itself, so they are reported apart from accuracy.
+ECHO_CHECKS = {"intent": "intent_classify", "tool": "tool_select", "tools": "tool_select"}
+
+
+def route_of(record: dict[str, Any]) -> str:
+    """direct, single tool or multi-tool: the budget class of a turn (seed 002: 2, 4, 4+N calls)."""
+    calls = len(record["tools"])
+    return "direct" if calls == 0 else "single tool" if calls == 1 else "multi-tool"
+
+
 def run_file(path: Path, llm: LLM | None, out: TextIO | None = None, report: TextIO = sys.stdout) -> int:
     """Run a case file; ``llm=None`` means oracle mode. Returns the process exit code."""
     oracle = llm is None
     assistant, ctx, registry = golden_assistant(llm)
     model = assistant.llm
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    calls: dict[str, list[int]] = defaultdict(list)
     failed: list[str] = []
     for session in load_cases(path):
         for record in run_session(assistant, session, ctx, registry, path.stem):
             if out is not None:
                 out.write(json.dumps(record, default=str) + "\n")
+            calls[route_of(record)].append(record["llm_calls"])
             for key, ok in record["checks"].items():
+                node = ECHO_CHECKS.get(key)
+                if oracle and node and not record["decided_by_rule"][node]:
+                    key = f"{key} (oracle echo)"
                 totals[key][0] += int(ok)
                 totals[key][1] += 1
                 if not ok:
                     failed.append(f"{session.session_id}: {record['user_input']!r} — {key}")
     report.write(f"{path.name} ({'oracle' if oracle else model.name})\n")
-    report.write(f"{'field':<28}{'correct':>10}{'total':>8}{'accuracy':>10}\n")
+    report.write(f"{'field':<32}{'correct':>10}{'total':>8}{'accuracy':>10}\n")
     for key in sorted(totals):
         ok, n = totals[key]
-        report.write(f"{key:<28}{ok:>10}{n:>8}{ok / n:>10.0%}\n")
+        report.write(f"{key:<32}{ok:>10}{n:>8}{ok / n:>10.0%}\n")
+    report.write("model calls per turn: " + "; ".join(
+        f"{route} {sum(v) / len(v):.1f} (max {max(v)}, {len(v)} turns)" for route, v in sorted(calls.items())
+    ) + "\n")
+    if oracle:
+        report.write("(oracle echo: the oracle answered that field itself; it checks the wiring, not accuracy)\n")
     for line in failed:
         report.write(f"FAIL {line}\n")
     return 1 if (oracle and failed) else 0
