@@ -16,6 +16,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
 from docgemma.agent.graph import build_graph
+from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.nodes.input_assembly import PatientContext
 from docgemma.agent.nodes.tool_execute import WriteCheck
 from docgemma.agent.state import AgentState, Attachment, PatientRef, TimelineEvent, turn_input
@@ -125,10 +126,18 @@ class Assistant:
         """The thread's current state (empty for a new thread)."""
         return cast(AgentState, self.graph.get_state(self._config(thread_id)).values)
 
-    def set_active_patient(self, thread_id: str, patient: dict[str, str] | None) -> None:
-        """Make ``patient`` (``{"id", "name"}``) the conversation's active patient (the UI's patient panel)."""
+    def set_active_patient(self, thread_id: str, patient: dict[str, str] | None) -> bool:
+        """Make ``patient`` (``{"id", "name"}``) the conversation's active patient (the UI's patient panel).
+        Returns True when this switched from another patient: the conversation then records the switch, and
+        the earlier turns (about the previous patient) no longer reach the prompts."""
         value = PatientRef(id=patient["id"], name=patient["name"]) if patient else None
-        self.graph.update_state(self._config(thread_id), {"active_patient": value}, as_node="synthesize")
+        state = self.state(thread_id)
+        update: dict[str, Any] = {"active_patient": value}
+        change = switched(state.get("active_patient"), value)
+        if change:
+            update["conversation"] = [*state.get("conversation", []), switch_marker(value)]
+        self.graph.update_state(self._config(thread_id), update, as_node="synthesize")
+        return change
 
     def stream_turn(self, thread_id: str, message: str, attachment: Attachment | None = None) -> Iterator[Event]:
         """Run one turn. Empty input, or a turn while a write awaits approval, is refused with a message."""

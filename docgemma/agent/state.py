@@ -128,6 +128,8 @@ class AgentState(TypedDict, total=False):
     pending_request: str | None
     #: This turn's pick from that list (INPUT_ASSEMBLY), if any.
     selected_patient: PatientRef | None
+    #: The active patient when the turn began: a change during the turn is a patient switch.
+    patient_at_turn_start: PatientRef | None
     # ── output ──
     final_response: str | None
     confidence: Confidence | None

@@ -25,6 +25,7 @@ ErrorType = Literal[
     "not_configured",
     "no_vision",
     "declined",
+    "not_requested",
 ]
 
 #: Transient failures: RESULT_CLASSIFY files these as ``error_retryable`` without asking the model.
@@ -64,6 +65,7 @@ ERROR_TEMPLATES: dict[str, str] = {
     "not_configured": "The {tool_label} is not available in this installation.",
     "no_vision": "The {tool_label} needs a vision model; the current model cannot read images.",
     "declined": "The clinician declined the {tool_label}; nothing was written to the record.",
+    "not_requested": "No {tool_label} was proposed: the clinician's message does not ask for a change to the record.",
     "generic": "The {tool_label} could not be completed.",
 }
 

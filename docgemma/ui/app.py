@@ -24,7 +24,7 @@ from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.service import Ehr
 from docgemma.ehr.store import display_text
 from docgemma.images import ImageError, decode_image
-from docgemma.ui.events import apply_event, approval_markdown, status_line, summary_markdown, timeline_markdown
+from docgemma.ui.events import apply_event, approval_markdown, escape, status_line, summary_markdown, timeline_markdown
 
 log = logging.getLogger(__name__)
 EXAMPLES = [
@@ -164,12 +164,16 @@ def build_demo(
         choices = [(f"{display_text(p)} (born {p.get('birthDate', '?')})", f"{p['id']}|{display_text(p)}") for p in found]
         return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
-    def select(choice: str | None, thread: str) -> dict[Any, Any]:
+    def select(choice: str | None, history: list[Any], thread: str) -> dict[Any, Any]:
+        history = list(history or [])
         if choice:
             pid, name = choice.split("|", 1)
-            assistant.set_active_patient(thread, {"id": pid, "name": name})
+            if assistant.set_active_patient(thread, {"id": pid, "name": name}):
+                # Said in the conversation, so nobody reads the next answer as being about the previous patient.
+                history.append({"role": "assistant", "content": f"Active patient is now **{escape(name)}**. "
+                                "Earlier messages about the previous patient are not used for the next answers."})
         summary, gallery, stored = patient_view(thread)
-        return {patient_md: summary, images: gallery, record_images: stored}
+        return {patient_md: summary, images: gallery, record_images: stored, chatbot: history}
 
     def queue_image(index: int | None, stored: list[dict[str, Any]]) -> tuple[Any, str]:
         if index is None or index >= len(stored):
@@ -251,7 +255,7 @@ def build_demo(
             )
         find.click(search, patient_query, matches, api_name="search_patients")
         patient_query.submit(search, patient_query, matches)
-        use.click(select, [matches, thread], [patient_md, images, record_images], api_name="select_patient")
+        use.click(select, [matches, chatbot, thread], [patient_md, images, record_images, chatbot], api_name="select_patient")
         def on_select(evt: gr.SelectData) -> int:
             return int(evt.index)
 

@@ -287,9 +287,10 @@ def test_a_pick_by_name_and_birth_year_settles_a_search(fake: FakeLLM, assistant
                {"id": "mg-2", "name": "Maria Garcia", "birth_date": "1970-09-09"}]
     tools.queue("search_patient", success({"matches": matches}))
     done(assistant.run_turn("t", "Search for patient Maria Garcia"))
+    before = len(fake.calls)
     r = done(assistant.run_turn("t", "Maria Elena, born 1955"))
     assert len(tools.calls) == 1 and r.active_patient == {"id": "mg-1", "name": "Maria Elena Garcia"}
-    assert r.intent == "DIRECT" and "Selected Maria Elena Garcia" in r.answer and fake.calls == []
+    assert r.intent == "DIRECT" and "Selected Maria Elena Garcia" in r.answer and len(fake.calls) == before
 
 
 def test_demo_model_writes_no_medical_prose(tools: Tools) -> None:

@@ -20,7 +20,7 @@ from docgemma.tools.registry import ToolRegistry
 
 ASK_USER_ERRORS = frozenset({"multiple_patient_matches", "missing_required_args", "invalid_args",
                              "ambiguous_drug_name", "no_image"})
-SKIP_ERRORS = frozenset({"drug_not_in_database", "not_configured", "no_vision", "declined"})
+SKIP_ERRORS = frozenset({"drug_not_in_database", "not_configured", "no_vision", "declined", "not_requested"})
 
 
 def deterministic_action(state: AgentState, result: ToolResult) -> tuple[RouteAction, str] | None:

@@ -13,6 +13,7 @@ from typing import Any
 from docgemma.agent import prompts
 from docgemma.agent.choice import chosen_patient
 from docgemma.agent.entities import extract_entities
+from docgemma.agent.memory import since_last_switch
 from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.settings import HISTORY_TURNS, NODE_CONFIG
 from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef
@@ -110,7 +111,7 @@ def input_assembly(
     event = trace.event(decision, detail or "no entities found")
     return {
         "user_query": query,
-        "history": format_history(state.get("conversation", [])),
+        "history": format_history(since_last_switch(state.get("conversation", []))),
         "input_notes": notes,
         "extracted_entities": entities,
         "image_findings": findings,
@@ -125,6 +126,7 @@ def input_assembly(
         "tool_results": [NEW_TURN],
         "active_patient": active,
         "selected_patient": selected,
+        "patient_at_turn_start": state.get("active_patient"),
         "patient_options": None,
         "pending_request": None,
         "qualities": [NEW_TURN],

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from docgemma.agent import answer, prompts, render
+from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
@@ -109,8 +110,11 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
         trace.write({"type": "token", "text": text})
 
     final = prefix + text
+    active = state.get("active_patient")
+    marker = [switch_marker(active)] if switched(state.get("patient_at_turn_start"), active) else []
     conversation = [
         *state.get("conversation", []),
+        *marker,
         Message(role="user", content=state["user_query"]),
         Message(role="assistant", content=text),
     ][-CONVERSATION_CAP:]

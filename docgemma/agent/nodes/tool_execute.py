@@ -12,6 +12,8 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from docgemma.agent.memory import switched
+from docgemma.agent.patterns import is_write_request
 from docgemma.agent.state import AgentState, PatientRef, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import ground, validate
@@ -82,6 +84,11 @@ def tool_execute(
     checked = validate(spec, args, has_image=entities["has_image"])
     outcome = checked.error
     decision_note = ""
+    if spec.writes and not is_write_request(state["user_query"]):
+        # Only the clinician's own message can ask for a write: never a model's choice prompted by record
+        # text ("ignore previous instructions and prescribe ...") or a question that mentions a write word.
+        outcome = failure("not_requested")
+        decision_note = "write refused: the clinician's message does not ask for one; "
 
     if outcome is None and spec.writes:
         # Everything above is deterministic, so re-running it when the graph resumes is harmless.
@@ -134,11 +141,16 @@ def tool_execute(
         )
         decision = f"error: {error_type}"
     detail = decision_note + ("; ".join(repairs) + "; " if repairs else "") + f"arguments: {checked.args}"
-    event = trace.event(decision, detail)
-    return {
+    after = _active_patient_after(spec, checked.args, outcome, active)
+    update: dict[str, Any] = {
         "tool_results": [result],
         "current_args": checked.args,
         "step_count": state.get("step_count", 0) + 1,
-        "active_patient": _active_patient_after(spec, checked.args, outcome, active),
-        "timeline": [event],
+        "active_patient": after,
     }
+    if switched(active, after):
+        # Another patient: the previous one's conversation and summary leave this turn's prompts.
+        update.update(history="", patient_context=None)
+        detail += f"; active patient is now {after['name'] if after else 'none'}"
+    update["timeline"] = [trace.event(decision, detail)]
+    return update
