@@ -45,6 +45,10 @@ _CHART_RE = re.compile(
     r"\b(chart|summary|meds|medications|labs|history)\b|\b(her|his|their|the|patient'?s|medical|health)\s+records?\b",
     re.IGNORECASE,
 )
+#: How findings relate: the model judges which record item to start from (explore_connections), so such a
+#: question requires no fixed tool.
+CONNECTION_RE = re.compile(r"\b(connect\w*|linked|link between|relat(?:ed|es|ion)\s+(?:to|between)|treating)\b",
+                           re.IGNORECASE)
 _PATIENT_RE = re.compile(r"\b(patient|his|her|their)\b", re.IGNORECASE)
 #: A question: it asks about something, so it never requests a write ("Should I start metformin?",
 #: "does she have an allergy?"). "Can you ..." / "Could you ..." are requests, not questions.
@@ -98,7 +102,7 @@ def required_tools(state: AgentState, available: tuple[str, ...]) -> set[str]:
         needed.add("search_patient")
     refers = _PATIENT_RE.search(query) or names or ids or state.get("active_patient")
     # "prescribe ... for her" names the patient, not her chart.
-    if _CHART_RE.search(query) and refers and not needed & WRITE_TOOLS:
+    if _CHART_RE.search(query) and refers and not needed & WRITE_TOOLS and not CONNECTION_RE.search(query):
         needed.add("get_patient_chart")
     return {t for t in needed if t in available}
 

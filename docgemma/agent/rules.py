@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from docgemma.agent.patterns import is_write_request, remaining_tools, required_tools
+from docgemma.agent.patterns import CONNECTION_RE, is_write_request, remaining_tools, required_tools
 from docgemma.agent.state import AgentState
 
 GREETING_RE = re.compile(
@@ -78,6 +78,8 @@ def record_tool(state: AgentState, available: tuple[str, ...]) -> str | None:
     refers = PATIENT_REF_RE.search(query) or entities["patient_ids"]
     if not (refers and _patient_known(state) and RECORD_CONCEPT_RE.search(query)) or is_write_request(query):
         return None
+    if CONNECTION_RE.search(query):
+        return None  # which item to explore from is the model's call
     tool = "get_patient_timeline" if TIMELINE_RE.search(query) else "query_patient_data"
     return tool if tool in available else None
 

@@ -38,3 +38,35 @@ def test_failed_expectation_exits_non_zero(tmp_path: Path) -> None:
     report = io.StringIO()
     assert run_file(path, None, None, report) == 1
     assert "FAIL single-1" in report.getvalue() and "router_action" in report.getvalue()
+
+
+def test_every_page_example_has_a_golden_turn() -> None:
+    from docgemma.ui.app import EXAMPLES
+
+    doc = json.loads((FILES[0].parent / "page_examples.json").read_text())
+    turns = [t["user_input"] for s in doc["sessions"] for t in s["user_inputs"]]
+    assert turns == EXAMPLES
+
+
+def test_clinician_phrasing_set_is_large_and_covers_every_tool() -> None:
+    from docgemma.tools.registry import default_registry
+
+    doc = json.loads((FILES[0].parent / "clinician_phrasing.json").read_text())
+    singles = doc["single_turn"]
+    assert len(singles) >= 60
+    assert sum(t["expected_intent"] == "DIRECT" for t in singles) >= 15  # the traps
+    named = {t.get("expected_tool") for t in singles} | {x for t in singles for x in t.get("expected_tools", [])}
+    page = json.loads((FILES[0].parent / "page_examples.json").read_text())
+    named |= {t.get("expected_tool") for s in page["sessions"] for t in s["user_inputs"]}
+    named |= {x for s in doc["sessions"] for t in s["user_inputs"] for x in [t.get("expected_tool")]}
+    missing = set(default_registry().names) - named
+    assert not missing, missing
+
+
+def test_unknown_backend_is_rejected() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "docgemma", "golden", str(FILES[0]), "--backend", "trnsformers"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr
