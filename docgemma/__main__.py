@@ -12,26 +12,39 @@ from docgemma.config import ConfigError, Settings
 
 
 def _chat(args: argparse.Namespace, settings: Settings) -> int:
+    from docgemma.images import size_error
     from docgemma.runtime import build_assistant
     from docgemma.ui.text import render_timeline
 
-    assistant = build_assistant(settings)
     attachment = None
     if args.image:
         path = Path(args.image)
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            print(f"Error: cannot read the image {args.image!r}: {exc.strerror}", file=sys.stderr)
+            return 2
+        if size > settings.max_image_bytes:  # refused before reading it into memory
+            print(f"Error: {size_error(path.name, size, settings.max_image_bytes)}", file=sys.stderr)
+            return 2
         attachment = {"filename": path.name, "data": path.read_bytes()}
+    assistant = build_assistant(settings)
     thread = args.thread or f"cli-{uuid.uuid4().hex[:8]}"
     events = assistant.stream_turn(thread, args.message, attachment)  # type: ignore[arg-type]
     while True:
         request = None
+        streamed = False
         for event in events:
             if event["type"] == "token":
+                streamed = True
                 sys.stdout.write(event["text"])
                 sys.stdout.flush()
             elif event["type"] == "approval":
                 request = event["request"]
             elif event["type"] == "done":
                 result = event["result"]
+                if not streamed and result.answer:
+                    print(result.answer)  # answered without a model (e.g. the empty-message note)
                 print("\n\n" + render_timeline(result))
                 return 0
         if request is None:
