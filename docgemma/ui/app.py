@@ -58,6 +58,11 @@ EXAMPLES = [
     "What does this image show?",
 ]
 MAX_FOLLOW_UPS = 3
+INPUT_LABEL = "Your message to the assistant"
+LABEL_INPUT_JS = (
+    "() => { const t = document.querySelector('#input textarea');"
+    f" if (t) {{ t.setAttribute('aria-label', '{INPUT_LABEL}'); }} }}"
+)
 #: Gradio's own cache of uploads and shown files: checked hourly, files older than a day deleted.
 DELETE_CACHE = (3600, 86400)
 _PREVIEWS = Path(tempfile.mkdtemp(prefix="docgemma-previews-"))
@@ -248,7 +253,7 @@ def build_demo(
                     follow_buttons = [gr.Button(visible=False, size="sm") for _ in range(MAX_FOLLOW_UPS)]
                 queued_note = gr.Markdown()
                 box = gr.MultimodalTextbox(
-                    label="Your message to the assistant",
+                    label=INPUT_LABEL,
                     show_label=True,
                     placeholder="Ask a clinical question, or attach an image (PNG, JPEG, DICOM)",
                     file_types=[".png", ".jpg", ".jpeg", ".dcm", ".dicom"],
@@ -309,6 +314,8 @@ def build_demo(
         images.select(on_select, None, selected)
         send_image.click(queue_image, [selected, record_images], [queued_image, queued_note])
         demo.load(status, None, status_md)
+        # Gradio does not tie the visible label to the textarea: name it for screen readers ourselves.
+        demo.load(None, None, None, js=LABEL_INPUT_JS)
     demo.queue(default_concurrency_limit=1)
     return demo
 

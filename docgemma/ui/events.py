@@ -125,13 +125,15 @@ def timeline_markdown(result: Any, pending: bool = False) -> str:
     ``pending`` the turn is paused for the clinician's approval: its steps so far, nothing written yet."""
     if result is None or not result.timeline:
         return "*No turn yet.*"
-    rows = ["| step | decision and detail | time · calls |", "|---|---|---|"]
-    for e in result.timeline:
-        detail = escape(_detail(e["detail"])).replace("|", "\\|").replace("\n", " ")[:160]
-        decision = escape(strip_template_debris(e["decision"])).replace("|", "\\|")
-        calls = f" · {e['llm_calls']} call{'s' if e['llm_calls'] != 1 else ''}" if e["llm_calls"] else ""
-        rows.append(f"| {escape(e['label'])} | **{decision}**{': ' + detail if detail else ''} | "
-                    f"{e['duration_ms']:.0f} ms{calls} |")
+    # A numbered list, not a table: the panel is ~450 px wide at 1440 px, and a five-column table there
+    # broke words letter by letter ("Understa/nding"). Each step: label, decision, time, calls; detail below.
+    rows = []
+    for i, e in enumerate(result.timeline, 1):
+        detail = escape(_detail(e["detail"]).replace("\n", " ")[:200])
+        decision = escape(strip_template_debris(e["decision"]).strip())
+        calls = f" · {e['llm_calls']} model call{'s' if e['llm_calls'] != 1 else ''}" if e["llm_calls"] else ""
+        rows.append(f"{i}. **{escape(e['label'])}** — {decision} · {e['duration_ms']:.0f} ms{calls}"
+                    + (f"  \n   {detail}" if detail else ""))
     if pending:
         spent = sum(e["duration_ms"] for e in result.timeline) / 1000
         total = (f"**Waiting for your approval** (nothing written yet) · **model calls:** {result.llm_calls} · "
