@@ -41,9 +41,13 @@ def size_error(filename: str, size: int, max_bytes: int) -> str:
 def pixel_error(filename: str, width: int, height: int, max_pixels: int) -> str:
     """The message for an image over the pixel limit."""
     return (
-        f"The image {filename!r} is {width}×{height} pixels ({width * height / 1e6:.0f} megapixels); the limit "
-        f"is {max_pixels / 1e6:.0f} megapixels. Please send a smaller export of the image."
+        f"The image {filename!r} is {width}×{height} pixels ({_megapixels(width * height)} megapixels); the "
+        f"limit is {_megapixels(max_pixels)} megapixels. Please send a smaller export of the image."
     )
+
+
+def _megapixels(pixels: int) -> str:
+    return f"{pixels / 1e6:.1f}".removesuffix(".0")
 
 
 def decode_image(filename: str, data: bytes, max_bytes: int, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image:
@@ -82,7 +86,7 @@ def _decode_raster(filename: str, data: bytes, max_pixels: int) -> Image:
             width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk comes first
             raise ImageError(pixel_error(filename, width, height, max_pixels)) from exc
         raise ImageError(
-            f"The image {filename!r} has far more pixels than the limit of {max_pixels / 1e6:.0f} megapixels. "
+            f"The image {filename!r} has far more pixels than the limit of {_megapixels(max_pixels)} megapixels. "
             "Please send a smaller export of the image."
         ) from exc
     except (UnidentifiedImageError, OSError, SyntaxError) as exc:
@@ -98,9 +102,25 @@ def _decode_raster(filename: str, data: bytes, max_pixels: int) -> Image:
         image.load()
     except (OSError, SyntaxError, ValueError) as exc:
         raise ImageError(damaged) from exc
+    if max(image.size) > MAX_SIDE:
+        image = _shrink(image, max(image.size) // MAX_SIDE)  # still ≥ MAX_SIDE: thumbnail() finishes the job
     rgb = image if image.mode == "RGB" else image.convert("RGB")  # no second full-size copy when already RGB
     rgb.format = fmt
     return rgb
+
+
+def _shrink(image: Image, factor: int) -> Image:
+    """Box-average ``image`` by an integer ``factor`` before any colour conversion, so that no second
+    full-size copy is made: reduce() premultiplies alpha through a full copy, so colour bands with alpha are
+    reduced one at a time (alpha is dropped anyway). Measured at 50 MP RGBA: 404 → ~250 MB peak."""
+    from PIL import Image as PILImage
+
+    if image.mode in ("RGBA", "LA"):
+        bands = [image.getchannel(i).reduce(factor) for i in range(len(image.getbands()) - 1)]
+        return bands[0] if len(bands) == 1 else PILImage.merge("RGB", bands)
+    if image.mode in ("1", "P"):
+        image = image.convert("L" if image.mode == "1" else "RGB")  # modes reduce() cannot read
+    return image.reduce(factor)
 
 
 def _decode_dicom(filename: str, data: bytes, max_pixels: int) -> Image:

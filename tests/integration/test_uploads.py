@@ -19,15 +19,27 @@ from docgemma.tools.registry import default_registry
 from tests.fixture_images import bomb_png, noise_png
 
 
-def _assistant(tmp_path: Path, max_image_bytes: int = 20_000_000) -> tuple[Assistant, Path, ImageStore]:
-    from langgraph.checkpoint.sqlite import SqliteSaver
+class Checkpoints:
+    """The conversation store as the app opens it (SQLite, write-ahead log) and its size on disk."""
 
-    db = tmp_path / "conversations.sqlite"
-    saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
-    saver.setup()
+    def __init__(self, path: Path) -> None:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        self.path = path
+        self.connection = sqlite3.connect(path, check_same_thread=False)
+        self.saver = SqliteSaver(self.connection)
+        self.saver.setup()
+
+    def size(self) -> int:
+        self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # fold the write-ahead log into the file
+        return self.path.stat().st_size
+
+
+def _assistant(tmp_path: Path, max_image_bytes: int = 20_000_000) -> tuple[Assistant, Checkpoints, ImageStore]:
+    db = Checkpoints(tmp_path / "conversations.sqlite")
     settings = Settings(max_image_bytes=max_image_bytes, data_dir=tmp_path)
     store = ImageStore(settings.image_store_path, max_file_bytes=max_image_bytes, max_files=3)
-    return Assistant(demo_llm(), default_registry(), saver, settings, image_store=store), db, store
+    return Assistant(demo_llm(), default_registry(), db.saver, settings, image_store=store), db, store
 
 
 def _answer(outcome: TurnResult | dict[str, object]) -> str:
@@ -40,10 +52,10 @@ def test_an_image_turn_does_not_put_the_image_into_the_checkpoint(tmp_path: Path
     image's size (601 MB after two refused 300 MB uploads)."""
     assistant, db, store = _assistant(tmp_path)
     assistant.run_turn("t", "What is hypertension?")
-    before = db.stat().st_size
+    before = db.size()
     image = noise_png(600, 600)  # ~1 MB that does not compress
     assistant.run_turn("t", "What does this image show?", {"filename": "scan.png", "data": image})
-    growth = db.stat().st_size - before
+    growth = db.size() - before
     assert growth < len(image) / 4, f"checkpoint grew by {growth} bytes for a {len(image)}-byte image"
     ref = assistant.state("t")["attachment"]
     assert ref is not None and "data" not in ref and load_image_bytes(ref) == image
@@ -53,11 +65,11 @@ def test_an_image_turn_does_not_put_the_image_into_the_checkpoint(tmp_path: Path
 def test_a_refused_upload_is_neither_stored_nor_checkpointed(tmp_path: Path) -> None:
     assistant, db, store = _assistant(tmp_path, max_image_bytes=100_000)
     assistant.run_turn("t", "What is hypertension?")
-    before = db.stat().st_size
+    before = db.size()
     big = noise_png(400, 400)  # ~480 kB, over the 100 kB limit
     answer = _answer(assistant.run_turn("t", "Look at this", {"filename": "big.png", "data": big}))
     assert "the limit is" in answer
-    assert db.stat().st_size - before < len(big) / 4 and store.usage() == (0, 0)
+    assert db.size() - before < len(big) / 4 and store.usage() == (0, 0)
 
 
 def test_the_store_is_bounded_and_an_evicted_image_gets_a_clear_message(tmp_path: Path) -> None:
@@ -112,3 +124,41 @@ def test_cli_prints_the_empty_message_note(cli_env: Path, capsys: pytest.Capture
     """The note was only in the result, never printed: an empty message printed just a bare timeline."""
     assert main(["chat", "   "]) == 0
     assert "Please type a question" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_the_web_app_sets_gradios_upload_limit(cli_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``launch`` passes the byte limit to Gradio (``max_file_size``): it had none, so a 300 MB upload reached
+    the app before being refused."""
+    import gradio as gr
+
+    from docgemma.ui.app import launch
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kwargs: seen.update(kwargs))
+    monkeypatch.setenv("DOCGEMMA_MAX_IMAGE_BYTES", "1234567")
+    launch(Settings.from_env())
+    assert seen["max_file_size"] == 1234567
+
+
+@pytest.mark.slow
+def test_the_app_refuses_an_oversized_upload_without_reading_it(tmp_path: Path) -> None:
+    """Even when Gradio was launched without ``max_file_size`` (tests, embedding apps), /respond checks the
+    file's size before reading it, and says so."""
+    from gradio_client import Client, handle_file
+
+    from docgemma.ui.app import build_demo
+
+    assistant = Assistant(demo_llm(), default_registry(), settings=Settings(max_image_bytes=50_000))
+    demo = build_demo(assistant, None, "Demo rules · CPU")
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
+    try:
+        big = tmp_path / "big.png"
+        big.write_bytes(noise_png(200, 200))  # ~120 kB
+        out = Client(url, verbose=False).predict({"text": "Look", "files": [handle_file(str(big))]}, [], None,
+                                                  api_name="/respond")
+        text = "\n".join(str(m.get("content")) for m in out[0])
+        assert "the limit is" in text and "Nothing was sent" in text
+        assert assistant.images.usage() == (0, 0)
+    finally:
+        demo.close()

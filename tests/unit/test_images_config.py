@@ -62,6 +62,14 @@ def test_pixel_limit_is_a_parameter_and_large_images_are_downscaled() -> None:
     assert image.size == (MAX_SIDE, 41) and image.mode == "RGB" and image.format == "PNG"
 
 
+@pytest.mark.parametrize("mode", ["RGBA", "LA", "P", "1", "L", "RGB"])
+def test_large_images_of_every_mode_are_shrunk_to_rgb(mode: str) -> None:
+    buffer = io.BytesIO()
+    Image.new(mode, (4100, 30), 1).save(buffer, format="PNG")
+    image = decode_image("wide.png", buffer.getvalue(), 10_000_000)
+    assert image.size == (MAX_SIDE, 15) and image.mode == "RGB"
+
+
 def test_ct_window_is_applied_in_hounsfield_units() -> None:
     """Modality LUT (rescale intercept -1024) before the VOI window (centre 40, width 400 HU). Before, the
     window was applied to stored values: water and soft tissue both came out white."""
