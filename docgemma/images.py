@@ -102,9 +102,11 @@ def _decode_raster(filename: str, data: bytes, max_pixels: int) -> Image:
         image.load()
     except (OSError, SyntaxError, ValueError) as exc:
         raise ImageError(damaged) from exc
+    shown: Image = image
     if max(image.size) > MAX_SIDE:
-        image = _shrink(image, max(image.size) // MAX_SIDE)  # still ≥ MAX_SIDE: thumbnail() finishes the job
-    rgb = image if image.mode == "RGB" else image.convert("RGB")  # no second full-size copy when already RGB
+        shown = _shrink(image, max(image.size) // MAX_SIDE)  # still ≥ MAX_SIDE: thumbnail() finishes the job
+        del image  # the full-size pixels go now, not at return
+    rgb = shown if shown.mode == "RGB" else shown.convert("RGB")  # no second full-size copy when already RGB
     rgb.format = fmt
     return rgb
 
