@@ -88,6 +88,9 @@ class ImageStore:
 def load_image_bytes(ref: ImageRef) -> bytes:
     """The bytes of a stored upload; :class:`ImageError` when it was refused, has been cleaned up since,
     or no longer matches its hash."""
+    legacy = ref.get("data")
+    if isinstance(legacy, bytes):
+        return legacy  # a thread checkpointed before the store existed held the bytes themselves
     if ref.get("error"):
         raise ImageError(str(ref["error"]))
     try:

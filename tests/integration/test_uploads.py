@@ -83,6 +83,11 @@ def test_the_store_is_bounded_and_an_evicted_image_gets_a_clear_message(tmp_path
     assert again["path"] == refs[-1]["path"] and store.usage()[0] == 3
 
 
+def test_a_thread_checkpointed_with_bytes_still_reads_its_image() -> None:
+    """Threads saved before the store existed hold ``{"filename", "data"}``: a resumed approval still works."""
+    assert load_image_bytes({"filename": "old.png", "data": b"\x89PNG"}) == b"\x89PNG"  # type: ignore[typeddict-item]
+
+
 def test_a_pixel_bomb_gets_a_clear_message_in_a_turn(tmp_path: Path) -> None:
     assistant, _, _ = _assistant(tmp_path)
     answer = _answer(assistant.run_turn("t", "What does this show?", {"filename": "bomb.png", "data": bomb_png(14_000, 14_000)}))
