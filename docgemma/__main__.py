@@ -12,6 +12,7 @@ from docgemma.config import ConfigError, Settings
 
 
 def _chat(args: argparse.Namespace, settings: Settings) -> int:
+    from docgemma.agent.answer import strip_template_debris
     from docgemma.images import size_error
     from docgemma.runtime import build_assistant
     from docgemma.ui.text import render_timeline
@@ -34,18 +35,22 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
     while True:
         request = None
         streamed = False
+        line = ""  # printed a line at a time, so that template echoes can be dropped before they show
         for event in events:
             if event["type"] == "token":
                 streamed = True
-                sys.stdout.write(event["text"])
-                sys.stdout.flush()
+                *done, line = (line + event["text"]).split("\n")
+                for text in done:
+                    print(strip_template_debris(text).rstrip(), flush=True)
             elif event["type"] == "approval":
                 request = event["request"]
             elif event["type"] == "done":
                 result = event["result"]
+                if line:
+                    print(strip_template_debris(line).rstrip())
                 if not streamed and result.answer:
                     print(result.answer)  # answered without a model (e.g. the empty-message note)
-                print("\n\n" + render_timeline(result))
+                print("\n" + render_timeline(result))
                 return 0
         if request is None:
             return 1

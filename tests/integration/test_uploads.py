@@ -125,6 +125,20 @@ def test_cli_refuses_an_oversized_file_before_reading_it(cli_env: Path, capsys: 
 
 
 @pytest.mark.slow
+def test_cli_answer_has_no_template_debris(cli_env: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from docgemma.llm.fake import FakeLLM
+
+    echo = FakeLLM(responder=lambda call: "Clinician's answer: Raised blood pressure.\n{{ (hint: none)\nCheck it."
+                   if call.schema is None else {"intent": "DIRECT", "task_summary": "bp", "suggested_tool": None})
+    monkeypatch.setattr("docgemma.runtime.make_llm", lambda settings: echo)
+    assert main(["chat", "What is hypertension?"]) == 0
+    out = capsys.readouterr().out
+    assert "Raised blood pressure.\n" in out and "Check it." in out
+    assert "Clinician's answer" not in out and "{{" not in out
+
+
+@pytest.mark.slow
 def test_cli_prints_the_empty_message_note(cli_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The note was only in the result, never printed: an empty message printed just a bare timeline."""
     assert main(["chat", "   "]) == 0
