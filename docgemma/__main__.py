@@ -12,27 +12,45 @@ from docgemma.config import BACKENDS, ConfigError, Settings
 
 
 def _chat(args: argparse.Namespace, settings: Settings) -> int:
+    from docgemma.agent.answer import strip_template_debris
+    from docgemma.images import size_error
     from docgemma.runtime import build_assistant
     from docgemma.ui.text import render_timeline
 
-    assistant = build_assistant(settings)
     attachment = None
     if args.image:
         path = Path(args.image)
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            print(f"Error: cannot read the image {args.image!r}: {exc.strerror}", file=sys.stderr)
+            return 2
+        if size > settings.max_image_bytes:  # refused before reading it into memory
+            print(f"Error: {size_error(path.name, size, settings.max_image_bytes)}", file=sys.stderr)
+            return 2
         attachment = {"filename": path.name, "data": path.read_bytes()}
+    assistant = build_assistant(settings)
     thread = args.thread or f"cli-{uuid.uuid4().hex[:8]}"
     events = assistant.stream_turn(thread, args.message, attachment)  # type: ignore[arg-type]
     while True:
         request = None
+        streamed = False
+        line = ""  # printed a line at a time, so that template echoes can be dropped before they show
         for event in events:
             if event["type"] == "token":
-                sys.stdout.write(event["text"])
-                sys.stdout.flush()
+                streamed = True
+                *done, line = (line + event["text"]).split("\n")
+                for text in done:
+                    print(strip_template_debris(text).rstrip(), flush=True)
             elif event["type"] == "approval":
                 request = event["request"]
             elif event["type"] == "done":
                 result = event["result"]
-                print("\n\n" + render_timeline(result))
+                if line:
+                    print(strip_template_debris(line).rstrip())
+                if not streamed and result.answer:
+                    print(result.answer)  # answered without a model (e.g. the empty-message note)
+                print("\n" + render_timeline(result))
                 return 0
         if request is None:
             return 1

@@ -41,6 +41,13 @@ class Settings:
     max_message_chars: int = 4000
     #: Largest image upload accepted, in bytes.
     max_image_bytes: int = 20 * 1024 * 1024
+    #: Largest image accepted, in pixels (width × height of one frame), checked before decoding.
+    max_image_pixels: int = 50_000_000
+    #: Bounds of the on-disk store of uploaded images (``data_dir/images``): total bytes and file count.
+    image_store_bytes: int = 1024 * 1024 * 1024
+    image_store_files: int = 500
+    #: Entries of the knowledge tools' in-memory HTTP response cache (least recently used evicted).
+    http_cache_entries: int = 256
     tool_timeout_s: float = 10.0
     #: ``user:password`` to require a login for the web app (``DOCGEMMA_AUTH``); None = open on loopback.
     auth: str | None = None
@@ -60,6 +67,11 @@ class Settings:
     def checkpoint_path(self) -> Path:
         """SQLite file holding conversation threads (LangGraph checkpointer)."""
         return self.data_dir / "conversations.sqlite"
+
+    @property
+    def image_store_path(self) -> Path:
+        """Directory of uploaded images (content-hash file names), referenced from conversation threads."""
+        return self.data_dir / "images"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -82,6 +94,10 @@ class Settings:
             data_dir=data_dir or defaults.data_dir,
             max_message_chars=_int(env, "DOCGEMMA_MAX_MESSAGE_CHARS", defaults.max_message_chars),
             max_image_bytes=_int(env, "DOCGEMMA_MAX_IMAGE_BYTES", defaults.max_image_bytes),
+            max_image_pixels=_int(env, "DOCGEMMA_MAX_IMAGE_PIXELS", defaults.max_image_pixels),
+            image_store_bytes=_int(env, "DOCGEMMA_IMAGE_STORE_BYTES", defaults.image_store_bytes),
+            image_store_files=_int(env, "DOCGEMMA_IMAGE_STORE_FILES", defaults.image_store_files),
+            http_cache_entries=_int(env, "DOCGEMMA_HTTP_CACHE_ENTRIES", defaults.http_cache_entries),
             tool_timeout_s=_float(env, "DOCGEMMA_TOOL_TIMEOUT_S", defaults.tool_timeout_s),
             log_level=env.get("DOCGEMMA_LOG_LEVEL", defaults.log_level).upper(),
             auth=env.get("DOCGEMMA_AUTH") or None,

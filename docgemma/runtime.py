@@ -12,6 +12,7 @@ from docgemma.agent.assistant import Assistant
 from docgemma.agent.entities import DrugDictionary
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
+from docgemma.image_store import ImageStore
 from docgemma.llm import make_llm
 from docgemma.tools.ehr_tools import ehr_executors
 from docgemma.tools.knowledge import knowledge_tools
@@ -82,5 +83,7 @@ def build_assistant(settings: Settings, ehr: Ehr | None = None) -> Assistant:
     ehr = ehr or build_ehr(settings)
     llm = make_llm(settings)
     log.info("model: %s", llm.name)
+    images = ImageStore(settings.image_store_path, max_file_bytes=settings.max_image_bytes,
+                        max_total_bytes=settings.image_store_bytes, max_files=settings.image_store_files)
     return Assistant(llm, build_registry(settings, ehr), checkpointer, settings,
-                     patient_context=ehr.patient_context, write_check=ehr.write_warnings)
+                     patient_context=ehr.patient_context, write_check=ehr.write_warnings, image_store=images)

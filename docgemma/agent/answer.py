@@ -1,9 +1,11 @@
-"""Pure helpers of the answer: internal-name scrubbing, confidence, sources, follow-up suggestions."""
+"""Pure helpers of the answer: internal-name scrubbing, template-debris stripping, confidence, sources,
+follow-up suggestions."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from docgemma.agent.state import AgentState, Confidence
 from docgemma.tools.outcome import Source
@@ -70,18 +72,72 @@ def scrub_stream(chunks: Iterable[str], scrubber: Scrubber) -> Iterator[str]:
         yield rest
 
 
-def confidence(state: AgentState) -> Confidence:
-    """high: every tool call returned rich data; low: an error, a skip, no results or a question back;
-    medium otherwise, including answers from the model's general knowledge (no tool used)."""
+# Prompt-template echoes small models copy into their text: placeholders ({{ … }}, {% … %}, also left
+# unclosed to the end of the line), chat-template tokens (<|im_end|>, <end_of_turn>, also HTML-escaped as
+# the page holds them) and the prompt's own section labels at the start of a line ("Clinician's answer:").
+_DEBRIS = (
+    r"\{{\{{[^}}\n]{{0,80}}?(?:\}}\}}|{end})|\{{%[^%\n]{{0,80}}?(?:%\}}|{end})|\}}\}}"
+    r"|(?:<|&lt;)\|[^|\n]{{1,40}}\|(?:>|&gt;)|(?:<|&lt;)/?(?:start|end)_of_turn(?:>|&gt;)"
+    r"|^[ \t]*(?:\*\*)?(?:clinician's (?:answer|question|response)|clinical context|information retrieved"
+    r"|information that could not be retrieved|user query|assistant|answer)(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*"
+)
+_FLAGS = re.IGNORECASE | re.MULTILINE
+_DEBRIS_FINAL = re.compile(_DEBRIS.format(end="$"), _FLAGS)
+# While streaming, an unclosed placeholder at the very end may still be growing: wait for its line to end.
+_DEBRIS_STREAM = re.compile(_DEBRIS.format(end="(?=\n)"), _FLAGS)
+
+
+def strip_template_debris(text: str, *, streaming: bool = False) -> str:
+    """``text`` without prompt-template echoes (see ``_DEBRIS``). Whitespace around it is kept, so the
+    function can run on a growing streamed text (``streaming=True``: an unclosed placeholder at the end is
+    kept until its line ends); callers strip the final answer."""
+    return (_DEBRIS_STREAM if streaming else _DEBRIS_FINAL).sub("", text)
+
+
+def clinically_meaningful(llm: Any) -> bool:
+    """False for a model flagged as not clinically meaningful (the embedded CPU demo model, the rule-based
+    demo): an explicit ``clinically_meaningful`` attribute, else that phrase in its name or fallback note."""
+    flag = getattr(llm, "clinically_meaningful", None)
+    if isinstance(flag, bool):
+        return flag
+    said = " ".join(str(getattr(llm, attr, "") or "") for attr in ("name", "fallback_note")).lower()
+    return "not clinically meaningful" not in said
+
+
+def confidence(state: AgentState, llm: Any = None) -> Confidence | None:
+    """How well the evidence of the turn supports its answer, by rule (no model call).
+
+    * ``None`` for greetings and off-topic turns: nothing clinical was claimed.
+    * ``low``: a question back to the clinician; a tool-needing turn with no successful tool call; the last
+      tool call failed or found nothing; errors on two or more calls; or an answer from model knowledge
+      alone (no tool) by a model flagged not clinically meaningful (:func:`clinically_meaningful`).
+    * ``high``: every tool call succeeded at the first attempt (no errors, no retries), each result was
+      judged complete (``success_rich``), the evidence is cited (at least one source) or read from the
+      patient record (a successful call without citations), and a clinically meaningful model wrote it.
+    * ``medium``: everything between — evidence with a retry, one error along the way, a partial result;
+      or an answer from a clinically meaningful model's general knowledge (nothing checked against a source).
+    """
+    if state.get("scope") in ("greeting", "off_topic"):
+        return None
+    meaningful = llm is None or clinically_meaningful(llm)
+    if state.get("clarification_request"):
+        return "low"
+    results = state.get("tool_results", [])
     qualities = state.get("qualities", [])
-    if state.get("clarification_request") or state.get("error_messages"):
+    succeeded = [r for r in results if r["status"] == "success"]
+    failed = len(results) - len(succeeded)
+    if not results:
+        if state.get("intent") == "TOOL_NEEDED" or state.get("error_messages"):
+            return "low"
+        return "medium" if meaningful else "low"
+    last = qualities[-1] if qualities else ("success_partial" if results[-1]["status"] == "success" else "error")
+    if not succeeded or last == "no_results" or last.startswith("error") or failed >= 2:
         return "low"
-    if not qualities:
-        return "medium"
-    if qualities[-1] == "no_results" or qualities[-1].startswith("error"):
-        return "low"
-    succeeded = [q for q in qualities if not q.startswith("error")]
-    return "high" if succeeded and all(q == "success_rich" for q in succeeded) else "medium"
+    cited = any(r["sources"] for r in succeeded)
+    from_record = any(not r["sources"] for r in succeeded)
+    clean = failed == 0 and not state.get("error_messages") and not state.get("total_retries")
+    rich = bool(qualities) and all(q == "success_rich" for q in qualities)
+    return "high" if meaningful and clean and rich and (cited or from_record) else "medium"
 
 
 def sources(state: AgentState) -> list[Source]:
@@ -100,10 +156,12 @@ def sources(state: AgentState) -> list[Source]:
 
 
 def follow_ups(state: AgentState) -> list[str]:
-    """Up to three next questions, by rule (no model call): from the drugs, patient and tools of the turn."""
+    """Up to three next questions, by rule (no model call): from the drugs, patient and tools of the turn.
+    Never the question just asked, nor the look-up the turn already tried (even when it failed)."""
+    asked = _normalised(state.get("user_query", ""))
     if state.get("scope") in ("greeting", "off_topic"):
-        return list(TOPIC_SUGGESTIONS)
-    done = {r["tool_name"] for r in state.get("tool_results", []) if r["status"] == "success"}
+        return [q for q in TOPIC_SUGGESTIONS if _normalised(q) != asked]
+    done = {r["tool_name"] for r in state.get("tool_results", [])}
     entities = state["extracted_entities"]
     drugs = entities["drug_mentions"]
     patient = state.get("active_patient")
@@ -122,4 +180,8 @@ def follow_ups(state: AgentState) -> list[str]:
         out.append("Are there recruiting clinical trials on this topic?")
     if not out:
         out.append("Find recent studies on this topic")
-    return out[:3]
+    return [q for q in out if _normalised(q) != asked][:3]
+
+
+def _normalised(question: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", question.lower()).split())

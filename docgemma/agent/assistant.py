@@ -7,9 +7,11 @@ Events (plain dicts): ``node_start``, ``node_end`` (a timeline event), ``token``
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -21,6 +23,7 @@ from docgemma.agent.nodes.input_assembly import PatientContext
 from docgemma.agent.nodes.tool_execute import WriteCheck
 from docgemma.agent.state import AgentState, Attachment, PatientRef, TimelineEvent, turn_input
 from docgemma.config import Settings
+from docgemma.image_store import ImageStore
 from docgemma.llm.base import LLM
 from docgemma.tools.outcome import Source
 from docgemma.tools.registry import ToolRegistry
@@ -98,12 +101,18 @@ class Assistant:
         *,
         patient_context: PatientContext | None = None,
         write_check: WriteCheck | None = None,
+        image_store: ImageStore | None = None,
     ) -> None:
         from langgraph.checkpoint.memory import InMemorySaver
 
         self.llm = llm
         self.registry = registry
         self.settings = settings or Settings()
+        if image_store is None:
+            # No durable store given (tests, golden runs): a private temporary one, removed with the assistant.
+            self._image_dir = tempfile.TemporaryDirectory(prefix="docgemma-images-")
+            image_store = ImageStore(Path(self._image_dir.name), max_file_bytes=self.settings.max_image_bytes)
+        self.images = image_store
         self.graph = build_graph(
             llm, registry, checkpointer or InMemorySaver(), self.settings,
             patient_context=patient_context, write_check=write_check,
@@ -150,7 +159,8 @@ class Assistant:
             yield {"type": "approval", "request": pending}
             yield {"type": "done", "result": TurnResult(answer=text, notes=[text])}
             return
-        yield from self._run(turn_input(message, attachment), thread_id)
+        ref = self.images.put(attachment["filename"], attachment["data"]) if attachment is not None else None
+        yield from self._run(turn_input(message, ref), thread_id)
 
     def stream_resume(self, thread_id: str, decision: dict[str, Any]) -> Iterator[Event]:
         """Continue a paused write with ``{"action": "approve" | "reject" | "edit", "args": {...}}``."""

@@ -36,7 +36,8 @@ def build_graph(
     graph = StateGraph(AgentState)
     graph.add_node("input_assembly", partial(
         input_assembly, llm=llm, max_message_chars=settings.max_message_chars,
-        max_image_bytes=settings.max_image_bytes, patient_context=patient_context,
+        max_image_bytes=settings.max_image_bytes, max_image_pixels=settings.max_image_pixels,
+        patient_context=patient_context,
     ))
     graph.add_node("intent_classify", partial(intent_classify, llm=llm, registry=tools))
     graph.add_node("tool_select", partial(tool_select, llm=llm, registry=tools))

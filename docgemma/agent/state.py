@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypedDict
 
+from docgemma.image_store import ImageRef
 from docgemma.llm.base import Message
 from docgemma.tools.outcome import Source
 
@@ -27,7 +28,9 @@ def extend_or_reset(left: list[Any] | None, right: list[Any] | None) -> list[Any
 
 
 class Attachment(TypedDict):
-    """An uploaded file as received (decoded in INPUT_ASSEMBLY)."""
+    """An uploaded file as received by :class:`~docgemma.agent.assistant.Assistant`. It never enters the
+    graph state: the assistant stores the bytes in its image store and the state carries an
+    :class:`~docgemma.image_store.ImageRef` (decoded in INPUT_ASSEMBLY)."""
 
     filename: str
     data: bytes
@@ -89,7 +92,7 @@ class AgentState(TypedDict, total=False):
 
     # ── input of the turn ──
     user_query: str
-    attachment: Attachment | None
+    attachment: ImageRef | None  # a reference: image bytes never go into the checkpoint
     # ── carried across turns (checkpointed per thread) ──
     conversation: list[Message]
     active_patient: PatientRef | None
@@ -138,6 +141,6 @@ class AgentState(TypedDict, total=False):
     timeline: Annotated[list[TimelineEvent], extend_or_reset]
 
 
-def turn_input(user_query: str, attachment: Attachment | None = None) -> AgentState:
+def turn_input(user_query: str, attachment: ImageRef | None = None) -> AgentState:
     """The input of one turn; everything else is derived (and per-turn fields reset) by INPUT_ASSEMBLY."""
     return AgentState(user_query=user_query, attachment=attachment)

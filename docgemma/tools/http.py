@@ -4,7 +4,9 @@
   deadline per call (10 s by default, seed 002 §4) that retries cannot exceed.
 * Bounded retries with exponential backoff for read timeouts, 429 and 5xx; ``Retry-After`` is honoured
   (capped by the remaining deadline).
-* A small in-memory response cache with a TTL (successful JSON only).
+* A small in-memory response cache with a TTL (successful JSON only), bounded: at most
+  ``cache_max_entries`` responses, the least recently used evicted first (it used to grow for as long as the
+  app ran).
 * An allow-list of hosts: only the tools' own API hosts can be called.
 * One error taxonomy (:class:`HttpError.error_type`) matching seed 002's error types. Raw error text
   stays in the exception for logs; tools turn it into a templated message.
@@ -16,7 +18,7 @@ import json
 import logging
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
@@ -51,12 +53,13 @@ class HttpClient:
     max_retries: int = 2
     backoff_s: float = 0.5
     cache_ttl_s: float = 600.0
+    cache_max_entries: int = 256
     transport: httpx.BaseTransport | None = None
     sleep: Callable[[float], None] = time.sleep
     stats: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        self._cache: dict[str, tuple[float, Any]] = {}
+        self._cache: OrderedDict[str, tuple[float, Any]] = OrderedDict()
         self._lock = threading.Lock()
         self._client = httpx.Client(
             transport=self.transport, headers={"User-Agent": USER_AGENT}, follow_redirects=False,
@@ -77,7 +80,12 @@ class HttpClient:
         if cache:
             with self._lock:
                 hit = self._cache.get(key)
-            if hit and hit[0] > time.monotonic():
+                if hit and hit[0] > time.monotonic():
+                    self._cache.move_to_end(key)
+                else:
+                    self._cache.pop(key, None)  # expired entries go at once
+                    hit = None
+            if hit:
                 self.stats["cache_hits"] += 1
                 return hit[1]
         response = self._get(url, params)
@@ -88,7 +96,15 @@ class HttpClient:
         if cache:
             with self._lock:
                 self._cache[key] = (time.monotonic() + self.cache_ttl_s, body)
+                self._cache.move_to_end(key)
+                while len(self._cache) > max(self.cache_max_entries, 0):
+                    self._cache.popitem(last=False)  # least recently used
         return body
+
+    @property
+    def cache_size(self) -> int:
+        """Responses currently cached."""
+        return len(self._cache)
 
     def _get(self, url: str, params: Mapping[str, Any]) -> httpx.Response:
         host = urlsplit(url).hostname or ""

@@ -29,7 +29,8 @@ class KnowledgeTools:
 def knowledge_tools(settings: Settings, transport: httpx.BaseTransport | None = None) -> KnowledgeTools:
     """Build the tools; ``transport`` lets tests answer from recorded fixtures."""
     urls = (settings.openfda_url, settings.eutils_url, settings.europepmc_url, settings.ctgov_url)
-    http = HttpClient(hosts_of(urls), deadline_s=settings.tool_timeout_s, transport=transport)
+    http = HttpClient(hosts_of(urls), deadline_s=settings.tool_timeout_s, transport=transport,
+                      cache_max_entries=settings.http_cache_entries)
     fda = openfda.OpenFDA(http, settings.openfda_url, settings.openfda_api_key)
     lit = literature.Literature(http, settings.eutils_url, settings.europepmc_url, settings.ncbi_api_key,
                                 settings.ncbi_email)

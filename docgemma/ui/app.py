@@ -2,15 +2,22 @@
 image upload (PNG, JPEG, DICOM), an approval card for writes, follow-up buttons, the reasoning timeline of
 the last turn, and a patient panel (search, select, compiled summary, record images).
 
+Uploads are bounded three times: Gradio refuses files over the byte limit (``max_file_size``), the pixel
+count is checked from the header before decoding, and the bytes go to the assistant's image store, never
+into the conversation checkpoint. The chat previews we write are deleted when the turn ends (Gradio keeps
+its own cached copy, cleaned by ``delete_cache``).
+
 Each browser session has its own conversation thread and active patient (``gr.State``); model calls are
 queued one at a time, which is what one GPU can serve.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
+import shutil
 import tempfile
 import threading
 import uuid
@@ -23,8 +30,17 @@ from docgemma.config import Settings
 from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.service import Ehr
 from docgemma.ehr.store import display_text
-from docgemma.images import ImageError, decode_image
-from docgemma.ui.events import apply_event, approval_markdown, escape, status_line, summary_markdown, timeline_markdown
+from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image, size_error
+from docgemma.ui.events import (
+    WELCOME,
+    apply_event,
+    approval_markdown,
+    escape,
+    status_line,
+    summary_markdown,
+    timeline_markdown,
+    user_message,
+)
 
 log = logging.getLogger(__name__)
 EXAMPLES = [
@@ -42,18 +58,40 @@ EXAMPLES = [
     "What does this image show?",
 ]
 MAX_FOLLOW_UPS = 3
+INPUT_LABEL = "Your message to the assistant"
+LABEL_INPUT_JS = (
+    "() => { const t = document.querySelector('#input textarea');"
+    f" if (t) {{ t.setAttribute('aria-label', '{INPUT_LABEL}'); }} }}"
+)
+#: Gradio's own cache of uploads and shown files: checked hourly, files older than a day deleted.
+DELETE_CACHE = (3600, 86400)
 _PREVIEWS = Path(tempfile.mkdtemp(prefix="docgemma-previews-"))
+atexit.register(shutil.rmtree, _PREVIEWS, ignore_errors=True)
 
 
-def preview_png(filename: str, data: bytes, max_bytes: int) -> str | None:
-    """A PNG file the chat can show (DICOM is windowed); None when the upload is not a readable image."""
+def preview_image(filename: str, data: bytes, max_bytes: int, max_pixels: int = DEFAULT_MAX_PIXELS) -> Any:
+    """The upload as a PIL image the page can show (DICOM is windowed); None when it is not a readable image."""
     try:
-        image = decode_image(filename, data, max_bytes)
+        return decode_image(filename, data, max_bytes, max_pixels)
     except ImageError:
+        return None
+
+
+def preview_png(filename: str, data: bytes, max_bytes: int, max_pixels: int = DEFAULT_MAX_PIXELS) -> str | None:
+    """A PNG file the chat can show; None when the upload is not a readable image. The caller deletes it
+    (:func:`delete_previews`) once Gradio has copied it into its cache."""
+    image = preview_image(filename, data, max_bytes, max_pixels)
+    if image is None:
         return None
     path = _PREVIEWS / f"{uuid.uuid4().hex}.png"
     image.save(path, format="PNG")
     return str(path)
+
+
+def delete_previews(paths: list[str]) -> None:
+    """Remove preview files written for a turn."""
+    for path in paths:
+        Path(path).unlink(missing_ok=True)
 
 
 class NetworkStatus:
@@ -75,6 +113,7 @@ def build_demo(
     import gradio as gr
 
     max_bytes = assistant.settings.max_image_bytes
+    max_pixels = assistant.settings.max_image_pixels
 
     def status() -> str:
         return status_line(model_line, note, network.text if network else "not checked")
@@ -90,17 +129,17 @@ def build_demo(
             return "*The patient record could not be read.*", [], []
         gallery, stored = [], []
         for description, filename, data in images:
-            png = preview_png(filename, data, max_bytes)
-            if png:
-                gallery.append((png, description))
+            shown = preview_image(filename, data, max_bytes, max_pixels)  # Gradio stores it: no file of ours
+            if shown is not None:
+                gallery.append((shown, description))
                 stored.append({"filename": filename, "data": data, "description": description})
         return summary_markdown(active["name"], summary.text), gallery, stored
 
-    def after_turn(result: TurnResult | None, thread: str) -> dict[Any, Any]:
-        follow = list(result.follow_ups)[:MAX_FOLLOW_UPS] if result else []
+    def after_turn(result: TurnResult | None, thread: str, pending: bool = False) -> dict[Any, Any]:
+        follow = list(result.follow_ups)[:MAX_FOLLOW_UPS] if result and not pending else []
         summary, gallery, stored = patient_view(thread)
         updates: dict[Any, Any] = {
-            timeline: timeline_markdown(result),
+            timeline: timeline_markdown(result, pending=pending),
             patient_md: summary,
             images: gallery,
             record_images: stored,
@@ -111,11 +150,8 @@ def build_demo(
 
     def run_events(events: Iterator[dict[str, Any]], history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
         result: TurnResult | None = None
-        request = None
         for event in events:
             history = apply_event(history, event)
-            if event["type"] == "approval":
-                request = event["request"]
             if event["type"] == "done":
                 result = event["result"]
             yield {chatbot: history}
@@ -125,7 +161,9 @@ def build_demo(
             approval_md: approval_markdown(pending) if pending else "",
             approval_args: json.dumps(pending["args"], indent=1) if pending else "",
         }
-        yield {chatbot: history, **card, **(after_turn(result, thread) if result or request is None else {})}
+        # While a write waits, the timeline is that paused turn's (from the thread's state), not the last one's.
+        panel = result if pending is None else TurnResult.from_state(assistant.state(thread), 0.0)
+        yield {chatbot: history, **card, **after_turn(panel, thread, pending=pending is not None)}
 
     def respond(
         message: dict[str, Any], history: list[Any], thread: str, queued: dict[str, Any] | None
@@ -133,19 +171,32 @@ def build_demo(
         text = str(message.get("text") or "")
         files = message.get("files") or []
         attachment: dict[str, Any] | None = None
+        history = list(history)
+        if text.strip():
+            # The clinician's own text is shown as text too: no HTML, no remote images (![x](http://…)).
+            history.append(user_message(text))
         if files:
             first = files[0]
             path = Path(first if isinstance(first, str) else first.get("path", ""))
+            size = path.stat().st_size
+            if size > max_bytes:  # also when launched without max_file_size: never read into memory
+                note = f"{size_error(path.name, size, max_bytes)} Nothing was sent."
+                yield {chatbot: [*history, {"role": "assistant", "content": escape(note)}], box: gr.update(value=None)}
+                return
             attachment = {"filename": path.name, "data": path.read_bytes()}
         elif queued:
             attachment = {"filename": queued["filename"], "data": queued["data"]}
-        history = [*history, {"role": "user", "content": text or "(image)"}]
+        previews: list[str] = []
         if attachment:
-            png = preview_png(attachment["filename"], attachment["data"], max_bytes)
+            png = preview_png(attachment["filename"], attachment["data"], max_bytes, max_pixels)
             if png:
+                previews.append(png)
                 history.append({"role": "user", "content": {"path": png, "alt_text": attachment["filename"]}})
-        yield {box: gr.update(value=None), queued_image: None, queued_note: ""}
-        yield from run_events(assistant.stream_turn(thread, text, attachment), history, thread)  # type: ignore[arg-type]
+        try:
+            yield {box: gr.update(value=None), queued_image: None, queued_note: ""}
+            yield from run_events(assistant.stream_turn(thread, text, attachment), history, thread)  # type: ignore[arg-type]
+        finally:
+            delete_previews(previews)  # Gradio copied them into its cache when the history was sent
 
     def decide(action: str, edited: str, history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
         decision: dict[str, Any] = {"action": action}
@@ -181,7 +232,7 @@ def build_demo(
         item = stored[index]
         return item, f"*Attached to your next message: {item['description']}*"
 
-    with gr.Blocks(title="DocGemma Connect") as demo:
+    with gr.Blocks(title="DocGemma Connect", delete_cache=DELETE_CACHE) as demo:
         thread = gr.State(lambda: f"web-{uuid.uuid4().hex}")
         queued_image = gr.State(None)
         record_images = gr.State([])
@@ -193,7 +244,8 @@ def build_demo(
         status_md = gr.Markdown()
         with gr.Row():
             with gr.Column(scale=3):
-                chatbot = gr.Chatbot(label="Conversation", height=560, elem_id="chat")
+                chatbot = gr.Chatbot(value=[{"role": "assistant", "content": WELCOME}], label="Conversation",
+                                     height=560, elem_id="chat")
                 with gr.Group(visible=False, elem_id="approval") as approval:
                     approval_md = gr.Markdown()
                     approval_args = gr.Textbox(label="Arguments (edit, then 'Edit & approve')", lines=4)
@@ -205,6 +257,8 @@ def build_demo(
                     follow_buttons = [gr.Button(visible=False, size="sm") for _ in range(MAX_FOLLOW_UPS)]
                 queued_note = gr.Markdown()
                 box = gr.MultimodalTextbox(
+                    label=INPUT_LABEL,
+                    show_label=True,
                     placeholder="Ask a clinical question, or attach an image (PNG, JPEG, DICOM)",
                     file_types=[".png", ".jpg", ".jpeg", ".dcm", ".dicom"],
                     file_count="single",
@@ -264,6 +318,8 @@ def build_demo(
         images.select(on_select, None, selected)
         send_image.click(queue_image, [selected, record_images], [queued_image, queued_note])
         demo.load(status, None, status_md)
+        # Gradio does not tie the visible label to the textarea: name it for screen readers ourselves.
+        demo.load(None, None, None, js=LABEL_INPUT_JS)
     demo.queue(default_concurrency_limit=1)
     return demo
 
@@ -286,4 +342,5 @@ def launch(settings: Settings) -> None:
         server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
         auth=auth,
+        max_file_size=settings.max_image_bytes,  # Gradio refuses larger uploads before they reach us
     )

@@ -3,8 +3,9 @@ and Markdown strings, so they are tested without a browser).
 
 A chat message is ``{"role", "content", "metadata"?}``, the shape ``gr.Chatbot`` accepts. Each node is a
 collapsible thought (title, status pending → done, duration); a tool call is nested under the step that
-chose it (``parent_id``); the answer streams into a plain message. Model and tool text is escaped: no HTML,
-no script, no remote images.
+chose it (``parent_id``); the answer streams into a plain message. All text — the clinician's own, the
+model's, the tools' and the record's — is escaped: no HTML, no script, no remote images; prompt-template
+echoes in model text are dropped.
 """
 
 from __future__ import annotations
@@ -13,13 +14,33 @@ import html
 import re
 from typing import Any
 
+from docgemma.agent.answer import strip_template_debris
+
 Message = dict[str, Any]
+WELCOME = (
+    "Hello, I am **DocGemma Connect**, a clinical decision-support assistant. Ask a clinical question; "
+    "check FDA drug safety warnings or interactions; find literature or recruiting trials; or search for a "
+    "patient in the panel on the right and ask about the chart. You can attach an image (PNG, JPEG or "
+    "DICOM). Nothing is written to the record without your approval, and every answer shows how it was "
+    "reached and how confident it is: verify before acting."
+)
 _IMAGE_MD = re.compile(r"!\[")
 
 
 def escape(text: str) -> str:
     """Show text as text: HTML escaped, Markdown image syntax defused (no remote images)."""
     return _IMAGE_MD.sub("!\\[", html.escape(text, quote=False))
+
+
+def user_message(text: str) -> Message:
+    """The clinician's own message as the chat shows it: escaped like model text (a pasted
+    ``![x](http://…)`` must not make the browser fetch anything)."""
+    return {"role": "user", "content": escape(text)}
+
+
+def _detail(text: str) -> str:
+    """A timeline detail for people: no template echoes; the intent step's tool hint in plain words."""
+    return strip_template_debris(text).replace("(hint: ", "(suggested: ").strip()
 
 
 def _last_thought(history: list[Message], node: str, pending_only: bool) -> int | None:
@@ -56,7 +77,7 @@ def apply_event(history: list[Message], event: dict[str, Any]) -> list[Message]:
             calls = f" · {e['llm_calls']} model call(s)" if e["llm_calls"] else ""
             history[index] = {
                 "role": "assistant",
-                "content": escape(f"{e['decision']}: {e['detail']}" if e["detail"] else e["decision"]),
+                "content": escape(f"{e['decision']}: {_detail(e['detail'])}" if e["detail"] else e["decision"]),
                 "metadata": {
                     **history[index]["metadata"],
                     "title": f"{e['label']} — {e['decision']}{calls}",
@@ -66,7 +87,9 @@ def apply_event(history: list[Message], event: dict[str, Any]) -> list[Message]:
             }
     elif kind == "token":
         index = _answer_index(history)
-        history[index] = {"role": "assistant", "content": history[index]["content"] + escape(event["text"])}
+        # Cleaned as a whole each time: an echo split across chunks is caught once complete.
+        content = strip_template_debris(history[index]["content"] + escape(event["text"]), streaming=True)
+        history[index] = {"role": "assistant", "content": content}
     elif kind == "approval":
         history.append({"role": "assistant", "content": approval_markdown(event["request"])})
     elif kind == "done":
@@ -97,21 +120,30 @@ def final_markdown(result: Any) -> str:
     return text
 
 
-def timeline_markdown(result: Any) -> str:
-    """The last turn's structured steps: route, tools, results, retries, decisions, calls and time."""
+def timeline_markdown(result: Any, pending: bool = False) -> str:
+    """The turn's structured steps: route, tools, results, retries, decisions, calls and time. With
+    ``pending`` the turn is paused for the clinician's approval: its steps so far, nothing written yet."""
     if result is None or not result.timeline:
         return "*No turn yet.*"
-    rows = ["| step | decision | detail | time | model calls |", "|---|---|---|---|---|"]
-    for e in result.timeline:
-        detail = escape(e["detail"]).replace("|", "\\|").replace("\n", " ")[:160]
-        rows.append(
-            f"| {escape(e['label'])} | {escape(e['decision'])} | {detail} | {e['duration_ms']:.0f} ms | {e['llm_calls']} |"
+    # A numbered list, not a table: the panel is ~450 px wide at 1440 px, and a five-column table there
+    # broke words letter by letter ("Understa/nding"). Each step: label, decision, time, calls; detail below.
+    rows = []
+    for i, e in enumerate(result.timeline, 1):
+        detail = escape(_detail(e["detail"]).replace("\n", " ")[:200])
+        decision = escape(strip_template_debris(e["decision"]).strip())
+        calls = f" · {e['llm_calls']} model call{'s' if e['llm_calls'] != 1 else ''}" if e["llm_calls"] else ""
+        rows.append(f"{i}. **{escape(e['label'])}** — {decision} · {e['duration_ms']:.0f} ms{calls}"
+                    + (f"  \n   {detail}" if detail else ""))
+    if pending:
+        spent = sum(e["duration_ms"] for e in result.timeline) / 1000
+        total = (f"**Waiting for your approval** (nothing written yet) · **model calls:** {result.llm_calls} · "
+                 f"**prompt tokens:** {result.prompt_tokens} · **time so far:** {spent:.1f} s")
+    else:
+        total = (
+            f"**Confidence:** {result.confidence or 'n/a'} · **model calls:** {result.llm_calls} · "
+            f"**prompt tokens:** {result.prompt_tokens} · **time:** {result.latency_ms / 1000:.1f} s"
         )
-    total = (
-        f"**Confidence:** {result.confidence or 'n/a'} · **model calls:** {result.llm_calls} · "
-        f"**prompt tokens:** {result.prompt_tokens} · **time:** {result.latency_ms / 1000:.1f} s"
-    )
-    route = " → ".join(result.router_actions) or "direct answer"
+    route = " → ".join(result.router_actions) or ("waiting" if pending else "direct answer")
     sources = " · ".join(_links(result.sources)) or "none"
     return f"{total}\n\n**Routing:** {escape(route)}\n\n" + "\n".join(rows) + f"\n\n**Sources:** {sources}"
 

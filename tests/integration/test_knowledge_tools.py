@@ -130,6 +130,27 @@ def test_cache_answers_a_repeated_call() -> None:
     assert len(log) == 1 and kt.http.stats["cache_hits"] == 1
 
 
+def test_cache_is_bounded_least_recently_used_first() -> None:
+    """The cache grew for as long as the app ran; now it holds at most ``cache_max_entries`` responses."""
+    log: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        log.append(request)
+        return httpx.Response(200, json={"q": request.url.params["q"]})
+
+    http = HttpClient(frozenset({"api.fda.gov"}), transport=httpx.MockTransport(answer), cache_max_entries=3)
+    for q in ["a", "b", "c", "a", "d"]:  # "a" is used again, so "b" is the least recently used when "d" comes
+        http.get_json("https://api.fda.gov/x", {"q": q})
+    assert http.cache_size == 3 and len(log) == 4
+    http.get_json("https://api.fda.gov/x", {"q": "a"})
+    assert len(log) == 4  # still cached
+    http.get_json("https://api.fda.gov/x", {"q": "b"})
+    assert len(log) == 5  # evicted
+    for i in range(1000):
+        http.get_json("https://api.fda.gov/x", {"q": f"n{i}"})
+    assert http.cache_size == 3
+
+
 def test_only_the_tools_hosts_can_be_called() -> None:
     http = HttpClient(frozenset({"api.fda.gov"}), transport=httpx.MockTransport(handler))
     with pytest.raises(HttpError) as err:

@@ -19,9 +19,11 @@ from docgemma.llm.demo import demo_llm
 from docgemma.tools.ehr_tools import ehr_executors
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import default_registry
+from docgemma.ui import app as app_module
 from docgemma.ui.app import build_demo
 from docgemma.ui.events import apply_event, approval_markdown, status_line, summary_markdown, timeline_markdown
 from tests.fixture_api import handler
+from tests.fixture_images import bomb_png
 
 EVENT = {
     "node": "intent_classify",
@@ -137,6 +139,47 @@ def test_tool_turn_image_turn_approval_and_bad_upload(served: tuple[str, Assista
     out = client.predict(str(out[APPROVAL_ARGS]), history, api_name="/approve")
     assert len(ehr.client.search("MedicationRequest", [("patient", pid)])) == 1
     assert "Prescription" in _text(out[0])
+
+
+@pytest.mark.slow
+def test_page_is_honest_and_uploads_cannot_hurt(served: tuple[str, Assistant, Ehr], tmp_path: Path) -> None:
+    """Issue 9 items 11, 13, 14 through the app's API: a welcome message; the clinician's text escaped (no
+    remote image); a pixel bomb answered with a clear message (it was a generic error); preview files
+    deleted; no "(image)" bubble for an empty message; confidence that differs with the evidence; and while a
+    write waits for approval, the timeline of that turn (it showed the previous turn's)."""
+    from gradio_client import Client, handle_file
+
+    url, _, ehr = served
+    assert "clinical decision-support assistant" in httpx.get(f"{url}config").text  # the welcome message
+    client = Client(url, verbose=False)
+
+    out = client.predict({"text": "What is hypertension? ![x](http://attacker.example/?q=1)", "files": []}, [], None,
+                         api_name="/respond")
+    user = [m for m in out[0] if m["role"] == "user"]
+    assert len(user) == 1 and "![x](" not in str(user[0]["content"]) and "attacker.example" in str(user[0]["content"])
+    assert "Confidence: low" in _text(out[0])  # model knowledge only, from a model that is not meaningful
+
+    bomb = tmp_path / "scan.png"
+    bomb.write_bytes(bomb_png(14_000, 14_000))
+    out = client.predict({"text": "", "files": [handle_file(str(bomb))]}, [], None, api_name="/respond")
+    assert "14000×14000 pixels" in _text(out[0]) and "limit is 50 megapixels" in _text(out[0])
+    assert "(image)" not in _text(out[0])
+
+    out = client.predict({"text": "What does this image show?", "files": [handle_file(str(CT))]}, [], None,
+                         api_name="/respond")
+    assert any("file" in str(m.get("content")) for m in out[0] if m["role"] == "user")  # the preview was shown …
+    assert list(app_module._PREVIEWS.iterdir()) == []  # … and our file of it deleted after the turn
+
+    out = client.predict({"text": "  ", "files": []}, [], None, api_name="/respond")
+    assert [m["role"] for m in out[0]] == ["assistant"] and "Please type a question" in _text(out[0])
+
+    out = client.predict({"text": "Check FDA warnings for Coumadin", "files": []}, [], None, api_name="/respond")
+    assert "Drug Safety Report" in str(out[TIMELINE]) and "Confidence: medium" in _text(out[0])
+    pid = ehr.client.search("Patient", [("name", "Mensah")])[0]["id"]
+    out = client.predict({"text": f"Prescribe amoxicillin 500 mg three times daily for patient {pid}", "files": []},
+                         [], None, api_name="/respond")
+    panel = str(out[TIMELINE])
+    assert "Waiting for your approval" in panel and "Prescription" in panel and "Drug Safety Report" not in panel
 
 
 @pytest.mark.slow

@@ -144,8 +144,11 @@ def test_scrubber_replaces_tool_names_across_chunks() -> None:
 
 
 def test_confidence_levels() -> None:
-    assert confidence({"qualities": ["success_rich"]}) == "high"  # type: ignore[typeddict-item]
-    assert confidence({"qualities": ["success_partial"]}) == "medium"  # type: ignore[typeddict-item]
-    assert confidence({"qualities": []}) == "medium"  # type: ignore[typeddict-item]
-    assert confidence({"qualities": ["error_fatal"], "error_messages": ["x"]}) == "low"  # type: ignore[typeddict-item]
-    assert confidence({"qualities": ["no_results"]}) == "low"  # type: ignore[typeddict-item]
+    # The full rule (model standing, sources, retries, errors) is pinned in tests/unit/test_page.py.
+    ok = [{"status": "success", "sources": [{"title": "t", "url": "https://e.org"}]}]
+    assert confidence({"tool_results": ok, "qualities": ["success_rich"]}) == "high"  # type: ignore[typeddict-item]
+    assert confidence({"tool_results": ok, "qualities": ["success_partial"]}) == "medium"  # type: ignore[typeddict-item]
+    assert confidence({"qualities": [], "intent": "DIRECT"}) == "medium"  # type: ignore[typeddict-item]
+    failed = [{"status": "error", "sources": []}]
+    assert confidence({"tool_results": failed, "qualities": ["error_fatal"], "error_messages": ["x"]}) == "low"  # type: ignore[typeddict-item]
+    assert confidence({"tool_results": ok, "qualities": ["no_results"]}) == "low"  # type: ignore[typeddict-item]

@@ -18,7 +18,8 @@ from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.settings import HISTORY_TURNS, NODE_CONFIG
 from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef
 from docgemma.agent.trace import NodeTrace
-from docgemma.images import ImageError, decode_image
+from docgemma.image_store import load_image_bytes
+from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image
 from docgemma.llm.base import LLM, LLMError
 
 PatientContext = Callable[[PatientRef], str | None]
@@ -44,6 +45,7 @@ def input_assembly(
     llm: LLM,
     max_message_chars: int,
     max_image_bytes: int,
+    max_image_pixels: int = DEFAULT_MAX_PIXELS,
     patient_context: PatientContext | None = None,
 ) -> dict[str, Any]:
     """Assemble the turn's context; see the module docstring."""
@@ -60,7 +62,8 @@ def input_assembly(
     attachment = state.get("attachment")
     if attachment is not None:
         try:
-            image = decode_image(attachment["filename"], attachment["data"], max_image_bytes)
+            data = load_image_bytes(attachment)
+            image = decode_image(attachment["filename"], data, max_image_bytes, max_image_pixels)
         except ImageError as exc:
             notes.append(f"{exc} The image was not analysed.")
     if not query and image is not None:

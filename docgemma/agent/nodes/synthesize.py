@@ -98,7 +98,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
             for piece in answer.scrub_stream(chunks, scrubber):
                 parts.append(piece)
                 trace.write({"type": "token", "text": piece})
-            text = "".join(parts).strip() or EMPTY_ANSWER
+            text = answer.strip_template_debris("".join(parts)).strip() or EMPTY_ANSWER
             decision = "brief answer" if brief else "answer"
         except LLMError:
             text, decision = ("".join(parts).strip() + "\n\n" + MODEL_FAILED).strip(), "model failed"
@@ -121,7 +121,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
     event = trace.event(decision, f"{len(text.split())} words")
     return {
         "final_response": final,
-        "confidence": answer.confidence(state),
+        "confidence": answer.confidence(state, llm),
         "sources": answer.sources(state),
         "follow_ups": answer.follow_ups(state),
         "conversation": conversation,

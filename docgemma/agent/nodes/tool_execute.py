@@ -17,6 +17,7 @@ from docgemma.agent.patterns import is_write_request
 from docgemma.agent.state import AgentState, PatientRef, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import ground, validate
+from docgemma.image_store import load_image_bytes
 from docgemma.images import ImageError, decode_image
 from docgemma.llm.base import LLM
 from docgemma.tools.outcome import ToolOutcome, failure, format_error
@@ -112,7 +113,7 @@ def tool_execute(
         attachment = state.get("attachment")
         if spec.needs_image and attachment is not None:
             try:
-                image = decode_image(attachment["filename"], attachment["data"], max_image_bytes)
+                image = decode_image(attachment["filename"], load_image_bytes(attachment), max_image_bytes)
             except ImageError:
                 image = None
         thread = str((config.get("configurable") or {}).get("thread_id", ""))

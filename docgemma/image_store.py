@@ -1,0 +1,104 @@
+"""A bounded store of uploaded images on disk, so that conversation state carries a small reference
+(:class:`ImageRef`) instead of the image bytes (which LangGraph would otherwise write into the SQLite
+checkpoint on every turn, for ever).
+
+Files are named by the SHA-256 of their content (the same upload is stored once). The store keeps at most
+``max_files`` files and ``max_total_bytes`` bytes: the least recently used are deleted first. An upload over
+``max_file_bytes`` is never written; its reference carries the error instead, shown to the clinician.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import TypedDict
+
+from docgemma.images import ImageError, size_error
+
+
+class ImageRef(TypedDict):
+    """An upload as the conversation state holds it: where its bytes are, or why they were refused."""
+
+    filename: str
+    size: int
+    sha256: str
+    path: str
+    error: str | None
+
+
+class ImageStore:
+    """Content-addressed image files under ``root``, bounded in count and total size."""
+
+    def __init__(self, root: Path, *, max_file_bytes: int, max_total_bytes: int = 1 << 30, max_files: int = 500) -> None:
+        self.root = Path(root)
+        self.max_file_bytes = max_file_bytes
+        self.max_total_bytes = max(max_total_bytes, max_file_bytes)
+        self.max_files = max(max_files, 1)
+
+    def put(self, filename: str, data: bytes) -> ImageRef:
+        """Store ``data`` (or refuse it when too large) and return its reference."""
+        if len(data) > self.max_file_bytes:
+            return ImageRef(filename=filename, size=len(data), sha256="", path="",
+                            error=size_error(filename, len(data), self.max_file_bytes))
+        digest = hashlib.sha256(data).hexdigest()
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / digest
+        if path.exists():
+            path.touch()  # recently used: evicted last
+        else:
+            # Written under a temporary name and renamed, so a reader never sees half a file.
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".upload-")
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(tmp, path)
+        self.cleanup(keep=path)
+        return ImageRef(filename=filename, size=len(data), sha256=digest, path=str(path), error=None)
+
+    def cleanup(self, keep: Path | None = None) -> int:
+        """Delete the least recently used files until the store is within its bounds; returns how many."""
+        if not self.root.is_dir():
+            return 0
+        files = []
+        for entry in os.scandir(self.root):
+            if entry.is_file() and not entry.name.startswith("."):
+                stat = entry.stat()
+                files.append((stat.st_mtime, stat.st_size, Path(entry.path)))
+        files.sort()
+        total = sum(size for _, size, _ in files)
+        count, removed = len(files), 0
+        for _, size, path in files:
+            if total <= self.max_total_bytes and count <= self.max_files:
+                break
+            if path == keep:
+                continue
+            path.unlink(missing_ok=True)
+            total, count, removed = total - size, count - 1, removed + 1
+        return removed
+
+    def usage(self) -> tuple[int, int]:
+        """(files, bytes) currently stored."""
+        if not self.root.is_dir():
+            return 0, 0
+        sizes = [p.stat().st_size for p in self.root.iterdir() if p.is_file() and not p.name.startswith(".")]
+        return len(sizes), sum(sizes)
+
+
+def load_image_bytes(ref: ImageRef) -> bytes:
+    """The bytes of a stored upload; :class:`ImageError` when it was refused, has been cleaned up since,
+    or no longer matches its hash."""
+    legacy = ref.get("data")
+    if isinstance(legacy, bytes):
+        return legacy  # a thread checkpointed before the store existed held the bytes themselves
+    if ref.get("error"):
+        raise ImageError(str(ref["error"]))
+    try:
+        data = Path(ref["path"]).read_bytes()
+    except OSError as exc:
+        raise ImageError(
+            f"The image {ref['filename']!r} is no longer available (old uploads are cleaned up); please attach it again."
+        ) from exc
+    if hashlib.sha256(data).hexdigest() != ref["sha256"]:
+        raise ImageError(f"The stored copy of {ref['filename']!r} has changed; please attach it again.")
+    return data

@@ -1,0 +1,183 @@
+"""Uploads that cannot hurt: image bytes stay out of the conversation checkpoint (a bounded image store on
+disk holds them), a pixel bomb gets a clear message in the CLI, and the CLI prints answers written without
+a model (the empty-message note)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from docgemma.__main__ import main
+from docgemma.agent.assistant import Assistant, TurnResult
+from docgemma.config import Settings
+from docgemma.image_store import ImageRef, ImageStore, load_image_bytes
+from docgemma.images import ImageError
+from docgemma.llm.demo import demo_llm
+from docgemma.tools.registry import default_registry
+from tests.fixture_images import bomb_png, noise_png
+
+
+class Checkpoints:
+    """The conversation store as the app opens it (SQLite, write-ahead log) and its size on disk."""
+
+    def __init__(self, path: Path) -> None:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        self.path = path
+        self.connection = sqlite3.connect(path, check_same_thread=False)
+        self.saver = SqliteSaver(self.connection)
+        self.saver.setup()
+
+    def size(self) -> int:
+        self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # fold the write-ahead log into the file
+        return self.path.stat().st_size
+
+
+def _assistant(tmp_path: Path, max_image_bytes: int = 20_000_000) -> tuple[Assistant, Checkpoints, ImageStore]:
+    db = Checkpoints(tmp_path / "conversations.sqlite")
+    settings = Settings(max_image_bytes=max_image_bytes, data_dir=tmp_path)
+    store = ImageStore(settings.image_store_path, max_file_bytes=max_image_bytes, max_files=3)
+    return Assistant(demo_llm(), default_registry(), db.saver, settings, image_store=store), db, store
+
+
+def _answer(outcome: TurnResult | dict[str, object]) -> str:
+    assert isinstance(outcome, TurnResult)
+    return outcome.answer
+
+
+def test_an_image_turn_does_not_put_the_image_into_the_checkpoint(tmp_path: Path) -> None:
+    """The bytes used to be part of the graph state, so every image turn grew conversations.sqlite by the
+    image's size (601 MB after two refused 300 MB uploads)."""
+    assistant, db, store = _assistant(tmp_path)
+    assistant.run_turn("t", "What is hypertension?")
+    before = db.size()
+    image = noise_png(600, 600)  # ~1 MB that does not compress
+    assistant.run_turn("t", "What does this image show?", {"filename": "scan.png", "data": image})
+    growth = db.size() - before
+    assert growth < len(image) / 4, f"checkpoint grew by {growth} bytes for a {len(image)}-byte image"
+    ref = assistant.state("t")["attachment"]
+    assert ref is not None and "data" not in ref and load_image_bytes(ref) == image
+    assert store.usage() == (1, len(image))
+
+
+def test_a_refused_upload_is_neither_stored_nor_checkpointed(tmp_path: Path) -> None:
+    assistant, db, store = _assistant(tmp_path, max_image_bytes=100_000)
+    assistant.run_turn("t", "What is hypertension?")
+    before = db.size()
+    big = noise_png(400, 400)  # ~480 kB, over the 100 kB limit
+    answer = _answer(assistant.run_turn("t", "Look at this", {"filename": "big.png", "data": big}))
+    assert "the limit is" in answer
+    assert db.size() - before < len(big) / 4 and store.usage() == (0, 0)
+
+
+def test_the_store_is_bounded_and_an_evicted_image_gets_a_clear_message(tmp_path: Path) -> None:
+    store = ImageStore(tmp_path / "images", max_file_bytes=10_000_000, max_files=3)
+    refs: list[ImageRef] = [store.put(f"{i}.png", noise_png(20, 20, seed=i)) for i in range(5)]
+    assert store.usage()[0] == 3
+    assert load_image_bytes(refs[-1]) == noise_png(20, 20, seed=4)
+    with pytest.raises(ImageError, match="no longer available"):
+        load_image_bytes(refs[0])
+    again = store.put("again.png", noise_png(20, 20, seed=4))  # same content: one file
+    assert again["path"] == refs[-1]["path"] and store.usage()[0] == 3
+
+
+def test_a_thread_checkpointed_with_bytes_still_reads_its_image() -> None:
+    """Threads saved before the store existed hold ``{"filename", "data"}``: a resumed approval still works."""
+    assert load_image_bytes({"filename": "old.png", "data": b"\x89PNG"}) == b"\x89PNG"  # type: ignore[typeddict-item]
+
+
+def test_a_pixel_bomb_gets_a_clear_message_in_a_turn(tmp_path: Path) -> None:
+    assistant, _, _ = _assistant(tmp_path)
+    answer = _answer(assistant.run_turn("t", "What does this show?", {"filename": "bomb.png", "data": bomb_png(14_000, 14_000)}))
+    assert "14000×14000 pixels" in answer and "limit is 50 megapixels" in answer
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DOCGEMMA_BACKEND", "fake")
+    monkeypatch.setenv("DOCGEMMA_DATA_DIR", str(tmp_path / "data"))
+    # Knowledge tools point at a closed local port: nothing can reach the network.
+    for name in ("OPENFDA", "EUTILS", "EUROPEPMC", "CTGOV"):
+        monkeypatch.setenv(f"DOCGEMMA_{name}_URL", "http://127.0.0.1:9")
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_cli_pixel_bomb_is_a_clear_message_not_a_crash(cli_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 14000×14000 PNG crashed ``python -m docgemma chat`` with DecompressionBombError."""
+    bomb = cli_env / "bomb.png"
+    bomb.write_bytes(bomb_png(14_000, 14_000))
+    assert main(["chat", "What does this image show?", "--image", str(bomb)]) == 0
+    out = capsys.readouterr().out
+    assert "14000×14000 pixels" in out and "limit is 50 megapixels" in out
+
+
+@pytest.mark.slow
+def test_cli_refuses_an_oversized_file_before_reading_it(cli_env: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCGEMMA_MAX_IMAGE_BYTES", "1000")
+    big = cli_env / "big.png"
+    big.write_bytes(noise_png(100, 100))
+    assert main(["chat", "Look", "--image", str(big)]) == 2
+    assert "the limit is" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_answer_has_no_template_debris(cli_env: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from docgemma.llm.fake import FakeLLM
+
+    echo = FakeLLM(responder=lambda call: "Clinician's answer: Raised blood pressure.\n{{ (hint: none)\nCheck it."
+                   if call.schema is None else {"intent": "DIRECT", "task_summary": "bp", "suggested_tool": None})
+    monkeypatch.setattr("docgemma.runtime.make_llm", lambda settings: echo)
+    assert main(["chat", "What is hypertension?"]) == 0
+    out = capsys.readouterr().out
+    assert "Raised blood pressure.\n" in out and "Check it." in out
+    assert "Clinician's answer" not in out and "{{" not in out
+
+
+@pytest.mark.slow
+def test_cli_prints_the_empty_message_note(cli_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The note was only in the result, never printed: an empty message printed just a bare timeline."""
+    assert main(["chat", "   "]) == 0
+    assert "Please type a question" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_the_web_app_sets_gradios_upload_limit(cli_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``launch`` passes the byte limit to Gradio (``max_file_size``): it had none, so a 300 MB upload reached
+    the app before being refused."""
+    import gradio as gr
+
+    from docgemma.ui.app import launch
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kwargs: seen.update(kwargs))
+    monkeypatch.setenv("DOCGEMMA_MAX_IMAGE_BYTES", "1234567")
+    launch(Settings.from_env())
+    assert seen["max_file_size"] == 1234567
+
+
+@pytest.mark.slow
+def test_the_app_refuses_an_oversized_upload_without_reading_it(tmp_path: Path) -> None:
+    """Even when Gradio was launched without ``max_file_size`` (tests, embedding apps), /respond checks the
+    file's size before reading it, and says so."""
+    from gradio_client import Client, handle_file
+
+    from docgemma.ui.app import build_demo
+
+    assistant = Assistant(demo_llm(), default_registry(), settings=Settings(max_image_bytes=50_000))
+    demo = build_demo(assistant, None, "Demo rules · CPU")
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
+    try:
+        big = tmp_path / "big.png"
+        big.write_bytes(noise_png(200, 200))  # ~120 kB
+        out = Client(url, verbose=False).predict({"text": "Look", "files": [handle_file(str(big))]}, [], None,
+                                                  api_name="/respond")
+        text = "\n".join(str(m.get("content")) for m in out[0])
+        assert "the limit is" in text and "Nothing was sent" in text
+        assert assistant.images.usage() == (0, 0)
+    finally:
+        demo.close()
