@@ -90,6 +90,8 @@ class AgentState(TypedDict, total=False):
     # ── input of the turn ──
     user_query: str
     attachment: Attachment | None
+    #: Unique per turn (set by the Assistant): a pending write's id derives from it, stable across replays.
+    turn_id: str
     # ── carried across turns (checkpointed per thread) ──
     conversation: list[Message]
     active_patient: PatientRef | None

@@ -185,7 +185,9 @@ def test_edited_write_uses_the_edited_arguments(fake: FakeLLM, assistant: Assist
     fake.enqueue(intent(), select("add_allergy"), {"patient_id": "abc-123", "substance": "penicillin", "reaction": "hives"},
                  assess(), "Allergy recorded.")
     assistant.run_turn("t", "Record a penicillin allergy for abc-123")
-    done(assistant.resume("t", {"action": "edit", "args": {"severity": "severe"}}))
+    card = assistant.resume("t", {"action": "edit", "args": {"severity": "severe"}})
+    assert isinstance(card, dict) and card["args"]["severity"] == "severe" and not tools.calls  # a new card first
+    done(assistant.resume("t", {"action": "approve"}))
     assert tools.calls[0][1]["severity"] == "severe"
 
 
