@@ -136,6 +136,8 @@ class Ehr:
         resource = {**resource, "identifier": [*resource.get("identifier", []), identifier]}
         validate_resource(resource)
         target = f"urn:uuid:{key[:8]}-{key[8:12]}-{key[12:16]}-{key[16:20]}-{key[20:32]}"
+        p = hashlib.sha256(f"{key}:provenance".encode()).hexdigest()
+        prov_id = f"{p[:8]}-{p[8:12]}-{p[12:16]}-{p[16:20]}-{p[20:32]}"
         from docgemma.ehr.store import now
 
         patient = (resource.get("subject") or resource.get("patient") or {}).get("reference", "")
@@ -179,7 +181,11 @@ class Ehr:
                 "resource": resource,
                 "request": {"method": "POST", "url": resource["resourceType"], "ifNoneExist": f"identifier={WRITE_SYSTEM}|{key}"},
             },
-            {"resource": provenance, "request": {"method": "POST", "url": "Provenance"}},
+            # Two racing writers of the same key (two processes) both pass the search above; the resource's
+            # If-None-Exist stops the second resource, and this deterministic id (kept by the embedded store)
+            # stops a second Provenance. A server that assigns its own ids simply never matches the condition.
+            {"fullUrl": f"urn:uuid:{prov_id}", "resource": provenance,
+             "request": {"method": "POST", "url": "Provenance", "ifNoneExist": f"_id={prov_id}"}},
         ]
         response = self.client.transaction(entries)
         saved = response[0]["resource"]

@@ -151,6 +151,31 @@ def test_the_record_key_is_the_pending_action_not_its_arguments(ehr: Ehr) -> Non
     assert (count(ehr, "MedicationRequest", pid), count(ehr, "Provenance", pid)) == (before[0] + 1, before[1] + 1)
 
 
+def test_two_writers_racing_on_one_action_write_one_resource_and_one_provenance(tmp_path: Path) -> None:
+    """Two record services on the same file (two processes) approve the same action at once, one with edited
+    arguments: one MedicationRequest and one Provenance per action, every time."""
+    first, second = Ehr.embedded(tmp_path / "r.sqlite"), Ehr.embedded(tmp_path / "r.sqlite")
+    pid = pid_of(first, "Garcia")
+    before = count(first, "MedicationRequest", pid), count(first, "Provenance", pid)
+    specs = [registry(e)["prescribe_medication"] for e in (first, second)]
+    for trial in range(6):
+        barrier = threading.Barrier(2)
+
+        def write(i: int, trial: int = trial, barrier: threading.Barrier = barrier) -> None:
+            args = specs[i].args_model(patient_id=pid, medication_name="lisinopril", dosage=f"{10 + 10 * i} mg",
+                                       frequency="daily")
+            barrier.wait()
+            specs[i].run(args, ToolContext(scope=f"action-{trial}"))
+
+        threads = [threading.Thread(target=write, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert count(first, "MedicationRequest", pid) - before[0] == 6
+    assert count(first, "Provenance", pid) - before[1] == 6
+
+
 def test_a_decision_on_a_replaced_card_changes_nothing(ehr: Ehr) -> None:
     pid = pid_of(ehr, "Garcia")
     assistant = assistant_for(ehr, {"patient_id": pid, "medication_name": "lisinopril", "dosage": "10 mg",
