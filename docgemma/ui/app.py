@@ -150,7 +150,7 @@ def build_demo(
             png = preview_png(attachment["filename"], attachment["data"], max_bytes)
             if png:
                 history.append({"role": "user", "content": {"path": png, "alt_text": attachment["filename"]}})
-        yield {box: gr.update(value=None), queued_image: None, queued_note: ""}
+        yield {box: gr.update(value=None), queued_image: None, queued_note: "", decision_note: ""}
         yield from run_events(assistant.stream_turn(thread, text, attachment), history, thread)  # type: ignore[arg-type]
 
     def decide(
