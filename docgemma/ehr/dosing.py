@@ -88,9 +88,10 @@ DRUG_MAXIMA: dict[str, tuple[float | None, float, str]] = {
     "furosemide": (600.0, 600.0, "Lasix label"),
 }
 
-_NUMBER = r"(\d+(?:[.,]\d+)?)"
-_DOSE_RE = re.compile(_NUMBER + r"\s*(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")\b",
-                      re.IGNORECASE)
+_NUMBER = r"\d+(?:[.,]\d+)?(?:/\d+)?"  # 500, 0.5, 2,5 and 1/2
+_UNIT = "(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")\b"
+#: "500 mg", or a range "1-2 tablets" / "500 to 1000 mg" (checked at its upper end, stored as doseRange).
+_DOSE_RE = re.compile(rf"(?<![\d.,/])({_NUMBER})(?:\s*(?:-|–|to)\s*({_NUMBER}))?\s*{_UNIT}", re.IGNORECASE)
 _WORDS = {"once": 1, "one": 1, "twice": 2, "two": 2, "three": 3, "thrice": 3, "four": 4, "five": 5, "six": 6}
 _PER_DAY_CODES = {"od": 1, "qd": 1, "daily": 1, "mane": 1, "nocte": 1, "qhs": 1, "bid": 2, "bd": 2, "tid": 3,
                   "tds": 3, "qid": 4, "qds": 4}
@@ -137,13 +138,29 @@ class Frequency:
         return 1.0 if self.count == 1 else 24.0 / self.interval_hours
 
 
+def _value(text: str) -> float:
+    if "/" in text:
+        top, bottom = text.split("/", 1)
+        return float(top) / float(bottom) if float(bottom) else float("inf")
+    return float(text.replace(",", "."))
+
+
 def parse_dose(text: str) -> Dose | None:
-    """``"500 mg"`` → Dose(500, mg); None when no number with a known unit is there."""
+    """``"500 mg"`` → Dose(500, mg); a range gives its upper end (see :func:`parse_dose_range`); None when no
+    number with a known unit is there."""
+    found = parse_dose_range(text)
+    return found[1] if found else None
+
+
+def parse_dose_range(text: str) -> tuple[Dose, Dose] | None:
+    """(low, high) doses: the same dose twice for a single value."""
     match = _DOSE_RE.search(text or "")
     if match is None:
         return None
-    code, display, family = UNITS[match.group(2).lower()]
-    return Dose(float(match.group(1).replace(",", ".")), code, display, family)
+    code, display, family = UNITS[match.group(3).lower()]
+    low = Dose(_value(match.group(1)), code, display, family)
+    high = Dose(_value(match.group(2)), code, display, family) if match.group(2) else low
+    return low, high
 
 
 def _number(word: str) -> float | None:
@@ -209,7 +226,6 @@ def parse_route(text: str) -> tuple[str, str] | None:
 def dosage_instruction(dosage: str, frequency: str, notes: str | None = None) -> dict[str, Any]:
     """A FHIR R4 ``Dosage``: always the text as ordered, plus doseQuantity, timing and route where parsed."""
     out: dict[str, Any] = {"text": f"{dosage} {frequency}".strip()}
-    dose = parse_dose(dosage)
     timing = parse_frequency(frequency)
     route = parse_route(" ".join(filter(None, (dosage, frequency, notes))))
     if timing is not None:
@@ -222,10 +238,16 @@ def dosage_instruction(dosage: str, frequency: str, notes: str | None = None) ->
             out["asNeededBoolean"] = True
     if route is not None:
         out["route"] = {"coding": [{"system": SNOMED, "code": route[0], "display": route[1]}], "text": route[1]}
-    if dose is not None:
-        out["doseAndRate"] = [{"doseQuantity": {"value": _plain(dose.value), "unit": dose.display, "system": UCUM,
-                                                "code": dose.code}}]
+    doses = parse_dose_range(dosage)
+    if doses is not None and doses[0] == doses[1]:
+        out["doseAndRate"] = [{"doseQuantity": _quantity(doses[0])}]
+    elif doses is not None:
+        out["doseAndRate"] = [{"doseRange": {"low": _quantity(doses[0]), "high": _quantity(doses[1])}}]
     return out
+
+
+def _quantity(dose: Dose) -> dict[str, Any]:
+    return {"value": _plain(round(dose.value, 6)), "unit": dose.display, "system": UCUM, "code": dose.code}
 
 
 def _plain(value: float) -> float | int:

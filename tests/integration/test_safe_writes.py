@@ -280,11 +280,14 @@ def test_dose_and_frequency_are_parsed_into_structured_fhir() -> None:
     assert parse_frequency("every other day").per_day == 0.5  # type: ignore[union-attr]
     assert parse_frequency("bid").frequency == 2 and parse_frequency("whenever") is None  # type: ignore[union-attr]
     assert parse_dose("1 g").mg == 1000 and parse_dose("250 mcg").mg == 0.25  # type: ignore[union-attr]
+    assert parse_dose("1/2 tablet").value == 0.5  # type: ignore[union-attr]
+    ranged = dosage_instruction("500-1000 mg", "every 6 hours")
+    assert ranged["doseAndRate"][0]["doseRange"]["high"]["value"] == 1000 and parse_dose("500-1000 mg").mg == 1000  # type: ignore[union-attr]
     prn = dosage_instruction("400 mg", "every 6 hours as needed")
     assert prn["asNeededBoolean"] is True and prn["timing"]["repeat"]["period"] == 6
     validate_resource({"resourceType": "MedicationRequest", "status": "active", "intent": "order",
                        "subject": {"reference": "Patient/x"}, "medicationCodeableConcept": {"text": "m"},
-                       "dosageInstruction": [dosage, prn, dosage_instruction("10 mg", "once")]})
+                       "dosageInstruction": [dosage, prn, ranged, dosage_instruction("10 mg", "once")]})
 
 
 def test_implausible_orders_warn() -> None:
