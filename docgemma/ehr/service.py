@@ -210,7 +210,7 @@ class Ehr:
         from docgemma.ehr.store import display_text
 
         allergies = [r for r in resources if r.get("resourceType") == "AllergyIntolerance"
-                     and _clinical_status(r) in ("active", "")]
+                     and _clinical_status(r) in ("active", "") and _verification(r) not in ("refuted", "entered-in-error")]
         meds = [r for r in resources if r.get("resourceType") == "MedicationRequest" and r.get("status") in ("active", "on-hold")]
         warnings: list[str] = []
         severe: list[str] = []
@@ -250,6 +250,10 @@ class Ehr:
 
 def _clinical_status(resource: dict[str, Any]) -> str:
     return str(((resource.get("clinicalStatus") or {}).get("coding") or [{}])[0].get("code", ""))
+
+
+def _verification(resource: dict[str, Any]) -> str:
+    return str(((resource.get("verificationStatus") or {}).get("coding") or [{}])[0].get("code", ""))
 
 
 def allergy_line(allergy: dict[str, Any]) -> str:
