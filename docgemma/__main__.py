@@ -7,6 +7,7 @@ import logging
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 from docgemma.config import BACKENDS, ConfigError, Settings
 
@@ -50,17 +51,38 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
                     print(strip_template_debris(line).rstrip())
                 if not streamed and result.answer:
                     print(result.answer)  # answered without a model (e.g. the empty-message note)
+                for written in getattr(result, "writes", []):
+                    print(f"\nWritten to the record: {written}")
                 print("\n" + render_timeline(result))
                 return 0
         if request is None:
             return 1
-        print(f"\n\nApproval needed:\n{request['preview']}")
-        for warning in request.get("warnings", []):
-            print(f"WARNING: {warning}")
-        decision = args.approve
-        if decision is None:
-            decision = "approve" if sys.stdin.isatty() and input("Approve? [y/N] ").strip().lower() == "y" else "reject"
-        events = assistant.stream_resume(thread, {"action": decision})
+        events = assistant.stream_resume(thread, _cli_decision(request, args))
+
+
+def _cli_decision(request: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """Show the approval card and read the decision; a severe conflict needs ``--override-reason`` (or a typed
+    reason), otherwise it is rejected rather than asked again."""
+    patient = request.get("patient") or {}
+    print("\n\nApproval needed:")
+    if request.get("notice"):
+        print(request["notice"])
+    if patient:
+        print(f"Patient: {patient.get('name')} (born {patient.get('birth_date')}, {patient.get('gender')}); "
+              f"allergies: {'; '.join(patient.get('allergies', [])) or 'none recorded'}; "
+              f"active medications: {patient.get('active_medications', 0)}")
+    print(request["preview"])
+    for warning in request.get("warnings", []):
+        print(f"WARNING: {warning}")
+    interactive = sys.stdin.isatty()
+    if request.get("override_required"):
+        reason = args.override_reason or (input("Severe conflict. Override reason (empty rejects): ").strip()
+                                          if interactive and args.approve is None else "")
+        return {"action": "override", "reason": reason} if reason else {"action": "reject"}
+    decision = args.approve
+    if decision is None:
+        decision = "approve" if interactive and input("Approve? [y/N] ").strip().lower() == "y" else "reject"
+    return {"action": decision}
 
 
 def _golden(args: argparse.Namespace, settings: Settings) -> int:
@@ -128,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     chat.add_argument("--image", help="PNG, JPEG or DICOM file to attach")
     chat.add_argument("--thread", help="conversation id (continue an earlier conversation)")
     chat.add_argument("--approve", choices=["approve", "reject"], help="answer to a write approval")
+    chat.add_argument("--override-reason", help="approve a write with a severe allergy conflict, with this reason")
     sub.add_parser("serve", help="the web app (same as python app.py)")
     golden = sub.add_parser("golden", help="run golden case files")
     golden.add_argument("files", nargs="+")

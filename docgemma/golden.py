@@ -6,8 +6,9 @@ what is measured is the deterministic machinery; any failed expectation then exi
 
 Extensions of the contract (all optional): ``expected_tools`` (every tool of a multi-step turn, in
 order; the oracle selects them one by one), ``mock_tool_results`` (a list consumed call by call, where
-``mock_tool_result`` answers every call), ``approval`` (``approve`` | ``reject`` | ``{"edit": {...}}``,
-default approve), ``oracle_tools`` (the oracle's tool sequence, unchecked), ``expected_args_by_tool``,
+``mock_tool_result`` answers every call), ``approval`` (``approve`` | ``reject`` |
+``{"edit": {...}}`` (the edited card is then approved) | ``{"override": "reason"}``, default approve),
+``oracle_tools`` (the oracle's tool sequence, unchecked), ``expected_args_by_tool``,
 ``expected_tool_count``, ``expected_llm_calls``, ``expected_path_contains``, ``unexpected_router_action``,
 ``expected_answer_contains``.
 """
@@ -217,6 +218,16 @@ def check_turn(turn: dict[str, Any], result: TurnResult, ctx: TurnContext, regis
     return checks
 
 
+def decision_for(choice: Any, cards: int) -> dict[str, Any]:
+    """The decision on the ``cards``-th card of a turn: an edit is shown again as a new card (every check
+    re-run), which the run then approves; ``{"override": reason}`` approves a severe conflict with a reason."""
+    if isinstance(choice, dict) and "edit" in choice:
+        return {"action": "edit", "args": choice["edit"]} if cards == 0 else {"action": "approve"}
+    if isinstance(choice, dict) and "override" in choice:
+        return {"action": "override", "reason": str(choice["override"])}
+    return {"action": str(choice)}
+
+
 def run_session(assistant: Assistant, session: Session, ctx: TurnContext, registry: ToolRegistry,
                 file_id: str) -> Iterator[dict[str, Any]]:
     """Run a session's turns; yield one JSON-able record per turn."""
@@ -225,10 +236,12 @@ def run_session(assistant: Assistant, session: Session, ctx: TurnContext, regist
         ctx.turn, ctx.tool_index, ctx.mock_index, ctx.current_tool = turn, 0, 0, None
         attachment = sample_image() if turn.get("has_image") else None
         outcome = assistant.run_turn(thread, turn["user_input"], attachment)
+        cards = 0
         while isinstance(outcome, dict):  # a write waits for approval
-            choice = turn.get("approval", "approve")
-            decision = {"action": "edit", "args": choice["edit"]} if isinstance(choice, dict) else {"action": choice}
-            outcome = assistant.resume(thread, decision)
+            if cards >= 5:
+                raise RuntimeError(f"{session.session_id}: approval cards keep coming back ({cards})")
+            outcome = assistant.resume(thread, decision_for(turn.get("approval", "approve"), cards))
+            cards += 1
         first = outcome.tools[0] if outcome.tools else None
         checks = check_turn(turn, outcome, ctx, registry)
         by_rule = {

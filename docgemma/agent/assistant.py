@@ -8,7 +8,9 @@ Events (plain dicts): ``node_start``, ``node_end`` (a timeline event), ``token``
 from __future__ import annotations
 
 import tempfile
+import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +19,7 @@ from typing import Any, cast
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
+from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING
 from docgemma.agent.graph import build_graph
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.nodes.input_assembly import PatientContext
@@ -49,6 +52,8 @@ class TurnResult:
     clarification: str | None = None
     active_patient: dict[str, str] | None = None
     latency_ms: float = 0.0
+    #: What this turn wrote to the record, one confirmation per write with its resource id.
+    writes: list[str] = field(default_factory=list)
 
     @property
     def path(self) -> list[str]:
@@ -117,6 +122,11 @@ class Assistant:
             llm, registry, checkpointer or InMemorySaver(), self.settings,
             patient_context=patient_context, write_check=write_check,
         )
+        # The per-thread claim on approval cards: whichever button or API call comes first consumes a card;
+        # shared by every caller of this Assistant (Gradio queues, API, CLI). The record's idempotency key
+        # (the pending action's id) still stops a second write across processes.
+        self._claim_lock = threading.Lock()
+        self._claimed: dict[str, list[str]] = {}
 
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:
@@ -160,15 +170,35 @@ class Assistant:
             yield {"type": "done", "result": TurnResult(answer=text, notes=[text])}
             return
         ref = self.images.put(attachment["filename"], attachment["data"]) if attachment is not None else None
-        yield from self._run(turn_input(message, ref), thread_id)
+        yield from self._run({**turn_input(message, ref), "turn_id": uuid.uuid4().hex}, thread_id)
 
     def stream_resume(self, thread_id: str, decision: dict[str, Any]) -> Iterator[Event]:
-        """Continue a paused write with ``{"action": "approve" | "reject" | "edit", "args": {...}}``."""
-        if self.pending_approval(thread_id) is None:
-            text = "There is no pending action to approve."
-            yield {"type": "done", "result": TurnResult(answer=text, notes=[text])}
+        """Continue a paused write with ``{"action": "approve" | "reject" | "edit" | "override", "args": {...},
+        "reason": "...", "card_id": "..."}``. ``card_id`` names the card the clinician decided on (the UI sends
+        it); a card is consumed once, by whichever decision claims it first: later ones, and decisions on a card
+        that was already replaced, get :data:`ALREADY_HANDLED` and change nothing."""
+        with self._claim_lock:
+            pending = self.pending_approval(thread_id)
+            card = str(pending.get("card_id", "")) if pending else ""
+            claimed = self._claimed.setdefault(thread_id, [])
+            wanted = str(decision.get("card_id") or "")
+            refusal = (NO_PENDING if pending is None and not wanted else
+                       ALREADY_HANDLED if pending is None or card in claimed or (wanted and wanted != card) else None)
+            if refusal is None:
+                claimed.append(card)
+                del claimed[:-16]  # a card id is never pending again once consumed; keep only recent ones
+        if refusal is not None:
+            yield {"type": "done", "result": TurnResult(answer=refusal, notes=[refusal])}
             return
-        yield from self._run(Command(resume=decision), thread_id)
+        finished = False
+        try:
+            yield from self._run(Command(resume={**decision, "card_id": card}), thread_id)
+            finished = True
+        finally:
+            if not finished:  # the run failed or was abandoned before the graph moved on: the card may be used again
+                with self._claim_lock:
+                    if card in claimed:
+                        claimed.remove(card)
 
     def _run(self, graph_input: Any, thread_id: str) -> Iterator[Event]:
         config = self._config(thread_id)
@@ -182,7 +212,17 @@ class Assistant:
                 yield {"type": "approval", "request": chunk["__interrupt__"][0].value}
                 return
         state = self.graph.get_state(config).values
-        yield {"type": "done", "result": TurnResult.from_state(state, (time.perf_counter() - start) * 1000)}
+        result = TurnResult.from_state(state, (time.perf_counter() - start) * 1000)
+        result.writes = self._writes(state)
+        yield {"type": "done", "result": result}
+
+    def _writes(self, state: AgentState) -> list[str]:
+        """Confirmations of this turn's successful writes (what, and the resource id), from the tool results."""
+        out = []
+        for r in state.get("tool_results", []):
+            if r["status"] == "success" and r["tool_name"] in self.registry and self.registry[r["tool_name"]].writes:
+                out.append(self.registry[r["tool_name"]].formatter(r["data"]))
+        return out
 
     def run_turn(self, thread_id: str, message: str, attachment: Attachment | None = None) -> TurnResult | dict[str, Any]:
         """Run a turn to its end; returns the result, or the approval request if a write is waiting."""

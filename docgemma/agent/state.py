@@ -93,6 +93,8 @@ class AgentState(TypedDict, total=False):
     # ── input of the turn ──
     user_query: str
     attachment: ImageRef | None  # a reference: image bytes never go into the checkpoint
+    #: Unique per turn (set by the Assistant): a pending write's id derives from it, stable across replays.
+    turn_id: str
     # ── carried across turns (checkpointed per thread) ──
     conversation: list[Message]
     active_patient: PatientRef | None

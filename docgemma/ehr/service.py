@@ -17,9 +17,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from docgemma.agent.approval import PatientCard, WriteReview
 from docgemma.agent.entities import DrugDictionary
 from docgemma.agent.state import PatientRef
+from docgemma.ehr.allergy import ALLERGY_CLASSES, RELATED_CLASSES, allergy_conflict, is_direct_conflict, is_severe, reactions
 from docgemma.ehr.client import FhirClient, FhirClientError
+from docgemma.ehr.dosing import dose_warnings
 from docgemma.ehr.summary import PatientSummary, compile_summary
 from docgemma.tools.registry import ToolSpec
 
@@ -28,47 +31,13 @@ EMBEDDED_BASE = "http://embedded.docgemma/fhir"
 DEMO_DATA = Path(__file__).resolve().parents[2] / "data" / "demo" / "demo_patients.json"
 WRITE_SYSTEM = "urn:docgemma:write"
 
-#: Drug classes for allergy cross-reactivity (allergy word → class members, generic names).
-ALLERGY_CLASSES: dict[str, tuple[str, ...]] = {
-    "penicillin": (
-        "penicillin",
-        "amoxicillin",
-        "ampicillin",
-        "piperacillin",
-        "flucloxacillin",
-        "dicloxacillin",
-        "cloxacillin",
-        "nafcillin",
-        "oxacillin",
-        "benzylpenicillin",
-        "phenoxymethylpenicillin",
-        "co-amoxiclav",
-    ),
-    "cephalosporin": (
-        "cefalexin",
-        "cephalexin",
-        "cefazolin",
-        "cefuroxime",
-        "ceftriaxone",
-        "cefotaxime",
-        "cefixime",
-        "cefepime",
-        "ceftazidime",
-        "cefaclor",
-        "cefadroxil",
-    ),
-    "sulfonamide": ("sulfamethoxazole", "sulfadiazine", "sulfasalazine", "trimethoprim-sulfamethoxazole"),
-    "sulfa": ("sulfamethoxazole", "sulfadiazine", "sulfasalazine", "trimethoprim-sulfamethoxazole"),
-    "nsaid": ("ibuprofen", "naproxen", "diclofenac", "ketorolac", "indomethacin", "celecoxib", "aspirin", "meloxicam"),
-    "aspirin": ("aspirin", "ibuprofen", "naproxen", "diclofenac", "ketorolac", "indomethacin"),
-}
-#: Cross-class reactivity worth a warning (penicillin-allergic patients and cephalosporins: low but real).
-RELATED_CLASSES = {"penicillin": ("cephalosporin",)}
+__all__ = ["ALLERGY_CLASSES", "RELATED_CLASSES", "Ehr", "allergy_conflict", "idempotency_key", "validate_resource"]
 
 
-def idempotency_key(scope: str, tool: str, args: dict[str, Any]) -> str:
-    """Stable for the same approved call in the same turn, different for a new request."""
-    raw = json.dumps({"scope": scope, "tool": tool, "args": args}, sort_keys=True, default=str)
+def idempotency_key(scope: str, tool: str, args: dict[str, Any] | None = None) -> str:
+    """The write's key: the pending action's id (``scope``) alone when there is one, so an edited or repeated
+    approval of the same action cannot write twice; without a scope, the tool and its arguments."""
+    raw = json.dumps({"scope": scope, "tool": tool, "args": None if scope else args}, sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
@@ -160,12 +129,15 @@ class Ehr:
 
     # ── writes ──
 
-    def write(self, resource: dict[str, Any], *, key: str, step: str) -> tuple[dict[str, Any], bool]:
-        """Create ``resource`` with its Provenance in one transaction; a repeated ``key`` creates nothing."""
+    def write(self, resource: dict[str, Any], *, key: str, step: str, override_reason: str = "") -> tuple[dict[str, Any], bool]:
+        """Create ``resource`` with its Provenance in one transaction; a repeated ``key`` creates nothing. An
+        override of a severe conflict is recorded as the Provenance's reason."""
         identifier = {"system": WRITE_SYSTEM, "value": key}
         resource = {**resource, "identifier": [*resource.get("identifier", []), identifier]}
         validate_resource(resource)
         target = f"urn:uuid:{key[:8]}-{key[8:12]}-{key[12:16]}-{key[16:20]}-{key[20:32]}"
+        p = hashlib.sha256(f"{key}:provenance".encode()).hexdigest()
+        prov_id = f"{p[:8]}-{p[8:12]}-{p[12:16]}-{p[16:20]}-{p[20:32]}"
         from docgemma.ehr.store import now
 
         patient = (resource.get("subject") or resource.get("patient") or {}).get("reference", "")
@@ -175,6 +147,8 @@ class Ehr:
             "target": [{"reference": target}, *([{"reference": patient}] if patient else [])],
             "recorded": now(),
             "activity": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v3-DataOperation", "code": "CREATE"}]},
+            **({"reason": [{"text": f"Clinician override of a severe allergy conflict: {override_reason}"}]}
+               if override_reason else {}),
             "agent": [
                 {
                     "type": {
@@ -207,7 +181,11 @@ class Ehr:
                 "resource": resource,
                 "request": {"method": "POST", "url": resource["resourceType"], "ifNoneExist": f"identifier={WRITE_SYSTEM}|{key}"},
             },
-            {"resource": provenance, "request": {"method": "POST", "url": "Provenance"}},
+            # Two racing writers of the same key (two processes) both pass the search above; the resource's
+            # If-None-Exist stops the second resource, and this deterministic id (kept by the embedded store)
+            # stops a second Provenance. A server that assigns its own ids simply never matches the condition.
+            {"fullUrl": f"urn:uuid:{prov_id}", "resource": provenance,
+             "request": {"method": "POST", "url": "Provenance", "ifNoneExist": f"_id={prov_id}"}},
         ]
         response = self.client.transaction(entries)
         saved = response[0]["resource"]
@@ -216,59 +194,73 @@ class Ehr:
             self.recompile(patient.split("/")[-1])
         return saved, created
 
-    def write_warnings(self, spec: ToolSpec, args: dict[str, Any], active: PatientRef | None) -> list[str]:
-        """Safety warnings shown in the approval card (allergy conflicts, duplicate orders)."""
+    def write_warnings(self, spec: ToolSpec, args: dict[str, Any], active: PatientRef | None) -> WriteReview:
+        """The approval card's review: who the patient is, and the safety warnings (allergy and class
+        conflicts, severe ones needing an override; duplicate orders; dose and frequency). A patient who is not
+        on the record blocks the write before any card is shown."""
         patient_id = str(args.get("patient_id", ""))
         try:
+            patient = self.client.read("Patient", patient_id)
             resources = self.compartment(patient_id)
-        except FhirClientError:
-            return ["The patient record could not be checked for allergies and duplicate orders."]
+        except FhirClientError as exc:
+            if exc.status in (404, 410):
+                return WriteReview(blocked=f"an existing patient ID (no patient '{patient_id}' is on the record; "
+                                           "nothing was written)")
+            return WriteReview(warnings=["The patient record could not be checked for allergies and duplicate orders."])
         from docgemma.ehr.store import display_text
 
+        allergies = [r for r in resources if r.get("resourceType") == "AllergyIntolerance"
+                     and _clinical_status(r) in ("active", "") and _verification(r) not in ("refuted", "entered-in-error")]
+        meds = [r for r in resources if r.get("resourceType") == "MedicationRequest" and r.get("status") in ("active", "on-hold")]
         warnings: list[str] = []
+        severe: list[str] = []
         if spec.name == "prescribe_medication":
-            drug = DrugDictionary.canonical(str(args.get("medication_name", ""))) or str(args.get("medication_name", "")).lower()
-            for allergy in resources:
-                if allergy.get("resourceType") != "AllergyIntolerance":
-                    continue
+            name = str(args.get("medication_name", ""))
+            drug = DrugDictionary.canonical(name) or name.lower()
+            for allergy in allergies:
                 conflict = allergy_conflict(display_text(allergy), drug)
-                if conflict:
-                    warnings.append(f"ALLERGY CONFLICT: recorded allergy '{display_text(allergy)}' — {conflict}")
-            for med in resources:
-                if (
-                    med.get("resourceType") == "MedicationRequest"
-                    and med.get("status") in ("active", "on-hold")
-                    and drug
-                    and drug in display_text(med).lower()
-                ):
+                if not conflict:
+                    continue
+                if is_severe(allergy) and is_direct_conflict(conflict):
+                    text = (f"ALLERGY CONFLICT (SEVERE): recorded allergy '{allergy_line(allergy)}' — {conflict} "
+                            "Approving needs an explicit override with a reason.")
+                    severe.append(text)
+                else:
+                    text = f"ALLERGY CONFLICT: recorded allergy '{allergy_line(allergy)}' — {conflict}"
+                warnings.append(text)
+            for med in meds:
+                if drug and drug in display_text(med).lower():
                     warnings.append(
                         f"DUPLICATE ORDER: an active order already exists: {display_text(med)} "
                         f"(since {str(med.get('authoredOn', '?'))[:10]})."
                     )
+            warnings += dose_warnings(drug, str(args.get("dosage", "")), str(args.get("frequency", "")))
         if spec.name == "add_allergy":
             substance = str(args.get("substance", "")).lower()
-            for allergy in resources:
-                if (
-                    allergy.get("resourceType") == "AllergyIntolerance"
-                    and substance
-                    and substance in display_text(allergy).lower()
-                ):
+            for allergy in allergies:
+                if substance and substance in display_text(allergy).lower():
                     warnings.append(f"ALREADY RECORDED: '{display_text(allergy)}' is on the allergy list.")
-        return warnings
+        card = PatientCard(
+            id=patient_id, name=display_text(patient), birth_date=str(patient.get("birthDate") or "unknown"),
+            gender=str(patient.get("gender") or "unknown"), allergies=[allergy_line(a) for a in allergies],
+            active_medications=len(meds), medications=[display_text(m) for m in meds][:6],
+        )
+        return WriteReview(warnings=warnings, severe=severe, patient=card)
 
 
-def allergy_conflict(allergy: str, drug: str) -> str | None:
-    """Why ``drug`` conflicts with a recorded ``allergy`` (same substance or drug class), or None."""
-    allergy_l, drug_l = allergy.lower(), drug.lower()
-    if not drug_l:
-        return None
-    if drug_l in allergy_l:
-        return f"{drug} is the recorded allergen."
-    for word, members in ALLERGY_CLASSES.items():
-        if word in allergy_l or any(m in allergy_l for m in members):
-            if drug_l in members:
-                return f"{drug} belongs to the same drug class ({word})."
-            for related in RELATED_CLASSES.get(word, ()):
-                if drug_l in ALLERGY_CLASSES[related]:
-                    return f"{drug} is a {related}: cross-reactivity with {word} allergy is possible."
-    return None
+def _clinical_status(resource: dict[str, Any]) -> str:
+    return str(((resource.get("clinicalStatus") or {}).get("coding") or [{}])[0].get("code", ""))
+
+
+def _verification(resource: dict[str, Any]) -> str:
+    return str(((resource.get("verificationStatus") or {}).get("coding") or [{}])[0].get("code", ""))
+
+
+def allergy_line(allergy: dict[str, Any]) -> str:
+    """``Allergy to penicillin (Anaphylaxis; criticality high)``."""
+    from docgemma.ehr.store import display_text
+
+    details = [", ".join(reactions(allergy))] if reactions(allergy) else []
+    if allergy.get("criticality"):
+        details.append(f"criticality {allergy['criticality']}")
+    return display_text(allergy) + (f" ({'; '.join(details)})" if details else "")

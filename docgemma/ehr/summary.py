@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
+from docgemma.ehr.allergy import allergy_conflict
 from docgemma.ehr.search import encounter_reference
 from docgemma.ehr.store import display_text, reference_id
 
@@ -175,6 +176,30 @@ def _med_line(med: dict[str, Any], today: date, inferred: bool = False) -> str:
     return f"{display_text(med)}{dose}{since}{flag}"
 
 
+#: Words of a medication's name that are its form or strength, never the drug (e.g. "500 MG Oral Tablet").
+_FORM_WORDS = frozenset({"oral", "tablet", "tablets", "capsule", "capsules", "extended", "release", "delayed",
+                         "injection", "injectable", "solution", "suspension", "topical", "cream", "ointment", "hour",
+                         "inhaler", "inhalation", "metered", "dose", "chewable", "film", "coated", "prefilled",
+                         "syringe", "patch", "transdermal", "spray", "nasal", "drops", "ophthalmic", "actuat"})
+
+
+def drug_allergy_conflicts(meds: list[dict[str, Any]], allergies: list[dict[str, Any]]) -> list[str]:
+    """An active medication that conflicts with a recorded allergy (same substance, class or related class)."""
+    import re
+
+    out: list[str] = []
+    for med in meds:
+        name = display_text(med)
+        words = [w for w in re.findall(r"[a-z][a-z-]{3,}", name.lower()) if w not in _FORM_WORDS]
+        for allergy in allergies:
+            allergen = display_text(allergy)
+            reason = next((r for w in words if (r := allergy_conflict(allergen, w))), None)
+            if reason:
+                out.append(f"ALLERGY CONFLICT WITH ACTIVE DRUG: {name} is active despite the recorded allergy "
+                           f"'{allergen}' — {reason}")
+    return out
+
+
 def compile_summary(
     resources: list[dict[str, Any]],
     today: date | None = None,
@@ -293,6 +318,7 @@ def compile_summary(
         reactions = [display_text({"code": m}) for r in allergy.get("reaction", []) for m in r.get("manifestation", [])]
         crit = f", criticality {allergy['criticality']}" if allergy.get("criticality") else ""
         safety.append(f"ALLERGY: {display_text(allergy)}" + (f" — {', '.join(reactions)}" if reactions else "") + crit)
+    safety += drug_allergy_conflicts(meds, allergies)
     if len(meds) >= 5:
         safety.append(f"POLYPHARMACY: {len(meds)} active medications.")
     text_all = " ".join(display_text(c).lower() for c in active)

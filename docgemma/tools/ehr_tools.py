@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from docgemma.ehr.client import FhirClientError
+from docgemma.ehr.dosing import dosage_instruction
 from docgemma.ehr.search import encounter_reference
 from docgemma.ehr.service import Ehr, idempotency_key
 from docgemma.ehr.store import display_text, patient_of
@@ -251,13 +252,23 @@ def _write(ehr: Ehr, tool: str, args: BaseModel, context: ToolContext, resource:
     pid = str(args.patient_id)  # type: ignore[attr-defined]
     try:
         ehr.client.read("Patient", pid)
-        key = idempotency_key(context.scope or pid, tool, args.model_dump())
-        saved, created = ehr.write(resource, key=key, step=tool)
+    except FhirClientError as exc:
+        if exc.status in (404, 410):  # one clear error, never a retry of a write
+            return failure("invalid_args", missing_fields=[f"an existing patient ID (no patient '{pid}' is on the record; "
+                                                           "nothing was written)"])
+        return _fail(exc)
+    try:
+        # With a scope (the pending action's id) the key ignores the arguments: an edit cannot make a second write.
+        key = idempotency_key(context.scope, tool) if context.scope else idempotency_key(pid, tool, args.model_dump())
+        saved, created = ehr.write(resource, key=key, step=tool, override_reason=context.override_reason)
     except FhirClientError as exc:
         return _fail(exc)
     except ValueError:
         return failure("invalid_args", missing_fields=["a valid value"])
-    return success({"written": what, "resource": f"{saved['resourceType']}/{saved['id']}", "created": created})
+    data = {"written": what, "resource": f"{saved['resourceType']}/{saved['id']}", "created": created}
+    if context.override_reason:
+        data["override_reason"] = context.override_reason
+    return success(data)
 
 
 def add_allergy(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
@@ -281,13 +292,18 @@ def add_allergy(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
 def prescribe_medication(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
     """MedicationRequest (an order; dispensing is outside this system)."""
     a: Any = args
-    resource = {
+    resource: dict[str, Any] = {
         "resourceType": "MedicationRequest", "status": "active", "intent": "order",
         "subject": {"reference": f"Patient/{a.patient_id}"}, "authoredOn": date.today().isoformat(),
         "medicationCodeableConcept": {"text": a.medication_name},
-        "dosageInstruction": [{"text": f"{a.dosage} {a.frequency}"}],
-        **({"note": [{"text": a.notes}]} if a.notes else {}),
+        "dosageInstruction": [dosage_instruction(a.dosage, a.frequency, a.notes)],
     }
+    notes = [{"text": a.notes}] if a.notes else []
+    if context.override_reason:
+        reason = context.override_reason
+        notes.append({"text": f"Severe allergy conflict overridden by the approving clinician. Reason: {reason}"})
+    if notes:
+        resource["note"] = notes
     return _write(ehr, "prescribe_medication", args, context, resource,
                   f"{a.medication_name} {a.dosage} {a.frequency}")
 
@@ -308,7 +324,8 @@ def save_clinical_note(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolO
 def format_write(data: dict[str, Any]) -> str:
     """What was written (or found already written)."""
     verb = "Saved" if data["created"] else "Already saved earlier (not written again)"
-    return f"{verb}: {data['written']} [{data['resource']}]"
+    override = f" — severe allergy conflict overridden; reason: {data['override_reason']}" if data.get("override_reason") else ""
+    return f"{verb}: {data['written']} [{data['resource']}]{override}"
 
 
 def ehr_executors(ehr: Ehr) -> tuple[dict[str, Executor], dict[str, Formatter]]:

@@ -14,6 +14,7 @@ queued one at a time, which is what one GPU can serve.
 from __future__ import annotations
 
 import atexit
+import itertools
 import json
 import logging
 import os
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.config import Settings
 from docgemma.ehr.client import FhirClientError
@@ -156,10 +158,14 @@ def build_demo(
                 result = event["result"]
             yield {chatbot: history}
         pending = assistant.pending_approval(thread)
+        editable = {k: v for k, v in pending["args"].items() if k != "patient_id"} if pending else {}
         card = {
             approval: gr.update(visible=pending is not None),
             approval_md: approval_markdown(pending) if pending else "",
-            approval_args: json.dumps(pending["args"], indent=1) if pending else "",
+            approval_args: json.dumps(editable, indent=1) if pending else "",
+            card_id: pending.get("card_id", "") if pending else "",  # the card the clinician is deciding on
+            override_row: gr.update(visible=bool(pending and pending.get("override_required"))),
+            override_reason: "",
         }
         # While a write waits, the timeline is that paused turn's (from the thread's state), not the last one's.
         panel = result if pending is None else TurnResult.from_state(assistant.state(thread), 0.0)
@@ -193,20 +199,37 @@ def build_demo(
                 previews.append(png)
                 history.append({"role": "user", "content": {"path": png, "alt_text": attachment["filename"]}})
         try:
-            yield {box: gr.update(value=None), queued_image: None, queued_note: ""}
+            yield {box: gr.update(value=None), queued_image: None, queued_note: "", decision_note: ""}
             yield from run_events(assistant.stream_turn(thread, text, attachment), history, thread)  # type: ignore[arg-type]
         finally:
             delete_previews(previews)  # Gradio copied them into its cache when the history was sent
 
-    def decide(action: str, edited: str, history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
-        decision: dict[str, Any] = {"action": action}
+    def decide(
+        action: str, edited: str, history: list[Any], thread: str, card: str | None
+    ) -> Iterator[dict[Any, Any]]:
+        # The card id makes a click count only for the card it was made on: Approve, Edit and Reject run on
+        # separate queues, and whichever reaches the assistant first consumes the card.
+        decision: dict[str, Any] = {"action": action, **({"card_id": card} if card else {})}
+        if action == "override":
+            decision["reason"] = edited
+            if not edited.strip():
+                yield {decision_note: "**An override needs a reason; nothing was written.**"}
+                return
         if action == "edit":
             try:
                 decision["args"] = json.loads(edited)
             except json.JSONDecodeError:
-                yield {approval_md: "**The edited arguments are not valid JSON; nothing was written.**"}
+                yield {decision_note: "**The edited arguments are not valid JSON; nothing was written.**"}
                 return
-        yield from run_events(assistant.stream_resume(thread, decision), history, thread)
+        events = assistant.stream_resume(thread, decision)
+        first = next(events, None)
+        if first is not None and first["type"] == "done" and first["result"].answer in (ALREADY_HANDLED, NO_PENDING):
+            # A losing click touches neither the conversation nor the card: the winner's output stays on the page.
+            gr.Warning(first["result"].answer)
+            yield {decision_note: f"*{first['result'].answer}*"}
+            return
+        yield {decision_note: ""}
+        yield from run_events(itertools.chain([first] if first else [], events), history, thread)
 
     def search(query: str) -> Any:
         if ehr is None or len(query.strip()) < 2:
@@ -234,6 +257,7 @@ def build_demo(
 
     with gr.Blocks(title="DocGemma Connect", delete_cache=DELETE_CACHE) as demo:
         thread = gr.State(lambda: f"web-{uuid.uuid4().hex}")
+        card_id = gr.State("")
         queued_image = gr.State(None)
         record_images = gr.State([])
         selected = gr.State(None)
@@ -248,11 +272,17 @@ def build_demo(
                                      height=560, elem_id="chat")
                 with gr.Group(visible=False, elem_id="approval") as approval:
                     approval_md = gr.Markdown()
-                    approval_args = gr.Textbox(label="Arguments (edit, then 'Edit & approve')", lines=4)
+                    approval_args = gr.Textbox(label="Arguments (edit, then 'Edit & approve': the checks run again "
+                                                     "and a new card is shown)", lines=4)
+                    with gr.Row(visible=False) as override_row:
+                        override_reason = gr.Textbox(label="Override reason (required for a severe conflict)",
+                                                     scale=3, elem_id="override-reason")
+                        override = gr.Button("Override & approve", variant="stop", scale=1, elem_id="override")
                     with gr.Row():
                         approve = gr.Button("Approve", variant="primary", elem_id="approve")
-                        edit = gr.Button("Edit & approve")
+                        edit = gr.Button("Edit & approve", elem_id="edit")
                         reject = gr.Button("Reject", variant="stop", elem_id="reject")
+                    decision_note = gr.Markdown(elem_id="decision-note")
                 with gr.Row():
                     follow_buttons = [gr.Button(visible=False, size="sm") for _ in range(MAX_FOLLOW_UPS)]
                 queued_note = gr.Markdown()
@@ -292,16 +322,27 @@ def build_demo(
             queued_image,
             queued_note,
             *follow_buttons,
+            card_id,
+            override_row,
+            override_reason,
+            decision_note,
         ]
         box.submit(respond, [box, chatbot, thread, queued_image], outputs, api_name="respond")
         approve.click(
-            lambda e, h, t: (yield from decide("approve", e, h, t)), [approval_args, chatbot, thread], outputs, api_name="approve"
+            lambda e, h, t, c: (yield from decide("approve", e, h, t, c)), [approval_args, chatbot, thread, card_id], outputs,
+            api_name="approve",
         )
         edit.click(
-            lambda e, h, t: (yield from decide("edit", e, h, t)), [approval_args, chatbot, thread], outputs, api_name="edit"
+            lambda e, h, t, c: (yield from decide("edit", e, h, t, c)), [approval_args, chatbot, thread, card_id], outputs,
+            api_name="edit",
         )
         reject.click(
-            lambda e, h, t: (yield from decide("reject", e, h, t)), [approval_args, chatbot, thread], outputs, api_name="reject"
+            lambda e, h, t, c: (yield from decide("reject", e, h, t, c)), [approval_args, chatbot, thread, card_id], outputs,
+            api_name="reject",
+        )
+        override.click(
+            lambda r, h, t, c: (yield from decide("override", r, h, t, c)), [override_reason, chatbot, thread, card_id],
+            outputs, api_name="override",
         )
         for button in follow_buttons:
             button.click(lambda q: {"text": q, "files": []}, button, box).then(

@@ -91,18 +91,48 @@ def apply_event(history: list[Message], event: dict[str, Any]) -> list[Message]:
         content = strip_template_debris(history[index]["content"] + escape(event["text"]), streaming=True)
         history[index] = {"role": "assistant", "content": content}
     elif kind == "approval":
-        history.append({"role": "assistant", "content": approval_markdown(event["request"])})
+        # The card itself is shown once, below the conversation; the chat only says that one is waiting.
+        history.append({"role": "assistant", "content": approval_pointer(event["request"])})
     elif kind == "done":
         index = _answer_index(history)
         history[index] = {"role": "assistant", "content": final_markdown(event["result"])}
     return history
 
 
+def approval_pointer(request: dict[str, Any]) -> str:
+    """The chat's line for a waiting card (the card is shown once, under the conversation)."""
+    patient = request.get("patient") or {}
+    who = f" for {escape(str(patient['name']))}" if patient.get("name") else ""
+    notice = f"\n\n{escape(request['notice'])}" if request.get("notice") else ""
+    severe = " ⛔ Severe allergy conflict: approving needs an override with a reason." if request.get("override_required") else ""
+    return (f"**Approval needed before writing to the record:** {escape(str(request.get('label', 'write')))}{who} — "
+            f"review the card below; nothing is written until you decide.{severe}{notice}")
+
+
+def patient_header(patient: dict[str, Any] | None) -> str:
+    """Who the write is for: name, birth date, sex, allergies, active medications (the id once, last)."""
+    if not patient:
+        return ""
+    allergies = "; ".join(escape(a) for a in patient.get("allergies", [])) or "none recorded"
+    meds = patient.get("medications", [])
+    listed = f": {'; '.join(escape(m) for m in meds)}" if meds else ""
+    more = " …" if patient.get("active_medications", 0) > len(meds) else ""
+    return (f"**Patient:** {escape(str(patient.get('name', '?')))} · born {escape(str(patient.get('birth_date', '?')))} · "
+            f"{escape(str(patient.get('gender', '?')))}  \n**Allergies:** {allergies}  \n"
+            f"**Active medications ({patient.get('active_medications', 0)})**{listed}{more}  \n"
+            f"*Patient ID {escape(str(patient.get('id', '?')))}*\n\n")
+
+
 def approval_markdown(request: dict[str, Any]) -> str:
-    """The approval card: what will be written, and any safety warning first."""
-    warnings = "".join(f"\n\n⚠️ **{escape(w)}**" for w in request.get("warnings", []))
+    """The approval card: who it is for, any notice and safety warning first, then what will be written."""
+    notice = f"\n\nℹ️ **{escape(request['notice'])}**" if request.get("notice") else ""
+    severe = set(request.get("severe", []))
+    warnings = "".join(f"\n\n{'⛔' if w in severe else '⚠️'} **{escape(w)}**" for w in request.get("warnings", []))
+    override = ("\n\n⛔ **Severe conflict: a plain approval is refused. Give a reason and use 'Override & approve', "
+                "edit the order, or reject it.**" if request.get("override_required") else "")
     preview = escape(request["preview"]).replace("\n", "  \n")
-    return f"**Approval needed before writing to the record**{warnings}\n\n{preview}"
+    header = patient_header(request.get("patient"))
+    return f"**Approval needed before writing to the record**{notice}{warnings}{override}\n\n{header}{preview}"
 
 
 def _links(sources: list[dict[str, str]]) -> list[str]:
@@ -110,8 +140,10 @@ def _links(sources: list[dict[str, str]]) -> list[str]:
 
 
 def final_markdown(result: Any) -> str:
-    """The answer with its confidence and sources as links (https only)."""
-    text = escape(result.answer)
+    """What was written (with its resource id), then the answer with its confidence and sources as links (https
+    only)."""
+    written = "".join(f"✅ **Written to the record:** {escape(w)}\n\n" for w in getattr(result, "writes", []))
+    text = written + escape(result.answer)
     if result.confidence:
         text += f"\n\n*Confidence: {result.confidence}*"
     links = _links(result.sources)

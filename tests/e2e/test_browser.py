@@ -91,8 +91,13 @@ def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page
     page.screenshot(path=str(ARTIFACTS / "03_approval_card.png"), full_page=True)
     pid = ehr.client.search("Patient", [("name", "Mensah")])[0]["id"]
     assert ehr.client.search("MedicationRequest", [("patient", pid)]) == []
-    page.locator("#approve").click()
+    page.locator("#approve").click()  # penicillin anaphylaxis: a plain approval is refused, nothing is written
+    page.locator("#approval").get_by_text("Plain approval refused", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    assert ehr.client.search("MedicationRequest", [("patient", pid)]) == []
+    page.locator("#override-reason textarea, #override-reason input").first.fill("tolerated a supervised challenge")
+    page.locator("#override").click()
     page.locator("#patient-summary").get_by_text("amoxicillin", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.locator("#chat").get_by_text("Written to the record", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     page.screenshot(path=str(ARTIFACTS / "04_prescription_in_patient_panel.png"), full_page=True)
     assert len(ehr.client.search("MedicationRequest", [("patient", pid)])) == 1
 

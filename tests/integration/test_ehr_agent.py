@@ -219,7 +219,8 @@ def test_prescription_approval_shows_allergy_conflict_and_writes_once(ehr: Ehr) 
     assert isinstance(request, dict)
     assert any(w.startswith("ALLERGY CONFLICT") and "penicillin" in w for w in request["warnings"])
     assert count(ehr, "MedicationRequest", pid) == 0  # nothing written before approval
-    result = assistant.resume("t", {"action": "approve"})
+    # Anaphylaxis to penicillin: only an override with a reason can approve amoxicillin (test_safe_writes.py).
+    result = assistant.resume("t", {"action": "override", "reason": "desensitised under allergist care"})
     assert isinstance(result, TurnResult) and count(ehr, "MedicationRequest", pid) == 1
     again = assistant.resume("t", {"action": "approve"})
     assert isinstance(again, TurnResult) and count(ehr, "MedicationRequest", pid) == 1
@@ -242,7 +243,9 @@ def test_edited_note_is_saved_with_the_edit(ehr: Ehr) -> None:
     args = {"patient_id": pid, "note_type": "progress", "note_text": "BP 158/102."}
     assistant, _ = assistant_for(ehr, [intent(), select("save_clinical_note"), args, assess(), "Saved."])
     assistant.run_turn("t", f"Save a progress note for {pid}: BP 158/102.")
-    assistant.resume("t", {"action": "edit", "args": {"note_text": "BP 158/102 on labetalol; admitted."}})
+    card = assistant.resume("t", {"action": "edit", "args": {"note_text": "BP 158/102 on labetalol; admitted."}})
+    assert isinstance(card, dict) and card["args"]["note_text"] == "BP 158/102 on labetalol; admitted."  # a new card
+    assistant.resume("t", {"action": "approve"})
     notes = [
         r
         for r in ehr.compartment(pid)
@@ -264,7 +267,8 @@ def test_write_without_an_active_patient_asks_and_changes_nothing(ehr: Ehr) -> N
 
 def test_unknown_patient_write_is_not_found_and_changes_nothing(ehr: Ehr) -> None:
     out = run(ehr, "add_allergy", scope="x", patient_id="nobody-999", substance="latex", reaction="rash")
-    assert out["error_type"] == "not_found"
+    # Not "not_found", which the error handler may retry (another approval card): the clinician is asked instead.
+    assert out["error_type"] == "invalid_args" and "no patient 'nobody-999'" in out["details"]["missing_fields"][0]
 
 
 def test_active_patient_summary_goes_into_the_context(ehr: Ehr) -> None:

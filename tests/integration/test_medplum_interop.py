@@ -63,7 +63,8 @@ def test_record_tools_and_a_safe_write_against_medplum(medplum: str) -> None:
     pid = matches[0]["id"]
     summary = ehr.summary(pid)
     assert any("penicillin" in s for s in summary.facts["safety"])
-    warnings = ehr.write_warnings(registry["prescribe_medication"], {"patient_id": pid, "medication_name": "amoxicillin"}, None)
+    review = ehr.write_warnings(registry["prescribe_medication"], {"patient_id": pid, "medication_name": "amoxicillin"}, None)
+    warnings = review["warnings"]
     assert any(w.startswith("ALLERGY CONFLICT") for w in warnings)
     allergy = registry["add_allergy"]
     args = allergy.args_model(patient_id=pid, substance="latex", reaction="urticaria")

@@ -189,7 +189,9 @@ def test_rejected_write_changes_nothing(fake: FakeLLM, assistant: Assistant, too
 def test_edited_write_uses_the_edited_arguments(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
     fake.enqueue(assess(), "Allergy recorded.")
     assistant.run_turn("t", "Record a penicillin allergy (hives) for abc-123")
-    done(assistant.resume("t", {"action": "edit", "args": {"severity": "severe"}}))
+    card = assistant.resume("t", {"action": "edit", "args": {"severity": "severe"}})
+    assert isinstance(card, dict) and card["args"]["severity"] == "severe" and not tools.calls  # a new card first
+    done(assistant.resume("t", {"action": "approve"}))
     assert tools.calls[0][1]["severity"] == "severe"
 
 

@@ -136,9 +136,40 @@ def test_tool_turn_image_turn_approval_and_bad_upload(served: tuple[str, Assista
     history = out[0]
     assert "ALLERGY CONFLICT" in str(out[APPROVAL_CARD]) and "Approval needed" in _text(history)
     assert not ehr.client.search("MedicationRequest", [("patient", pid)])
-    out = client.predict(str(out[APPROVAL_ARGS]), history, api_name="/approve")
-    assert len(ehr.client.search("MedicationRequest", [("patient", pid)])) == 1
-    assert "Prescription" in _text(out[0])
+    assert "Grace Mensah" in str(out[APPROVAL_CARD]) and "Anaphylaxis" in str(out[APPROVAL_CARD])
+    out = client.predict(str(out[APPROVAL_ARGS]), history, api_name="/approve")  # severe conflict: plain click refused
+    assert "Plain approval refused" in str(out[APPROVAL_CARD])
+    assert not ehr.client.search("MedicationRequest", [("patient", pid)])
+    out = client.predict("allergist-supervised challenge passed", out[0], api_name="/override")
+    orders = ehr.client.search("MedicationRequest", [("patient", pid)])
+    assert len(orders) == 1 and "Written to the record" in _text(out[0]) and orders[0]["id"] in _text(out[0])
+    assert "allergist-supervised challenge passed" in _text(out[0])
+
+
+@pytest.mark.slow
+def test_approve_edit_reject_clicked_together_write_once(served: tuple[str, Assistant, Ehr]) -> None:
+    """The three buttons run on separate queues: whichever comes first consumes the card (issue 9, item 1)."""
+    from gradio_client import Client
+
+    url, _, ehr = served
+    client = Client(url, verbose=False)
+    pid = ehr.client.search("Patient", [("name", "Garcia")])[0]["id"]
+    before = len(ehr.client.search("MedicationRequest", [("patient", pid)]))
+    out = client.predict({"text": f"Prescribe lisinopril 10 mg once daily for patient {pid}", "files": []}, [], None,
+                         api_name="/respond")
+    history, args = out[0], str(out[APPROVAL_ARGS])
+    edited = args.replace("10 mg", "20 mg")
+    jobs = [client.submit(args, history, api_name="/approve"), client.submit(edited, history, api_name="/edit"),
+            client.submit(args, history, api_name="/reject"), client.submit(args, history, api_name="/approve")]
+    notes = [str(job.result()[-1]) for job in jobs]  # the last output: the decision note under the buttons
+    # A click that starts after the winner finished finds no card at all: that is said just as clearly.
+    assert sum("already handled" in n or "no pending action" in n for n in notes) == 3, notes
+    written = len(ehr.client.search("MedicationRequest", [("patient", pid)])) - before
+    assert written <= 1
+    final = client.predict(edited, history, api_name="/approve")  # approves the edited card if the edit won
+    written = len(ehr.client.search("MedicationRequest", [("patient", pid)])) - before
+    declined = "declined" in str(final[0]) or any("declined" in str(job.result()[0]) for job in jobs)
+    assert written == (0 if declined else 1)
 
 
 @pytest.mark.slow

@@ -12,11 +12,12 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from docgemma.agent.approval import WriteReview, approval_request, as_review, parse_decision, pending_action_id
 from docgemma.agent.memory import switched
 from docgemma.agent.patterns import is_write_request
 from docgemma.agent.state import AgentState, PatientRef, ToolResult
 from docgemma.agent.trace import NodeTrace
-from docgemma.agent.validation import ground, validate
+from docgemma.agent.validation import Checked, ground, validate
 from docgemma.image_store import load_image_bytes
 from docgemma.images import ImageError, decode_image
 from docgemma.llm.base import LLM
@@ -25,21 +26,15 @@ from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
 
 log = logging.getLogger(__name__)
 
-#: Safety checks before a write (allergy conflicts, duplicate orders): warnings shown in the approval.
-WriteCheck = Callable[[ToolSpec, dict[str, Any], "PatientRef | None"], list[str]]
+#: Safety review before a write (who the patient is, allergy conflicts, duplicate orders, dose): the approval card.
+WriteCheck = Callable[[ToolSpec, dict[str, Any], "PatientRef | None"], "WriteReview | list[str]"]
 
-
-def approval_request(spec: ToolSpec, args: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
-    """What the clinician is shown before a write: a readable preview and any safety warnings."""
-    lines = [f"{field.replace('_', ' ').capitalize()}: {value}" for field, value in args.items()]
-    return {
-        "kind": "approval",
-        "tool": spec.name,
-        "label": spec.label,
-        "args": args,
-        "preview": f"{spec.label}\n" + "\n".join(lines),
-        "warnings": warnings,
-    }
+REFUSED_PLAIN_APPROVAL = (
+    "Plain approval refused: this order has a severe allergy conflict. Nothing was written. Approve it only with "
+    "an explicit override and a reason (Override & approve), edit it, or reject it."
+)
+EDITED = "Edited: every check was run again on the new values. Nothing is written until you approve this card."
+STALE = "The record changed since the card was shown: the checks were run again. Nothing was written; review this card."
 
 
 def _primary_entity(args: dict[str, Any]) -> str:
@@ -69,13 +64,55 @@ def _active_patient_after(spec: ToolSpec, args: dict[str, Any], outcome: ToolOut
     return current
 
 
+def _approval(
+    spec: ToolSpec, checked: Checked, active: PatientRef | None, write_check: WriteCheck | None, action_id: str,
+    has_image: bool,
+) -> tuple[Checked, ToolOutcome | None, str, str]:
+    """Show the card and wait for the clinician, card after card: (checked args, error or None, timeline note,
+    override reason). Every edit re-runs every check and is shown as a new card that needs its own approval;
+    a severe conflict passes only with an override and a reason. Nothing here writes.
+
+    LangGraph replays this node on each resume and ``interrupt`` returns the decisions already made in order,
+    so the loop is deterministic: the same cards are rebuilt, and only the last one waits.
+    """
+    from langgraph.types import interrupt
+
+    revision, notice, edited_once = 0, "", False
+    while True:
+        review = as_review(write_check(spec, checked.args, active) if write_check else None)
+        if review.get("blocked"):
+            # Nothing to approve: no card, one clear error (ASK_USER, never a retry of the write).
+            blocked = str(review["blocked"])
+            return checked, failure("invalid_args", missing_fields=[blocked]), f"not proposed: {blocked}; ", ""
+        card = approval_request(spec, checked.args, review, action_id=action_id, revision=revision, notice=notice)
+        action, edits, reason, card_id = parse_decision(interrupt(card))
+        revision += 1
+        if action in ("approve", "override") and card_id and card_id != card["card_id"]:
+            notice = STALE
+            continue
+        if action == "edit":
+            edited = validate(spec, {**checked.args, **edits}, has_image=has_image)
+            if edited.error is not None:
+                fields = ", ".join(str(f) for f in (edited.error.get("details") or {}).get("missing_fields", []))
+                notice = f"The edit was not applied: invalid {fields or 'values'}. Nothing was written."
+                continue
+            checked, notice, edited_once = edited, EDITED, True
+            continue
+        if action in ("approve", "override"):
+            if card["override_required"] and not reason:
+                notice = REFUSED_PLAIN_APPROVAL
+                continue
+            if card["override_required"]:
+                return checked, None, f"approved with an override by the clinician (reason: {reason}); ", reason
+            return checked, None, "approved by the clinician" + (" after an edit" if edited_once else "") + "; ", ""
+        return checked, failure("declined"), "declined by the clinician; ", ""
+
+
 def tool_execute(
     state: AgentState, config: RunnableConfig, *, registry: ToolRegistry, llm: LLM,
     max_image_bytes: int, write_check: WriteCheck | None = None,
 ) -> dict[str, Any]:
     """Run the selected tool call; see the module docstring. ``config`` (from LangGraph) names the thread."""
-    from langgraph.types import interrupt
-
     tool = state["current_tool"]
     assert tool is not None, "TOOL_EXECUTE runs only after a tool was selected"
     spec = registry[tool]
@@ -84,7 +121,9 @@ def tool_execute(
     args, repairs = ground(spec, state.get("current_args") or {}, entities, active, state["user_query"])
     checked = validate(spec, args, has_image=entities["has_image"])
     outcome = checked.error
-    decision_note = ""
+    decision_note = override = ""
+    thread = str((config.get("configurable") or {}).get("thread_id", ""))
+    scope = f"{thread}:{len(state.get('conversation', []))}"
     if spec.writes and not is_write_request(state["user_query"]):
         # Only the clinician's own message can ask for a write: never a model's choice prompted by record
         # text ("ignore previous instructions and prescribe ...") or a question that mentions a write word.
@@ -92,19 +131,10 @@ def tool_execute(
         decision_note = "write refused: the clinician's message does not ask for one; "
 
     if outcome is None and spec.writes:
-        # Everything above is deterministic, so re-running it when the graph resumes is harmless.
-        warnings = write_check(spec, checked.args, active) if write_check else []
-        decision = interrupt(approval_request(spec, checked.args, warnings))
-        action = decision.get("action") if isinstance(decision, dict) else None
-        if action == "edit":
-            checked = validate(spec, {**checked.args, **decision.get("args", {})}, has_image=entities["has_image"])
-            outcome = checked.error
-            decision_note = "edited and approved by the clinician; "
-        elif action == "approve":
-            decision_note = "approved by the clinician; "
-        else:
-            outcome = failure("declined")
-            decision_note = "declined by the clinician; "
+        action_id = pending_action_id(thread, state.get("turn_id") or scope, state.get("step_count", 0))
+        scope = action_id  # the idempotency key of the write belongs to the pending action, not to its arguments
+        checked, outcome, decision_note, override = _approval(spec, checked, active, write_check, action_id,
+                                                              entities["has_image"])
 
     trace = NodeTrace("tool_execute", label=f"Consulting: {spec.label}")
     if outcome is None:
@@ -116,9 +146,8 @@ def tool_execute(
                 image = decode_image(attachment["filename"], load_image_bytes(attachment), max_image_bytes)
             except ImageError:
                 image = None
-        thread = str((config.get("configurable") or {}).get("thread_id", ""))
-        scope = f"{thread}:{len(state.get('conversation', []))}"  # one approved call = one thread turn
-        context = ToolContext(image=image, llm=llm, active_patient_id=active["id"] if active else None, scope=scope)
+        context = ToolContext(image=image, llm=llm, active_patient_id=active["id"] if active else None, scope=scope,
+                              override_reason=override)
         try:
             outcome = spec.run(checked.model, context)
         except Exception:

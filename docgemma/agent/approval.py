@@ -1,0 +1,104 @@
+"""The approval card of a write and the clinician's decision on it (used by TOOL_EXECUTE and the Assistant).
+
+A *pending action* is one proposed write. Its ``action_id`` is derived from the turn and the tool step, so it
+is the same every time LangGraph replays the node, and it is the write's idempotency key in the record: the
+key belongs to the action, never to its (editable) arguments. Each card shown for it (the first one, and one
+per edit or refused click) has its own ``card_id``: a decision is made on one card, and a card is consumed
+once (the Assistant's per-thread claim).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal, TypedDict
+
+from docgemma.tools.registry import ToolSpec
+
+Action = Literal["approve", "edit", "reject", "override"]
+ACTIONS: tuple[str, ...] = ("approve", "edit", "reject", "override")
+ALREADY_HANDLED = (
+    "This approval card was already handled (approved, edited or rejected by an earlier click or call); "
+    "nothing more was written."
+)
+NO_PENDING = "There is no pending action to approve."
+
+
+class PatientCard(TypedDict, total=False):
+    """Who the write is for, as the clinician must see it before approving."""
+
+    id: str
+    name: str
+    birth_date: str
+    gender: str
+    allergies: list[str]
+    active_medications: int
+    medications: list[str]
+
+
+class WriteReview(TypedDict, total=False):
+    """The safety review of a proposed write (``WriteCheck``'s answer)."""
+
+    warnings: list[str]
+    #: Warnings that a plain approval cannot pass: they need an override with a reason.
+    severe: list[str]
+    patient: PatientCard
+    #: The write cannot be proposed at all (e.g. the patient does not exist): no card, this error instead.
+    blocked: str
+
+
+def as_review(value: WriteReview | list[str] | None) -> WriteReview:
+    """A review from either form a write check may return (a plain list is warnings only)."""
+    if value is None:
+        return WriteReview(warnings=[], severe=[])
+    if isinstance(value, list):
+        return WriteReview(warnings=list(value), severe=[])
+    return WriteReview(**{"warnings": [], "severe": [], **value})
+
+
+def pending_action_id(thread: str, turn: str, step: int) -> str:
+    """Stable for one proposed write (same on every replay of the node), new for every other one."""
+    return hashlib.sha256(f"{thread}|{turn}|{step}".encode()).hexdigest()[:32]
+
+
+def _card_id(action_id: str, revision: int, tool: str, args: dict[str, Any], review: WriteReview) -> str:
+    # The card's content is part of its id: when the record changed between showing a card and its approval
+    # (a replay recomputes the checks), the approval no longer matches and a fresh card is shown instead.
+    raw = json.dumps([action_id, revision, tool, args, review.get("warnings"), review.get("severe"),
+                      review.get("patient")], sort_keys=True, default=str)
+    return f"{action_id[:12]}-{revision}-{hashlib.sha256(raw.encode()).hexdigest()[:8]}"
+
+
+def approval_request(spec: ToolSpec, args: dict[str, Any], review: WriteReview | list[str] | None = None, *,
+                     action_id: str = "", revision: int = 0, notice: str = "") -> dict[str, Any]:
+    """What the clinician is shown before a write: who it is for, a readable preview, the safety warnings,
+    and whether only an override with a reason can approve it."""
+    review = as_review(review)
+    lines = [f"{field.replace('_', ' ').capitalize()}: {value}" for field, value in args.items()
+             if field != "patient_id" or not review.get("patient")]  # the patient is shown once, in its header
+    severe = list(review.get("severe", []))
+    return {
+        "kind": "approval",
+        "tool": spec.name,
+        "label": spec.label,
+        "args": args,
+        "preview": f"{spec.label}\n" + "\n".join(lines),
+        "warnings": list(review.get("warnings", [])),
+        "severe": severe,
+        "override_required": bool(severe),
+        "patient": review.get("patient"),
+        "notice": notice,
+        "action_id": action_id,
+        "revision": revision,
+        "card_id": _card_id(action_id, revision, spec.name, args, review),
+    }
+
+
+def parse_decision(decision: Any) -> tuple[str, dict[str, Any], str, str]:
+    """(action, edited args, reason, card id) of a resume value; anything unreadable is a rejection."""
+    if not isinstance(decision, dict):
+        return "reject", {}, "", ""
+    action = str(decision.get("action", "reject"))
+    args = decision.get("args") if isinstance(decision.get("args"), dict) else {}
+    reason = " ".join(str(decision.get("reason") or "").split())[:300]
+    return (action if action in ACTIONS else "reject"), dict(args or {}), reason, str(decision.get("card_id") or "")

@@ -1,0 +1,293 @@
+"""Dose, route and frequency of an order: parsed into a structured FHIR ``Dosage`` where possible, and checked
+for plausibility before the clinician approves it (a per-unit sanity range for every drug, and per-drug daily
+maxima from the US prescribing information of a few common drugs).
+
+Everything here only produces warnings for the approval card: the clinician decides. An order that cannot
+be parsed keeps its free text (``Dosage.text``) and says so on the card.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+UCUM = "http://unitsofmeasure.org"
+SNOMED = "http://snomed.info/sct"
+
+#: Written unit → (UCUM code, display, family). Mass is compared in mg.
+UNITS: dict[str, tuple[str, str, str]] = {
+    "mg": ("mg", "mg", "mass"), "milligram": ("mg", "mg", "mass"), "milligrams": ("mg", "mg", "mass"),
+    "g": ("g", "g", "mass"), "gram": ("g", "g", "mass"), "grams": ("g", "g", "mass"), "gm": ("g", "g", "mass"),
+    "mcg": ("ug", "mcg", "mass"), "ug": ("ug", "mcg", "mass"), "µg": ("ug", "mcg", "mass"),
+    "microgram": ("ug", "mcg", "mass"), "micrograms": ("ug", "mcg", "mass"),
+    "ml": ("mL", "mL", "volume"), "milliliter": ("mL", "mL", "volume"), "millilitre": ("mL", "mL", "volume"),
+    "milliliters": ("mL", "mL", "volume"), "millilitres": ("mL", "mL", "volume"),
+    "unit": ("[iU]", "units", "units"), "units": ("[iU]", "units", "units"), "iu": ("[iU]", "units", "units"),
+    "tablet": ("{tablet}", "tablet", "count"), "tablets": ("{tablet}", "tablet", "count"),
+    "tab": ("{tablet}", "tablet", "count"), "tabs": ("{tablet}", "tablet", "count"),
+    "capsule": ("{capsule}", "capsule", "count"), "capsules": ("{capsule}", "capsule", "count"),
+    "cap": ("{capsule}", "capsule", "count"), "caps": ("{capsule}", "capsule", "count"),
+    "puff": ("{puff}", "puff", "count"), "puffs": ("{puff}", "puff", "count"),
+    "drop": ("{drop}", "drop", "count"), "drops": ("{drop}", "drop", "count"),
+}
+TO_MG = {"mg": 1.0, "g": 1000.0, "ug": 0.001}
+#: Per-dose sanity range by unit family: beyond it the value is almost certainly a typo, whatever the drug.
+#: 10 g is above any single oral or IV dose of the drugs this system orders; 3 L above any single infusion bag.
+SANITY_MAX = {"mass": (10_000.0, "10,000 mg (10 g)"), "volume": (3000.0, "3000 mL"),
+              "units": (1_000_000.0, "1,000,000 units"), "count": (20.0, "20 tablets/capsules/puffs/drops")}
+MIN_INTERVAL_H = 1.0  # more often than hourly is not a repeating order a clinician writes in words
+
+#: Route words → SNOMED CT route (qualifier value).
+ROUTES: tuple[tuple[str, str, str], ...] = (
+    (r"\b(?:oral(?:ly)?|po|by mouth)\b", "26643006", "Oral route"),
+    (r"\b(?:iv|intravenous(?:ly)?)\b", "47625008", "Intravenous route"),
+    (r"\b(?:im|intramuscular(?:ly)?)\b", "78421000", "Intramuscular route"),
+    (r"\b(?:sc|sq|subcut|subcutaneous(?:ly)?)\b", "34206005", "Subcutaneous route"),
+    (r"\b(?:sl|sublingual(?:ly)?)\b", "37839007", "Sublingual route"),
+    (r"\b(?:pr|rectal(?:ly)?|per rectum)\b", "37161004", "Per rectum"),
+    (r"\b(?:topical(?:ly)?)\b", "6064005", "Topical route"),
+    (r"\b(?:inhaled|inhalation|inh)\b", "447694001", "Respiratory tract route"),
+)
+
+#: Per-drug maxima for adults: (largest single dose mg, largest daily dose mg, where the number comes from).
+#: Values are from the US prescribing information (DailyMed, section 2 "Dosage and Administration", or the
+#: OTC Drug Facts panel). They are checks for the card, not dosing advice: paediatric and renal dosing differ.
+DRUG_MAXIMA: dict[str, tuple[float | None, float, str]] = {
+    # Glucophage (metformin HCl) label §2: max 2550 mg/day in divided doses (IR); Glucophage XR: 2000 mg once daily.
+    "metformin": (2000.0, 2550.0, "Glucophage/Glucophage XR label"),
+    # Amoxil label §2: highest adult regimen 1 g three times daily (H. pylori triple/dual therapy).
+    "amoxicillin": (1000.0, 3000.0, "Amoxil label"),
+    # Acetaminophen: OTC monograph / Drug Facts ≤ 4000 mg in 24 h; Ofirmev label §2: 1000 mg per dose, 4000 mg/day.
+    "acetaminophen": (1000.0, 4000.0, "acetaminophen OTC Drug Facts / Ofirmev label"),
+    "paracetamol": (1000.0, 4000.0, "acetaminophen OTC Drug Facts / Ofirmev label"),
+    # Ibuprofen tablets (Rx, Motrin) label: 400–800 mg per dose, "do not exceed 3200 mg total daily dose".
+    "ibuprofen": (800.0, 3200.0, "Motrin (ibuprofen tablets) label"),
+    # Coumadin label §2: individualised; usual maintenance 2–10 mg once daily (above it: check the order).
+    "warfarin": (10.0, 10.0, "Coumadin label (usual maintenance 2–10 mg/day)"),
+    # Zestril/Prinivil label §2: hypertension doses up to 80 mg once daily have been used.
+    "lisinopril": (80.0, 80.0, "Zestril label"),
+    # Lipitor label §2: 10–80 mg once daily.
+    "atorvastatin": (80.0, 80.0, "Lipitor label"),
+    # Norvasc label §2: maximum 10 mg once daily.
+    "amlodipine": (10.0, 10.0, "Norvasc label"),
+    # Naprosyn label §2: up to 1500 mg/day for limited periods.
+    "naproxen": (1000.0, 1500.0, "Naprosyn label"),
+    # Aspirin OTC Drug Facts: do not exceed 12 × 325 mg tablets (3900 mg) in 24 hours.
+    "aspirin": (1000.0, 3900.0, "aspirin OTC Drug Facts"),
+    # Claritin OTC Drug Facts: 10 mg once daily, not more than one tablet in 24 hours.
+    "loratadine": (10.0, 10.0, "Claritin Drug Facts"),
+    # Keflex label §2: adults 1–4 g daily in divided doses.
+    "cephalexin": (1000.0, 4000.0, "Keflex label"),
+    "cefalexin": (1000.0, 4000.0, "Keflex label"),
+    # Neurontin label §2: up to 3600 mg/day in three divided doses.
+    "gabapentin": (1200.0, 3600.0, "Neurontin label"),
+    # Zoloft label §2: maximum 200 mg/day.
+    "sertraline": (200.0, 200.0, "Zoloft label"),
+    # Lasix label §2 (oedema): up to 600 mg/day in severe states.
+    "furosemide": (600.0, 600.0, "Lasix label"),
+}
+
+_NUMBER = r"\d+(?:[.,]\d+)?(?:/\d+)?"  # 500, 0.5, 2,5 and 1/2
+_UNIT = "(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")\b"
+#: "500 mg", or a range "1-2 tablets" / "500 to 1000 mg" (checked at its upper end, stored as doseRange).
+_DOSE_RE = re.compile(rf"(?<![\d.,/])({_NUMBER})(?:\s*(?:-|–|to)\s*({_NUMBER}))?\s*{_UNIT}", re.IGNORECASE)
+_WORDS = {"once": 1, "one": 1, "twice": 2, "two": 2, "three": 3, "thrice": 3, "four": 4, "five": 5, "six": 6}
+_PER_DAY_CODES = {"od": 1, "qd": 1, "daily": 1, "mane": 1, "nocte": 1, "qhs": 1, "bid": 2, "bd": 2, "tid": 3,
+                  "tds": 3, "qid": 4, "qds": 4}
+_PERIOD_UNITS = {"second": "s", "sec": "s", "minute": "min", "min": "min", "hour": "h", "hr": "h", "h": "h",
+                 "day": "d", "week": "wk", "month": "mo"}
+_HOURS = {"s": 1 / 3600, "min": 1 / 60, "h": 1.0, "d": 24.0, "wk": 168.0, "mo": 720.0}
+
+
+@dataclass(frozen=True)
+class Dose:
+    """One dose: a number and a unit (UCUM code, display, family)."""
+
+    value: float
+    code: str
+    display: str
+    family: str
+
+    @property
+    def mg(self) -> float | None:
+        """The dose in mg when it is a mass."""
+        return self.value * TO_MG[self.code] if self.code in TO_MG else None
+
+
+@dataclass(frozen=True)
+class Frequency:
+    """``frequency`` doses per ``period`` ``period_unit`` (FHIR Timing.repeat); ``count=1`` for a single dose."""
+
+    frequency: int = 1
+    period: float = 1.0
+    period_unit: str = "d"
+    as_needed: bool = False
+    count: int | None = None
+    #: False for "as needed" with no schedule: no Timing.repeat, and no daily total can be computed.
+    scheduled: bool = True
+
+    @property
+    def interval_hours(self) -> float:
+        """Hours between doses."""
+        return self.period * _HOURS[self.period_unit] / self.frequency
+
+    @property
+    def per_day(self) -> float:
+        """Doses per day (a single dose counts once)."""
+        return 1.0 if self.count == 1 else 24.0 / self.interval_hours
+
+
+def _value(text: str) -> float:
+    if "/" in text:
+        top, bottom = text.split("/", 1)
+        return float(top) / float(bottom) if float(bottom) else float("inf")
+    return float(text.replace(",", "."))
+
+
+def parse_dose(text: str) -> Dose | None:
+    """``"500 mg"`` → Dose(500, mg); a range gives its upper end (see :func:`parse_dose_range`); None when no
+    number with a known unit is there."""
+    found = parse_dose_range(text)
+    return found[1] if found else None
+
+
+def parse_dose_range(text: str) -> tuple[Dose, Dose] | None:
+    """(low, high) doses: the same dose twice for a single value."""
+    match = _DOSE_RE.search(text or "")
+    if match is None:
+        return None
+    code, display, family = UNITS[match.group(3).lower()]
+    low = Dose(_value(match.group(1)), code, display, family)
+    high = Dose(_value(match.group(2)), code, display, family) if match.group(2) else low
+    return low, high
+
+
+def _number(word: str) -> float | None:
+    if word in _WORDS:
+        return float(_WORDS[word])
+    try:
+        return float(word)
+    except ValueError:
+        return None
+
+
+def parse_frequency(text: str) -> Frequency | None:
+    """Common ways of writing a frequency (``twice daily``, ``bid``, ``every 6 hours``, ``q8h``, ``weekly``,
+    ``3 times a day``, ``as needed``, ``once``); None when none is recognised."""
+    t = " ".join((text or "").lower().replace("-", " ").split())
+    as_needed = bool(re.search(r"\b(?:prn|as needed|when needed|as required)\b", t))
+    if m := re.search(r"\bevery (other|\d+(?:\.\d+)?|one|two|three|four|six|twelve)?\s*"
+                      r"(second|sec|minute|min|hour|hr|h|day|week|month)s?\b", t):
+        amount = m.group(1)
+        period = 2.0 if amount == "other" else (_number(amount) if amount else 1.0)
+        if amount == "twelve":
+            period = 12.0
+        if period is None or period <= 0:
+            return None
+        return Frequency(1, period, _PERIOD_UNITS[m.group(2)], as_needed)
+    if m := re.search(r"\bq\s*(\d+(?:\.\d+)?)\s*(h|hr|hrs|hours?|min|mins|minutes?)\b", t):
+        unit = "min" if m.group(2).startswith("min") else "h"
+        return Frequency(1, float(m.group(1)), unit, as_needed)
+    if m := re.search(r"\b(once|twice|thrice|one|two|three|four|five|six|\d+)\s*(?:times?|x)?\s*(?:a|per|each|every)?\s*"
+                      r"(day|daily|week|weekly|hour|hourly)\b", t):
+        n = _number(m.group(1))
+        if n is None or n <= 0 or n != int(n):
+            return None
+        unit = {"day": "d", "daily": "d", "week": "wk", "weekly": "wk", "hour": "h", "hourly": "h"}[m.group(2)]
+        return Frequency(int(n), 1.0, unit, as_needed)
+    for code, per_day in _PER_DAY_CODES.items():
+        if re.search(rf"\b{code}\b", t):
+            return Frequency(per_day, 1.0, "d", as_needed)
+    if re.search(r"\b(?:every (?:morning|evening|night)|at (?:night|bedtime)|nightly|in the (?:morning|evening))\b", t):
+        return Frequency(1, 1.0, "d", as_needed)
+    if re.search(r"\bhourly\b", t):
+        return Frequency(1, 1.0, "h", as_needed)
+    if re.search(r"\bweekly\b", t):
+        return Frequency(1, 1.0, "wk", as_needed)
+    if re.search(r"\bmonthly\b", t):
+        return Frequency(1, 1.0, "mo", as_needed)
+    if re.search(r"\b(?:once|stat|single dose|one dose|one time)\b", t):
+        return Frequency(count=1, as_needed=as_needed)
+    if as_needed:
+        return Frequency(as_needed=True, scheduled=False)
+    return None
+
+
+def parse_route(text: str) -> tuple[str, str] | None:
+    """(SNOMED code, display) of the route named in ``text``, or None."""
+    lowered = (text or "").lower()
+    for pattern, code, display in ROUTES:
+        if re.search(pattern, lowered):
+            return code, display
+    return None
+
+
+def dosage_instruction(dosage: str, frequency: str, notes: str | None = None) -> dict[str, Any]:
+    """A FHIR R4 ``Dosage``: always the text as ordered, plus doseQuantity, timing and route where parsed."""
+    out: dict[str, Any] = {"text": f"{dosage} {frequency}".strip()}
+    timing = parse_frequency(frequency)
+    route = parse_route(" ".join(filter(None, (dosage, frequency, notes))))
+    if timing is not None:
+        if timing.count == 1:
+            out["timing"] = {"repeat": {"count": 1}}
+        elif timing.scheduled:
+            out["timing"] = {"repeat": {"frequency": timing.frequency, "period": _plain(timing.period),
+                                        "periodUnit": timing.period_unit}}
+        if timing.as_needed:
+            out["asNeededBoolean"] = True
+    if route is not None:
+        out["route"] = {"coding": [{"system": SNOMED, "code": route[0], "display": route[1]}], "text": route[1]}
+    doses = parse_dose_range(dosage)
+    if doses is not None and doses[0] == doses[1]:
+        out["doseAndRate"] = [{"doseQuantity": _quantity(doses[0])}]
+    elif doses is not None:
+        out["doseAndRate"] = [{"doseRange": {"low": _quantity(doses[0]), "high": _quantity(doses[1])}}]
+    return out
+
+
+def _quantity(dose: Dose) -> dict[str, Any]:
+    return {"value": _plain(round(dose.value, 6)), "unit": dose.display, "system": UCUM, "code": dose.code}
+
+
+def _plain(value: float) -> float | int:
+    return int(value) if value == int(value) else value
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:g}"
+
+
+def dose_warnings(drug: str, dosage: str, frequency: str) -> list[str]:
+    """What is unparseable or implausible about the order (empty when it looks sane)."""
+    warnings: list[str] = []
+    dose = parse_dose(dosage)
+    timing = parse_frequency(frequency)
+    if dose is None:
+        warnings.append(f"DOSE NOT UNDERSTOOD: '{dosage}' has no number with a unit (e.g. 500 mg); "
+                        "it would be stored as free text only.")
+    if timing is None:
+        warnings.append(f"FREQUENCY NOT UNDERSTOOD: '{frequency}' is not a frequency this system can read "
+                        "(e.g. twice daily, every 8 hours); it would be stored as free text only.")
+    if dose is not None:
+        limit, shown = SANITY_MAX[dose.family]
+        amount = dose.mg if dose.mg is not None else dose.value
+        if dose.value <= 0:
+            warnings.append(f"IMPLAUSIBLE DOSE: {dosage} is not a positive amount.")
+        elif amount > limit:
+            warnings.append(f"IMPLAUSIBLE DOSE: {_fmt(dose.value)} {dose.display} per dose is above {shown}, "
+                            "the sanity limit for any single dose.")
+    if timing is not None and timing.scheduled and timing.count != 1 and timing.interval_hours < MIN_INTERVAL_H:
+        warnings.append(f"IMPLAUSIBLE FREQUENCY: '{frequency}' means a dose more often than every hour.")
+    maxima = DRUG_MAXIMA.get(drug.lower().strip())
+    if maxima and dose is not None and dose.mg is not None and dose.mg > 0:
+        single, daily, source = maxima
+        if single is not None and dose.mg > single:
+            warnings.append(f"DOSE ABOVE LABEL MAXIMUM: {_fmt(dose.mg)} mg per dose of {drug} is above "
+                            f"{_fmt(single)} mg ({source}).")
+        if timing is not None and timing.scheduled:
+            per_day = dose.mg * timing.per_day
+            if per_day > daily:
+                warnings.append(f"DAILY DOSE ABOVE LABEL MAXIMUM: {_fmt(per_day)} mg/day of {drug} is above "
+                                f"{_fmt(daily)} mg/day ({source}).")
+    return warnings
