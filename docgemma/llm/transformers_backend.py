@@ -351,6 +351,14 @@ def load_transformers_llm(model: str | None = None) -> TransformersLLM:
     return llm
 
 
+def _display_name(model: str) -> str:
+    """MedGemma's name for its hub id or a Kaggle copy; else the directory (a Kaggle version dir: its variation)."""
+    if model == MEDGEMMA_MODEL_ID or "medgemma-1.5-4b-it" in model.lower():
+        return "MedGemma 1.5 4B IT"
+    path = Path(model)
+    return path.parent.name if path.name.isdigit() else path.name
+
+
 def _load_pretrained(transformers: Any, torch: Any, model: str, cuda: bool, dtype: Any,
                      fallback_note: str | None) -> TransformersLLM:
     """A hub id or local directory: 4-bit NF4 on GPU 0 with CUDA, full precision on CPU."""
@@ -369,7 +377,7 @@ def _load_pretrained(transformers: Any, torch: Any, model: str, cuda: bool, dtyp
         # Not "auto": on Kaggle's 2×T4 that splits the model across both GPUs.
         kwargs["device_map"] = {"": 0}
         quantization = "4-bit NF4"
-    name = "MedGemma 1.5 4B IT" if model == MEDGEMMA_MODEL_ID or "medgemma" in model.lower() else Path(model).name
+    name = _display_name(model)
     try:
         config = transformers.AutoConfig.from_pretrained(model)
         if getattr(config, "vision_config", None) is not None:

@@ -59,3 +59,10 @@ def test_installed_runtime_versions_are_the_pinned_ones(req: Requirement) -> Non
     except PackageNotFoundError:
         pytest.fail(f"{req.name} is not installed: pip install -r requirements.txt -c constraints.txt")
     assert installed == pins()[canonicalize_name(req.name)]
+
+
+def test_space_gradio_is_the_pinned_one() -> None:
+    """A Space installs the gradio of ``sdk_version`` over requirements.txt: it must be the tested one."""
+    front = (ROOT / "README.md").read_text().split("---")[1]
+    (sdk_version,) = [line.split(":", 1)[1].strip() for line in front.splitlines() if line.startswith("sdk_version:")]
+    assert sdk_version == pins()["gradio"]

@@ -168,6 +168,7 @@ def test_kaggle_models_directory_is_preferred_to_the_hub(monkeypatch: pytest.Mon
 
 
 def test_no_kaggle_directory_means_the_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert backend._display_name("/kaggle/input/medgemma/transformers/medgemma-27b-text-it/1") == "medgemma-27b-text-it"
     assert kaggle_model_dir(tmp_path / "absent") is None
     (tmp_path / "other-dataset").mkdir()
     assert kaggle_model_dir(tmp_path) is None
