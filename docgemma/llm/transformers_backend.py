@@ -88,8 +88,9 @@ KAGGLE_INPUT = Path("/kaggle/input")
 GATED_HINT = (
     "MedGemma is a gated model: accept the Health AI Developer Foundations terms on "
     "https://huggingface.co/{model} with your Hugging Face account, then set HF_TOKEN to a token of that "
-    "account (on Kaggle: Add-ons → Secrets → HF_TOKEN, read by the notebook), or attach the model from "
-    "Kaggle Models (https://www.kaggle.com/models/google/medgemma) and set DOCGEMMA_MODEL to its directory."
+    "account (on Kaggle: Add-ons → Secrets → HF_TOKEN, read by the notebook); or, on Kaggle, accept the "
+    "terms on https://www.kaggle.com/models/google/medgemma and attach the model to the notebook (found "
+    "under /kaggle/input/medgemma*), or set DOCGEMMA_MODEL to a directory holding it."
 )
 
 
