@@ -2,7 +2,7 @@
 ``str`` input sent them (chat template applied twice) and as the backend sends them now, and how much free
 text repeats itself with and without the small-model repetition control. Run from the repository root:
 
-    python bench/bench_llm.py [--json]
+    python bench/bench_llm.py [--json] [--tokens-only]
 
 Loads the embedded SmolLM2-135M GGUF on CPU (about 10 s). Repetition is measured greedily (T=0, where
 loops are worst) on a few questions, as the share of sentences that are repeats of an earlier one.
@@ -19,6 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from docgemma.agent.prompts import intent_messages
 from docgemma.llm.base import Message
 from docgemma.llm.transformers_backend import embedded_model_file, load_transformers_llm
 
@@ -29,13 +30,13 @@ QUESTIONS = ["Check FDA warnings for dofetilide", "What are her active medicatio
 MAX_TOKENS = 200
 
 
-def outlines_str_tokens(llm: Any) -> int:
+def outlines_str_tokens(llm: Any, messages: Any) -> int:
     """Prompt tokens Outlines 1.3 sent for a rendered prompt passed as ``str`` (the former behaviour)."""
     from outlines.models.tokenizer import _check_hf_chat_template
     from outlines.models.transformers import TransformersTypeAdapter, TransformerTokenizer
 
     adapter = TransformersTypeAdapter(llm.tokenizer, has_chat_template=_check_hf_chat_template(llm.tokenizer))
-    text = adapter.format_input(llm.render_prompt(JSON_MESSAGES))
+    text = adapter.format_input(llm.render_prompt(messages))
     return int(TransformerTokenizer(llm.tokenizer).encode(text)[0].shape[-1])
 
 
@@ -48,8 +49,14 @@ def repeated_share(text: str) -> float:
 
 def main() -> None:
     llm = load_transformers_llm(str(embedded_model_file()))
+    intent = intent_messages({"user_query": "Check FDA warnings for dofetilide"})  # type: ignore[typeddict-item]
     results: dict[str, Any] = {"model": llm.name, "json_prompt_tokens": {
-        "outlines_str_input_before": outlines_str_tokens(llm), "model_inputs_now": llm.count_tokens(JSON_MESSAGES)}}
+        "outlines_str_input_before": outlines_str_tokens(llm, JSON_MESSAGES),
+        "model_inputs_now": llm.count_tokens(JSON_MESSAGES)}, "intent_classify_prompt_tokens": {
+        "outlines_str_input_before": outlines_str_tokens(llm, intent), "model_inputs_now": llm.count_tokens(intent)}}
+    if "--tokens-only" in sys.argv:
+        print(json.dumps(results, indent=2))
+        return
     for label, flag in (("without_repetition_control", True), ("with_repetition_control", False)):
         llm.clinically_meaningful = flag
         shares, seconds = [], []
@@ -64,9 +71,11 @@ def main() -> None:
     if "--json" in sys.argv:
         print(json.dumps(results, indent=2))
         return
-    tokens = results["json_prompt_tokens"]
-    print(f"{results['model']}\nJSON call prompt tokens: {tokens['outlines_str_input_before']} (Outlines str input, "
-          f"before) -> {tokens['model_inputs_now']} (now)")
+    print(results["model"])
+    for key in ("json_prompt_tokens", "intent_classify_prompt_tokens"):
+        tokens = results[key]
+        print(f"{key}: {tokens['outlines_str_input_before']} (Outlines str input, before) -> "
+              f"{tokens['model_inputs_now']} (now)")
     for label in ("without_repetition_control", "with_repetition_control"):
         print(f"{label}: repeated sentence share {results[label]['repeated_sentence_share']} "
               f"(mean {results[label]['mean']}), seconds {results[label]['seconds']}")
