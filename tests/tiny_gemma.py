@@ -1,7 +1,8 @@
 """Builds a tiny random Gemma 3 image-text model with its processor, offline (about 5 s).
 
 The tokenizer is a byte-level BPE trained here with ``tokenizers``; the model has random weights. It
-exercises the real loading and decoding code of the transformers backend, not answer quality.
+exercises the real loading and decoding code of the transformers backend, not answer quality. The chat
+template is Gemma 3's own (``fixtures/gemma3/chat_template.jinja``), so prompts have MedGemma's shape.
 """
 
 from __future__ import annotations
@@ -10,17 +11,12 @@ from pathlib import Path
 
 SPECIALS = ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>",
             "<start_of_image>", "<end_of_image>", "<image_soft_token>"]
-CHAT_TEMPLATE = (
-    "{{ bos_token }}{% for m in messages %}<start_of_turn>{{ 'model' if m['role'] == 'assistant' else 'user' }}\n"
-    "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
-    "{% if c['type'] == 'image' %}<start_of_image>{% else %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}"
-    "<end_of_turn>\n{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
-)
+CHAT_TEMPLATE = (Path(__file__).parent / "fixtures" / "gemma3" / "chat_template.jinja").read_text()
 
 
 def build_tiny_gemma3(directory: Path) -> Path:
     """Save the model and processor to ``directory`` and return it."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import (
         Gemma3Config,
         Gemma3ForConditionalGeneration,
@@ -37,6 +33,11 @@ def build_tiny_gemma3(directory: Path) -> Path:
     trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIALS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     core.train_from_iterator(['{"intent": "DIRECT", "task_summary": "hypertension"}'] * 20, trainer)
+    # Like Gemma's own tokenizer, encoding adds <bos> unless told not to: a prompt whose template already
+    # wrote <bos> then shows a second one (the bug the prompt-once tests pin).
+    bos_id = core.token_to_id("<bos>")
+    core.post_processor = processors.TemplateProcessing(single="<bos> $A", pair="<bos> $A $B",
+                                                        special_tokens=[("<bos>", bos_id)])
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=core, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>", unk_token="<unk>",
         extra_special_tokens={"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>",

@@ -83,6 +83,15 @@ class LLM(Protocol):
         ...
 
 
+def clinically_meaningful(llm: object) -> bool:
+    """Whether ``llm`` may write medical prose: False for the embedded demo model and the rule-based demo.
+
+    An optional attribute beside the protocol (backends without it count as meaningful), so test doubles
+    and third-party backends keep working unchanged.
+    """
+    return bool(getattr(llm, "clinically_meaningful", True))
+
+
 def parse_json(schema: type[SchemaT], raw: str) -> SchemaT:
     """Validate ``raw`` against ``schema``; raise :class:`LLMOutputError` (keeping ``raw``) if it fails."""
     from pydantic import ValidationError

@@ -63,4 +63,5 @@ def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
 
 def demo_llm() -> FakeLLM:
     """The rule-based demo model."""
-    return FakeLLM(responder=_respond, name="Demo rules (no model: not clinically meaningful)", supports_images=True)
+    return FakeLLM(responder=_respond, name="Demo rules (no model: not clinically meaningful)", supports_images=True,
+                   clinically_meaningful=False)

