@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from docgemma.agent.state import AgentState, Confidence
+from docgemma.llm.base import clinically_meaningful
 from docgemma.tools.outcome import Source
 from docgemma.tools.registry import ToolRegistry
 
@@ -92,16 +93,6 @@ def strip_template_debris(text: str, *, streaming: bool = False) -> str:
     function can run on a growing streamed text (``streaming=True``: an unclosed placeholder at the end is
     kept until its line ends); callers strip the final answer."""
     return (_DEBRIS_STREAM if streaming else _DEBRIS_FINAL).sub("", text)
-
-
-def clinically_meaningful(llm: Any) -> bool:
-    """False for a model flagged as not clinically meaningful (the embedded CPU demo model, the rule-based
-    demo): an explicit ``clinically_meaningful`` attribute, else that phrase in its name or fallback note."""
-    flag = getattr(llm, "clinically_meaningful", None)
-    if isinstance(flag, bool):
-        return flag
-    said = " ".join(str(getattr(llm, attr, "") or "") for attr in ("name", "fallback_note")).lower()
-    return "not clinically meaningful" not in said
 
 
 def confidence(state: AgentState, llm: Any = None) -> Confidence | None:

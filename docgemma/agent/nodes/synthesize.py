@@ -22,7 +22,7 @@ from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
-from docgemma.llm.base import LLM, LLMError, Message
+from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.registry import ToolRegistry
 
 LOOKUP_TOOLS = frozenset({"check_drug_safety", "check_drug_interactions", "search_medical_literature",
@@ -83,7 +83,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
     elif state.get("intent") == "TOOL_NEEDED" and not succeeded:
         errors = state.get("error_messages") or [str(r["error"]) for r in results]
         text, decision = all_failed_answer(errors), "every resource failed: no answer from model memory"
-    elif not getattr(llm, "clinically_meaningful", True):
+    elif not clinically_meaningful(llm):
         text, decision = _demo_answer(state, llm.name)
     else:
         brief = len(succeeded) == 1 and len(results) == 1 and succeeded[0]["tool_name"] in LOOKUP_TOOLS
