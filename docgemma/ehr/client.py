@@ -90,9 +90,10 @@ class FhirClient:
             pairs.append(("_count", str(min(limit, 100))))  # some servers (Medplum) have no default page size
         return self._collect(self._request("GET", resource_type, params=pairs), limit)
 
-    def everything(self, patient_id: str, limit: int = 5000) -> list[dict[str, Any]]:
-        """``Patient/{id}/$everything``."""
-        return self._collect(self._request("GET", f"Patient/{patient_id}/$everything", params=[("_count", "1000")]), limit)
+    def everything(self, patient_id: str, limit: int = 5000, since: str | None = None) -> list[dict[str, Any]]:
+        """``Patient/{id}/$everything`` (only what was updated at or after ``since``, a FHIR instant, if given)."""
+        params = [("_count", "1000"), *([("_since", since)] if since else [])]
+        return self._collect(self._request("GET", f"Patient/{patient_id}/$everything", params=params), limit)
 
     def _collect(self, bundle: dict[str, Any], limit: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []

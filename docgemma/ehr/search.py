@@ -3,7 +3,8 @@
 Patient: ``name``, ``family``, ``given``, ``identifier``, ``birthdate``, ``_id``. Clinical resources:
 ``patient``/``subject``, ``status``, ``code`` (``system|code``, ``|code`` or ``code``), ``category``,
 ``date`` (with ``eq``/``ge``/``le``/``gt``/``lt``, repeatable for ranges), ``encounter``, ``_id``.
-Results: ``_sort`` (``date``, ``-date``, ``_lastUpdated``, ``-_lastUpdated``), ``_count``, ``_offset``.
+Results: ``_sort`` (``date``, ``-date``, ``_lastUpdated``, ``-_lastUpdated``), ``_count`` (0 to 1000; larger is
+capped at 1000, negative is a 400), ``_offset`` (negative is a 400).
 Unknown parameters are an error (a silently ignored filter would return the wrong patients' data).
 """
 
@@ -121,7 +122,10 @@ def page(results: list[dict[str, Any]], params: Iterable[tuple[str, str]]) -> tu
     values = dict(params)
     try:
         count = min(int(values.get("_count", 50)), MAX_COUNT)
-        offset = max(int(values.get("_offset", 0)), 0)
+        offset = int(values.get("_offset", 0))
     except ValueError as exc:
         raise FhirError(400, "invalid", "_count and _offset must be whole numbers") from exc
+    if count < 0 or offset < 0:
+        # An error, not a clamp: a client sending -5 has a bug, and a silently different page hides it.
+        raise FhirError(400, "invalid", "_count and _offset must not be negative")
     return results[offset : offset + count], offset, count

@@ -1,6 +1,8 @@
 """The patient record as the agent sees it: a FHIR client, the compiled summaries, and safe writes.
 
-Summaries are compiled on first use and recompiled after every write made through this service. Writes
+Summaries are compiled on first use and recompiled when the record changed, whoever changed it: each use asks
+the server for the patient's resources updated since the newest one the summary saw (``$everything?_since``),
+one small request, so an allergy added by another process or at the hospital shows on the next turn. Writes
 are validated with ``fhir.resources`` (R4B), carry an idempotency identifier (a retried write matches the
 first one through ``If-None-Exist`` and creates nothing new) and are committed in one transaction with a
 Provenance resource recording who approved them, when, and which agent step proposed them.
@@ -13,6 +15,7 @@ import hashlib
 import json
 import logging
 import threading
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from docgemma.agent.entities import DrugDictionary
 from docgemma.agent.state import PatientRef
 from docgemma.ehr.client import FhirClient, FhirClientError
 from docgemma.ehr.summary import PatientSummary, compile_summary
+from docgemma.ehr.validate import validate_resource
 from docgemma.tools.registry import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -72,21 +76,35 @@ def idempotency_key(scope: str, tool: str, args: dict[str, Any]) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
-def validate_resource(resource: dict[str, Any]) -> None:
-    """Validate against the R4 model (``fhir.resources.R4B``); raises ``ValueError`` naming the problem."""
-    from importlib import import_module
+@dataclass(frozen=True)
+class RecordVersion:
+    """What a summary was compiled from: the newest ``meta.lastUpdated`` and each resource's version."""
 
-    from pydantic import ValidationError
+    newest: str | None
+    versions: frozenset[tuple[str, str, str]]
 
-    kind = str(resource["resourceType"])
-    try:
-        module = import_module(f"fhir.resources.R4B.{kind.lower()}")
-    except ImportError as exc:
-        raise ImportError("validating writes needs the FHIR models: pip install 'fhir.resources>=8'") from exc
-    try:
-        getattr(module, kind).model_validate(resource)
-    except ValidationError as exc:
-        raise ValueError(f"{kind} is not valid FHIR R4: {exc.errors()[0].get('msg', 'invalid')}") from exc
+    @staticmethod
+    def key(resource: dict[str, Any]) -> tuple[str, str, str]:
+        """(type, id, version): ``meta.versionId``, else ``lastUpdated``, else the content itself."""
+        meta = resource.get("meta")
+        meta = meta if isinstance(meta, dict) else {}
+        version = meta.get("versionId") or meta.get("lastUpdated")
+        if not version:
+            version = hashlib.sha256(json.dumps(resource, sort_keys=True, default=str).encode()).hexdigest()
+        return str(resource.get("resourceType")), str(resource.get("id")), str(version)
+
+    @classmethod
+    def of(cls, resources: list[dict[str, Any]]) -> RecordVersion:
+        """The version of a compartment."""
+        stamps = [str(r["meta"]["lastUpdated"]) for r in resources
+                  if isinstance(r.get("meta"), dict) and r["meta"].get("lastUpdated")]
+        # Without a timestamp on every resource, "updated since" cannot be asked: fetch all and compare.
+        newest = max(stamps) if stamps and len(stamps) == len(resources) else None
+        return cls(newest, frozenset(cls.key(r) for r in resources))
+
+    def covers(self, resources: list[dict[str, Any]]) -> bool:
+        """True when every resource given is one this version already had, unchanged."""
+        return all(self.key(r) in self.versions for r in resources)
 
 
 class Ehr:
@@ -95,7 +113,8 @@ class Ehr:
     def __init__(self, client: FhirClient, today: date | None = None) -> None:
         self.client = client
         self.today = today
-        self._summaries: dict[str, PatientSummary] = {}
+        #: patient id → (summary, the record version it was compiled from)
+        self._summaries: dict[str, tuple[PatientSummary, RecordVersion]] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -119,15 +138,22 @@ class Ehr:
         return self.client.everything(patient_id)
 
     def summary(self, patient_id: str) -> PatientSummary:
-        """The compiled summary (cached until the next write through this service)."""
+        """The compiled summary: cached, and compiled again when the record changed since (whoever wrote it)."""
         with self._lock:
             cached = self._summaries.get(patient_id)
-        if cached is not None:
-            return cached
-        summary = compile_summary(self.compartment(patient_id), self.today)
+        if cached is not None and not self._changed(patient_id, cached[1]):
+            return cached[0]
+        resources = self.compartment(patient_id)
+        summary = compile_summary(resources, self.today)
         with self._lock:
-            self._summaries[patient_id] = summary
+            self._summaries[patient_id] = (summary, RecordVersion.of(resources))
         return summary
+
+    def _changed(self, patient_id: str, version: RecordVersion) -> bool:
+        """True when a resource of the patient was created or updated after ``version`` (one request: the
+        resources updated since the newest timestamp seen; a server that ignores ``_since`` returns them all,
+        which costs more but still answers correctly)."""
+        return not version.covers(self.client.everything(patient_id, since=version.newest))
 
     def recompile(self, patient_id: str) -> PatientSummary:
         """Drop the cached summary and compile it again (after a write)."""

@@ -72,6 +72,17 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _instant(value: str) -> str:
+    """A FHIR instant in the stored form (UTC, milliseconds, ``Z``), so stamps compare as strings."""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise FhirError(400, "invalid", "_since must be a FHIR instant") from exc
+    if parsed.tzinfo is None:
+        raise FhirError(400, "invalid", "_since needs a time zone")
+    return parsed.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def check_type(resource_type: str) -> None:
     """Reject resource type names that are not FHIR-shaped."""
     if not TYPE_RE.match(resource_type):
@@ -274,11 +285,16 @@ class FhirStore:
             out.append((json.loads(row[0]), index))
         return out
 
-    def compartment(self, patient_id: str) -> list[dict[str, Any]]:
-        """The patient and every resource in their compartment (``$everything``)."""
+    def compartment(self, patient_id: str, since: str | None = None) -> list[dict[str, Any]]:
+        """The patient and every resource in their compartment (``$everything``); with ``since`` (a FHIR
+        instant), only those updated at or after it (``_since``: the cheap "did the record change" check)."""
         check_id(patient_id)
         self.read("Patient", patient_id)
-        rows = self._rows("SELECT data FROM resources WHERE patient = ? ORDER BY type, date", (patient_id,))
+        if since is None:
+            rows = self._rows("SELECT data FROM resources WHERE patient = ? ORDER BY type, date", (patient_id,))
+        else:
+            rows = self._rows("SELECT data FROM resources WHERE patient = ? AND last_updated >= ? ORDER BY type, date",
+                              (patient_id, _instant(since)))
         return [json.loads(r[0]) for r in rows]
 
     def count(self) -> dict[str, int]:
