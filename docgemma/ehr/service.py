@@ -15,7 +15,6 @@ import hashlib
 import json
 import logging
 import threading
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 from docgemma.agent.entities import DrugDictionary
 from docgemma.agent.state import PatientRef
 from docgemma.ehr.client import FhirClient, FhirClientError
+from docgemma.ehr.freshness import RecordVersion
 from docgemma.ehr.summary import PatientSummary, compile_summary
 from docgemma.ehr.validate import validate_resource
 from docgemma.tools.registry import ToolSpec
@@ -74,37 +74,6 @@ def idempotency_key(scope: str, tool: str, args: dict[str, Any]) -> str:
     """Stable for the same approved call in the same turn, different for a new request."""
     raw = json.dumps({"scope": scope, "tool": tool, "args": args}, sort_keys=True, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
-
-
-@dataclass(frozen=True)
-class RecordVersion:
-    """What a summary was compiled from: the newest ``meta.lastUpdated`` and each resource's version."""
-
-    newest: str | None
-    versions: frozenset[tuple[str, str, str]]
-
-    @staticmethod
-    def key(resource: dict[str, Any]) -> tuple[str, str, str]:
-        """(type, id, version): ``meta.versionId``, else ``lastUpdated``, else the content itself."""
-        meta = resource.get("meta")
-        meta = meta if isinstance(meta, dict) else {}
-        version = meta.get("versionId") or meta.get("lastUpdated")
-        if not version:
-            version = hashlib.sha256(json.dumps(resource, sort_keys=True, default=str).encode()).hexdigest()
-        return str(resource.get("resourceType")), str(resource.get("id")), str(version)
-
-    @classmethod
-    def of(cls, resources: list[dict[str, Any]]) -> RecordVersion:
-        """The version of a compartment."""
-        stamps = [str(r["meta"]["lastUpdated"]) for r in resources
-                  if isinstance(r.get("meta"), dict) and r["meta"].get("lastUpdated")]
-        # Without a timestamp on every resource, "updated since" cannot be asked: fetch all and compare.
-        newest = max(stamps) if stamps and len(stamps) == len(resources) else None
-        return cls(newest, frozenset(cls.key(r) for r in resources))
-
-    def covers(self, resources: list[dict[str, Any]]) -> bool:
-        """True when every resource given is one this version already had, unchanged."""
-        return all(self.key(r) in self.versions for r in resources)
 
 
 class Ehr:
