@@ -41,6 +41,8 @@ class Settings:
     fhir_private_key: Path | None = None
     fhir_key_id: str | None = None
     fhir_scopes: str = "system/*.read system/*.write"
+    #: A fixed bearer token for the FHIR server (``ehr serve`` elsewhere with ``DOCGEMMA_EHR_TOKEN``).
+    fhir_token: str | None = None
     #: Bearer token ``ehr serve`` requires (mandatory when bound to a non-loopback address).
     ehr_token: str | None = None
     data_dir: Path = field(default_factory=lambda: Path.home() / ".docgemma")
@@ -89,6 +91,7 @@ class Settings:
             fhir_private_key=Path(key).expanduser() if (key := env.get("DOCGEMMA_FHIR_PRIVATE_KEY")) else None,
             fhir_key_id=env.get("DOCGEMMA_FHIR_KEY_ID") or None,
             fhir_scopes=env.get("DOCGEMMA_FHIR_SCOPES") or defaults.fhir_scopes,
+            fhir_token=env.get("DOCGEMMA_FHIR_TOKEN") or None,
             ehr_token=env.get("DOCGEMMA_EHR_TOKEN") or None,
             data_dir=data_dir or defaults.data_dir,
             max_message_chars=_int(env, "DOCGEMMA_MAX_MESSAGE_CHARS", defaults.max_message_chars),

@@ -23,7 +23,8 @@ log = logging.getLogger(__name__)
 def build_ehr(settings: Settings) -> Ehr:
     """The embedded record under ``data_dir`` (demo patients on first run), or the FHIR server at
     ``DOCGEMMA_FHIR_BASE_URL``: SMART Backend Services when ``DOCGEMMA_FHIR_PRIVATE_KEY`` and
-    ``DOCGEMMA_FHIR_CLIENT_ID`` are set, OAuth2 client credentials with ``DOCGEMMA_FHIR_CLIENT_SECRET``."""
+    ``DOCGEMMA_FHIR_CLIENT_ID`` are set, a fixed bearer token with ``DOCGEMMA_FHIR_TOKEN``, OAuth2 client
+    credentials with ``DOCGEMMA_FHIR_CLIENT_SECRET``."""
     if settings.fhir_base_url is None:
         return Ehr.embedded(settings.data_dir / "record.sqlite")
     from docgemma.ehr.client import FhirClient
@@ -41,6 +42,12 @@ def build_ehr(settings: Settings) -> Ehr:
                 token_url=settings.fhir_token_url)
         except ValueError as exc:  # not a PEM key, or not RSA / EC P-384
             raise ConfigError(f"DOCGEMMA_FHIR_PRIVATE_KEY: {exc}") from exc
+        return Ehr(client)
+    if settings.fhir_token:
+        from docgemma.ehr.client import BearerToken
+
+        client = FhirClient(settings.fhir_base_url)
+        client.auth = BearerToken(settings.fhir_token)
         return Ehr(client)
     credentials = None
     if settings.fhir_client_id and settings.fhir_client_secret:

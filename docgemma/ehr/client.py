@@ -1,10 +1,11 @@
 """FHIR R4 REST client: the embedded record (in-process transport) or any R4 server (Medplum, HAPI).
 
 Authorization, when the server needs it: OAuth2 client credentials with a client secret (Medplum;
-``DOCGEMMA_FHIR_CLIENT_ID`` / ``_SECRET`` / ``_TOKEN_URL``), or SMART Backend Services (the token endpoint
+``DOCGEMMA_FHIR_CLIENT_ID`` / ``_SECRET`` / ``_TOKEN_URL``), SMART Backend Services (the token endpoint
 discovered from ``.well-known/smart-configuration``, the client authenticated by a JWT signed with its private
-key, ``private_key_jwt``; ``DOCGEMMA_FHIR_CLIENT_ID`` / ``_PRIVATE_KEY`` / ``_KEY_ID``). Tokens are cached until
-shortly before they expire, and fetched again once if the server answers 401.
+key, ``private_key_jwt``; ``DOCGEMMA_FHIR_CLIENT_ID`` / ``_PRIVATE_KEY`` / ``_KEY_ID``), or a fixed bearer token
+(``DOCGEMMA_FHIR_TOKEN``). Tokens are cached until shortly before they expire, and fetched again once if the
+server answers 401.
 Errors are :class:`FhirClientError` with the status and the server's OperationOutcome text.
 """
 
@@ -40,6 +41,20 @@ class TokenSource(Protocol):
     def invalidate(self) -> None:
         """Forget the cached token (the server refused it)."""
         ...
+
+
+class BearerToken:
+    """A fixed bearer token (``DOCGEMMA_FHIR_TOKEN``: e.g. the token of ``docgemma ehr serve`` on another host)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def header(self) -> dict[str, str]:
+        """``Authorization: Bearer <token>``."""
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def invalidate(self) -> None:
+        """Nothing to refresh: a refused fixed token is refused again (the 401 is reported)."""
 
 
 class _CachedToken:

@@ -142,16 +142,22 @@ class Ehr:
         """(description, filename, bytes) of every image on the record (DocumentReference or Media), for the
         UI to show or send to the chat."""
         from docgemma.ehr.summary import is_image
+        from docgemma.ehr.validate import tolerant
 
-        out = []
-        for resource in self.compartment(patient_id):
-            if resource["resourceType"] not in ("DocumentReference", "Media") or not is_image(resource):
-                continue
-            attachment = (resource.get("content") or [{}])[0].get("attachment") or resource.get("content", {})
-            if isinstance(attachment, dict) and attachment.get("data"):
-                name = str(attachment.get("title") or f"{resource['id']}.dcm")
-                out.append((str(resource.get("description", "Image")), name, base64.b64decode(attachment["data"])))
-        return out
+        def collect(resources: list[dict[str, Any]], skipped: int) -> list[tuple[str, str, bytes]]:
+            out = []
+            for resource in resources:
+                if resource["resourceType"] not in ("DocumentReference", "Media") or not is_image(resource):
+                    continue
+                content = resource.get("content")
+                # Media.content is one Attachment; DocumentReference.content a list of {attachment}.
+                attachment = content if resource["resourceType"] == "Media" else (content or [{}])[0].get("attachment")
+                if isinstance(attachment, dict) and attachment.get("data"):
+                    name = str(attachment.get("title") or f"{resource['id']}.dcm")
+                    out.append((str(resource.get("description", "Image")), name, base64.b64decode(attachment["data"])))
+            return out
+
+        return tolerant(collect, self.compartment(patient_id))  # a malformed resource is left out of the gallery
 
     # ── writes ──
 

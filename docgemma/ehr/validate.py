@@ -67,7 +67,10 @@ def problem(resource: Any) -> str | None:
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error.get("loc", ())) or "resource"
-        return f"{kind}.{where}: {error.get('msg', 'invalid')}"
+        message = str(error.get("msg", "invalid"))
+        if error.get("type") == "json_invalid":  # the models parse a string given for an object as JSON
+            message = f"expected an object, got {type(error.get('input')).__name__}"
+        return f"{kind}.{where}: {message}"
     return None
 
 

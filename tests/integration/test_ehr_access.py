@@ -165,3 +165,37 @@ def test_settings_wire_smart_backend_services(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="DOCGEMMA_FHIR_PRIVATE_KEY"):
         build_ehr(Settings.from_env({"DOCGEMMA_FHIR_BASE_URL": BASE, "DOCGEMMA_FHIR_CLIENT_ID": "c",
                                      "DOCGEMMA_FHIR_PRIVATE_KEY": str(tmp_path / "missing.pem")}))
+
+
+@pytest.mark.slow
+def test_the_app_reads_a_token_protected_ehr_serve_over_http(tmp_path: Path) -> None:
+    """``ehr serve`` with a token on a real socket, and the app configured with DOCGEMMA_FHIR_TOKEN."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = f"http://127.0.0.1:{port}/fhir"
+    store = FhirStore(tmp_path / "served.sqlite")
+    store.upsert([{"resourceType": "Patient", "id": "p1", "name": [{"family": "Remote"}]}])
+    server = uvicorn.Server(uvicorn.Config(make_app(FhirApi(store, base), token="t0ken"), host="127.0.0.1", port=port,
+                                           log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert httpx.get(f"{base}/Patient/p1").status_code == 401
+        app = build_ehr(Settings.from_env({"DOCGEMMA_FHIR_BASE_URL": base, "DOCGEMMA_FHIR_TOKEN": "t0ken"}))
+        assert "Remote" in app.summary("p1").text
+        wrong = build_ehr(Settings.from_env({"DOCGEMMA_FHIR_BASE_URL": base, "DOCGEMMA_FHIR_TOKEN": "guess"}))
+        with pytest.raises(FhirClientError) as refused:
+            wrong.client.read("Patient", "p1")
+        assert refused.value.status == 401
+    finally:
+        server.should_exit = True
+        thread.join(5)

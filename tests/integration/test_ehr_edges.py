@@ -77,6 +77,15 @@ def test_bad_bodies_get_400_with_an_operation_outcome_and_nothing_is_stored(meth
     assert store.count() == {}
 
 
+def test_the_outcome_names_the_field_and_not_the_value() -> None:
+    reply = FhirApi(FhirStore(":memory:"), BASE).handle("POST", "Patient", [], {}, raw(
+        {"resourceType": "Patient", "birthDate": "Secret-Name-1980"}))
+    diagnostics = reply.body["issue"][0]["diagnostics"]
+    assert "Patient.birthDate" in diagnostics and "Secret" not in diagnostics
+    reply = FhirApi(FhirStore(":memory:"), BASE).handle("POST", "Encounter", [], {}, raw(R5_ENCOUNTER))
+    assert "Encounter.class: expected an object" in reply.body["issue"][0]["diagnostics"]
+
+
 @pytest.mark.parametrize("query", [[("_count", "-5")], [("_offset", "-1")], [("_count", "ten")]])
 def test_negative_or_malformed_paging_is_a_400(query: list[tuple[str, str]]) -> None:
     store = FhirStore(":memory:")
@@ -174,3 +183,20 @@ def test_summary_shows_an_allergy_written_through_the_rest_api_by_another_client
     assert "sulfa" not in ehr.summary(pid).text.lower()
     other.create(allergy(pid, "Sulfa drugs"))
     assert "ALLERGY: Sulfa drugs" in ehr.summary(pid).text
+
+
+def test_the_image_gallery_survives_a_malformed_document_and_reads_media(tmp_path: Path) -> None:
+    path = tmp_path / "record.sqlite"
+    ehr = Ehr.embedded(path)
+    pid = str(ehr.client.search("Patient", [("name", "Kariuki")])[0]["id"])
+    assert len(ehr.images(pid)) == 2
+    png = "iVBORw0KGgo="  # the PNG signature is enough for the gallery's list
+    FhirStore(path).upsert([
+        {"resourceType": "DocumentReference", "id": "bad-doc", "status": "current", "content": "not a list",
+         "subject": {"reference": f"Patient/{pid}"}},
+        {"resourceType": "Media", "id": "wound-photo", "status": "completed", "subject": {"reference": f"Patient/{pid}"},
+         "content": {"contentType": "image/png", "data": png, "title": "wound.png"}},
+    ])
+    images = ehr.images(pid)
+    assert [name for _, name, _ in images].count("wound.png") == 1 and len(images) == 3
+    assert "1 record entry could not be read" in ehr.summary(pid).text
