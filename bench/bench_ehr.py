@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import socket
 import statistics
@@ -211,7 +212,8 @@ def scale(args: argparse.Namespace) -> dict[str, Any]:
     from docgemma.ehr.store import FhirStore
 
     rng = random.Random(9)
-    figures: dict[str, Any] = {"code": str(args.src.resolve())}
+    # The machine's load when the bench started: figures from a busy 2-core machine are not comparable.
+    figures: dict[str, Any] = {"code": str(args.src.resolve()), "load_average_1m": round(os.getloadavg()[0], 2)}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "record.sqlite"
         with socket.socket() as s:
@@ -246,6 +248,7 @@ def scale(args: argparse.Namespace) -> dict[str, Any]:
         pid = target["id"]
         family = target["name"][0]["family"]
         order = client.search("MedicationRequest", [("patient", pid)], limit=1)[0]
+        visit = client.search("Encounter", [("patient", pid)], limit=1)[0]["id"]
         key = next(i["value"] for i in order["identifier"] if i["system"] == "urn:docgemma:write")
         now = max(r["meta"]["lastUpdated"] for r in client.everything(pid))  # the newest stamp a summary saw
         queries: dict[str, tuple[str, list[tuple[str, str]]]] = {
@@ -257,6 +260,8 @@ def scale(args: argparse.Namespace) -> dict[str, Any]:
                 "Observation", [("patient", pid), ("category", "vital-signs"), ("date", "ge2020")]),
             "Condition?patient&status=active": ("Condition", [("patient", pid), ("status", "active")]),
             "AllergyIntolerance?patient": ("AllergyIntolerance", [("patient", pid)]),
+            "Observation?encounter=<id> (no patient: one visit's results)": (
+                "Observation", [("encounter", f"Encounter/{visit}")]),
             "MedicationRequest?identifier=<write key> (idempotency check, no patient)": (
                 "MedicationRequest", [("identifier", f"urn:docgemma:write|{key}")]),
         }
