@@ -123,7 +123,11 @@ def _ehr(args: argparse.Namespace, settings: Settings) -> int:
     if args.ehr_command == "serve":
         from docgemma.ehr.server import serve
 
-        serve(settings.data_dir / "record.sqlite", port=args.port)
+        try:
+            serve(settings.data_dir / "record.sqlite", host=args.host, port=args.port, token=settings.ehr_token)
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         return 0
     from docgemma.ehr.load import load
     from docgemma.runtime import build_ehr
@@ -165,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
                      help="also expose the write tools (only for a caller that asks the clinician first)")
     ehr = sub.add_parser("ehr", help="the embedded FHIR record")
     ehr_sub = ehr.add_subparsers(dest="ehr_command", required=True)
-    ehr_serve = ehr_sub.add_parser("serve", help="serve the embedded record as FHIR R4 REST on loopback")
+    ehr_serve = ehr_sub.add_parser("serve", help="serve the embedded record as FHIR R4 REST (loopback by default)")
+    ehr_serve.add_argument("--host", default="127.0.0.1",
+                           help="address to bind; anything but loopback needs DOCGEMMA_EHR_TOKEN (a bearer token)")
     ehr_serve.add_argument("--port", type=int, default=8090)
     ehr_load = ehr_sub.add_parser("load", help="import Synthea bundles (*.json) and bulk NDJSON (*.ndjson)")
     ehr_load.add_argument("path")

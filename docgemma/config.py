@@ -36,6 +36,15 @@ class Settings:
     fhir_client_id: str | None = None
     fhir_client_secret: str | None = None
     fhir_token_url: str | None = None
+    #: SMART Backend Services: PEM private key (RSA → RS384, EC P-384 → ES384) and its ``kid`` in the JWKS the
+    #: FHIR server's authorization server knows; with ``fhir_client_id`` this replaces the client secret.
+    fhir_private_key: Path | None = None
+    fhir_key_id: str | None = None
+    fhir_scopes: str = "system/*.read system/*.write"
+    #: A fixed bearer token for the FHIR server (``ehr serve`` elsewhere with ``DOCGEMMA_EHR_TOKEN``).
+    fhir_token: str | None = None
+    #: Bearer token ``ehr serve`` requires (mandatory when bound to a non-loopback address).
+    ehr_token: str | None = None
     data_dir: Path = field(default_factory=lambda: Path.home() / ".docgemma")
     #: Longest clinician message accepted as is; longer ones are truncated with a visible note.
     max_message_chars: int = 4000
@@ -91,6 +100,11 @@ class Settings:
             fhir_client_id=env.get("DOCGEMMA_FHIR_CLIENT_ID") or None,
             fhir_client_secret=env.get("DOCGEMMA_FHIR_CLIENT_SECRET") or None,
             fhir_token_url=env.get("DOCGEMMA_FHIR_TOKEN_URL") or None,
+            fhir_private_key=Path(key).expanduser() if (key := env.get("DOCGEMMA_FHIR_PRIVATE_KEY")) else None,
+            fhir_key_id=env.get("DOCGEMMA_FHIR_KEY_ID") or None,
+            fhir_scopes=env.get("DOCGEMMA_FHIR_SCOPES") or defaults.fhir_scopes,
+            fhir_token=env.get("DOCGEMMA_FHIR_TOKEN") or None,
+            ehr_token=env.get("DOCGEMMA_EHR_TOKEN") or None,
             data_dir=data_dir or defaults.data_dir,
             max_message_chars=_int(env, "DOCGEMMA_MAX_MESSAGE_CHARS", defaults.max_message_chars),
             max_image_bytes=_int(env, "DOCGEMMA_MAX_IMAGE_BYTES", defaults.max_image_bytes),

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.entities import DrugDictionary
-from docgemma.config import Settings
+from docgemma.config import ConfigError, Settings
 from docgemma.ehr.service import Ehr
 from docgemma.image_store import ImageStore
 from docgemma.llm import make_llm
@@ -23,11 +23,33 @@ log = logging.getLogger(__name__)
 
 def build_ehr(settings: Settings) -> Ehr:
     """The embedded record under ``data_dir`` (demo patients on first run), or the FHIR server at
-    ``DOCGEMMA_FHIR_BASE_URL`` (OAuth2 client credentials when ``DOCGEMMA_FHIR_CLIENT_ID`` is set)."""
+    ``DOCGEMMA_FHIR_BASE_URL``: SMART Backend Services when ``DOCGEMMA_FHIR_PRIVATE_KEY`` and
+    ``DOCGEMMA_FHIR_CLIENT_ID`` are set, a fixed bearer token with ``DOCGEMMA_FHIR_TOKEN``, OAuth2 client
+    credentials with ``DOCGEMMA_FHIR_CLIENT_SECRET``."""
     if settings.fhir_base_url is None:
         return Ehr.embedded(settings.data_dir / "record.sqlite")
     from docgemma.ehr.client import FhirClient
 
+    if settings.fhir_private_key is not None:
+        if not settings.fhir_client_id:
+            raise ConfigError("DOCGEMMA_FHIR_PRIVATE_KEY needs DOCGEMMA_FHIR_CLIENT_ID (the registered client)")
+        try:
+            pem = settings.fhir_private_key.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"DOCGEMMA_FHIR_PRIVATE_KEY: cannot read {settings.fhir_private_key} ({exc.strerror})") from exc
+        try:
+            client = FhirClient(settings.fhir_base_url).use_smart_backend(
+                settings.fhir_client_id, pem, key_id=settings.fhir_key_id, scopes=settings.fhir_scopes,
+                token_url=settings.fhir_token_url)
+        except ValueError as exc:  # not a PEM key, or not RSA / EC P-384
+            raise ConfigError(f"DOCGEMMA_FHIR_PRIVATE_KEY: {exc}") from exc
+        return Ehr(client)
+    if settings.fhir_token:
+        from docgemma.ehr.client import BearerToken
+
+        client = FhirClient(settings.fhir_base_url)
+        client.auth = BearerToken(settings.fhir_token)
+        return Ehr(client)
     credentials = None
     if settings.fhir_client_id and settings.fhir_client_secret:
         token_url = settings.fhir_token_url or settings.fhir_base_url.split("/fhir")[0] + "/oauth2/token"

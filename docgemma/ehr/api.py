@@ -16,6 +16,7 @@ import httpx
 
 from docgemma.ehr.search import page, search
 from docgemma.ehr.store import FhirError, FhirStore, check_id, check_type
+from docgemma.ehr.validate import check_known_type, check_resource
 
 FHIR_JSON = "application/fhir+json"
 
@@ -52,20 +53,22 @@ class FhirApi:
         if not parts:
             raise FhirError(404, "not-found", "unknown endpoint")
         check_type(parts[0])
+        check_known_type(parts[0])
         if len(parts) > 1:
             check_id(parts[1])  # before routing: "Patient/../../x" is a bad id, not an unknown route
         if method == "GET" and len(parts) == 1:
             return self._search(parts[0], query)
         if method == "GET" and len(parts) == 3 and parts[0] == "Patient" and parts[2] == "$everything":
-            check_id(parts[1])
-            return Reply(200, self._bundle_of("searchset", self.store.compartment(parts[1])), {})
+            since = dict(query).get("_since")
+            return Reply(200, self._bundle_of("searchset", self.store.compartment(parts[1], since=since)), {})
         if method == "GET" and len(parts) == 2:
             return Reply(200, self.store.read(parts[0], parts[1]), {})
         if method == "POST" and len(parts) == 1:
-            resource = _json(body)
+            resource = {k: v for k, v in _json(body).items() if k != "id"}  # the server assigns the id
             _same_type(resource, parts[0])
+            check_resource(resource)
             condition = {k.lower(): v for k, v in headers.items()}.get("if-none-exist")
-            entry = {"resource": {k: v for k, v in resource.items() if k != "id"},
+            entry = {"resource": resource,
                      "request": {"method": "POST", "url": parts[0], **({"ifNoneExist": condition} if condition else {})}}
             (saved, created), = self.store.transaction([entry])
             return Reply(201 if created else 200, saved, {"Location": f"{parts[0]}/{saved['id']}"})
@@ -75,6 +78,7 @@ class FhirApi:
             _same_type(resource, parts[0])
             if resource.get("id") not in (None, parts[1]):
                 raise FhirError(400, "invalid", "resource id does not match the URL")
+            check_resource({**resource, "id": parts[1]})
             (saved, _), = self.store.transaction([{"resource": {**resource, "id": parts[1]},
                                                    "request": {"method": "PUT", "url": f"{parts[0]}/{parts[1]}"}}])
             return Reply(200 if saved["meta"]["versionId"] != "1" else 201, saved, {})
@@ -86,7 +90,7 @@ class FhirApi:
         bundle = self._bundle_of("searchset", items, total=len(matches))
         others = [(k, v) for k, v in query if k not in ("_offset", "_count")]
         bundle["link"] = [{"relation": "self", "url": self._url(resource_type, query)}]
-        if offset + count < len(matches):
+        if count and offset + count < len(matches):  # _count=0 asks for the total only: no next page
             bundle["link"].append({"relation": "next", "url": self._url(
                 resource_type, [*others, ("_count", str(count)), ("_offset", str(offset + count))])})
         return Reply(200, bundle, {})
@@ -94,7 +98,7 @@ class FhirApi:
     def _bundle(self, bundle: dict[str, Any]) -> Reply:
         if bundle.get("resourceType") != "Bundle" or bundle.get("type") not in ("transaction", "batch"):
             raise FhirError(400, "invalid", "POST / takes a transaction or batch Bundle")
-        results = self.store.transaction(list(bundle.get("entry", [])))
+        results = self.store.transaction(_checked_entries(bundle))
         entries = [{"fullUrl": f"{self.base_url}/{r['resourceType']}/{r['id']}", "resource": r,
                     "response": {"status": "201 Created" if created else "200 OK",
                                  "location": f"{r['resourceType']}/{r['id']}/_history/{r['meta']['versionId']}"}}
@@ -126,6 +130,45 @@ def _json(body: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise FhirError(400, "invalid", "body is not a JSON object")
     return value
+
+
+def _checked_entries(bundle: dict[str, Any]) -> list[dict[str, Any]]:
+    """The entries of a transaction or batch, each a valid resource with a POST or PUT request matching it
+    (a batch is applied atomically too: nothing is stored unless every entry is valid)."""
+    entries = bundle.get("entry", [])
+    if not isinstance(entries, list):
+        raise FhirError(400, "invalid", "Bundle.entry must be a list")
+    for n, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise FhirError(400, "invalid", f"Bundle.entry[{n}] is not an object")
+        resource, request = entry.get("resource"), entry.get("request", {})
+        if not isinstance(resource, dict):
+            raise FhirError(400, "invalid", f"Bundle.entry[{n}] has no resource")
+        if not isinstance(request, dict) or not isinstance(entry.get("fullUrl", ""), str):
+            raise FhirError(400, "invalid", f"Bundle.entry[{n}].request must be an object and fullUrl a string")
+        method = str(request.get("method", "PUT" if resource.get("id") else "POST")).upper()
+        url = request.get("url", "")
+        if method not in ("POST", "PUT") or not isinstance(url, str):
+            raise FhirError(400, "not-supported", f"Bundle.entry[{n}].request: only POST and PUT are supported")
+        kind = str(resource.get("resourceType", ""))
+        check_type(kind)
+        check_known_type(kind)
+        if url and url.split("?")[0].split("/")[0] != kind:
+            raise FhirError(400, "invalid", f"Bundle.entry[{n}]: request.url does not name a {kind}")
+        if method == "PUT":
+            target = url.split("?")[0].split("/")[1:2] if url else [str(resource.get("id", ""))]
+            if len(target) != 1:
+                raise FhirError(400, "invalid", f"Bundle.entry[{n}]: a PUT needs request.url Type/id")
+            check_id(target[0])
+            if resource.get("id") not in (None, target[0]):
+                raise FhirError(400, "invalid", f"Bundle.entry[{n}]: resource id does not match request.url")
+        if not isinstance(request.get("ifNoneExist", ""), str):
+            raise FhirError(400, "invalid", f"Bundle.entry[{n}].request.ifNoneExist must be a string")
+        try:
+            check_resource(resource)
+        except FhirError as exc:
+            raise FhirError(400, "invalid", f"Bundle.entry[{n}]: {exc.diagnostics}") from exc
+    return entries
 
 
 def _same_type(resource: dict[str, Any], resource_type: str) -> None:

@@ -3,7 +3,8 @@
 Patient: ``name``, ``family``, ``given``, ``identifier``, ``birthdate``, ``_id``. Clinical resources:
 ``patient``/``subject``, ``status``, ``code`` (``system|code``, ``|code`` or ``code``), ``category``,
 ``date`` (with ``eq``/``ge``/``le``/``gt``/``lt``, repeatable for ranges), ``encounter``, ``_id``.
-Results: ``_sort`` (``date``, ``-date``, ``_lastUpdated``, ``-_lastUpdated``), ``_count``, ``_offset``.
+Results: ``_sort`` (``date``, ``-date``, ``_lastUpdated``, ``-_lastUpdated``), ``_count`` (0 to 1000; larger is
+capped at 1000, negative is a 400), ``_offset`` (negative is a 400).
 Unknown parameters are an error (a silently ignored filter would return the wrong patients' data).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from docgemma.ehr.store import FhirError, check_id, reference_id
+from docgemma.ehr.store import FhirError, check_id, encounter_reference, reference_id
 
 if TYPE_CHECKING:
     from docgemma.ehr.store import FhirStore
@@ -24,12 +25,13 @@ PREFIXES = ("eq", "ne", "ge", "le", "gt", "lt")
 MAX_COUNT = 1000
 
 
-def encounter_reference(resource: dict[str, Any]) -> Any:
-    """The encounter a resource was recorded in (``encounter``, or ``context.encounter`` of documents)."""
-    if "encounter" in resource:
-        return resource["encounter"]
-    encounter = (resource.get("context") or {}).get("encounter")
-    return encounter[0] if isinstance(encounter, list) and encounter else encounter
+__all__ = ["encounter_reference", "page", "search"]
+#: Token conditions: across the record, the matching ids from the (param, value, type) index; within one
+#: patient's compartment (already narrowed by the patient index), a per-row lookup by (type, id) instead, so
+#: a common code ("vital-signs" in every patient) never materialises the whole record's matches.
+TOKEN_SQL = "id IN (SELECT id FROM search_tokens WHERE param = ? AND type = ? AND ({}))"
+SCOPED_TOKEN_SQL = ("EXISTS (SELECT 1 FROM search_tokens t WHERE t.type = resources.type AND t.id = resources.id "
+                    "AND t.param = ? AND t.type = ? AND ({}))")
 
 
 def _date_matches(value: str | None, expr: str) -> bool:
@@ -87,6 +89,42 @@ def _matches(resource: dict[str, Any], index: dict[str, Any], key: str, value: s
     raise FhirError(400, "not-supported", f"search parameter {key!r} is not supported")
 
 
+def _sql(resource_type: str, key: str, value: str, scoped: bool = False) -> tuple[str, list[Any]] | None:
+    """An SQL condition selecting a superset of what ``_matches(key, value)`` accepts, answered from the
+    indexes (None: no narrowing for this parameter). ``_matches`` still decides every row, so the search's
+    meaning is the one defined there; this only spares parsing the resources that cannot match. (One
+    difference is accepted: a ``|code`` token also matches, in ``_matches``, a stored value that itself
+    contains a ``|``; no code or identifier system in use has one.)"""
+    alts = value.split(",")
+    token_sql = SCOPED_TOKEN_SQL if scoped else TOKEN_SQL
+    if key == "_id":
+        return f"id IN ({', '.join('?' * len(alts))})", alts
+    if key in ("identifier", "code"):
+        conditions, values = [], [key, resource_type]
+        for alt in alts:
+            system = alt.split("|", 1)[0] if "|" in alt else ""
+            code = alt.split("|", 1)[1] if "|" in alt else alt
+            conditions.append("(system = ? AND value = ?)" if system else "value = ?")
+            values += [system, code] if system else [code]
+        return token_sql.format(" OR ".join(conditions)), values
+    if key == "category":
+        codes = [alt.split("|", 1)[-1] for alt in alts]
+        return token_sql.format(" OR ".join("value = ?" for _ in codes)), ["category", resource_type, *codes]
+    if key == "encounter":
+        return token_sql.format("value = ?"), ["encounter", resource_type, value.split("/")[-1]]
+    if key == "status" and "None" not in alts:
+        return f"status IN ({', '.join('?' * len(alts))})", alts
+    if key == "date":
+        prefix, target = ("eq", value)
+        if value[:2] in PREFIXES and not value[:2].isdigit():
+            prefix, target = value[:2], value[2:]
+        operator = {"eq": "=", "ge": ">=", "le": "<=", "gt": ">", "lt": "<"}.get(prefix)
+        return (f"substr(date, 1, ?) {operator} ?", [len(target), target]) if operator else None
+    if key in ("name", "family", "given") and resource_type == "Patient":
+        return token_sql.format("instr(value, ?) > 0"), ["name", resource_type, value.lower()]
+    return None
+
+
 def search(store: FhirStore, resource_type: str, params: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
     """All matches (sorted; ``_count``/``_offset`` are applied by the caller that pages)."""
     params = list(params)
@@ -103,7 +141,8 @@ def search(store: FhirStore, resource_type: str, params: Iterable[tuple[str, str
         if base not in FILTER_PARAMS:
             raise FhirError(400, "not-supported", f"search parameter {base!r} is not supported")
         filters.append((base, value))
-    rows = store.candidates(resource_type, patient)
+    clauses = [clause for key, value in filters if (clause := _sql(resource_type, key, value, patient is not None))]
+    rows = store.candidates(resource_type, patient, clauses)
     found = [(r, i) for r, i in rows if all(_matches(r, i, k, v) for k, v in filters)]
     sort = dict(params).get("_sort", "")
     for field in reversed([f for f in sort.split(",") if f]):
@@ -121,7 +160,10 @@ def page(results: list[dict[str, Any]], params: Iterable[tuple[str, str]]) -> tu
     values = dict(params)
     try:
         count = min(int(values.get("_count", 50)), MAX_COUNT)
-        offset = max(int(values.get("_offset", 0)), 0)
+        offset = int(values.get("_offset", 0))
     except ValueError as exc:
         raise FhirError(400, "invalid", "_count and _offset must be whole numbers") from exc
+    if count < 0 or offset < 0:
+        # An error, not a clamp: a client sending -5 has a bug, and a silently different page hides it.
+        raise FhirError(400, "invalid", "_count and _offset must not be negative")
     return results[offset : offset + count], offset, count

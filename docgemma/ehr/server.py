@@ -1,29 +1,63 @@
-"""The embedded FHIR REST API on loopback: ``python -m docgemma ehr serve [--port N]``."""
+"""The embedded FHIR REST API: ``python -m docgemma ehr serve [--host H] [--port N]``.
+
+Loopback by default: the record is not meant for the network. Bound to any other address it refuses to
+start without a bearer token (``DOCGEMMA_EHR_TOKEN``), and then every request but ``GET /metadata`` must carry
+``Authorization: Bearer <token>`` (401 OperationOutcome otherwise). A token also protects a loopback server
+when one is set.
+"""
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import logging
 from pathlib import Path
 from typing import Any
 
+from docgemma.config import ConfigError
 from docgemma.ehr.api import FHIR_JSON, FhirApi
-from docgemma.ehr.store import FhirStore
+from docgemma.ehr.store import FhirError, FhirStore
 
 log = logging.getLogger(__name__)
 BASE_PATH = "/fhir"
 
 
-def make_app(api: FhirApi) -> Any:
-    """A Starlette app serving ``api`` under ``/fhir``."""
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
+
+
+def authorized(headers: dict[str, str], token: str | None) -> bool:
+    """True when no token is required, or the request carries it (compared in constant time)."""
+    if token is None:
+        return True
+    given = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+    scheme, _, value = given.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token.encode())
+
+
+def make_app(api: FhirApi, token: str | None = None) -> Any:
+    """A Starlette app serving ``api`` under ``/fhir`` (requiring ``token`` as a bearer token, if given)."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
     async def endpoint(request: Request) -> JSONResponse:
+        path = request.path_params.get("path", "")
+        headers = dict(request.headers)
+        public = request.method == "GET" and path.strip("/") == "metadata"
+        if not public and not authorized(headers, token):
+            error = FhirError(401, "login", "a bearer token is required (Authorization: Bearer ...)")
+            return JSONResponse(error.outcome(), status_code=401, media_type=FHIR_JSON,
+                                headers={"WWW-Authenticate": 'Bearer realm="docgemma-fhir"'})
         body = await request.body()
-        reply = api.handle(request.method, request.path_params.get("path", ""), list(request.query_params.multi_items()),
-                           dict(request.headers), body)
+        reply = api.handle(request.method, path, list(request.query_params.multi_items()), headers, body)
         return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers, media_type=FHIR_JSON)
 
     routes = [Route(BASE_PATH + "/{path:path}", endpoint, methods=["GET", "POST", "PUT"]),
@@ -31,11 +65,20 @@ def make_app(api: FhirApi) -> Any:
     return Starlette(routes=routes)
 
 
-def serve(store_path: Path, host: str = "127.0.0.1", port: int = 8090) -> None:
-    """Serve until stopped (loopback by default: the record is not meant for the network)."""
+def check_exposure(host: str, token: str | None) -> None:
+    """Refuse to serve the record beyond loopback without a token (``ConfigError`` naming the fix)."""
+    if not is_loopback(host) and not token:
+        raise ConfigError(f"refusing to serve the patient record on {host} without a token: set DOCGEMMA_EHR_TOKEN "
+                          "(clients send it as 'Authorization: Bearer <token>'), or keep the default --host 127.0.0.1")
+
+
+def serve(store_path: Path, host: str = "127.0.0.1", port: int = 8090, token: str | None = None) -> None:
+    """Serve until stopped."""
+    check_exposure(host, token)
     import uvicorn
 
     base = f"http://{host}:{port}{BASE_PATH}"
-    app = make_app(FhirApi(FhirStore(store_path), base))
-    log.warning("FHIR R4 API at %s (store %s)", base, store_path)
+    app = make_app(FhirApi(FhirStore(store_path), base), token)
+    log.warning("FHIR R4 API at %s (store %s, %s)", base, store_path,
+                "bearer token required" if token else "no token: loopback only")
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,6 +1,8 @@
 """The patient record as the agent sees it: a FHIR client, the compiled summaries, and safe writes.
 
-Summaries are compiled on first use and recompiled after every write made through this service. Writes
+Summaries are compiled on first use and recompiled when the record changed, whoever changed it: each use asks
+the server for the patient's resources updated since the newest one the summary saw (``$everything?_since``),
+one small request, so an allergy added by another process or at the hospital shows on the next turn. Writes
 are validated with ``fhir.resources`` (R4B), carry an idempotency identifier (a retried write matches the
 first one through ``If-None-Exist`` and creates nothing new) and are committed in one transaction with a
 Provenance resource recording who approved them, when, and which agent step proposed them.
@@ -23,7 +25,9 @@ from docgemma.agent.state import PatientRef
 from docgemma.ehr.allergy import ALLERGY_CLASSES, RELATED_CLASSES, allergy_conflict, is_direct_conflict, is_severe, reactions
 from docgemma.ehr.client import FhirClient, FhirClientError
 from docgemma.ehr.dosing import dose_warnings
+from docgemma.ehr.freshness import RecordVersion
 from docgemma.ehr.summary import PatientSummary, compile_summary
+from docgemma.ehr.validate import validate_resource
 from docgemma.tools.registry import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -41,30 +45,14 @@ def idempotency_key(scope: str, tool: str, args: dict[str, Any] | None = None) -
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
-def validate_resource(resource: dict[str, Any]) -> None:
-    """Validate against the R4 model (``fhir.resources.R4B``); raises ``ValueError`` naming the problem."""
-    from importlib import import_module
-
-    from pydantic import ValidationError
-
-    kind = str(resource["resourceType"])
-    try:
-        module = import_module(f"fhir.resources.R4B.{kind.lower()}")
-    except ImportError as exc:
-        raise ImportError("validating writes needs the FHIR models: pip install 'fhir.resources>=8'") from exc
-    try:
-        getattr(module, kind).model_validate(resource)
-    except ValidationError as exc:
-        raise ValueError(f"{kind} is not valid FHIR R4: {exc.errors()[0].get('msg', 'invalid')}") from exc
-
-
 class Ehr:
     """Record access for the agent's tools and the context assembler."""
 
     def __init__(self, client: FhirClient, today: date | None = None) -> None:
         self.client = client
         self.today = today
-        self._summaries: dict[str, PatientSummary] = {}
+        #: patient id → (summary, the record version it was compiled from)
+        self._summaries: dict[str, tuple[PatientSummary, RecordVersion]] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -88,15 +76,22 @@ class Ehr:
         return self.client.everything(patient_id)
 
     def summary(self, patient_id: str) -> PatientSummary:
-        """The compiled summary (cached until the next write through this service)."""
+        """The compiled summary: cached, and compiled again when the record changed since (whoever wrote it)."""
         with self._lock:
             cached = self._summaries.get(patient_id)
-        if cached is not None:
-            return cached
-        summary = compile_summary(self.compartment(patient_id), self.today)
+        if cached is not None and not self._changed(patient_id, cached[1]):
+            return cached[0]
+        resources = self.compartment(patient_id)
+        summary = compile_summary(resources, self.today)
         with self._lock:
-            self._summaries[patient_id] = summary
+            self._summaries[patient_id] = (summary, RecordVersion.of(resources))
         return summary
+
+    def _changed(self, patient_id: str, version: RecordVersion) -> bool:
+        """True when a resource of the patient was created or updated after ``version`` (one request: the
+        resources updated since the newest timestamp seen; a server that ignores ``_since`` returns them all,
+        which costs more but still answers correctly)."""
+        return not version.covers(self.client.everything(patient_id, since=version.newest))
 
     def recompile(self, patient_id: str) -> PatientSummary:
         """Drop the cached summary and compile it again (after a write)."""
@@ -116,16 +111,22 @@ class Ehr:
         """(description, filename, bytes) of every image on the record (DocumentReference or Media), for the
         UI to show or send to the chat."""
         from docgemma.ehr.summary import is_image
+        from docgemma.ehr.validate import tolerant
 
-        out = []
-        for resource in self.compartment(patient_id):
-            if resource["resourceType"] not in ("DocumentReference", "Media") or not is_image(resource):
-                continue
-            attachment = (resource.get("content") or [{}])[0].get("attachment") or resource.get("content", {})
-            if isinstance(attachment, dict) and attachment.get("data"):
-                name = str(attachment.get("title") or f"{resource['id']}.dcm")
-                out.append((str(resource.get("description", "Image")), name, base64.b64decode(attachment["data"])))
-        return out
+        def collect(resources: list[dict[str, Any]], skipped: int) -> list[tuple[str, str, bytes]]:
+            out = []
+            for resource in resources:
+                if resource["resourceType"] not in ("DocumentReference", "Media") or not is_image(resource):
+                    continue
+                content = resource.get("content")
+                # Media.content is one Attachment; DocumentReference.content a list of {attachment}.
+                attachment = content if resource["resourceType"] == "Media" else (content or [{}])[0].get("attachment")
+                if isinstance(attachment, dict) and attachment.get("data"):
+                    name = str(attachment.get("title") or f"{resource['id']}.dcm")
+                    out.append((str(resource.get("description", "Image")), name, base64.b64decode(attachment["data"])))
+            return out
+
+        return tolerant(collect, self.compartment(patient_id))  # a malformed resource is left out of the gallery
 
     # ── writes ──
 

@@ -17,7 +17,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from typing import Any
 
 from docgemma.ehr.allergy import allergy_conflict
@@ -205,9 +205,29 @@ def compile_summary(
     today: date | None = None,
     count_tokens: Callable[[str], int] = estimate_tokens,
     budget: int = TOKEN_BUDGET,
+    compiled_at: datetime | None = None,
 ) -> PatientSummary:
-    """Compile the summary of one patient's compartment (the Patient plus its resources)."""
-    today = today or date.today()
+    """Compile the summary of one patient's compartment (the Patient plus its resources).
+
+    A stored resource that is not valid FHIR R4 and breaks the compilation is left out, and the summary says
+    how many were (one bad resource must not make every later turn fail). The header says when the summary
+    was compiled (``compiled_at``, default now), so a reader knows how fresh it is.
+    """
+    from docgemma.ehr.validate import tolerant
+
+    stamp = (compiled_at or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    day = today or date.today()
+    return tolerant(lambda readable, skipped: _compile(readable, day, count_tokens, budget, stamp, skipped), resources)
+
+
+def _compile(
+    resources: list[dict[str, Any]],
+    today: date,
+    count_tokens: Callable[[str], int],
+    budget: int,
+    compiled_at: datetime,
+    skipped: int,
+) -> PatientSummary:
     by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for resource in resources:
         by_type[str(resource.get("resourceType"))].append(resource)
@@ -382,8 +402,12 @@ def compile_summary(
         else ["None recorded."]
     )
 
+    if skipped:
+        from docgemma.ehr.validate import unreadable_note
+
+        orientation.append(unreadable_note(skipped))
     sections: dict[str, tuple[str, list[str]]] = {
-        "orientation": ("## Patient", orientation),
+        "orientation": (f"## Patient (summary compiled at {compiled_at:%H:%M} UTC)", orientation),
         "safety": ("## Safety", safety or ["No allergies or safety flags recorded."]),
         "allergies": ("## Allergies", allergy_lines),
         "conditions": ("## Active conditions (with treating medications)", condition_lines),
@@ -419,6 +443,8 @@ def compile_summary(
         "note": note,
         "images": [str(d.get("id")) for d in images],
         "safety": safety,
+        "unreadable_resources": skipped,
+        "compiled_at": compiled_at.isoformat(timespec="seconds"),
     }
     return PatientSummary(pid, text, facts, count_tokens(text), trimmed)
 

@@ -19,6 +19,7 @@ from docgemma.ehr.search import encounter_reference
 from docgemma.ehr.service import Ehr, idempotency_key
 from docgemma.ehr.store import display_text, patient_of
 from docgemma.ehr.summary import note_text, quantity_text
+from docgemma.ehr.validate import tolerant, unreadable_note
 from docgemma.tools.outcome import ToolOutcome, failure, success
 from docgemma.tools.registry import Executor, Formatter, ToolContext
 
@@ -93,16 +94,25 @@ def search_patient(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutco
     except FhirClientError as exc:
         return _fail(exc)
     words = [w.lower() for w in name.split()]
-    matches = [{"id": p["id"], "name": display_text(p), "birth_date": p.get("birthDate"), "gender": p.get("gender")}
-               for p in found if all(w in display_text(p).lower() for w in words)]
-    return success({"query": name, "matches": matches})
+
+    def matching(patients: list[dict[str, Any]], skipped: int) -> dict[str, Any]:
+        matches = [{"id": p["id"], "name": display_text(p), "birth_date": p.get("birthDate"), "gender": p.get("gender")}
+                   for p in patients if all(w in display_text(p).lower() for w in words)]
+        return {"query": name, "matches": matches, "unreadable": skipped}
+
+    return success(tolerant(matching, found))
+
+
+def _unreadable(data: dict[str, Any]) -> str:
+    return f"\n({unreadable_note(data['unreadable'])})" if data.get("unreadable") else ""
 
 
 def format_patients(data: dict[str, Any]) -> str:
     """Matches, or an explicit absence."""
     if not data["matches"]:
-        return f"No patient named '{data['query']}' was found."
-    return "\n".join(f"- {m['name']}, born {m['birth_date']}, {m['gender']} (ID {m['id']})" for m in data["matches"])
+        return f"No patient named '{data['query']}' was found." + _unreadable(data)
+    return "\n".join(f"- {m['name']}, born {m['birth_date']}, {m['gender']} (ID {m['id']})"
+                     for m in data["matches"]) + _unreadable(data)
 
 
 def get_patient_chart(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
@@ -133,20 +143,25 @@ def query_patient_data(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolO
         found = [r for t in types for r in ehr.client.search(t, params, limit=500)]
     except FhirClientError as exc:
         return _fail(exc)
-    if a.name:
-        terms = search_terms(a.name)
-        found = [r for r in found if any(t in f"{display_text(r)} {line(r)}".lower() for t in terms)]
-    found.sort(key=_when, reverse=True)
     described = ", ".join(str(v) for v in (a.name, a.resource_type, a.category, a.status) if v) or "any data"
-    return success({"query": described, "results": [line(r) for r in found[:25]], "total": len(found)})
+
+    def lines(records: list[dict[str, Any]], skipped: int) -> dict[str, Any]:
+        if a.name:
+            terms = search_terms(a.name)
+            records = [r for r in records if any(t in f"{display_text(r)} {line(r)}".lower() for t in terms)]
+        records = sorted(records, key=_when, reverse=True)
+        return {"query": described, "results": [line(r) for r in records[:25]], "total": len(records),
+                "unreadable": skipped}
+
+    return success(tolerant(lines, found))
 
 
 def format_query(data: dict[str, Any]) -> str:
     """Lines, or the explicit absence (absence is a clinical fact)."""
     if not data["results"]:
-        return f"No records matching '{data['query']}' were found for this patient."
+        return f"No records matching '{data['query']}' were found for this patient." + _unreadable(data)
     more = f"\n(+{data['total'] - len(data['results'])} older)" if data["total"] > len(data["results"]) else ""
-    return "\n".join(data["results"]) + more
+    return "\n".join(data["results"]) + more + _unreadable(data)
 
 
 def _references(value: Any, path: str = "") -> list[tuple[str, str]]:
@@ -172,24 +187,29 @@ def explore_connections(ehr: Ehr, args: BaseModel, context: ToolContext) -> Tool
         resources = ehr.compartment(a.patient_id)
     except FhirClientError as exc:
         return _fail(exc)
-    by_ref = {f"{r['resourceType']}/{r['id']}": r for r in resources}
     key = f"{a.resource_type}/{a.fhir_id}"
-    node = by_ref.get(key)
-    if node is None or patient_of(node) != a.patient_id:
-        return failure("not_found")
-    groups: dict[str, list[str]] = defaultdict(list)
-    for field, ref in _references(node):
-        target = by_ref.get(ref)
-        if target is not None and target["resourceType"] != "Patient":
-            groups[f"{field} →"].append(line(target))
-    for other in resources:
-        for field, ref in _references(other):
-            if ref == key:
-                entry = line(other)
-                if other["resourceType"] == "DocumentReference" and note_text(other):
-                    entry += "\n    Note: " + " ".join(note_text(other).split())[:600]
-                groups[f"← {other['resourceType']}.{field}"].append(entry)
-    return success({"item": line(node), "connections": {k: v[:10] for k, v in groups.items()}})
+
+    def connections(records: list[dict[str, Any]], skipped: int) -> dict[str, Any] | None:
+        by_ref = {f"{r['resourceType']}/{r['id']}": r for r in records}
+        node = by_ref.get(key)
+        if node is None or patient_of(node) != a.patient_id:
+            return None
+        groups: dict[str, list[str]] = defaultdict(list)
+        for field, ref in _references(node):
+            target = by_ref.get(ref)
+            if target is not None and target["resourceType"] != "Patient":
+                groups[f"{field} →"].append(line(target))
+        for other in records:
+            for field, ref in _references(other):
+                if ref == key:
+                    entry = line(other)
+                    if other["resourceType"] == "DocumentReference" and note_text(other):
+                        entry += "\n    Note: " + " ".join(note_text(other).split())[:600]
+                    groups[f"← {other['resourceType']}.{field}"].append(entry)
+        return {"item": line(node), "connections": {k: v[:10] for k, v in groups.items()}, "unreadable": skipped}
+
+    data = tolerant(connections, resources)
+    return failure("not_found") if data is None else success(data)
 
 
 def format_connections(data: dict[str, Any]) -> str:
@@ -200,7 +220,7 @@ def format_connections(data: dict[str, Any]) -> str:
     for group, items in data["connections"].items():
         lines.append(f"{group} ({len(items)}):")
         lines += [f"  {item}" for item in items]
-    return "\n".join(lines)
+    return "\n".join(lines) + _unreadable(data)
 
 
 def get_patient_timeline(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
@@ -210,40 +230,45 @@ def get_patient_timeline(ehr: Ehr, args: BaseModel, context: ToolContext) -> Too
         resources = ehr.compartment(a.patient_id)
     except FhirClientError as exc:
         return _fail(exc)
-    encounters = [r for r in resources if r["resourceType"] == "Encounter"
-                  and (not a.start_date or _when(r) >= a.start_date) and (not a.end_date or _when(r) <= a.end_date)]
-    encounters.sort(key=_when, reverse=True)
-    events: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in resources:
-        ref = encounter_reference(r)
-        target = ref.get("reference") if isinstance(ref, dict) else None
-        if isinstance(target, str) and target.startswith("Encounter/"):
-            events[target.split("/", 1)[1]].append(r)
-    visits = []
-    for encounter in encounters[:12]:
-        items = events.get(str(encounter["id"]), [])
-        visit: dict[str, Any] = {
-            "date": _when(encounter), "type": display_text({"type": encounter.get("type", [])}) if encounter.get("type") else "",
-            "class": encounter.get("class", {}).get("code", ""), "id": encounter["id"],
-            "events": [line(r) for r in items if r["resourceType"] != "DocumentReference"][:8],
-        }
-        if a.include_notes:
-            visit["notes"] = [note_text(r) for r in items if r["resourceType"] == "DocumentReference" and note_text(r)]
-        visits.append(visit)
-    return success({"range": f"{a.start_date or 'start'} to {a.end_date or 'today'}", "results": visits,
-                    "total": len(encounters)})
+
+    def timeline(records: list[dict[str, Any]], skipped: int) -> dict[str, Any]:
+        encounters = [r for r in records if r["resourceType"] == "Encounter"
+                      and (not a.start_date or _when(r) >= a.start_date) and (not a.end_date or _when(r) <= a.end_date)]
+        encounters.sort(key=_when, reverse=True)
+        events: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in records:
+            ref = encounter_reference(r)
+            target = ref.get("reference") if isinstance(ref, dict) else None
+            if isinstance(target, str) and target.startswith("Encounter/"):
+                events[target.split("/", 1)[1]].append(r)
+        visits = []
+        for encounter in encounters[:12]:
+            items = events.get(str(encounter["id"]), [])
+            visit: dict[str, Any] = {
+                "date": _when(encounter),
+                "type": display_text({"type": encounter.get("type", [])}) if encounter.get("type") else "",
+                "class": encounter.get("class", {}).get("code", ""), "id": encounter["id"],
+                "events": [line(r) for r in items if r["resourceType"] != "DocumentReference"][:8],
+            }
+            if a.include_notes:
+                visit["notes"] = [note_text(r) for r in items if r["resourceType"] == "DocumentReference" and note_text(r)]
+            visits.append(visit)
+        return {"range": f"{a.start_date or 'start'} to {a.end_date or 'today'}", "results": visits,
+                "total": len(encounters), "unreadable": skipped}
+
+    return success(tolerant(timeline, resources))
 
 
 def format_timeline(data: dict[str, Any]) -> str:
     """Visits with their events (and notes)."""
     if not data["results"]:
-        return f"No encounters recorded from {data['range']}."
+        return f"No encounters recorded from {data['range']}." + _unreadable(data)
     lines = [f"{data['total']} encounter(s), {data['range']}:"]
     for visit in data["results"]:
         lines.append(f"{visit['date']} {visit['type']} ({visit['class']}) [{visit['id']}]")
         lines += [f"  {event}" for event in visit["events"]]
         lines += [f"  Note: {' '.join(note.split())[:800]}" for note in visit.get("notes", [])]
-    return "\n".join(lines)
+    return "\n".join(lines) + _unreadable(data)
 
 
 # ── writes (only after the clinician's approval) ─────────────────────────────────────────────────────

@@ -72,3 +72,17 @@ def test_record_tools_and_a_safe_write_against_medplum(medplum: str) -> None:
     second = allergy.run(args, ToolContext(scope="medplum:1"))
     assert first["data"]["created"] is True and second["data"]["created"] is False
     assert len(ehr.client.search("AllergyIntolerance", [("patient", pid)])) == 2
+
+
+def test_summary_follows_an_allergy_another_client_wrote_to_medplum(medplum: str) -> None:
+    """Medplum's test router ignores ``$everything?_since`` and returns the whole compartment: the freshness
+    check still sees the new resource (by version) and recompiles."""
+    app, other = FhirClient(medplum), FhirClient(medplum)
+    ehr = Ehr(app)
+    pid = app.create({"resourceType": "Patient", "name": [{"family": "Freshness", "given": ["Fay"]}]})["id"]
+    first = ehr.summary(pid)
+    assert ehr.summary(pid) is first  # unchanged record: cached
+    other.create({"resourceType": "AllergyIntolerance", "patient": {"reference": f"Patient/{pid}"},
+                  "code": {"text": "Latex"}, "clinicalStatus": {"coding": [
+                      {"system": "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical", "code": "active"}]}})
+    assert "ALLERGY: Latex" in ehr.summary(pid).text
