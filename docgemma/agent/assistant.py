@@ -170,7 +170,7 @@ class Assistant:
             yield {"type": "done", "result": TurnResult(answer=text, notes=[text])}
             return
         ref = self.images.put(attachment["filename"], attachment["data"]) if attachment is not None else None
-        yield from self._run({**turn_input(message, ref), "turn_id": uuid.uuid4().hex}, thread_id)
+        yield from self._run(turn_input(message, ref, turn_id=uuid.uuid4().hex), thread_id)
 
     def stream_resume(self, thread_id: str, decision: dict[str, Any]) -> Iterator[Event]:
         """Continue a paused write with ``{"action": "approve" | "reject" | "edit" | "override", "args": {...},

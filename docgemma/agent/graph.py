@@ -16,7 +16,7 @@ from docgemma.agent.nodes.router import route_after_router, router
 from docgemma.agent.nodes.synthesize import synthesize
 from docgemma.agent.nodes.tool_execute import WriteCheck, tool_execute
 from docgemma.agent.nodes.tool_select import route_after_select, tool_select
-from docgemma.agent.state import AgentState
+from docgemma.agent.state import AgentState, InputState
 from docgemma.config import Settings
 from docgemma.llm.base import LLM
 from docgemma.tools.registry import ToolRegistry
@@ -33,7 +33,7 @@ def build_graph(
 ) -> Any:
     """Compile the agent graph. ``checkpointer`` keeps conversations (and paused writes) per thread."""
     settings = settings or Settings()
-    graph = StateGraph(AgentState)
+    graph = StateGraph(AgentState, input_schema=InputState)
     graph.add_node("input_assembly", partial(
         input_assembly, llm=llm, max_message_chars=settings.max_message_chars,
         max_image_bytes=settings.max_image_bytes, max_image_pixels=settings.max_image_pixels,

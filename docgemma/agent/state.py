@@ -1,12 +1,20 @@
 """The LangGraph state (seed 002 §5), plus what the product adds: attachments, the active patient,
 the reasoning timeline and the turn's output (seed 000 dual output, seed 003 follow-ups).
 
-Nodes return partial dicts. The three accumulating lists use :func:`extend_or_reset`: a node appends by
+Nodes return partial dicts. The accumulating lists use :func:`extend_or_reset`: a node appends by
 returning a list, and INPUT_ASSEMBLY starts a turn's lists afresh by putting :data:`NEW_TURN` first.
+
+Every field is one of three kinds, declared here rather than in a node: the turn's input
+(:class:`InputState`), carried over from the turn before (:data:`CARRIED_OVER`), or per-turn with a fresh
+value at the start of each turn (:data:`TURN_DEFAULTS`). A test checks that every field is exactly one of
+them, so a new field cannot silently carry over into the next turn.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Annotated, Any, Literal, TypedDict
 
 from docgemma.image_store import ImageRef
@@ -143,6 +151,67 @@ class AgentState(TypedDict, total=False):
     timeline: Annotated[list[TimelineEvent], extend_or_reset]
 
 
-def turn_input(user_query: str, attachment: ImageRef | None = None) -> AgentState:
+class InputState(TypedDict, total=False):
+    """What a turn is started with (the graph's declared input); everything else is derived or carried over."""
+
+    user_query: str
+    attachment: ImageRef | None
+    turn_id: str
+
+
+#: Fields that carry over from one turn to the next (checkpointed per thread).
+CARRIED_OVER: frozenset[str] = frozenset({"conversation", "active_patient"})
+
+#: The value of every per-turn field when a turn starts (INPUT_ASSEMBLY overrides what it derives). The four
+#: accumulating lists start with :data:`NEW_TURN` so that their reducer replaces the last turn's entries.
+TURN_DEFAULTS: Mapping[str, Any] = MappingProxyType({
+    "history": "",
+    "input_notes": [],
+    "extracted_entities": ExtractedEntities(
+        patient_ids=[], patient_names=[], drug_mentions=[], action_verbs=[], has_image=False,
+    ),
+    "image_findings": None,
+    "patient_context": None,
+    "intent": "DIRECT",
+    "scope": "clinical",
+    "task_summary": "",
+    "suggested_tool": None,
+    "current_tool": None,
+    "current_args": None,
+    "tool_results": [NEW_TURN],
+    "step_count": 0,
+    "retry_count": 0,
+    "total_retries": 0,
+    "retry_mode": None,
+    "skipped_tools": [],
+    "last_result_classification": None,
+    "last_result_summary": None,
+    "qualities": [NEW_TURN],
+    "route": None,
+    "error_action": None,
+    "router_actions": [NEW_TURN],
+    "error_messages": [NEW_TURN],
+    "clarification_request": None,
+    "patient_options": None,
+    "pending_request": None,
+    "selected_patient": None,
+    "patient_at_turn_start": None,
+    "final_response": None,
+    "confidence": None,
+    "sources": [],
+    "follow_ups": [],
+    "timeline": [NEW_TURN],
+})
+
+
+def turn_defaults() -> dict[str, Any]:
+    """A fresh copy of :data:`TURN_DEFAULTS` (its lists are never shared between turns)."""
+    return copy.deepcopy(dict(TURN_DEFAULTS))
+
+
+def turn_input(user_query: str, attachment: ImageRef | None = None, turn_id: str | None = None) -> InputState:
     """The input of one turn; everything else is derived (and per-turn fields reset) by INPUT_ASSEMBLY."""
-    return AgentState(user_query=user_query, attachment=attachment)
+    out = InputState(user_query=user_query, attachment=attachment)
+    if turn_id is not None:
+        out["turn_id"] = turn_id
+    return out

@@ -1,8 +1,8 @@
 """Node ① INPUT_ASSEMBLY (deterministic; one vision call only when an image is attached).
 
-Starts the turn: resets per-turn fields, truncates an over-long message with a visible note, formats the
-last turns of history, decodes the attachment, extracts entities, runs the vision call, and loads the
-active patient's context (seed 000's clinical context assembler).
+Starts the turn: resets per-turn fields (to ``state.TURN_DEFAULTS``), truncates an over-long message with a
+visible note, formats the last turns of history, decodes the attachment, extracts entities, runs the vision
+call, and loads the active patient's context (seed 000's clinical context assembler).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from docgemma.agent.entities import extract_entities
 from docgemma.agent.memory import since_last_switch
 from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.settings import HISTORY_TURNS, NODE_CONFIG
-from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef
+from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef, turn_defaults
 from docgemma.agent.trace import NodeTrace
 from docgemma.image_store import load_image_bytes
 from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image
@@ -112,42 +112,17 @@ def input_assembly(
                                               f"{findings['confidence']}): " + "; ".join(findings["findings"]))
     decision = "image attached" if image is not None else "text only"
     event = trace.event(decision, detail or "no entities found")
+    # Every per-turn field starts afresh (state.TURN_DEFAULTS); `conversation` and `active_patient` carry over.
     return {
+        **turn_defaults(),
         "user_query": query,
         "history": format_history(since_last_switch(state.get("conversation", []))),
         "input_notes": notes,
         "extracted_entities": entities,
         "image_findings": findings,
         "patient_context": context,
-        # Per-turn fields start afresh; `conversation` and `active_patient` carry over.
-        "intent": "DIRECT",
-        "scope": "clinical",
-        "task_summary": "",
-        "suggested_tool": None,
-        "current_tool": None,
-        "current_args": None,
-        "tool_results": [NEW_TURN],
         "active_patient": active,
         "selected_patient": selected,
         "patient_at_turn_start": state.get("active_patient"),
-        "patient_options": None,
-        "pending_request": None,
-        "qualities": [NEW_TURN],
-        "step_count": 0,
-        "retry_count": 0,
-        "total_retries": 0,
-        "retry_mode": None,
-        "skipped_tools": [],
-        "last_result_classification": None,
-        "last_result_summary": None,
-        "route": None,
-        "error_action": None,
-        "router_actions": [NEW_TURN],
-        "error_messages": [NEW_TURN],
-        "clarification_request": None,
-        "final_response": None,
-        "confidence": None,
-        "sources": [],
-        "follow_ups": [],
         "timeline": [NEW_TURN, event],
     }
