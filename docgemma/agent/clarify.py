@@ -22,11 +22,4 @@ def missing_information(fields: list[str]) -> str:
     return f"I need more information to complete this request: {readable}."
 
 
-def drug_choice(options: list[str]) -> str:
-    """An ambiguous drug name."""
-    if len(options) >= 2:
-        return f"Did you mean {', '.join(options[:-1])} or {options[-1]}?"
-    return "Which drug did you mean? Please give its full name."
-
-
 NO_IMAGE = "Please attach the image you would like me to analyse (PNG, JPEG or DICOM)."

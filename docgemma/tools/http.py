@@ -27,6 +27,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from docgemma.tools.outcome import ErrorType
+
 log = logging.getLogger(__name__)
 
 USER_AGENT = "DocGemmaConnect/0.1 (clinical decision support; +https://huggingface.co/spaces)"
@@ -36,7 +38,7 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 class HttpError(Exception):
     """A failed request, classified. ``status`` is the HTTP status when there was one."""
 
-    def __init__(self, error_type: str, detail: str, status: int | None = None) -> None:
+    def __init__(self, error_type: ErrorType, detail: str, status: int | None = None) -> None:
         super().__init__(f"{error_type}: {detail}")
         self.error_type = error_type
         self.detail = detail

@@ -40,8 +40,9 @@ class Literature:
             raise HttpError("invalid_response", f"{endpoint} answer is not an object")
         error = body.get("error") or (body.get("esearchresult") or {}).get("ERROR")
         if error:
-            kind = "rate_limit" if "rate limit" in str(error).lower() else "invalid_response"
-            raise HttpError(kind, f"{endpoint} error body")
+            if "rate limit" in str(error).lower():
+                raise HttpError("rate_limit", f"{endpoint} error body")
+            raise HttpError("invalid_response", f"{endpoint} error body")
         return body
 
     def pubmed(self, query: str) -> list[dict[str, Any]]:

@@ -32,7 +32,6 @@ class ToolContext:
 
     image: Image | None = None
     llm: LLM | None = None
-    active_patient_id: str | None = None
     #: Identifies one approved call (the pending action's id): a retried write with the same scope is a no-op.
     scope: str = ""
     #: The clinician's reason for approving a write despite a severe conflict (recorded with the write).

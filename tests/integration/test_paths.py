@@ -309,3 +309,11 @@ def test_demo_model_writes_no_medical_prose(tools: Tools) -> None:
     r = done(assistant.run_turn("t", "Hello"))
     assert r.answer.startswith("Hello. I am DocGemma Connect") and "I can help with" in r.answer
     assert not [c for c in demo.calls if c.kind == "text"]
+
+
+def test_image_tool_without_an_image_asks_for_one(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:
+    """The no_image ask_user rule is reachable: the tool is not run, the clinician is asked to attach the image."""
+    fake.enqueue(intent(tool="analyze_medical_image"), select("analyze_medical_image"))
+    r = done(assistant.run_turn("t", "Analyze the chest X-ray I uploaded"))
+    assert tools.calls == [] and r.router_actions == ["ERROR_HANDLER", "ASK_USER"]
+    assert r.tools[0]["error_type"] == "no_image" and r.answer.startswith("Please attach the image")

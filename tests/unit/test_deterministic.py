@@ -80,9 +80,8 @@ def test_router_rules() -> None:
 
 
 @pytest.mark.parametrize(("error_type", "retries", "expected"), [
-    ("multiple_patient_matches", 0, "ASK_USER"),
     ("invalid_args", 0, "ASK_USER"),
-    ("ambiguous_drug_name", 0, "ASK_USER"),
+    ("no_image", 0, "ASK_USER"),
     ("drug_not_in_database", 0, "SKIP"),
     ("not_configured", 0, "SKIP"),
     ("timeout", 2, "SKIP"),
@@ -152,3 +151,30 @@ def test_confidence_levels() -> None:
     failed = [{"status": "error", "sources": []}]
     assert confidence({"tool_results": failed, "qualities": ["error_fatal"], "error_messages": ["x"]}) == "low"  # type: ignore[typeddict-item]
     assert confidence({"tool_results": ok, "qualities": ["no_results"]}) == "low"  # type: ignore[typeddict-item]
+
+
+def test_every_error_type_has_a_template_and_a_rule() -> None:
+    """The taxonomy is closed: each error a tool can return has a clinician-facing sentence, and ERROR_HANDLER's
+    rules name only error types that exist (a typo there would be a rule that can never fire)."""
+    from typing import get_args
+
+    from docgemma.agent.nodes.error_handler import ASK_USER_ERRORS, SKIP_ERRORS
+    from docgemma.tools.outcome import ERROR_TEMPLATES, RETRYABLE_ERRORS, ErrorType
+
+    types = set(get_args(ErrorType))
+    assert set(ERROR_TEMPLATES) == types | {"generic"}
+    assert not (ASK_USER_ERRORS | SKIP_ERRORS | RETRYABLE_ERRORS) - types
+
+
+def test_every_error_type_is_returned_somewhere() -> None:
+    """No dead error type: each one is raised by the HTTP client or returned by an executor or TOOL_EXECUTE."""
+    import re
+    from pathlib import Path
+    from typing import get_args
+
+    import docgemma
+    from docgemma.tools.outcome import ErrorType
+
+    source = "\n".join(p.read_text() for p in Path(docgemma.__file__).parent.rglob("*.py"))
+    returned = set(re.findall(r'(?:failure|HttpError)\(\s*"([a-z_]+)"', source))
+    assert set(get_args(ErrorType)) == returned

@@ -16,11 +16,12 @@ from docgemma.agent.settings import MAX_RETRIES, MAX_STEPS, MAX_TOTAL_RETRIES, N
 from docgemma.agent.state import AgentState, RouteAction, ToolResult
 from docgemma.agent.trace import MeteredLLM, NodeTrace
 from docgemma.llm.base import LLM, LLMError
+from docgemma.tools.outcome import ErrorType
 from docgemma.tools.registry import ToolRegistry
 
-ASK_USER_ERRORS = frozenset({"multiple_patient_matches", "missing_required_args", "invalid_args",
-                             "ambiguous_drug_name", "no_image"})
-SKIP_ERRORS = frozenset({"drug_not_in_database", "not_configured", "no_vision", "declined", "not_requested"})
+ASK_USER_ERRORS: frozenset[ErrorType] = frozenset({"invalid_args", "no_image"})
+SKIP_ERRORS: frozenset[ErrorType] = frozenset({"drug_not_in_database", "not_configured", "no_vision", "declined",
+                                               "not_requested"})
 
 
 def deterministic_action(state: AgentState, result: ToolResult) -> tuple[RouteAction, str] | None:
@@ -44,10 +45,6 @@ def question_for(result: ToolResult) -> str:
     """The clarification question for an ask_user error."""
     details = result["data"] if isinstance(result["data"], dict) else {}
     error_type = result["error_type"]
-    if error_type == "multiple_patient_matches":
-        return clarify.patient_choice(result["args"].get("name", ""), details.get("matches", []))
-    if error_type == "ambiguous_drug_name":
-        return clarify.drug_choice(details.get("suggestions", []))
     if error_type == "no_image":
         return clarify.NO_IMAGE
     return clarify.missing_information(details.get("missing_fields", ["arguments"]))

@@ -146,8 +146,7 @@ def tool_execute(
                 image = decode_image(attachment["filename"], load_image_bytes(attachment), max_image_bytes)
             except ImageError:
                 image = None
-        context = ToolContext(image=image, llm=llm, active_patient_id=active["id"] if active else None, scope=scope,
-                              override_reason=override)
+        context = ToolContext(image=image, llm=llm, scope=scope, override_reason=override)
         try:
             outcome = spec.run(checked.model, context)
         except Exception:
