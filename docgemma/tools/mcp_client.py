@@ -1,19 +1,19 @@
 """TOOL_EXECUTE over MCP (``DOCGEMMA_TOOL_TRANSPORT=mcp``): registry tools called through an MCP client.
 
-One session is kept open on a background event loop (a stdio subprocess of ``python -m docgemma mcp``, or
-a streamable-HTTP URL); calls from the graph's threads are scheduled onto it.
+One session is kept open on a background event loop (a stdio subprocess of ``python -m docgemma mcp`` with
+this interpreter, or a streamable-HTTP URL); calls from the graph's threads are scheduled onto it. The
+subprocess finds the package as any ``python -m`` does: installed (``pip install -e .``), or from the
+current directory when run from a checkout's root (as the tests and ``app.py`` are).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import threading
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -29,9 +29,6 @@ class McpToolClient:
     def __init__(self, url: str | None = None, env: Mapping[str, str] | None = None, allow_writes: bool = True) -> None:
         self.url = url
         self.env = dict(env or {})
-        # The subprocess must import this package even when it is run from a checkout, not installed.
-        root = str(Path(__file__).resolve().parents[2])
-        self.env["PYTHONPATH"] = os.pathsep.join(p for p in (root, self.env.get("PYTHONPATH", "")) if p)
         self.allow_writes = allow_writes
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -77,13 +74,17 @@ class McpToolClient:
             result = self._run(self._session.call_tool(name, arguments))
         except (TimeoutError, ConnectionError, OSError, RuntimeError):
             return failure("service_unavailable")
-        if getattr(result, "isError", False) or getattr(result, "is_error", False) or not result.content:
+        if result.is_error:
             return failure("server_error")
-        try:
-            outcome: ToolOutcome = json.loads(result.content[0].text)
-        except (json.JSONDecodeError, AttributeError):
+        structured = result.structured_content
+        if structured is None and result.content:  # a server without structured output: its JSON text
+            try:
+                structured = json.loads(result.content[0].text)
+            except (json.JSONDecodeError, AttributeError):
+                return failure("invalid_response")
+        if not isinstance(structured, dict) or structured.get("status") not in ("success", "error"):
             return failure("invalid_response")
-        return outcome
+        return cast(ToolOutcome, structured)
 
     def _run(self, coroutine: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(CALL_TIMEOUT_S)

@@ -1,8 +1,10 @@
 """The tool registry served over MCP (official ``mcp`` SDK): ``python -m docgemma mcp --transport stdio|http``.
 
 Every registry tool is listed with its name, full description and the JSON schema of its argument model,
-and answers with the tool's outcome as JSON text (``{"status": ..., "data" | "error_type": ...}``), the
-same value TOOL_EXECUTE gets in-process.
+and answers with the tool's outcome as structured content (output schema: :class:`~docgemma.tools.outcome.ToolOutcome`,
+``{"status": ..., "data" | "error_type": ...}``; the same JSON as text for older clients), the same value
+TOOL_EXECUTE gets in-process. Record tools are marked closed-world (``openWorldHint=False``); the knowledge
+tools query public sources (open world).
 
 Write tools are left out unless ``allow_writes`` is set: over MCP there is no clinician to approve a write,
 so only a caller that does its own approval (the agent's MCP client mode) may enable them. The image tool
@@ -12,9 +14,9 @@ is listed but answers ``no_image`` here: it needs the conversation's image and m
 from __future__ import annotations
 
 import inspect
-import json
 from typing import TYPE_CHECKING, Annotated, Any
 
+from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
@@ -24,16 +26,16 @@ if TYPE_CHECKING:
 def _tool_function(spec: ToolSpec) -> Any:
     """A function whose signature is the tool's argument model, so the SDK publishes that schema."""
 
-    def call(**kwargs: Any) -> str:
+    def call(**kwargs: Any) -> ToolOutcome:
         args = spec.args_model.model_validate(kwargs)
-        return json.dumps(spec.run(args, ToolContext()), default=str)
+        return spec.run(args, ToolContext())
 
     parameters = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[info.annotation, info],
                           default=inspect.Parameter.empty if info.is_required() else info.default)
         for name, info in spec.args_model.model_fields.items()
     ]
-    call.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
+    call.__signature__ = inspect.Signature(parameters, return_annotation=ToolOutcome)  # type: ignore[attr-defined]
     call.__name__ = spec.name
     return call
 
@@ -52,8 +54,8 @@ def build_server(registry: ToolRegistry, *, allow_writes: bool = False) -> MCPSe
         server.add_tool(
             _tool_function(spec), name=spec.name, title=spec.label, description=spec.full_desc,
             annotations=ToolAnnotations(title=spec.label, read_only_hint=not spec.writes, destructive_hint=False,
-                                        open_world_hint=True),
-            structured_output=False,
+                                        open_world_hint=not spec.record),
+            structured_output=True,
         )
     return server
 

@@ -7,7 +7,10 @@ pre-formatted sentence before any model sees them.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
+
+# typing_extensions' TypedDict: pydantic (the MCP server's output schema) reads it on Python < 3.12 too.
+from typing_extensions import TypedDict
 
 #: Every error a tool (or TOOL_EXECUTE on its behalf) can return; :func:`failure` and :class:`HttpError` take
 #: only these, so mypy rejects a new one until it has a template here and a rule in ERROR_HANDLER.

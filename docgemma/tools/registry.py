@@ -59,6 +59,9 @@ class ToolSpec:
     writes: bool = False
     needs_patient: bool = False
     needs_image: bool = False
+    #: Reads or writes the patient record: a closed world (MCP ``openWorldHint=False``), unlike the public
+    #: knowledge sources the other tools query.
+    record: bool = False
     arg_max_tokens: int = 128
     #: Longest formatted result handed to a prompt (the chart summary needs more than a lookup).
     result_cap: int = RESULT_CHAR_CAP
@@ -185,6 +188,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "look them up.",
         A.PatientSearchArgs,
         "Look up patient Maria Garcia.",
+        record=True,
     ),
     ToolSpec(
         "get_patient_chart",
@@ -196,6 +200,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "Show me the chart for patient abc-123.",
         needs_patient=True,
         result_cap=6500,
+        record=True,
     ),
     ToolSpec(
         "query_patient_data",
@@ -209,6 +214,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=352,
         result_cap=3000,
+        record=True,
     ),
     ToolSpec(
         "explore_connections",
@@ -221,6 +227,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=224,
         result_cap=3000,
+        record=True,
     ),
     ToolSpec(
         "get_patient_timeline",
@@ -233,6 +240,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=192,
         result_cap=3500,
+        record=True,
     ),
     ToolSpec(
         "prescribe_medication",
@@ -244,6 +252,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         writes=True,
         needs_patient=True,
         arg_max_tokens=352,
+        record=True,
     ),
     ToolSpec(
         "add_allergy",
@@ -255,6 +264,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         writes=True,
         needs_patient=True,
         arg_max_tokens=288,
+        record=True,
     ),
     ToolSpec(
         "save_clinical_note",
@@ -266,6 +276,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         writes=True,
         needs_patient=True,
         arg_max_tokens=800,
+        record=True,
     ),
     ToolSpec(
         "analyze_medical_image",
