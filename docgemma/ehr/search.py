@@ -11,12 +11,17 @@ Unknown parameters are an error (a silently ignored filter would return the wron
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from docgemma.ehr.store import FhirError, check_id, encounter_reference, reference_id
+from docgemma.fhir import FhirError, check_id, encounter_reference, reference_id
 
-if TYPE_CHECKING:
-    from docgemma.ehr.store import FhirStore
+
+class Candidates(Protocol):
+    """What a search needs of the store (:class:`~docgemma.ehr.store.FhirStore`, which calls this module):
+    the rows that SQL narrowed down. A protocol, so the two modules do not import each other."""
+
+    def candidates(self, resource_type: str | None, patient: str | None = None,
+                   clauses: Iterable[tuple[str, list[Any]]] = ()) -> list[tuple[dict[str, Any], dict[str, Any]]]: ...
 
 FILTER_PARAMS = frozenset({"_id", "name", "family", "given", "identifier", "birthdate", "date", "status", "code",
                            "category", "encounter"})
@@ -125,7 +130,7 @@ def _sql(resource_type: str, key: str, value: str, scoped: bool = False) -> tupl
     return None
 
 
-def search(store: FhirStore, resource_type: str, params: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
+def search(store: Candidates, resource_type: str, params: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
     """All matches (sorted; ``_count``/``_offset`` are applied by the caller that pages)."""
     params = list(params)
     patient = None

@@ -28,6 +28,7 @@ from docgemma.ehr.dosing import dose_warnings
 from docgemma.ehr.freshness import RecordVersion
 from docgemma.ehr.summary import PatientSummary, compile_summary
 from docgemma.ehr.validate import validate_resource
+from docgemma.fhir import display_text
 from docgemma.tools.registry import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,7 @@ class Ehr:
         target = f"urn:uuid:{key[:8]}-{key[8:12]}-{key[12:16]}-{key[16:20]}-{key[20:32]}"
         p = hashlib.sha256(f"{key}:provenance".encode()).hexdigest()
         prov_id = f"{p[:8]}-{p[8:12]}-{p[12:16]}-{p[16:20]}-{p[20:32]}"
-        from docgemma.ehr.store import now
+        from docgemma.fhir import now
 
         patient = (resource.get("subject") or resource.get("patient") or {}).get("reference", "")
         provenance = {
@@ -208,8 +209,6 @@ class Ehr:
                 return WriteReview(blocked=f"an existing patient ID (no patient '{patient_id}' is on the record; "
                                            "nothing was written)")
             return WriteReview(warnings=["The patient record could not be checked for allergies and duplicate orders."])
-        from docgemma.ehr.store import display_text
-
         allergies = [r for r in resources if r.get("resourceType") == "AllergyIntolerance"
                      and _clinical_status(r) in ("active", "") and _verification(r) not in ("refuted", "entered-in-error")]
         meds = [r for r in resources if r.get("resourceType") == "MedicationRequest" and r.get("status") in ("active", "on-hold")]
@@ -259,8 +258,6 @@ def _verification(resource: dict[str, Any]) -> str:
 
 def allergy_line(allergy: dict[str, Any]) -> str:
     """``Allergy to penicillin (Anaphylaxis; criticality high)``."""
-    from docgemma.ehr.store import display_text
-
     details = [", ".join(reactions(allergy))] if reactions(allergy) else []
     if allergy.get("criticality"):
         details.append(f"criticality {allergy['criticality']}")

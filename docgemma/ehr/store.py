@@ -11,7 +11,6 @@ every write is one SQLite transaction, so a crash never leaves half a bundle.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 import time
@@ -22,8 +21,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-ID_RE = re.compile(r"^[A-Za-z0-9\-.]{1,64}$")
-TYPE_RE = re.compile(r"^[A-Z][A-Za-z]{1,63}$")
+from docgemma.fhir import (
+    CODE_FIELDS,
+    ID_RE,
+    FhirError,
+    check_id,
+    check_type,
+    codings,
+    display_text,
+    encounter_reference,
+    now,
+    patient_of,
+    reference_id,
+)
+
+# Re-exported: the record layer's modules and tests import these from here too.
+__all__ = ["FhirError", "FhirStore", "check_id", "check_type", "display_text", "encounter_reference", "now",
+           "patient_of", "reference_id"]
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS resources (
     type TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, last_updated TEXT NOT NULL,
@@ -58,29 +73,6 @@ DATE_FIELDS = (
     "recorded",
     "birthDate",
 )
-CODE_FIELDS = ("code", "medicationCodeableConcept", "vaccineCode", "type")
-
-
-class FhirError(Exception):
-    """A FHIR-level failure with the HTTP status and OperationOutcome issue code it maps to."""
-
-    def __init__(self, status: int, code: str, diagnostics: str) -> None:
-        super().__init__(diagnostics)
-        self.status = status
-        self.code = code
-        self.diagnostics = diagnostics
-
-    def outcome(self) -> dict[str, Any]:
-        """The OperationOutcome body."""
-        return {
-            "resourceType": "OperationOutcome",
-            "issue": [{"severity": "error", "code": self.code, "diagnostics": self.diagnostics}],
-        }
-
-
-def now() -> str:
-    """Current UTC time as a FHIR instant."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _instant(value: str) -> str:
@@ -94,81 +86,12 @@ def _instant(value: str) -> str:
     return parsed.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def check_type(resource_type: str) -> None:
-    """Reject resource type names that are not FHIR-shaped."""
-    if not TYPE_RE.match(resource_type):
-        raise FhirError(400, "invalid", f"invalid resource type {resource_type!r}")
-
-
-def check_id(resource_id: str) -> None:
-    """Reject ids outside the FHIR id grammar (this also rejects '/', '..' and spaces)."""
-    if not ID_RE.match(resource_id) or ".." in resource_id:
-        raise FhirError(400, "invalid", f"invalid id {resource_id!r}")
-
-
 def _get(data: Any, path: str) -> Any:
     for part in path.split("."):
         if not isinstance(data, dict):
             return None
         data = data.get(part)
     return data
-
-
-def reference_id(reference: Any, resource_type: str = "Patient") -> str | None:
-    """``"Patient/abc"`` → ``"abc"``."""
-    if isinstance(reference, dict):
-        reference = reference.get("reference")
-    if isinstance(reference, str) and reference.startswith(f"{resource_type}/"):
-        return reference.split("/", 1)[1]
-    return None
-
-
-def patient_of(resource: dict[str, Any]) -> str | None:
-    """The patient compartment a resource belongs to."""
-    if resource.get("resourceType") == "Patient":
-        return str(resource.get("id"))
-    for field in ("subject", "patient", "beneficiary"):
-        pid = reference_id(resource.get(field))
-        if pid:
-            return pid
-    for target in resource.get("target", []) if resource.get("resourceType") == "Provenance" else []:
-        pid = reference_id(target)
-        if pid:
-            return pid
-    return None
-
-
-def _codings(resource: dict[str, Any], fields: Iterable[str]) -> Iterator[dict[str, Any]]:
-    for field in fields:
-        value = resource.get(field)
-        for concept in value if isinstance(value, list) else [value]:
-            if isinstance(concept, dict):
-                yield from (c for c in concept.get("coding", []) if isinstance(c, dict))
-
-
-def display_text(resource: dict[str, Any]) -> str:
-    """The human-readable name of a resource (its code's text, a patient's name, ...)."""
-    if resource.get("resourceType") == "Patient":
-        names = resource.get("name") or [{}]
-        name = names[0]
-        return " ".join([*name.get("given", []), name.get("family", "")]).strip() or str(name.get("text", ""))
-    for field in (*CODE_FIELDS, "category"):
-        concept = resource.get(field)
-        concept = concept[0] if isinstance(concept, list) and concept else concept
-        if isinstance(concept, dict):
-            text = concept.get("text") or next((c.get("display") for c in concept.get("coding", []) if c.get("display")), None)
-            if text:
-                return str(text)
-    return str(resource.get("description") or resource.get("title") or resource.get("resourceType"))
-
-
-def encounter_reference(resource: dict[str, Any]) -> Any:
-    """The encounter a resource was recorded in (``encounter``, or ``context.encounter`` of documents)."""
-    if "encounter" in resource:
-        return resource["encounter"]
-    context = resource.get("context")
-    encounter = context.get("encounter") if isinstance(context, dict) else None
-    return encounter[0] if isinstance(encounter, list) and encounter else encounter
 
 
 def _tokens(resource: dict[str, Any], index: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -192,15 +115,15 @@ def _index(resource: dict[str, Any]) -> dict[str, Any]:
     status = _get(resource, "clinicalStatus.coding")
     status_code = status[0].get("code") if isinstance(status, list) and status else resource.get("status")
     date = next((str(v) for f in DATE_FIELDS if (v := _get(resource, f))), None)
-    codes = sorted({f"{c.get('system', '')}|{c.get('code', '')}" for c in _codings(resource, CODE_FIELDS)})
-    categories = sorted({str(c.get("code")) for c in _codings(resource, ("category", "class")) if c.get("code")})
+    codes = sorted({f"{c.get('system', '')}|{c.get('code', '')}" for c in codings(resource, CODE_FIELDS)})
+    categories = sorted({str(c.get("code")) for c in codings(resource, ("category", "class")) if c.get("code")})
     if isinstance(resource.get("class"), dict) and resource["class"].get("code"):
         categories.append(str(resource["class"]["code"]))
     idents = sorted(
         {f"{i.get('system', '')}|{i.get('value', '')}" for i in resource.get("identifier", []) if isinstance(i, dict)}
     )
     words = [display_text(resource)]
-    words += [str(c.get("display", "")) for c in _codings(resource, CODE_FIELDS)]
+    words += [str(c.get("display", "")) for c in codings(resource, CODE_FIELDS)]
     if resource.get("resourceType") == "Patient":
         for name in resource.get("name", []):
             words += [*name.get("given", []), name.get("family", ""), name.get("text", "")]

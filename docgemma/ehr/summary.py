@@ -21,8 +21,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from docgemma.ehr.allergy import allergy_conflict
-from docgemma.ehr.search import encounter_reference
-from docgemma.ehr.store import display_text, reference_id
+from docgemma.fhir import display_text, encounter_reference, reference_id
 
 TOKEN_BUDGET = 1500
 ACTIVE_CONDITION = {"active", "recurrence", "relapse"}

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from docgemma.ehr.store import FhirError
+from docgemma.fhir import FhirError
 
 T = TypeVar("T")
 #: What reading a malformed resource raises in code written for valid FHIR (a string where a dict should be,

@@ -17,9 +17,9 @@ from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.dosing import dosage_instruction
 from docgemma.ehr.search import encounter_reference
 from docgemma.ehr.service import Ehr, idempotency_key
-from docgemma.ehr.store import display_text, patient_of
 from docgemma.ehr.summary import note_text, quantity_text
 from docgemma.ehr.validate import tolerant, unreadable_note
+from docgemma.fhir import display_text, patient_of
 from docgemma.tools.outcome import ToolOutcome, failure, success
 from docgemma.tools.registry import Executor, Formatter, ToolContext
 
@@ -336,7 +336,7 @@ def prescribe_medication(ehr: Ehr, args: BaseModel, context: ToolContext) -> Too
 def save_clinical_note(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
     """DocumentReference with the note as text/plain."""
     a: Any = args
-    from docgemma.ehr.store import now
+    from docgemma.fhir import now
 
     resource = {
         "resourceType": "DocumentReference", "status": "current", "type": {"text": a.note_type},

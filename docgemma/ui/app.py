@@ -31,7 +31,7 @@ from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.config import Settings
 from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.service import Ehr
-from docgemma.ehr.store import display_text
+from docgemma.fhir import display_text
 from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image, size_error
 from docgemma.ui.events import (
     WELCOME,
