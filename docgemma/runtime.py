@@ -9,12 +9,12 @@ import sqlite3
 from collections.abc import Callable
 
 from docgemma.agent.assistant import Assistant
-from docgemma.agent.entities import DrugDictionary
+from docgemma.clinical.entities import DrugDictionary
 from docgemma.config import ConfigError, Settings
 from docgemma.ehr.service import Ehr
 from docgemma.image_store import ImageStore
 from docgemma.llm import make_llm
-from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import ToolRegistry, default_registry
 
@@ -108,4 +108,4 @@ def build_assistant(settings: Settings, ehr: Ehr | None = None) -> Assistant:
     images = ImageStore(settings.image_store_path, max_file_bytes=settings.max_image_bytes,
                         max_total_bytes=settings.image_store_bytes, max_files=settings.image_store_files)
     return Assistant(llm, build_registry(settings, ehr), checkpointer, settings,
-                     patient_context=ehr.patient_context, write_check=ehr.write_warnings, image_store=images)
+                     patient_context=ehr.patient_context, write_check=record_write_check(ehr), image_store=images)

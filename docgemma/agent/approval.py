@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 from docgemma.tools.registry import ToolSpec
+from docgemma.tools.review import PatientCard, WriteReview
+
+__all__ = ["ACTIONS", "ALREADY_HANDLED", "NO_PENDING", "Action", "PatientCard", "WriteReview", "approval_request",
+           "as_review", "parse_decision", "pending_action_id"]
 
 Action = Literal["approve", "edit", "reject", "override"]
 ACTIONS: tuple[str, ...] = ("approve", "edit", "reject", "override")
@@ -22,29 +26,6 @@ ALREADY_HANDLED = (
     "nothing more was written."
 )
 NO_PENDING = "There is no pending action to approve."
-
-
-class PatientCard(TypedDict, total=False):
-    """Who the write is for, as the clinician must see it before approving."""
-
-    id: str
-    name: str
-    birth_date: str
-    gender: str
-    allergies: list[str]
-    active_medications: int
-    medications: list[str]
-
-
-class WriteReview(TypedDict, total=False):
-    """The safety review of a proposed write (``WriteCheck``'s answer)."""
-
-    warnings: list[str]
-    #: Warnings that a plain approval cannot pass: they need an override with a reason.
-    severe: list[str]
-    patient: PatientCard
-    #: The write cannot be proposed at all (e.g. the patient does not exist): no card, this error instead.
-    blocked: str
 
 
 def as_review(value: WriteReview | list[str] | None) -> WriteReview:

@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from docgemma.agent.entities import DrugDictionary, combination_parts
 from docgemma.agent.patterns import TASK_PATTERNS
 from docgemma.agent.state import AgentState
+from docgemma.clinical.entities import DrugDictionary, combination_parts
 
 NOT_SPECIFIED = "not specified"
 

@@ -17,9 +17,14 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Annotated, Any, Literal, TypedDict
 
+from docgemma.clinical.entities import ExtractedEntities
+from docgemma.clinical.patient import PatientRef
 from docgemma.image_store import ImageRef
 from docgemma.llm.base import Message
 from docgemma.tools.outcome import Source
+
+__all__ = ["CARRIED_OVER", "NEW_TURN", "TURN_DEFAULTS", "AgentState", "Attachment", "ExtractedEntities",
+           "ImageFindings", "InputState", "PatientRef", "TimelineEvent", "ToolResult", "turn_defaults", "turn_input"]
 
 #: First element of a list update that replaces, rather than extends, an accumulating list.
 NEW_TURN = "__new_turn__"
@@ -44,29 +49,12 @@ class Attachment(TypedDict):
     data: bytes
 
 
-class ExtractedEntities(TypedDict):
-    """Deterministic pre-extraction (seed 002 §4)."""
-
-    patient_ids: list[str]
-    patient_names: list[str]
-    drug_mentions: list[str]
-    action_verbs: list[str]
-    has_image: bool
-
-
 class ImageFindings(TypedDict):
     """Structured findings of the vision call."""
 
     modality: str
     findings: list[str]
     confidence: Literal["high", "medium", "low"]
-
-
-class PatientRef(TypedDict):
-    """The active patient of a conversation; carried across turns."""
-
-    id: str
-    name: str
 
 
 class ToolResult(TypedDict):

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from docgemma.agent.entities import DrugDictionary
 from docgemma.agent.state import ExtractedEntities, PatientRef
+from docgemma.clinical.entities import DrugDictionary
 from docgemma.tools.outcome import ToolOutcome, failure
 from docgemma.tools.registry import ToolSpec
 

@@ -1,4 +1,5 @@
-"""The patient record as the agent sees it: a FHIR client, the compiled summaries, and safe writes.
+"""The patient record as the agent sees it: a FHIR client, the compiled summaries, and safe writes. It exposes
+data; what a write must be checked for is the write tools' policy (``tools/write_checks.py``).
 
 Summaries are compiled on first use and recompiled when the record changed, whoever changed it: each use asks
 the server for the patient's resources updated since the newest one the summary saw (``$everything?_since``),
@@ -19,24 +20,18 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from docgemma.agent.approval import PatientCard, WriteReview
-from docgemma.agent.entities import DrugDictionary
-from docgemma.agent.state import PatientRef
-from docgemma.ehr.allergy import ALLERGY_CLASSES, RELATED_CLASSES, allergy_conflict, is_direct_conflict, is_severe, reactions
+from docgemma.clinical.patient import PatientRef
 from docgemma.ehr.client import FhirClient, FhirClientError
-from docgemma.ehr.dosing import dose_warnings
 from docgemma.ehr.freshness import RecordVersion
 from docgemma.ehr.summary import PatientSummary, compile_summary
 from docgemma.ehr.validate import validate_resource
-from docgemma.fhir import display_text
-from docgemma.tools.registry import ToolSpec
 
 log = logging.getLogger(__name__)
 EMBEDDED_BASE = "http://embedded.docgemma/fhir"
 DEMO_DATA = Path(__file__).resolve().parents[2] / "data" / "demo" / "demo_patients.json"
 WRITE_SYSTEM = "urn:docgemma:write"
 
-__all__ = ["ALLERGY_CLASSES", "RELATED_CLASSES", "Ehr", "allergy_conflict", "idempotency_key", "validate_resource"]
+__all__ = ["Ehr", "idempotency_key", "validate_resource"]
 
 
 def idempotency_key(scope: str, tool: str, args: dict[str, Any] | None = None) -> str:
@@ -195,70 +190,3 @@ class Ehr:
         if patient:
             self.recompile(patient.split("/")[-1])
         return saved, created
-
-    def write_warnings(self, spec: ToolSpec, args: dict[str, Any], active: PatientRef | None) -> WriteReview:
-        """The approval card's review: who the patient is, and the safety warnings (allergy and class
-        conflicts, severe ones needing an override; duplicate orders; dose and frequency). A patient who is not
-        on the record blocks the write before any card is shown."""
-        patient_id = str(args.get("patient_id", ""))
-        try:
-            patient = self.client.read("Patient", patient_id)
-            resources = self.compartment(patient_id)
-        except FhirClientError as exc:
-            if exc.status in (404, 410):
-                return WriteReview(blocked=f"an existing patient ID (no patient '{patient_id}' is on the record; "
-                                           "nothing was written)")
-            return WriteReview(warnings=["The patient record could not be checked for allergies and duplicate orders."])
-        allergies = [r for r in resources if r.get("resourceType") == "AllergyIntolerance"
-                     and _clinical_status(r) in ("active", "") and _verification(r) not in ("refuted", "entered-in-error")]
-        meds = [r for r in resources if r.get("resourceType") == "MedicationRequest" and r.get("status") in ("active", "on-hold")]
-        warnings: list[str] = []
-        severe: list[str] = []
-        if spec.name == "prescribe_medication":
-            name = str(args.get("medication_name", ""))
-            drug = DrugDictionary.canonical(name) or name.lower()
-            for allergy in allergies:
-                conflict = allergy_conflict(display_text(allergy), drug)
-                if not conflict:
-                    continue
-                if is_severe(allergy) and is_direct_conflict(conflict):
-                    text = (f"ALLERGY CONFLICT (SEVERE): recorded allergy '{allergy_line(allergy)}' — {conflict} "
-                            "Approving needs an explicit override with a reason.")
-                    severe.append(text)
-                else:
-                    text = f"ALLERGY CONFLICT: recorded allergy '{allergy_line(allergy)}' — {conflict}"
-                warnings.append(text)
-            for med in meds:
-                if drug and drug in display_text(med).lower():
-                    warnings.append(
-                        f"DUPLICATE ORDER: an active order already exists: {display_text(med)} "
-                        f"(since {str(med.get('authoredOn', '?'))[:10]})."
-                    )
-            warnings += dose_warnings(drug, str(args.get("dosage", "")), str(args.get("frequency", "")))
-        if spec.name == "add_allergy":
-            substance = str(args.get("substance", "")).lower()
-            for allergy in allergies:
-                if substance and substance in display_text(allergy).lower():
-                    warnings.append(f"ALREADY RECORDED: '{display_text(allergy)}' is on the allergy list.")
-        card = PatientCard(
-            id=patient_id, name=display_text(patient), birth_date=str(patient.get("birthDate") or "unknown"),
-            gender=str(patient.get("gender") or "unknown"), allergies=[allergy_line(a) for a in allergies],
-            active_medications=len(meds), medications=[display_text(m) for m in meds][:6],
-        )
-        return WriteReview(warnings=warnings, severe=severe, patient=card)
-
-
-def _clinical_status(resource: dict[str, Any]) -> str:
-    return str(((resource.get("clinicalStatus") or {}).get("coding") or [{}])[0].get("code", ""))
-
-
-def _verification(resource: dict[str, Any]) -> str:
-    return str(((resource.get("verificationStatus") or {}).get("coding") or [{}])[0].get("code", ""))
-
-
-def allergy_line(allergy: dict[str, Any]) -> str:
-    """``Allergy to penicillin (Anaphylaxis; criticality high)``."""
-    details = [", ".join(reactions(allergy))] if reactions(allergy) else []
-    if allergy.get("criticality"):
-        details.append(f"criticality {allergy['criticality']}")
-    return display_text(allergy) + (f" ({'; '.join(details)})" if details else "")

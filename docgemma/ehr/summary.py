@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
-from docgemma.ehr.allergy import allergy_conflict
+from docgemma.clinical.allergy import allergy_conflict
 from docgemma.fhir import display_text, encounter_reference, reference_id
 
 TOKEN_BUDGET = 1500

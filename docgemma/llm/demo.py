@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from docgemma.agent.entities import extract_entities
+from docgemma.clinical.entities import extract_entities
 from docgemma.llm.fake import Call, FakeLLM
 
 _DOSE_RE = re.compile(r"\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?|ml)\b", re.IGNORECASE)

@@ -13,15 +13,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from docgemma.clinical.dosing import dosage_instruction
+from docgemma.clinical.patient import PatientRef
 from docgemma.ehr.client import FhirClientError
-from docgemma.ehr.dosing import dosage_instruction
 from docgemma.ehr.search import encounter_reference
 from docgemma.ehr.service import Ehr, idempotency_key
 from docgemma.ehr.summary import note_text, quantity_text
 from docgemma.ehr.validate import tolerant, unreadable_note
 from docgemma.fhir import display_text, patient_of
 from docgemma.tools.outcome import ToolOutcome, failure, success
-from docgemma.tools.registry import Executor, Formatter, ToolContext
+from docgemma.tools.registry import Executor, Formatter, ToolContext, ToolSpec
+from docgemma.tools.review import PatientCard, WriteCheck, WriteReview
+from docgemma.tools.write_checks import Findings, PatientFacts, active_allergies, active_orders, allergy_line
 
 CLINICAL_TYPES = ("Condition", "MedicationRequest", "Observation", "Procedure", "Encounter", "DiagnosticReport",
                   "CarePlan", "Immunization", "AllergyIntolerance", "DocumentReference")
@@ -369,3 +372,28 @@ def ehr_executors(ehr: Ehr) -> tuple[dict[str, Executor], dict[str, Formatter]]:
         "save_clinical_note": format_write,
     }
     return executors, formatters
+
+
+def record_write_check(ehr: Ehr) -> WriteCheck:
+    """The write check against ``ehr``: who the patient is (a patient not on the record blocks the write before
+    any card is shown), plus the tool's own :attr:`~docgemma.tools.registry.ToolSpec.pre_write_check`."""
+    def check(spec: ToolSpec, args: dict[str, Any], active: PatientRef | None) -> WriteReview:
+        patient_id = str(args.get("patient_id", ""))
+        try:
+            patient = ehr.client.read("Patient", patient_id)
+            resources = ehr.compartment(patient_id)
+        except FhirClientError as exc:
+            if exc.status in (404, 410):
+                return WriteReview(blocked=f"an existing patient ID (no patient '{patient_id}' is on the record; "
+                                           "nothing was written)")
+            return WriteReview(warnings=["The patient record could not be checked for allergies and duplicate orders."])
+        facts = PatientFacts(allergies=active_allergies(resources), medications=active_orders(resources))
+        found = spec.pre_write_check(args, facts) if spec.pre_write_check else Findings([], [])
+        card = PatientCard(
+            id=patient_id, name=display_text(patient), birth_date=str(patient.get("birthDate") or "unknown"),
+            gender=str(patient.get("gender") or "unknown"), allergies=[allergy_line(a) for a in facts.allergies],
+            active_medications=len(facts.medications), medications=[display_text(m) for m in facts.medications][:6],
+        )
+        return WriteReview(warnings=found.warnings, severe=found.severe, patient=card)
+
+    return check

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from docgemma.agent.entities import DrugDictionary
+from docgemma.clinical.entities import DrugDictionary
 from docgemma.tools.http import HttpClient, HttpError
 from docgemma.tools.outcome import Source, ToolOutcome, failure, success
 from docgemma.tools.registry import ToolContext

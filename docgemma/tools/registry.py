@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from docgemma.tools import args as A
 from docgemma.tools.outcome import ToolOutcome, failure
+from docgemma.tools.write_checks import PreWriteCheck, allergy_check, prescription_check
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -67,6 +68,9 @@ class ToolSpec:
     result_cap: int = RESULT_CHAR_CAP
     executor: Executor | None = None
     formatter: Formatter = compact_json
+    #: A write tool's own safety review before the approval card (``tools/write_checks.py``): warnings from the
+    #: patient's allergies and active orders. The patient check itself applies to every write.
+    pre_write_check: PreWriteCheck | None = None
 
     @property
     def signature(self) -> str:
@@ -253,6 +257,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=352,
         record=True,
+        pre_write_check=prescription_check,
     ),
     ToolSpec(
         "add_allergy",
@@ -265,6 +270,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=288,
         record=True,
+        pre_write_check=allergy_check,
     ),
     ToolSpec(
         "save_clinical_note",

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 from docgemma.agent.assistant import Assistant, TurnResult
+from docgemma.clinical.allergy import allergy_conflict
 from docgemma.ehr.load import load
-from docgemma.ehr.service import Ehr, allergy_conflict
+from docgemma.ehr.service import Ehr
 from docgemma.ehr.summary import compile_summary
 from docgemma.llm.fake import FakeLLM
-from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.registry import ToolContext, ToolRegistry, default_registry
 from tests.conftest import assess, intent, select
 
@@ -208,7 +209,7 @@ def test_allergy_class_cross_reactivity() -> None:
 
 def assistant_for(ehr: Ehr, replies: list[Any]) -> tuple[Assistant, FakeLLM]:
     fake = FakeLLM(replies)
-    return Assistant(fake, registry(ehr), patient_context=ehr.patient_context, write_check=ehr.write_warnings), fake
+    return Assistant(fake, registry(ehr), patient_context=ehr.patient_context, write_check=record_write_check(ehr)), fake
 
 
 def test_prescription_approval_shows_allergy_conflict_and_writes_once(ehr: Ehr) -> None:

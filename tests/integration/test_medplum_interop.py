@@ -15,7 +15,7 @@ import pytest
 
 from docgemma.ehr.client import FhirClient
 from docgemma.ehr.service import Ehr
-from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.registry import ToolContext, default_registry
 from tests.conftest import free_port, wait_for_port
 from tests.integration.test_ehr_record import exercise_client
@@ -63,7 +63,8 @@ def test_record_tools_and_a_safe_write_against_medplum(medplum: str) -> None:
     pid = matches[0]["id"]
     summary = ehr.summary(pid)
     assert any("penicillin" in s for s in summary.facts["safety"])
-    review = ehr.write_warnings(registry["prescribe_medication"], {"patient_id": pid, "medication_name": "amoxicillin"}, None)
+    check = record_write_check(ehr)
+    review = check(registry["prescribe_medication"], {"patient_id": pid, "medication_name": "amoxicillin"}, None)
     warnings = review["warnings"]
     assert any(w.startswith("ALLERGY CONFLICT") for w in warnings)
     allergy = registry["add_allergy"]

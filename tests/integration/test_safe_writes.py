@@ -17,7 +17,7 @@ from docgemma.ehr.service import Ehr, validate_resource
 from docgemma.ehr.summary import compile_summary
 from docgemma.llm.demo import demo_llm
 from docgemma.llm.fake import Call, FakeLLM
-from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.registry import ToolContext, ToolRegistry, default_registry
 from docgemma.ui.events import apply_event, approval_markdown, final_markdown
 
@@ -78,7 +78,7 @@ PROPOSALS: dict[int, dict[str, Any]] = {}
 
 def assistant_for(ehr: Ehr, args: dict[str, Any]) -> Assistant:
     assistant = Assistant(prescriber(args), registry(ehr), patient_context=ehr.patient_context,
-                          write_check=ehr.write_warnings)
+                          write_check=record_write_check(ehr))
     PROPOSALS[id(assistant)] = args
     return assistant
 
@@ -277,7 +277,7 @@ def test_mild_allergy_conflict_is_a_warning_not_an_override(ehr: Ehr) -> None:
 
 
 def test_dose_and_frequency_are_parsed_into_structured_fhir() -> None:
-    from docgemma.ehr.dosing import dosage_instruction, parse_dose, parse_frequency
+    from docgemma.clinical.dosing import dosage_instruction, parse_dose, parse_frequency
 
     dosage = dosage_instruction("500 mg", "three times daily", "oral")
     assert dosage["doseAndRate"][0]["doseQuantity"] == {"value": 500, "unit": "mg", "system": "http://unitsofmeasure.org",
@@ -299,7 +299,7 @@ def test_dose_and_frequency_are_parsed_into_structured_fhir() -> None:
 
 
 def test_implausible_orders_warn() -> None:
-    from docgemma.ehr.dosing import dose_warnings
+    from docgemma.clinical.dosing import dose_warnings
 
     absurd = dose_warnings("metformin", "5000000 mg", "every minute")
     assert any(w.startswith("IMPLAUSIBLE DOSE") for w in absurd)
@@ -330,7 +330,7 @@ def test_written_order_has_structured_dosage(ehr: Ehr) -> None:
 
 def test_absurd_order_from_the_message_warns_on_the_card(ehr: Ehr) -> None:
     pid = pid_of(ehr, "Okafor")
-    assistant = Assistant(demo_llm(), registry(ehr), patient_context=ehr.patient_context, write_check=ehr.write_warnings)
+    assistant = Assistant(demo_llm(), registry(ehr), patient_context=ehr.patient_context, write_check=record_write_check(ehr))
     card = assistant.run_turn("t", f"Prescribe metformin 5000000 mg every 6 hours for patient {pid}")
     assert isinstance(card, dict)
     assert any(w.startswith("IMPLAUSIBLE DOSE") for w in card["warnings"]), card["warnings"]

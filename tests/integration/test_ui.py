@@ -16,7 +16,7 @@ from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
 from docgemma.llm.demo import demo_llm
-from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import default_registry
 from docgemma.ui import app as app_module
@@ -84,7 +84,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Assistant, Ehr]]:
     executors, formatters = ehr_executors(ehr)
     registry = knowledge_tools(Settings(), transport=httpx.MockTransport(handler)).bind(default_registry())
     registry = registry.with_executors(executors, formatters)
-    assistant = Assistant(demo_llm(), registry, patient_context=ehr.patient_context, write_check=ehr.write_warnings)
+    assistant = Assistant(demo_llm(), registry, patient_context=ehr.patient_context, write_check=record_write_check(ehr))
     demo = build_demo(assistant, ehr, "Demo rules · CPU", "not clinically meaningful")
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
     yield url, assistant, ehr
@@ -269,7 +269,7 @@ def test_no_patient_data_in_logs_at_default_level(tmp_path: Path, caplog: pytest
         demo_llm(),
         default_registry().with_executors(executors, formatters),
         patient_context=ehr.patient_context,
-        write_check=ehr.write_warnings,
+        write_check=record_write_check(ehr),
     )
     assistant.run_turn("t", "Find patient Amina Okafor and check her chart")
     assistant.run_turn("t", "What were her last kidney function results?")

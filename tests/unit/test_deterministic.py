@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from docgemma.agent.answer import Scrubber, confidence, scrub_stream
-from docgemma.agent.entities import extract_entities
 from docgemma.agent.nodes.error_handler import deterministic_action
 from docgemma.agent.nodes.router import decide_route
 from docgemma.agent.patterns import required_tools
 from docgemma.agent.state import ToolResult
 from docgemma.agent.validation import ground, valid_patient_id, validate
+from docgemma.clinical.entities import extract_entities
 from docgemma.tools.registry import default_registry
 
 REG = default_registry()

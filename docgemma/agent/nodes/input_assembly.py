@@ -12,12 +12,12 @@ from typing import Any
 
 from docgemma.agent import prompts
 from docgemma.agent.choice import chosen_patient
-from docgemma.agent.entities import extract_entities
 from docgemma.agent.memory import since_last_switch
 from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.settings import HISTORY_TURNS, NODE_CONFIG
 from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef, turn_defaults
 from docgemma.agent.trace import NodeTrace
+from docgemma.clinical.entities import extract_entities
 from docgemma.image_store import load_image_bytes
 from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image
 from docgemma.llm.base import LLM, LLMError

@@ -7,12 +7,11 @@ Raw error text never leaves this node: an error becomes an ``error_type`` and a 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from docgemma.agent.approval import WriteReview, approval_request, as_review, parse_decision, pending_action_id
+from docgemma.agent.approval import approval_request, as_review, parse_decision, pending_action_id
 from docgemma.agent.memory import switched
 from docgemma.agent.patterns import is_write_request
 from docgemma.agent.state import AgentState, PatientRef, ToolResult
@@ -23,11 +22,10 @@ from docgemma.images import ImageError, decode_image
 from docgemma.llm.base import LLM
 from docgemma.tools.outcome import ToolOutcome, failure, format_error
 from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
+from docgemma.tools.review import WriteCheck
 
 log = logging.getLogger(__name__)
 
-#: Safety review before a write (who the patient is, allergy conflicts, duplicate orders, dose): the approval card.
-WriteCheck = Callable[[ToolSpec, dict[str, Any], "PatientRef | None"], "WriteReview | list[str]"]
 
 REFUSED_PLAIN_APPROVAL = (
     "Plain approval refused: this order has a severe allergy conflict. Nothing was written. Approve it only with "

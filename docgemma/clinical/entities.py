@@ -6,9 +6,18 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypedDict
 
-from docgemma.agent.state import ExtractedEntities
+
+class ExtractedEntities(TypedDict):
+    """Deterministic pre-extraction (seed 002 §4)."""
+
+    patient_ids: list[str]
+    patient_names: list[str]
+    drug_mentions: list[str]
+    action_verbs: list[str]
+    has_image: bool
+
 
 UUID_RE = re.compile(r"\b[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}\b", re.IGNORECASE)
 #: Clinic identifiers: a short letter prefix, a hyphen and at least three digits ("abc-123", "pat-44201",

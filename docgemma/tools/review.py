@@ -1,0 +1,42 @@
+"""The safety review of a proposed write, as the approval card shows it, and the check that produces it.
+
+The tools layer owns it: which warnings a write gets is policy of the write tools (:mod:`.write_checks`);
+the agent shows the review on the approval card (``agent.approval``) and the record only supplies the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from docgemma.clinical.patient import PatientRef
+
+if TYPE_CHECKING:
+    from docgemma.tools.registry import ToolSpec
+
+
+class PatientCard(TypedDict, total=False):
+    """Who the write is for, as the clinician must see it before approving."""
+
+    id: str
+    name: str
+    birth_date: str
+    gender: str
+    allergies: list[str]
+    active_medications: int
+    medications: list[str]
+
+
+class WriteReview(TypedDict, total=False):
+    """The safety review of a proposed write (``WriteCheck``'s answer)."""
+
+    warnings: list[str]
+    #: Warnings that a plain approval cannot pass: they need an override with a reason.
+    severe: list[str]
+    patient: PatientCard
+    #: The write cannot be proposed at all (e.g. the patient does not exist): no card, this error instead.
+    blocked: str
+
+
+#: Safety review before a write (who the patient is, allergy conflicts, duplicate orders, dose): the approval card.
+WriteCheck = Callable[["ToolSpec", dict[str, Any], "PatientRef | None"], "WriteReview | list[str]"]
