@@ -108,8 +108,8 @@ def checkpoint_growth(workdir: Path) -> dict[str, Any]:
     from PIL import Image
 
     from docgemma.agent.assistant import Assistant
+    from docgemma.agent.demo_llm import demo_llm
     from docgemma.config import Settings
-    from docgemma.llm.demo import demo_llm
     from docgemma.tools.registry import default_registry
 
     pixels = np.random.default_rng(0).integers(0, 256, (1300, 1300, 3), dtype=np.uint8)

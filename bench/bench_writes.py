@@ -39,8 +39,8 @@ def main() -> int:
     from gradio_client import Client
 
     from docgemma.agent.assistant import Assistant
+    from docgemma.agent.demo_llm import demo_llm
     from docgemma.ehr.service import Ehr
-    from docgemma.llm.demo import demo_llm
     from docgemma.tools.ehr_tools import ehr_executors, record_write_check
     from docgemma.tools.registry import default_registry
     from docgemma.ui.app import build_demo

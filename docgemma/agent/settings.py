@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from docgemma.llm.base import NodeConfig
+from docgemma.tools.imaging import IMAGE_TOOL_CONFIG
 
-
-@dataclass(frozen=True)
-class NodeConfig:
-    """Generation settings of one LLM call site."""
-
-    temperature: float
-    max_tokens: int
-
+__all__ = ["HISTORY_TURNS", "MAX_RETRIES", "MAX_STEPS", "MAX_TOTAL_RETRIES", "NODE_CONFIG", "NodeConfig"]
 
 NODE_CONFIG: dict[str, NodeConfig] = {
     "image_analysis": NodeConfig(0.3, 512),
-    # analyze_medical_image's own schema (seed 001) is larger than INPUT_ASSEMBLY's findings.
-    "image_tool": NodeConfig(0.3, 768),
+    # The image tool's own setting, kept with the tool (tools/imaging.py); listed here to show the whole table.
+    "image_tool": IMAGE_TOOL_CONFIG,
     "intent_classify": NodeConfig(0.0, 256),
     "tool_select_stage1": NodeConfig(0.0, 64),
     # Stage 2 default; a tool with longer arguments (a clinical note) sets ToolSpec.arg_max_tokens.

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from docgemma.config import Settings
 from docgemma.llm.base import LLM, LLMError, LLMOutputError, Message, MissingDependencyError
 
-__all__ = ["LLM", "LLMError", "LLMOutputError", "Message", "MissingDependencyError", "make_llm"]
+__all__ = ["LLM", "LLMError", "LLMOutputError", "Message", "MissingDependencyError", "make_llm", "register_backend"]
+
+#: Backends that a layer above provides, by name. The rule-based demo model (``fake``) imitates the agent's
+#: decisions, so the agent registers it (``docgemma/agent/demo_llm.py``, imported with ``docgemma.agent``).
+_REGISTERED: dict[str, Callable[[Settings], LLM]] = {}
+
+
+def register_backend(name: str, factory: Callable[[Settings], LLM]) -> None:
+    """Make ``make_llm`` build ``name`` with ``factory`` (a name of ``config.BACKENDS``)."""
+    _REGISTERED[name] = factory
 
 
 def make_llm(settings: Settings) -> LLM:
@@ -20,6 +31,8 @@ def make_llm(settings: Settings) -> LLM:
         if not settings.model:
             raise LLMError("the openai backend needs DOCGEMMA_MODEL (the model name the server serves)")
         return OpenAICompatLLM(settings.openai_base_url.rstrip("/"), settings.model, settings.openai_api_key)
-    from docgemma.llm.demo import demo_llm
-
-    return demo_llm()
+    factory = _REGISTERED.get(settings.backend)
+    if factory is None:
+        raise LLMError(f"backend {settings.backend!r} is not registered (the demo model registers itself when "
+                       "docgemma.agent is imported)")
+    return factory(settings)

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from PIL.Image import Image
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """Generation settings of one LLM call site (the agent's table is ``agent.settings.NODE_CONFIG``)."""
+
+    temperature: float
+    max_tokens: int
 
 
 class Message(TypedDict):

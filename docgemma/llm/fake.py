@@ -47,7 +47,7 @@ class FakeLLM:
     responder: Callable[[Call], Reply] | None = None
     name: str = "fake"
     supports_images: bool = True
-    #: Tests of the "demo model" behaviour set False, as :func:`docgemma.llm.demo.demo_llm` does.
+    #: Tests of the "demo model" behaviour set False, as :func:`docgemma.agent.demo_llm.demo_llm` does.
     clinically_meaningful: bool = True
     chunk_words: int = 3
     calls: list[Call] = field(default_factory=list)

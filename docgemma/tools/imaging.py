@@ -6,14 +6,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from docgemma.agent.settings import NODE_CONFIG
-from docgemma.llm.base import LLMError, Message
+from docgemma.llm.base import LLMError, Message, NodeConfig
 from docgemma.tools.outcome import ToolOutcome, failure, success
 from docgemma.tools.registry import ToolContext
 
 SYSTEM = """You are a medical imaging assistant supporting a clinician. Analyse the attached image for
 the clinician's question: image type, up to four findings, a one-sentence impression, your confidence,
 and whether a specialist should review it."""
+
+
+#: analyze_medical_image's own schema (seed 001) is larger than INPUT_ASSEMBLY's findings: more tokens.
+IMAGE_TOOL_CONFIG = NodeConfig(0.3, 768)
 
 
 class ImageAnalysisOutput(BaseModel):
@@ -32,7 +35,7 @@ def analyze_medical_image(args: BaseModel, context: ToolContext) -> ToolOutcome:
         return failure("no_image")
     if context.llm is None or not context.llm.supports_images:
         return failure("no_vision")
-    config = NODE_CONFIG["image_tool"]
+    config = IMAGE_TOOL_CONFIG
     messages = [Message(role="system", content=SYSTEM), Message(role="user", content=str(args.query))]  # type: ignore[attr-defined]
     try:
         out = context.llm.generate_json(messages, ImageAnalysisOutput, temperature=config.temperature,

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from docgemma.agent.assistant import Assistant, TurnResult
+from docgemma.agent.demo_llm import demo_llm
 from docgemma.ehr.service import Ehr, validate_resource
 from docgemma.ehr.summary import compile_summary
-from docgemma.llm.demo import demo_llm
 from docgemma.llm.fake import Call, FakeLLM
 from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.registry import ToolContext, ToolRegistry, default_registry

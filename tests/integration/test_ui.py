@@ -13,9 +13,9 @@ import pydicom
 import pytest
 
 from docgemma.agent.assistant import Assistant, TurnResult
+from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
-from docgemma.llm.demo import demo_llm
 from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import default_registry

@@ -11,10 +11,10 @@ import pytest
 
 from docgemma.__main__ import main
 from docgemma.agent.assistant import Assistant, TurnResult
+from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
 from docgemma.image_store import ImageRef, ImageStore, load_image_bytes
 from docgemma.images import ImageError
-from docgemma.llm.demo import demo_llm
 from docgemma.tools.registry import default_registry
 from tests.fixture_images import bomb_png, noise_png
 

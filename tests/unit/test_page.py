@@ -10,8 +10,8 @@ import pytest
 
 from docgemma.agent.answer import confidence, follow_ups, strip_template_debris
 from docgemma.agent.assistant import TurnResult
+from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.state import AgentState, ToolResult
-from docgemma.llm.demo import demo_llm
 from docgemma.llm.fake import FakeLLM
 from docgemma.ui.events import apply_event, final_markdown, timeline_markdown, user_message
 from docgemma.ui.text import render_timeline

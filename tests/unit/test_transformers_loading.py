@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 import torch
 
+from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.schemas import RetryStrategy
 from docgemma.config import MEDGEMMA_MODEL_ID
 from docgemma.llm import transformers_backend as backend
 from docgemma.llm.base import LLMError, Message, clinically_meaningful
-from docgemma.llm.demo import demo_llm
 from docgemma.llm.fake import FakeLLM
 from docgemma.llm.openai_backend import OpenAICompatLLM
 from docgemma.llm.transformers_backend import (

@@ -1,7 +1,9 @@
 """``DOCGEMMA_BACKEND=fake``: a rule-based stand-in model for UI demos and browser tests without weights.
 
 It reads the query out of each prompt and answers from the deterministic entities, so the whole graph
-(tools, approvals, errors) can be exercised; its answers say plainly that no model was used.
+(tools, approvals, errors) can be exercised; its answers say plainly that no model was used. It imitates the
+agent's own rules (task patterns), so it lives in the agent layer and registers itself as the ``fake``
+backend of :func:`docgemma.llm.make_llm`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from docgemma.agent.patterns import TASK_PATTERNS
 from docgemma.clinical.entities import extract_entities
+from docgemma.llm import register_backend
 from docgemma.llm.fake import Call, FakeLLM
 
 _DOSE_RE = re.compile(r"\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?|ml)\b", re.IGNORECASE)
@@ -29,8 +33,6 @@ def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
     query = _query(call)
     entities = extract_entities(query)
     drugs, names, ids = entities["drug_mentions"], entities["patient_names"], entities["patient_ids"]
-    from docgemma.agent.patterns import TASK_PATTERNS
-
     by_keyword = next((sorted(p.requires)[0] for p in TASK_PATTERNS if p.matches(query)), None)
     tool = by_keyword or ("check_drug_interactions" if len(drugs) >= 2 else "check_drug_safety" if drugs
                           else "search_patient" if names else "get_patient_chart" if ids else None)
@@ -65,3 +67,6 @@ def demo_llm() -> FakeLLM:
     """The rule-based demo model."""
     return FakeLLM(responder=_respond, name="Demo rules (no model: not clinically meaningful)", supports_images=True,
                    clinically_meaningful=False)
+
+
+register_backend("fake", lambda settings: demo_llm())

@@ -1,0 +1,53 @@
+"""Layers point one way (issue 10 item 1): ground ← ehr/llm ← tools ← agent ← app ← ui ← entry, no cycles."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).parents[2]
+
+
+def import_graph() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("import_graph", ROOT / "scripts" / "import_graph.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["import_graph"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_import_runs_back_up() -> None:
+    graph = import_graph()
+    edges = graph.graph()
+    assert graph.upward(edges) == []
+
+
+def test_no_import_cycle() -> None:
+    graph = import_graph()
+    assert graph.cycles(graph.graph()) == []
+
+
+def test_the_graph_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
+    """The checker itself: a lazy import inside a function and a TYPE_CHECKING one both count."""
+    graph = import_graph()
+    pkg = tmp_path / "docgemma"
+    (pkg / "ehr").mkdir(parents=True)
+    (pkg / "agent").mkdir()
+    for init in (pkg / "__init__.py", pkg / "ehr" / "__init__.py", pkg / "agent" / "__init__.py"):
+        init.write_text("")
+    (pkg / "ehr" / "a.py").write_text("def f():\n    from docgemma.agent import b\n")
+    (pkg / "agent" / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from docgemma.ehr import a\n")
+    edges = graph.graph(tmp_path)
+    assert graph.upward(edges) == [("docgemma.ehr.a", "docgemma.agent.b")]
+    assert graph.cycles(edges) == [["docgemma.agent.b", "docgemma.ehr.a"]]
+
+
+def test_every_module_has_a_layer() -> None:
+    graph = import_graph()
+    for name in graph.modules():
+        _floor, layer = graph.layer_of(name)
+        assert layer != "ground" or name in ("docgemma", "docgemma.config", "docgemma.images", "docgemma.image_store",
+                                             "docgemma.fhir") or name.startswith("docgemma.clinical"), name
