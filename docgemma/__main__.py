@@ -7,13 +7,17 @@ import logging
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docgemma.config import BACKENDS, ConfigError, Settings
+
+if TYPE_CHECKING:
+    from docgemma.agent.approval import ApprovalCard
 
 
 def _chat(args: argparse.Namespace, settings: Settings) -> int:
     from docgemma.agent.answer import strip_template_debris
+    from docgemma.agent.events import ApprovalRequest, Token, TurnDone
     from docgemma.images import size_error
     from docgemma.runtime import build_assistant
     from docgemma.ui.text import render_timeline
@@ -38,20 +42,20 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
         streamed = False
         line = ""  # printed a line at a time, so that template echoes can be dropped before they show
         for event in events:
-            if event["type"] == "token":
+            if isinstance(event, Token):
                 streamed = True
-                *done, line = (line + event["text"]).split("\n")
+                *done, line = (line + event.text).split("\n")
                 for text in done:
                     print(strip_template_debris(text).rstrip(), flush=True)
-            elif event["type"] == "approval":
-                request = event["request"]
-            elif event["type"] == "done":
-                result = event["result"]
+            elif isinstance(event, ApprovalRequest):
+                request = event.request
+            elif isinstance(event, TurnDone):
+                result = event.result
                 if line:
                     print(strip_template_debris(line).rstrip())
                 if not streamed and result.answer:
                     print(result.answer)  # answered without a model (e.g. the empty-message note)
-                for written in getattr(result, "writes", []):
+                for written in result.writes:
                     print(f"\nWritten to the record: {written}")
                 print("\n" + render_timeline(result))
                 return 0
@@ -60,7 +64,7 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
         events = assistant.stream_resume(thread, _cli_decision(request, args))
 
 
-def _cli_decision(request: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+def _cli_decision(request: ApprovalCard, args: argparse.Namespace) -> dict[str, Any]:
     """Show the approval card and read the decision; a severe conflict needs ``--override-reason`` (or a typed
     reason), otherwise it is rejected rather than asked again."""
     patient = request.get("patient") or {}

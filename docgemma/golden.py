@@ -25,7 +25,8 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from docgemma.agent.assistant import Assistant, TurnResult
+from docgemma.agent.assistant import Assistant
+from docgemma.agent.events import ApprovalRequest, TurnDone, TurnResult
 from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.state import Attachment
 from docgemma.llm.base import LLM
@@ -235,12 +236,23 @@ def run_session(assistant: Assistant, session: Session, ctx: TurnContext, regist
     for turn in session.turns:
         ctx.turn, ctx.tool_index, ctx.mock_index, ctx.current_tool = turn, 0, 0, None
         attachment = sample_image() if turn.get("has_image") else None
-        outcome = assistant.run_turn(thread, turn["user_input"], attachment)
+        events = assistant.stream_turn(thread, turn["user_input"], attachment)
+        outcome: TurnResult | None = None
         cards = 0
-        while isinstance(outcome, dict):  # a write waits for approval
-            if cards >= 5:
+        while outcome is None:
+            waiting = None
+            for event in events:  # the typed events every front end consumes
+                if isinstance(event, TurnDone):
+                    outcome = event.result
+                elif isinstance(event, ApprovalRequest):
+                    waiting = event.request
+            if outcome is not None:
+                break
+            if waiting is None:
+                raise RuntimeError(f"{session.session_id}: the turn ended without a result")
+            if cards >= 5:  # a write waits for approval, card after card
                 raise RuntimeError(f"{session.session_id}: approval cards keep coming back ({cards})")
-            outcome = assistant.resume(thread, decision_for(turn.get("approval", "approve"), cards))
+            events = assistant.stream_resume(thread, decision_for(turn.get("approval", "approve"), cards))
             cards += 1
         first = outcome.tools[0] if outcome.tools else None
         checks = check_turn(turn, outcome, ctx, registry)

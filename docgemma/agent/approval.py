@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from docgemma.tools.registry import ToolSpec
 from docgemma.tools.review import PatientCard, WriteReview
 
-__all__ = ["ACTIONS", "ALREADY_HANDLED", "NO_PENDING", "Action", "PatientCard", "WriteReview", "approval_request",
+__all__ = ["ACTIONS", "ALREADY_HANDLED", "NO_PENDING", "Action", "ApprovalCard", "PatientCard", "WriteReview", "approval_request",
            "as_review", "parse_decision", "pending_action_id"]
 
 Action = Literal["approve", "edit", "reject", "override"]
@@ -26,6 +26,24 @@ ALREADY_HANDLED = (
     "nothing more was written."
 )
 NO_PENDING = "There is no pending action to approve."
+
+
+class ApprovalCard(TypedDict):
+    """What the clinician is shown before a write (:func:`approval_request`); a decision names its ``card_id``."""
+
+    kind: Literal["approval"]
+    tool: str
+    label: str
+    args: dict[str, Any]
+    preview: str
+    warnings: list[str]
+    severe: list[str]
+    override_required: bool
+    patient: PatientCard | None
+    notice: str
+    action_id: str
+    revision: int
+    card_id: str
 
 
 def as_review(value: WriteReview | list[str] | None) -> WriteReview:
@@ -51,14 +69,14 @@ def _card_id(action_id: str, revision: int, tool: str, args: dict[str, Any], rev
 
 
 def approval_request(spec: ToolSpec, args: dict[str, Any], review: WriteReview | list[str] | None = None, *,
-                     action_id: str = "", revision: int = 0, notice: str = "") -> dict[str, Any]:
+                     action_id: str = "", revision: int = 0, notice: str = "") -> ApprovalCard:
     """What the clinician is shown before a write: who it is for, a readable preview, the safety warnings,
     and whether only an override with a reason can approve it."""
     review = as_review(review)
     lines = [f"{field.replace('_', ' ').capitalize()}: {value}" for field, value in args.items()
              if field != "patient_id" or not review.get("patient")]  # the patient is shown once, in its header
     severe = list(review.get("severe", []))
-    return {
+    return ApprovalCard(**{
         "kind": "approval",
         "tool": spec.name,
         "label": spec.label,
@@ -72,7 +90,7 @@ def approval_request(spec: ToolSpec, args: dict[str, Any], review: WriteReview |
         "action_id": action_id,
         "revision": revision,
         "card_id": _card_id(action_id, revision, spec.name, args, review),
-    }
+    })
 
 
 def parse_decision(decision: Any) -> tuple[str, dict[str, Any], str, str]:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from docgemma.agent.events import NodeEnd, NodeStart
 from docgemma.agent.state import TimelineEvent
 from docgemma.llm.base import LLM, Messages, SchemaT
 
@@ -94,7 +95,7 @@ class NodeTrace:
         self.llm = MeteredLLM(llm) if llm is not None else None
         self.write = stream_writer()
         self.start = time.perf_counter()
-        self.write({"type": "node_start", "node": node, "label": self.label})
+        self.write(NodeStart(node, self.label))
 
     def event(self, decision: str, detail: str = "") -> TimelineEvent:
         """Finish the run: emit and return its timeline event."""
@@ -107,5 +108,5 @@ class NodeTrace:
             llm_calls=self.llm.calls if self.llm else 0,
             prompt_tokens=self.llm.prompt_tokens if self.llm else 0,
         )
-        self.write({"type": "node_end", "event": event})
+        self.write(NodeEnd(event))
         return event

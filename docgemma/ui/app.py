@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING
-from docgemma.agent.assistant import Assistant, TurnResult
+from docgemma.agent.assistant import Assistant
+from docgemma.agent.events import AgentEvent, TurnDone, TurnResult
 from docgemma.config import Settings
 from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.service import Ehr
@@ -150,12 +151,12 @@ def build_demo(
             updates[button] = gr.update(value=follow[i] if i < len(follow) else "", visible=i < len(follow))
         return updates
 
-    def run_events(events: Iterator[dict[str, Any]], history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
+    def run_events(events: Iterator[AgentEvent], history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
         result: TurnResult | None = None
         for event in events:
             history = apply_event(history, event)
-            if event["type"] == "done":
-                result = event["result"]
+            if isinstance(event, TurnDone):
+                result = event.result
             yield {chatbot: history}
         pending = assistant.pending_approval(thread)
         editable = {k: v for k, v in pending["args"].items() if k != "patient_id"} if pending else {}
@@ -223,10 +224,10 @@ def build_demo(
                 return
         events = assistant.stream_resume(thread, decision)
         first = next(events, None)
-        if first is not None and first["type"] == "done" and first["result"].answer in (ALREADY_HANDLED, NO_PENDING):
+        if isinstance(first, TurnDone) and first.result.answer in (ALREADY_HANDLED, NO_PENDING):
             # A losing click touches neither the conversation nor the card: the winner's output stays on the page.
-            gr.Warning(first["result"].answer)
-            yield {decision_note: f"*{first['result'].answer}*"}
+            gr.Warning(first.result.answer)
+            yield {decision_note: f"*{first.result.answer}*"}
             return
         yield {decision_note: ""}
         yield from run_events(itertools.chain([first] if first else [], events), history, thread)

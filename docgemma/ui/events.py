@@ -15,6 +15,9 @@ import re
 from typing import Any
 
 from docgemma.agent.answer import strip_template_debris
+from docgemma.agent.approval import ApprovalCard, PatientCard
+from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
+from docgemma.tools.outcome import Source
 
 Message = dict[str, Any]
 WELCOME = (
@@ -59,19 +62,18 @@ def _answer_index(history: list[Message]) -> int:
     return len(history) - 1
 
 
-def apply_event(history: list[Message], event: dict[str, Any]) -> list[Message]:
+def apply_event(history: list[Message], event: AgentEvent) -> list[Message]:
     """Return a new history with ``event`` applied."""
     history = [dict(m) for m in history]
-    kind = event["type"]
-    if kind == "node_start":
-        meta: dict[str, Any] = {"title": event["label"], "id": f"{event['node']}:{len(history)}", "status": "pending"}
-        if event["node"] == "tool_execute":
+    if isinstance(event, NodeStart):
+        meta: dict[str, Any] = {"title": event.label, "id": f"{event.node}:{len(history)}", "status": "pending"}
+        if event.node == "tool_execute":
             parent = _last_thought(history, "tool_select", pending_only=False)
             if parent is not None:
                 meta["parent_id"] = history[parent]["metadata"]["id"]
         history.append({"role": "assistant", "content": "", "metadata": meta})
-    elif kind == "node_end":
-        e = event["event"]
+    elif isinstance(event, NodeEnd):
+        e = event.event
         index = _last_thought(history, e["node"], pending_only=True)
         if index is not None:
             calls = f" · {e['llm_calls']} model call(s)" if e["llm_calls"] else ""
@@ -85,21 +87,21 @@ def apply_event(history: list[Message], event: dict[str, Any]) -> list[Message]:
                     "duration": round(e["duration_ms"] / 1000, 2),
                 },
             }
-    elif kind == "token":
+    elif isinstance(event, Token):
         index = _answer_index(history)
         # Cleaned as a whole each time: an echo split across chunks is caught once complete.
-        content = strip_template_debris(history[index]["content"] + escape(event["text"]), streaming=True)
+        content = strip_template_debris(history[index]["content"] + escape(event.text), streaming=True)
         history[index] = {"role": "assistant", "content": content}
-    elif kind == "approval":
+    elif isinstance(event, ApprovalRequest):
         # The card itself is shown once, below the conversation; the chat only says that one is waiting.
-        history.append({"role": "assistant", "content": approval_pointer(event["request"])})
-    elif kind == "done":
+        history.append({"role": "assistant", "content": approval_pointer(event.request)})
+    elif isinstance(event, TurnDone):
         index = _answer_index(history)
-        history[index] = {"role": "assistant", "content": final_markdown(event["result"])}
+        history[index] = {"role": "assistant", "content": final_markdown(event.result)}
     return history
 
 
-def approval_pointer(request: dict[str, Any]) -> str:
+def approval_pointer(request: ApprovalCard) -> str:
     """The chat's line for a waiting card (the card is shown once, under the conversation)."""
     patient = request.get("patient") or {}
     who = f" for {escape(str(patient['name']))}" if patient.get("name") else ""
@@ -109,7 +111,7 @@ def approval_pointer(request: dict[str, Any]) -> str:
             f"review the card below; nothing is written until you decide.{severe}{notice}")
 
 
-def patient_header(patient: dict[str, Any] | None) -> str:
+def patient_header(patient: PatientCard | None) -> str:
     """Who the write is for: name, birth date, sex, allergies, active medications (the id once, last)."""
     if not patient:
         return ""
@@ -123,7 +125,7 @@ def patient_header(patient: dict[str, Any] | None) -> str:
             f"*Patient ID {escape(str(patient.get('id', '?')))}*\n\n")
 
 
-def approval_markdown(request: dict[str, Any]) -> str:
+def approval_markdown(request: ApprovalCard) -> str:
     """The approval card: who it is for, any notice and safety warning first, then what will be written."""
     notice = f"\n\nℹ️ **{escape(request['notice'])}**" if request.get("notice") else ""
     severe = set(request.get("severe", []))
@@ -135,14 +137,14 @@ def approval_markdown(request: dict[str, Any]) -> str:
     return f"**Approval needed before writing to the record**{notice}{warnings}{override}\n\n{header}{preview}"
 
 
-def _links(sources: list[dict[str, str]]) -> list[str]:
+def _links(sources: list[Source]) -> list[str]:
     return [f"[{escape(s['title'])}]({s['url']})" for s in sources if str(s.get("url", "")).startswith("https://")]
 
 
-def final_markdown(result: Any) -> str:
+def final_markdown(result: TurnResult) -> str:
     """What was written (with its resource id), then the answer with its confidence and sources as links (https
     only)."""
-    written = "".join(f"✅ **Written to the record:** {escape(w)}\n\n" for w in getattr(result, "writes", []))
+    written = "".join(f"✅ **Written to the record:** {escape(w)}\n\n" for w in result.writes)
     text = written + escape(result.answer)
     if result.confidence:
         text += f"\n\n*Confidence: {result.confidence}*"
@@ -152,7 +154,7 @@ def final_markdown(result: Any) -> str:
     return text
 
 
-def timeline_markdown(result: Any, pending: bool = False) -> str:
+def timeline_markdown(result: TurnResult | None, pending: bool = False) -> str:
     """The turn's structured steps: route, tools, results, retries, decisions, calls and time. With
     ``pending`` the turn is paused for the clinician's approval: its steps so far, nothing written yet."""
     if result is None or not result.timeline:

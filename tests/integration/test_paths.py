@@ -10,6 +10,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from PIL import Image
 
 from docgemma.agent.assistant import Assistant, TurnResult
+from docgemma.agent.events import Token
 from docgemma.config import Settings
 from docgemma.llm.fake import FakeLLM
 from docgemma.tools.outcome import failure, success
@@ -264,10 +265,10 @@ def test_unusable_model_output_falls_back_deterministically(fake: FakeLLM, assis
 def test_stream_emits_node_events_and_tokens(fake: FakeLLM, assistant: Assistant) -> None:
     fake.enqueue("one two three four five six seven")
     events = list(assistant.stream_turn("t", "What is a stroke?"))
-    kinds = [e["type"] for e in events]
-    assert kinds[0] == "node_start" and kinds[-1] == "done"
-    tokens = "".join(e["text"] for e in events if e["type"] == "token")
-    assert tokens.strip() == "one two three four five six seven" and kinds.count("token") >= 2
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[0] == "NodeStart" and kinds[-1] == "TurnDone"
+    tokens = "".join(e.text for e in events if isinstance(e, Token))
+    assert tokens.strip() == "one two three four five six seven" and kinds.count("Token") >= 2
 
 
 def test_picking_a_patient_from_the_list_resumes_the_request(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:

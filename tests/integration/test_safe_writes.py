@@ -14,6 +14,7 @@ import pytest
 
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.agent.demo_llm import demo_llm
+from docgemma.agent.events import TurnDone
 from docgemma.ehr.service import Ehr, validate_resource
 from docgemma.ehr.summary import compile_summary
 from docgemma.llm.fake import Call, FakeLLM
@@ -255,7 +256,7 @@ def test_severe_conflict_refuses_plain_approval_and_records_the_override(ehr: Eh
     provenance = [p for p in ehr.compartment(pid) if p["resourceType"] == "Provenance"]
     assert len(provenance) == 1 and reason in provenance[0]["reason"][0]["text"]
     assert result.writes and reason in result.writes[0]
-    chat = apply_event([], {"type": "done", "result": result})[-1]["content"]
+    chat = apply_event([], TurnDone(result))[-1]["content"]
     assert "Written to the record" in chat and reason in chat and f"MedicationRequest/{orders[0]['id']}" in chat
 
 

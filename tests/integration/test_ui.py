@@ -14,6 +14,7 @@ import pytest
 
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.agent.demo_llm import demo_llm
+from docgemma.agent.events import NodeEnd, NodeStart, Token, TurnDone
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
 from docgemma.tools.ehr_tools import ehr_executors, record_write_check
@@ -41,14 +42,14 @@ CT = Path(pydicom.__file__).parent / "data" / "test_files" / "CT_small.dcm"
 
 def test_events_become_thoughts_then_a_streamed_answer() -> None:
     history: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
-    history = apply_event(history, {"type": "node_start", "node": "intent_classify", "label": "Understanding the question"})
+    history = apply_event(history, NodeStart("intent_classify", "Understanding the question"))
     assert history[-1]["metadata"]["status"] == "pending"
-    history = apply_event(history, {"type": "node_end", "event": EVENT})
+    history = apply_event(history, NodeEnd(EVENT))
     thought = history[-1]
     assert thought["metadata"]["status"] == "done" and thought["metadata"]["duration"] == 1.2
     assert "<b>" not in thought["content"] and "&lt;b&gt;" in thought["content"]  # tool/model text is escaped
-    history = apply_event(history, {"type": "token", "text": "Hyper"})
-    history = apply_event(history, {"type": "token", "text": "tension ![x](https://evil/img.png) <script>alert(1)</script>"})
+    history = apply_event(history, Token("Hyper"))
+    history = apply_event(history, Token("tension ![x](https://evil/img.png) <script>alert(1)</script>"))
     assert history[-1]["content"].startswith("Hypertension") and "![x]" not in history[-1]["content"]
     assert "<script>" not in history[-1]["content"]
     result = TurnResult(
@@ -56,15 +57,15 @@ def test_events_become_thoughts_then_a_streamed_answer() -> None:
         confidence="medium",
         sources=[{"title": "Label", "url": "https://example.org/a"}, {"title": "x", "url": "javascript:alert(1)"}],
     )
-    history = apply_event(history, {"type": "done", "result": result})
+    history = apply_event(history, TurnDone(result))
     assert "Confidence: medium" in history[-1]["content"] and "[Label](https://example.org/a)" in history[-1]["content"]
     assert "javascript:" not in history[-1]["content"] and len(history) == 3
 
 
 def test_tool_call_is_nested_under_its_selection_step() -> None:
     history: list[dict[str, Any]] = []
-    history = apply_event(history, {"type": "node_start", "node": "tool_select", "label": "Choosing a resource"})
-    history = apply_event(history, {"type": "node_start", "node": "tool_execute", "label": "Consulting: Drug Safety Report"})
+    history = apply_event(history, NodeStart("tool_select", "Choosing a resource"))
+    history = apply_event(history, NodeStart("tool_execute", "Consulting: Drug Safety Report"))
     assert history[1]["metadata"]["parent_id"] == history[0]["metadata"]["id"]
 
 

@@ -11,6 +11,7 @@ import pytest
 from docgemma.agent.answer import confidence, follow_ups, strip_template_debris
 from docgemma.agent.assistant import TurnResult
 from docgemma.agent.demo_llm import demo_llm
+from docgemma.agent.events import NodeEnd, Token
 from docgemma.agent.state import AgentState, ToolResult
 from docgemma.llm.fake import FakeLLM
 from docgemma.ui.events import apply_event, final_markdown, timeline_markdown, user_message
@@ -27,12 +28,12 @@ def test_the_clinicians_own_text_cannot_load_remote_images() -> None:
 
 
 def test_no_remote_images_from_model_tool_or_source_text() -> None:
-    history = apply_event([], {"type": "token", "text": REMOTE})
+    history = apply_event([], Token(REMOTE))
     node = {"node": "tool_execute", "label": "Consulting: Literature", "decision": "success", "detail": REMOTE,
             "duration_ms": 5.0, "llm_calls": 0, "prompt_tokens": 0}
     history = apply_event([*history, {"role": "assistant", "content": "", "metadata": {"id": "tool_execute:1",
                                                                                         "status": "pending"}}],
-                          {"type": "node_end", "event": node})
+                          NodeEnd(node))
     result = TurnResult(answer=REMOTE, sources=[{"title": REMOTE, "url": "https://pubmed.example/1"},
                                                 {"title": "x", "url": "http://attacker.example/i.png"}],
                         timeline=[node])
@@ -54,7 +55,7 @@ def test_template_debris_is_stripped(raw: str, clean: str) -> None:
 def test_debris_split_across_streamed_chunks_and_in_the_timeline() -> None:
     history: list[dict[str, Any]] = []
     for chunk in ["Clinician's ", "answer: ", "Raised ", "blood pressure {{ (hint:", " Drug Safety Report)\n", "Stop."]:
-        history = apply_event(history, {"type": "token", "text": chunk})
+        history = apply_event(history, Token(chunk))
     assert history[-1]["content"] == "Raised blood pressure \nStop."
     event = {"node": "intent_classify", "label": "Understanding the question", "decision": "TOOL_NEEDED",
              "detail": "Clinician's answer: check warfarin {{ (hint: Drug Safety Report)", "duration_ms": 1.0,

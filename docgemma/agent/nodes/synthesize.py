@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from docgemma.agent import answer, prompts, render
+from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
@@ -65,7 +66,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
     notes = state.get("input_notes", [])
     prefix = "".join(f"*Note: {n}*\n\n" for n in notes)
     if prefix:
-        trace.write({"type": "token", "text": prefix})
+        trace.write(Token(prefix))
     results = state.get("tool_results", [])
     succeeded = [r for r in results if r["status"] == "success"]
     scope = state.get("scope", "clinical")
@@ -97,17 +98,17 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
                                              temperature=config.temperature, max_tokens=max_tokens)
             for piece in answer.scrub_stream(chunks, scrubber):
                 parts.append(piece)
-                trace.write({"type": "token", "text": piece})
+                trace.write(Token(piece))
             text = answer.strip_template_debris("".join(parts)).strip() or EMPTY_ANSWER
             decision = "brief answer" if brief else "answer"
         except LLMError:
             text, decision = ("".join(parts).strip() + "\n\n" + MODEL_FAILED).strip(), "model failed"
         if scope != "clinical":
             extra = ("\n\n" if text else "") + answer.CAPABILITIES
-            trace.write({"type": "token", "text": extra})
+            trace.write(Token(extra))
             text += extra
     if not streamed:
-        trace.write({"type": "token", "text": text})
+        trace.write(Token(text))
 
     final = prefix + text
     active = state.get("active_patient")
