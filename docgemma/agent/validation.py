@@ -62,7 +62,7 @@ def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
             args["patient_id"] = active["id"]
             repairs.append("patient ID taken from the active patient")
     names = entities["patient_names"]
-    if "name" in fields and spec.name == "search_patient" and len(names) == 1 and not stands_in(args.get("name"), query):
+    if "name" in fields and spec.patient_search and len(names) == 1 and not stands_in(args.get("name"), query):
         args["name"] = names[0]
         repairs.append(f"patient name set to {names[0]!r} from the message")
     drugs = entities["drug_mentions"]

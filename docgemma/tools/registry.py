@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from docgemma.tools import args as A
+from docgemma.tools.active_patient import ActivePatientRule, chart_patient, unique_match
 from docgemma.tools.outcome import ToolOutcome, failure
 from docgemma.tools.write_checks import PreWriteCheck, allergy_check, prescription_check
 
@@ -68,6 +69,12 @@ class ToolSpec:
     result_cap: int = RESULT_CHAR_CAP
     executor: Executor | None = None
     formatter: Formatter = compact_json
+    #: Sets the conversation's active patient after a successful call (``tools/active_patient.py``).
+    active_patient_after: ActivePatientRule | None = None
+    #: Finds patients by name: its ``name`` argument is grounded in the message, several matches ask the clinician.
+    patient_search: bool = False
+    #: A knowledge lookup: a turn that used only this one tool gets the brief answer.
+    lookup: bool = False
     #: A write tool's own safety review before the approval card (``tools/write_checks.py``): warnings from the
     #: patient's allergies and active orders. The patient check itself applies to every write.
     pre_write_check: PreWriteCheck | None = None
@@ -154,6 +161,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "particular patient.",
         A.DrugSafetyArgs,
         "What are the FDA boxed warnings for amiodarone?",
+        lookup=True,
     ),
     ToolSpec(
         "check_drug_interactions",
@@ -164,6 +172,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         A.DrugInteractionArgs,
         "Can I give clarithromycin to a patient taking simvastatin?",
         arg_max_tokens=192,
+        lookup=True,
     ),
     ToolSpec(
         "search_medical_literature",
@@ -173,6 +182,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "medical literature on a topic.",
         A.LiteratureSearchArgs,
         "Find recent studies on SGLT2 inhibitors in heart failure.",
+        lookup=True,
     ),
     ToolSpec(
         "find_clinical_trials",
@@ -183,6 +193,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         A.ClinicalTrialsArgs,
         "Are there recruiting trials for triple-negative breast cancer?",
         arg_max_tokens=160,
+        lookup=True,
     ),
     ToolSpec(
         "search_patient",
@@ -193,6 +204,8 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         A.PatientSearchArgs,
         "Look up patient Maria Garcia.",
         record=True,
+        active_patient_after=unique_match,
+        patient_search=True,
     ),
     ToolSpec(
         "get_patient_chart",
@@ -205,6 +218,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         result_cap=6500,
         record=True,
+        active_patient_after=chart_patient,
     ),
     ToolSpec(
         "query_patient_data",

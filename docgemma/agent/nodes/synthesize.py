@@ -26,8 +26,6 @@ from docgemma.agent.trace import NodeTrace
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.registry import ToolRegistry
 
-LOOKUP_TOOLS = frozenset({"check_drug_safety", "check_drug_interactions", "search_medical_literature",
-                          "find_clinical_trials"})
 SHORT_REPLY_TOKENS = 96
 CONVERSATION_CAP = 20
 NO_TOOL_CHOSEN = (
@@ -36,6 +34,11 @@ NO_TOOL_CHOSEN = (
 )
 EMPTY_ANSWER = "I was unable to produce an answer this time. Please rephrase the question or try again."
 MODEL_FAILED = "The model failed while writing the answer. Please try again."
+
+
+def _is_lookup(registry: ToolRegistry, name: str) -> bool:
+    """A knowledge lookup (``ToolSpec.lookup``): one of them alone gets the brief answer."""
+    return name in registry and registry[name].lookup
 
 
 def all_failed_answer(errors: list[str]) -> str:
@@ -87,7 +90,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
     elif not clinically_meaningful(llm):
         text, decision = _demo_answer(state, llm.name)
     else:
-        brief = len(succeeded) == 1 and len(results) == 1 and succeeded[0]["tool_name"] in LOOKUP_TOOLS
+        brief = len(succeeded) == 1 and len(results) == 1 and _is_lookup(registry, succeeded[0]["tool_name"])
         config = NODE_CONFIG["synthesize"]
         max_tokens = SHORT_REPLY_TOKENS if scope != "clinical" else config.max_tokens
         scrubber = answer.Scrubber(registry)

@@ -46,20 +46,11 @@ def _primary_entity(args: dict[str, Any]) -> str:
 
 def _active_patient_after(spec: ToolSpec, args: dict[str, Any], outcome: ToolOutcome,
                           current: PatientRef | None) -> PatientRef | None:
-    """A unique patient search match, or a chart that was read, becomes the conversation's active patient."""
-    if outcome.get("status") != "success":
+    """The tool's own rule (``ToolSpec.active_patient_after``: a unique patient search match, a chart that was
+    read) decides the conversation's active patient after a successful call."""
+    if outcome.get("status") != "success" or spec.active_patient_after is None:
         return current
-    data = outcome.get("data") or {}
-    if spec.name == "search_patient" and isinstance(data, dict) and len(data.get("matches", [])) == 1:
-        match = data["matches"][0]
-        return PatientRef(id=str(match["id"]), name=str(match.get("name", match["id"])))
-    if spec.name == "get_patient_chart":
-        patient = data.get("patient", {}) if isinstance(data, dict) else {}
-        pid = str(patient.get("id") or args["patient_id"])
-        same = current is not None and current["id"] == pid
-        name = patient.get("name") or (current["name"] if same and current else f"patient {pid}")
-        return PatientRef(id=pid, name=str(name))
-    return current
+    return spec.active_patient_after(args, outcome.get("data") or {}, current)
 
 
 def _approval(
