@@ -55,28 +55,28 @@ def test_router_rules() -> None:
     found = result("search_patient", data=three, args={"name": "James Wilson"})
     s = state("Search for patient James Wilson", tool_results=[found],
               last_result_classification="success_rich", step_count=1)
-    action, _, question = decide_route(s, REG.names)  # type: ignore[arg-type]
+    action, _, question = decide_route(s, REG)  # type: ignore[arg-type]
     assert action == "ASK_USER" and question and question.startswith("I found 3 patients matching 'James Wilson'")
 
     s = state("Check FDA warnings for dofetilide", tool_results=[result("check_drug_safety", "error", error_type="timeout")],
               last_result_classification="error_retryable", step_count=1)
-    assert decide_route(s, REG.names)[0] == "ERROR_HANDLER"  # type: ignore[arg-type]
+    assert decide_route(s, REG)[0] == "ERROR_HANDLER"  # type: ignore[arg-type]
 
     many = state("Find patient Maria Garcia, review her chart, check metformin safety and find trials",
                  tool_results=[result("search_patient", data={"matches": [{"id": "m-1"}]})] * 4,
                  last_result_classification="success_rich", step_count=4)
-    action, reason, _ = decide_route(many, REG.names)  # type: ignore[arg-type]
+    action, reason, _ = decide_route(many, REG)  # type: ignore[arg-type]
     assert action == "SYNTHESIZE" and "step limit" in reason
 
     dup = state("Find trials for asthma and trials for copd",
                 tool_results=[result("find_clinical_trials", args={"condition": "asthma"})] * 2,
                 last_result_classification="success_rich", step_count=2)
-    action, reason, _ = decide_route(dup, REG.names)  # type: ignore[arg-type]
+    action, reason, _ = decide_route(dup, REG)  # type: ignore[arg-type]
     assert action == "SYNTHESIZE" and "same call" in reason
 
     more = state("Find patient John Smith and check his chart", step_count=1, last_result_classification="success_rich",
                  tool_results=[result("search_patient", data={"matches": [{"id": "j-1", "name": "John Smith"}]})])
-    assert decide_route(more, REG.names)[0] == "TOOL_SELECT"  # type: ignore[arg-type]
+    assert decide_route(more, REG)[0] == "TOOL_SELECT"  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("error_type", "retries", "expected"), [

@@ -26,20 +26,24 @@ def is_duplicate_call(state: AgentState) -> bool:
                for r in results[:-1])
 
 
-def decide_route(state: AgentState, available: tuple[str, ...]) -> tuple[RouteAction, str, str | None]:
+def _finds_patients(registry: ToolRegistry, name: str) -> bool:
+    return name in registry and registry[name].patient_search
+
+
+def decide_route(state: AgentState, registry: ToolRegistry) -> tuple[RouteAction, str, str | None]:
     """(action, reason, clarification) after RESULT_CLASSIFY. Never consults the model."""
     quality = state.get("last_result_classification") or ""
     if quality.startswith("error"):
         return "ERROR_HANDLER", f"tool result is {quality}", None
     last = state["tool_results"][-1]
     matches = last["data"].get("matches", []) if isinstance(last["data"], dict) else []
-    if last["tool_name"] == "search_patient" and len(matches) > 1:
+    if _finds_patients(registry, last["tool_name"]) and len(matches) > 1:
         return "ASK_USER", f"{len(matches)} patients match", clarify.patient_choice(last["args"].get("name", ""), matches)
     if state.get("step_count", 0) >= MAX_STEPS:
         return "SYNTHESIZE", f"step limit reached ({MAX_STEPS})", None
     if is_duplicate_call(state):
         return "SYNTHESIZE", "the same call was already made (loop stopped)", None
-    remaining = remaining_tools(state, available)
+    remaining = remaining_tools(state, registry.names)
     if remaining:
         return "TOOL_SELECT", f"task still needs: {', '.join(remaining)}", None
     return "SYNTHESIZE", "task pattern satisfied", None
@@ -48,13 +52,13 @@ def decide_route(state: AgentState, available: tuple[str, ...]) -> tuple[RouteAc
 def router(state: AgentState, *, registry: ToolRegistry) -> dict[str, Any]:
     """Record the routing decision."""
     trace = NodeTrace("router")
-    action, reason, question = decide_route(state, registry.names)
+    action, reason, question = decide_route(state, registry)
     event = trace.event(action, reason)
     update: dict[str, Any] = {"route": action, "router_actions": [action], "timeline": [event]}
     if question:
         update["clarification_request"] = question
         last = state["tool_results"][-1]
-        if last["tool_name"] == "search_patient" and isinstance(last["data"], dict):
+        if _finds_patients(registry, last["tool_name"]) and isinstance(last["data"], dict):
             # Kept for the next turn: "the second one" picks from this list and resumes this request.
             update["patient_options"] = list(last["data"].get("matches", []))
             update["pending_request"] = state["user_query"]
