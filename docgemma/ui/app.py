@@ -24,15 +24,12 @@ import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.events import AgentEvent, TurnDone, TurnResult
 from docgemma.config import Settings
-from docgemma.ehr.client import FhirClientError
-from docgemma.ehr.service import Ehr
-from docgemma.fhir import display_text
 from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image, size_error
 from docgemma.ui.events import (
     WELCOME,
@@ -44,6 +41,10 @@ from docgemma.ui.events import (
     timeline_markdown,
     user_message,
 )
+from docgemma.workspace import Workspace
+
+if TYPE_CHECKING:
+    from docgemma.ehr.service import Ehr
 
 log = logging.getLogger(__name__)
 EXAMPLES = [
@@ -115,6 +116,7 @@ def build_demo(
     """The Blocks app."""
     import gradio as gr
 
+    workspace = Workspace(assistant, ehr)
     max_bytes = assistant.settings.max_image_bytes
     max_pixels = assistant.settings.max_image_pixels
 
@@ -122,21 +124,16 @@ def build_demo(
         return status_line(model_line, note, network.text if network else "not checked")
 
     def patient_view(thread: str) -> tuple[str, list[tuple[str, str]], list[dict[str, Any]]]:
-        active = assistant.state(thread).get("active_patient")
-        if not active or ehr is None:
-            return "*No active patient. Search and select one, or ask the assistant to find a patient.*", [], []
-        try:
-            summary = ehr.summary(active["id"])
-            images = ehr.images(active["id"])
-        except FhirClientError:
-            return "*The patient record could not be read.*", [], []
+        panel = workspace.patient_panel(thread)
+        if panel.message is not None:
+            return panel.message, [], []
         gallery, stored = [], []
-        for description, filename, data in images:
-            shown = preview_image(filename, data, max_bytes, max_pixels)  # Gradio stores it: no file of ours
+        for image in panel.images:
+            shown = preview_image(image.filename, image.data, max_bytes, max_pixels)  # Gradio stores it: no file of ours
             if shown is not None:
-                gallery.append((shown, description))
-                stored.append({"filename": filename, "data": data, "description": description})
-        return summary_markdown(active["name"], summary.text), gallery, stored
+                gallery.append((shown, image.description))
+                stored.append({"filename": image.filename, "data": image.data, "description": image.description})
+        return summary_markdown(str(panel.name), str(panel.summary)), gallery, stored
 
     def after_turn(result: TurnResult | None, thread: str, pending: bool = False) -> dict[Any, Any]:
         follow = list(result.follow_ups)[:MAX_FOLLOW_UPS] if result and not pending else []
@@ -158,7 +155,7 @@ def build_demo(
             if isinstance(event, TurnDone):
                 result = event.result
             yield {chatbot: history}
-        pending = assistant.pending_approval(thread)
+        pending = workspace.pending(thread)
         editable = {k: v for k, v in pending["args"].items() if k != "patient_id"} if pending else {}
         card = {
             approval: gr.update(visible=pending is not None),
@@ -169,7 +166,7 @@ def build_demo(
             override_reason: "",
         }
         # While a write waits, the timeline is that paused turn's (from the thread's state), not the last one's.
-        panel = result if pending is None else TurnResult.from_state(assistant.state(thread), 0.0)
+        panel = result if pending is None else workspace.paused_turn(thread)
         yield {chatbot: history, **card, **after_turn(panel, thread, pending=pending is not None)}
 
     def respond(
@@ -201,7 +198,7 @@ def build_demo(
                 history.append({"role": "user", "content": {"path": png, "alt_text": attachment["filename"]}})
         try:
             yield {box: gr.update(value=None), queued_image: None, queued_note: "", decision_note: ""}
-            yield from run_events(assistant.stream_turn(thread, text, attachment), history, thread)  # type: ignore[arg-type]
+            yield from run_events(workspace.turn(thread, text, attachment), history, thread)  # type: ignore[arg-type]
         finally:
             delete_previews(previews)  # Gradio copied them into its cache when the history was sent
 
@@ -222,7 +219,7 @@ def build_demo(
             except json.JSONDecodeError:
                 yield {decision_note: "**The edited arguments are not valid JSON; nothing was written.**"}
                 return
-        events = assistant.stream_resume(thread, decision)
+        events = workspace.resume(thread, decision)
         first = next(events, None)
         if isinstance(first, TurnDone) and first.result.answer in (ALREADY_HANDLED, NO_PENDING):
             # A losing click touches neither the conversation nor the card: the winner's output stays on the page.
@@ -233,17 +230,15 @@ def build_demo(
         yield from run_events(itertools.chain([first] if first else [], events), history, thread)
 
     def search(query: str) -> Any:
-        if ehr is None or len(query.strip()) < 2:
-            return gr.update(choices=[], value=None)
-        found = ehr.client.search("Patient", [("name", query.strip())], limit=20)
-        choices = [(f"{display_text(p)} (born {p.get('birthDate', '?')})", f"{p['id']}|{display_text(p)}") for p in found]
+        found = workspace.search_patients(query)
+        choices = [(f"{p['name']} (born {p['birth_date'] or '?'})", f"{p['id']}|{p['name']}") for p in found]
         return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
     def select(choice: str | None, history: list[Any], thread: str) -> dict[Any, Any]:
         history = list(history or [])
         if choice:
             pid, name = choice.split("|", 1)
-            if assistant.set_active_patient(thread, {"id": pid, "name": name}):
+            if workspace.select_patient(thread, pid, name):
                 # Said in the conversation, so nobody reads the next answer as being about the previous patient.
                 history.append({"role": "assistant", "content": f"Active patient is now **{escape(name)}**. "
                                 "Earlier messages about the previous patient are not used for the next answers."})

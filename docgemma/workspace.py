@@ -1,0 +1,112 @@
+"""The clinician's workspace under any front end: the assistant and the record, and what a page does with them
+(run a turn, resume a write, the patient panel, the patient search). The web UI (``ui/app.py``) is layout on
+top of this; it imports neither the record nor the tools.
+
+The patient search is the agent's own ``search_patient`` tool, so the panel and the conversation find the same
+patients the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from docgemma.agent.approval import ApprovalCard
+from docgemma.agent.events import AgentEvent, TurnResult
+from docgemma.agent.state import Attachment
+from docgemma.ehr.client import FhirClientError
+from docgemma.tools.args import PatientSearchArgs
+from docgemma.tools.ehr_tools import search_patient
+from docgemma.tools.registry import ToolContext
+
+if TYPE_CHECKING:
+    from docgemma.agent.assistant import Assistant
+    from docgemma.ehr.service import Ehr
+
+NO_PATIENT = "*No active patient. Search and select one, or ask the assistant to find a patient.*"
+UNREADABLE = "*The patient record could not be read.*"
+
+
+class PatientMatch(TypedDict):
+    """One patient found by name."""
+
+    id: str
+    name: str
+    birth_date: str | None
+
+
+@dataclass
+class RecordImage:
+    """An image on the record (DocumentReference or Media)."""
+
+    description: str
+    filename: str
+    data: bytes
+
+
+@dataclass
+class PatientPanel:
+    """What the patient panel shows: the active patient's compiled summary and images, or why not."""
+
+    name: str | None = None
+    summary: str | None = None
+    images: list[RecordImage] = field(default_factory=list)
+    #: Markdown shown instead of a summary (no active patient, or the record could not be read).
+    message: str | None = None
+
+
+class Workspace:
+    """One assistant and one record (``ehr`` may be None: no patient panel)."""
+
+    def __init__(self, assistant: Assistant, ehr: Ehr | None) -> None:
+        self.assistant = assistant
+        self.ehr = ehr
+
+    # ── conversation ──
+
+    def turn(self, thread: str, message: str, attachment: Attachment | None = None) -> Iterator[AgentEvent]:
+        """Run one turn; see :meth:`Assistant.stream_turn`."""
+        return self.assistant.stream_turn(thread, message, attachment)
+
+    def resume(self, thread: str, decision: dict[str, Any]) -> Iterator[AgentEvent]:
+        """Decide on the waiting write; see :meth:`Assistant.stream_resume`."""
+        return self.assistant.stream_resume(thread, decision)
+
+    def pending(self, thread: str) -> ApprovalCard | None:
+        """The write waiting for the clinician on this thread, if any."""
+        return self.assistant.pending_approval(thread)
+
+    def paused_turn(self, thread: str) -> TurnResult:
+        """The turn paused for an approval, as far as it got (its timeline so far)."""
+        return TurnResult.from_state(self.assistant.state(thread), 0.0)
+
+    # ── patients ──
+
+    def search_patients(self, query: str) -> list[PatientMatch]:
+        """Patients matching ``query`` (2+ characters), found by the ``search_patient`` tool; none when the record
+        cannot be searched."""
+        if self.ehr is None or len(query.strip()) < 2:
+            return []
+        outcome = search_patient(self.ehr, PatientSearchArgs(name=query.strip()[:60]), ToolContext())
+        if outcome.get("status") != "success":
+            return []
+        return [PatientMatch(id=str(m["id"]), name=str(m["name"]), birth_date=m.get("birth_date"))
+                for m in outcome["data"]["matches"]]
+
+    def select_patient(self, thread: str, patient_id: str, name: str) -> bool:
+        """Make this the conversation's active patient; True when that switched from another patient."""
+        return self.assistant.set_active_patient(thread, {"id": patient_id, "name": name})
+
+    def patient_panel(self, thread: str) -> PatientPanel:
+        """The active patient's summary and record images."""
+        active = self.assistant.state(thread).get("active_patient")
+        if not active or self.ehr is None:
+            return PatientPanel(message=NO_PATIENT)
+        try:
+            summary = self.ehr.summary(active["id"])
+            images = self.ehr.images(active["id"])
+        except FhirClientError:
+            return PatientPanel(message=UNREADABLE)
+        return PatientPanel(name=active["name"], summary=summary.text,
+                            images=[RecordImage(d, f, b) for d, f, b in images])
