@@ -219,6 +219,43 @@ def compile_summary(
     return tolerant(lambda readable, skipped: _compile(readable, day, count_tokens, budget, stamp, skipped), resources)
 
 
+@dataclass
+class _Chart:
+    """One patient's compartment, selected and grouped for the summary's sections."""
+
+    today: date
+    patient: dict[str, Any]
+    active: list[dict[str, Any]]
+    resolved: list[dict[str, Any]]
+    meds: list[dict[str, Any]]
+    allergies: list[dict[str, Any]]
+    immunizations: list[dict[str, Any]]
+    #: condition id → treating medication lines; → care plans addressing it
+    treats: dict[str, list[str]]
+    addresses: dict[str, list[str]]
+    inferred_ids: set[str]
+    unlinked: list[dict[str, Any]]
+    #: LOINC code → observations, newest first; and (latest, previous) per code in display order
+    series: dict[str, list[dict[str, Any]]]
+    latest_obs: list[tuple[dict[str, Any], dict[str, Any] | None]]
+    last: dict[str, Any] | None
+    note: str
+    images: list[dict[str, Any]]
+
+    @property
+    def pid(self) -> str:
+        return str(self.patient.get("id", "?"))
+
+    @property
+    def born(self) -> date | None:
+        return _day(self.patient.get("birthDate"))
+
+    @property
+    def age(self) -> int | None:
+        born, today = self.born, self.today
+        return (today.year - born.year - ((today.month, today.day) < (born.month, born.day))) if born else None
+
+
 def _compile(
     resources: list[dict[str, Any]],
     today: date,
@@ -227,12 +264,33 @@ def _compile(
     compiled_at: datetime,
     skipped: int,
 ) -> PatientSummary:
+    chart = _chart(resources, today)
+    safety = _safety(chart)
+    sections: dict[str, tuple[str, list[str]]] = {
+        "orientation": (f"## Patient (summary compiled at {compiled_at:%H:%M} UTC)", _orientation(chart, skipped)),
+        "safety": ("## Safety", safety or ["No allergies or safety flags recorded."]),
+        "allergies": ("## Allergies", [f"- {display_text(a)}" for a in chart.allergies] or ["None recorded."]),
+        "conditions": ("## Active conditions (with treating medications)", _condition_lines(chart)),
+        "medications": ("## Medications not linked to a condition",
+                        [f"- {_med_line(m, today)}" for m in chart.unlinked] or ["None."]),
+        "observations": ("## Latest observations", _observation_lines(chart) or ["None recorded."]),
+        "encounter": ("## Last encounter", _encounter_lines(chart) or ["None recorded."]),
+        "resolved": ("## Recently resolved (6 months)",
+                     [f"- {display_text(c)} (resolved {str(c.get('abatementDateTime'))[:10]})" for c in chart.resolved]
+                     or ["None."]),
+        "immunizations": ("## Immunizations", _immunization_lines(chart)),
+    }
+    text, trimmed = _fit(sections, count_tokens, budget)
+    return PatientSummary(chart.pid, text, _facts(chart, safety, skipped, compiled_at), count_tokens(text), trimmed)
+
+
+def _chart(resources: list[dict[str, Any]], today: date) -> _Chart:
+    """Select what the sections show: active and recently resolved conditions, active medications (linked to the
+    conditions they treat), allergies, immunizations, the latest observations, the last encounter and its note."""
     by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for resource in resources:
         by_type[str(resource.get("resourceType"))].append(resource)
     patients = by_type.get("Patient") or [{}]
-    patient = patients[0]
-    pid = str(patient.get("id", "?"))
 
     conditions = by_type["Condition"]
     active = sorted(
@@ -246,15 +304,39 @@ def _compile(
         if _status(c) in RESOLVED_CONDITION and (d := _day(c.get("abatementDateTime"))) and (today - d).days <= RECENT_DAYS
     ]
     meds = [m for m in by_type["MedicationRequest"] if str(m.get("status")) in ACTIVE_MED]
-    allergies = [a for a in by_type["AllergyIntolerance"] if _status(a) in ("active", "")]
     plans = [p for p in by_type["CarePlan"] if str(p.get("status")) in ACTIVE_MED]
-    immunizations = sorted(
-        (i for i in by_type["Immunization"] if i.get("status") == "completed"),
-        key=lambda i: str(i.get("occurrenceDateTime", "")),
-        reverse=True,
+    treats, addresses, linked, inferred_ids = _condition_links(active, meds, plans, today)
+    series, latest_obs = _latest_observations(by_type["Observation"])
+    last, note = _last_encounter(by_type["Encounter"], by_type["DocumentReference"])
+    return _Chart(
+        today=today,
+        patient=patients[0],
+        active=active,
+        resolved=resolved,
+        meds=meds,
+        allergies=[a for a in by_type["AllergyIntolerance"] if _status(a) in ("active", "")],
+        immunizations=sorted(
+            (i for i in by_type["Immunization"] if i.get("status") == "completed"),
+            key=lambda i: str(i.get("occurrenceDateTime", "")),
+            reverse=True,
+        ),
+        treats=treats,
+        addresses=addresses,
+        inferred_ids=inferred_ids,
+        unlinked=[m for m in meds if str(m.get("id")) not in linked | inferred_ids],
+        series=series,
+        latest_obs=latest_obs,
+        last=last,
+        note=note,
+        images=[d for d in [*by_type["DocumentReference"], *by_type["Media"]] if is_image(d)],
     )
 
-    # Condition-centric grouping: explicit reasonReference links first, then encounter-inferred ones.
+
+def _condition_links(
+    active: list[dict[str, Any]], meds: list[dict[str, Any]], plans: list[dict[str, Any]], today: date
+) -> tuple[dict[str, list[str]], dict[str, list[str]], set[str], set[str]]:
+    """Condition-centric grouping: (treating medication lines, care plans, explicitly linked medication ids,
+    encounter-inferred medication ids). Explicit reasonReference links first, then encounter-inferred ones."""
     condition_ids = {str(c.get("id")) for c in active}
     treats: dict[str, list[str]] = defaultdict(list)
     linked: set[str] = set()
@@ -283,11 +365,15 @@ def _compile(
             cid = reference_id(ref, "Condition")
             if cid in condition_ids:
                 addresses[cid].append(display_text({"code": (plan.get("category") or [{}])[0]}))
-    unlinked = [m for m in meds if str(m.get("id")) not in linked | inferred_ids]
+    return treats, addresses, linked, inferred_ids
 
-    # Latest observation per LOINC code, with the previous value for the trend.
+
+def _latest_observations(
+    observations: list[dict[str, Any]],
+) -> tuple[dict[str, list[dict[str, Any]]], list[tuple[dict[str, Any], dict[str, Any] | None]]]:
+    """Latest observation per LOINC code, with the previous value for the trend; laboratory first."""
     series: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for obs in by_type["Observation"]:
+    for obs in observations:
         code = next((c.get("code") for c in obs.get("code", {}).get("coding", []) if "loinc" in str(c.get("system"))), None)
         if code:
             series[str(code)].append(obs)
@@ -303,11 +389,17 @@ def _compile(
         return rank, str(display_text(pair[0]))
 
     latest_obs.sort(key=obs_rank)
+    return series, latest_obs
 
-    encounters = sorted(by_type["Encounter"], key=lambda e: str(e.get("period", {}).get("start", "")), reverse=True)
+
+def _last_encounter(
+    encounters: list[dict[str, Any]], document_refs: list[dict[str, Any]]
+) -> tuple[dict[str, Any] | None, str]:
+    """The last (ambulatory, if any) encounter and its note (else the newest note on record)."""
+    encounters = sorted(encounters, key=lambda e: str(e.get("period", {}).get("start", "")), reverse=True)
     ambulatory = [e for e in encounters if e.get("class", {}).get("code") == "AMB"]
     last = ambulatory[0] if ambulatory else (encounters[0] if encounters else None)
-    documents = [d for d in by_type["DocumentReference"] if not is_image(d)]
+    documents = [d for d in document_refs if not is_image(d)]
     note = ""
     if last is not None:
         own = [d for d in documents if reference_id(encounter_reference(d), "Encounter") == last.get("id")]
@@ -316,37 +408,47 @@ def _compile(
     if not note and documents:
         documents.sort(key=lambda d: str(d.get("date", "")), reverse=True)
         note = note_text(documents[0])
-    images = [d for d in [*by_type["DocumentReference"], *by_type["Media"]] if is_image(d)]
+    return last, note
 
-    # ── text ──
-    name = display_text(patient)
-    born = _day(patient.get("birthDate"))
-    age = (today.year - born.year - ((today.month, today.day) < (born.month, born.day))) if born else None
+
+def _orientation(chart: _Chart, skipped: int) -> list[str]:
+    """Who the patient is, how many active conditions, the last visit (and unreadable resources, if any)."""
+    patient, age, born, last = chart.patient, chart.age, chart.born, chart.last
     deceased = " (deceased)" if patient.get("deceasedDateTime") or patient.get("deceasedBoolean") else ""
-    key = ", ".join(display_text(c) for c in active[:2])
+    key = ", ".join(display_text(c) for c in chart.active[:2])
     orientation = [
-        f"{name} is a {age if age is not None else '?'}-year-old {patient.get('gender', 'person')}{deceased} "
-        f"(born {born or 'unknown'}, ID {pid}). {len(active)} active condition(s)" + (f" including {key}." if key else ".")
+        f"{display_text(patient)} is a {age if age is not None else '?'}-year-old {patient.get('gender', 'person')}"
+        f"{deceased} (born {born or 'unknown'}, ID {chart.pid}). {len(chart.active)} active condition(s)"
+        + (f" including {key}." if key else ".")
     ]
     if last is not None:
         kind = display_text({"type": last.get("type", [])}) if last.get("type") else last.get("class", {}).get("code", "")
         orientation.append(f"Last visit: {str(last.get('period', {}).get('start', ''))[:10]} ({kind}).")
+    if skipped:
+        from docgemma.ehr.validate import unreadable_note
 
+        orientation.append(unreadable_note(skipped))
+    return orientation
+
+
+def _safety(chart: _Chart) -> list[str]:
+    """Allergies, drug-allergy conflicts, polypharmacy, pregnancy, anticoagulation, renal function, age, images."""
     safety: list[str] = []
-    for allergy in allergies:
+    for allergy in chart.allergies:
         reactions = [display_text({"code": m}) for r in allergy.get("reaction", []) for m in r.get("manifestation", [])]
         crit = f", criticality {allergy['criticality']}" if allergy.get("criticality") else ""
         safety.append(f"ALLERGY: {display_text(allergy)}" + (f" — {', '.join(reactions)}" if reactions else "") + crit)
-    safety += drug_allergy_conflicts(meds, allergies)
-    if len(meds) >= 5:
-        safety.append(f"POLYPHARMACY: {len(meds)} active medications.")
-    text_all = " ".join(display_text(c).lower() for c in active)
-    med_all = " ".join(display_text(m).lower() for m in meds)
+    safety += drug_allergy_conflicts(chart.meds, chart.allergies)
+    if len(chart.meds) >= 5:
+        safety.append(f"POLYPHARMACY: {len(chart.meds)} active medications.")
+    text_all = " ".join(display_text(c).lower() for c in chart.active)
+    med_all = " ".join(display_text(m).lower() for m in chart.meds)
     if "pregnan" in text_all or "preeclampsia" in text_all or "pre-eclampsia" in text_all:
         safety.append("PREGNANCY: check every drug for teratogenicity and pregnancy safety.")
     if "warfarin" in med_all or "apixaban" in med_all or "rivaroxaban" in med_all:
         safety.append("ANTICOAGULATED: bleeding risk; check INR and interactions before adding drugs.")
-    renal = next(((o, p) for o, p in latest_obs if any(w in display_text(o).lower() for w in ("egfr", "glomerular"))), None)
+    renal = next(((o, p) for o, p in chart.latest_obs if any(w in display_text(o).lower() for w in ("egfr", "glomerular"))),
+                 None)
     if renal:
         t = trend(*renal)
         safety.append(
@@ -354,98 +456,98 @@ def _compile(
             + (f", {t['direction']}" if t else "")
             + " — review renally cleared drugs and doses."
         )
-    if age is not None and age < 18:
+    if chart.age is not None and chart.age < 18:
         safety.append("PAEDIATRIC: use weight-based dosing.")
-    if images:
+    if chart.images:
         safety.append(
-            f"IMAGES ON RECORD: {len(images)} ("
-            + ", ".join(str(d.get("description") or display_text(d)) for d in images[:3])
+            f"IMAGES ON RECORD: {len(chart.images)} ("
+            + ", ".join(str(d.get("description") or display_text(d)) for d in chart.images[:3])
             + ")."
         )
+    return safety
 
-    condition_lines: list[str] = []
-    for c in active:
+
+def _condition_lines(chart: _Chart) -> list[str]:
+    """Each active condition with its treating medications and care plans."""
+    lines: list[str] = []
+    for c in chart.active:
         onset = str(c.get("onsetDateTime") or c.get("recordedDate") or "")[:10]
         # No resource ids here: a UUID costs ~40 Gemma tokens; the data-query tool returns them when needed.
-        condition_lines.append(f"- {display_text(c)} (since {onset or 'unknown'})")
-        condition_lines += [f"  treated with: {m}" for m in treats.get(str(c.get("id")), [])]
-        condition_lines += [f"  care plan: {p}" for p in addresses.get(str(c.get("id")), [])]
-    if not condition_lines:
-        condition_lines = ["None recorded."]
-    med_lines = [f"- {_med_line(m, today)}" for m in unlinked] or ["None."]
-    allergy_lines = [f"- {display_text(a)}" for a in allergies] or ["None recorded."]
-    obs_lines = []
-    for obs, previous in latest_obs:
+        lines.append(f"- {display_text(c)} (since {onset or 'unknown'})")
+        lines += [f"  treated with: {m}" for m in chart.treats.get(str(c.get("id")), [])]
+        lines += [f"  care plan: {p}" for p in chart.addresses.get(str(c.get("id")), [])]
+    return lines or ["None recorded."]
+
+
+def _observation_lines(chart: _Chart) -> list[str]:
+    """The latest value per code, with its trend against the previous one."""
+    lines = []
+    for obs, previous in chart.latest_obs:
         when = str(obs.get("effectiveDateTime") or obs.get("issued") or "")[:10]
         line = f"- {display_text(obs)}: {quantity_text(obs)} ({when})"
         t = trend(obs, previous)
         if t:
             arrow = {"rising": "↑", "falling": "↓", "stable": "→"}[t["direction"]]
             line += f" {arrow} {t['direction']}, {t['delta']:+.3g} from {_num(t['previous_value'])} ({t['previous_date']})"
-        obs_lines.append(line)
-    encounter_lines = []
-    if last is not None:
-        encounter_lines.append(
-            f"{str(last.get('period', {}).get('start', ''))[:10]} {display_text({'type': last.get('type', [])})}"
-        )
-        if note:
-            short = note if len(note) <= NOTE_CHARS else note[:NOTE_CHARS].rsplit(" ", 1)[0] + " … (full note in the timeline)"
-            encounter_lines.append("Note: " + " ".join(short.split()))
-    resolved_lines = [f"- {display_text(c)} (resolved {str(c.get('abatementDateTime'))[:10]})" for c in resolved] or ["None."]
-    imm_lines = (
-        [
-            f"{len(immunizations)} on record; latest: "
-            + "; ".join(f"{display_text(i)} ({str(i.get('occurrenceDateTime', ''))[:10]})" for i in immunizations[:3])
-        ]
-        if immunizations
-        else ["None recorded."]
-    )
+        lines.append(line)
+    return lines
 
-    if skipped:
-        from docgemma.ehr.validate import unreadable_note
 
-        orientation.append(unreadable_note(skipped))
-    sections: dict[str, tuple[str, list[str]]] = {
-        "orientation": (f"## Patient (summary compiled at {compiled_at:%H:%M} UTC)", orientation),
-        "safety": ("## Safety", safety or ["No allergies or safety flags recorded."]),
-        "allergies": ("## Allergies", allergy_lines),
-        "conditions": ("## Active conditions (with treating medications)", condition_lines),
-        "medications": ("## Medications not linked to a condition", med_lines),
-        "observations": ("## Latest observations", obs_lines or ["None recorded."]),
-        "encounter": ("## Last encounter", encounter_lines or ["None recorded."]),
-        "resolved": ("## Recently resolved (6 months)", resolved_lines),
-        "immunizations": ("## Immunizations", imm_lines),
-    }
-    text, trimmed = _fit(sections, count_tokens, budget)
-    facts = {
+def _encounter_lines(chart: _Chart) -> list[str]:
+    """The last encounter and the start of its note."""
+    last, note = chart.last, chart.note
+    if last is None:
+        return []
+    lines = [f"{str(last.get('period', {}).get('start', ''))[:10]} {display_text({'type': last.get('type', [])})}"]
+    if note:
+        short = note if len(note) <= NOTE_CHARS else note[:NOTE_CHARS].rsplit(" ", 1)[0] + " … (full note in the timeline)"
+        lines.append("Note: " + " ".join(short.split()))
+    return lines
+
+
+def _immunization_lines(chart: _Chart) -> list[str]:
+    """How many, and the latest three."""
+    immunizations = chart.immunizations
+    if not immunizations:
+        return ["None recorded."]
+    return [
+        f"{len(immunizations)} on record; latest: "
+        + "; ".join(f"{display_text(i)} ({str(i.get('occurrenceDateTime', ''))[:10]})" for i in immunizations[:3])
+    ]
+
+
+def _facts(chart: _Chart, safety: list[str], skipped: int, compiled_at: datetime) -> dict[str, Any]:
+    """The structured facts behind the text (tests and the tools read these)."""
+    born = chart.born
+    return {
         "patient": {
-            "id": pid,
-            "name": name,
-            "age": age,
-            "gender": patient.get("gender"),
+            "id": chart.pid,
+            "name": display_text(chart.patient),
+            "age": chart.age,
+            "gender": chart.patient.get("gender"),
             "birth_date": str(born) if born else None,
         },
-        "active_conditions": [display_text(c) for c in active],
-        "treats": {display_text(c): treats.get(str(c.get("id")), []) for c in active},
-        "inferred_medications": sorted(display_text(m) for m in meds if str(m.get("id")) in inferred_ids),
-        "unlinked_medications": [display_text(m) for m in unlinked],
-        "active_medications": [display_text(m) for m in meds],
-        "allergies": [display_text(a) for a in allergies],
-        "immunizations": len(immunizations),
-        "recently_resolved": [display_text(c) for c in resolved],
-        "latest_observations": {display_text(o): {"value": quantity_text(o), "trend": trend(o, p)} for o, p in latest_obs},
+        "active_conditions": [display_text(c) for c in chart.active],
+        "treats": {display_text(c): chart.treats.get(str(c.get("id")), []) for c in chart.active},
+        "inferred_medications": sorted(display_text(m) for m in chart.meds if str(m.get("id")) in chart.inferred_ids),
+        "unlinked_medications": [display_text(m) for m in chart.unlinked],
+        "active_medications": [display_text(m) for m in chart.meds],
+        "allergies": [display_text(a) for a in chart.allergies],
+        "immunizations": len(chart.immunizations),
+        "recently_resolved": [display_text(c) for c in chart.resolved],
+        "latest_observations": {display_text(o): {"value": quantity_text(o), "trend": trend(o, p)}
+                                for o, p in chart.latest_obs},
         "latest_by_loinc": {
             code: {"id": items[0].get("id"), "previous_id": items[1].get("id") if len(items) > 1 else None}
-            for code, items in series.items()
+            for code, items in chart.series.items()
         },
-        "last_encounter": last.get("id") if last else None,
-        "note": note,
-        "images": [str(d.get("id")) for d in images],
+        "last_encounter": chart.last.get("id") if chart.last else None,
+        "note": chart.note,
+        "images": [str(d.get("id")) for d in chart.images],
         "safety": safety,
         "unreadable_resources": skipped,
         "compiled_at": compiled_at.isoformat(timespec="seconds"),
     }
-    return PatientSummary(pid, text, facts, count_tokens(text), trimmed)
 
 
 def _render(sections: dict[str, tuple[str, list[str]]], dropped: dict[str, int]) -> str:
