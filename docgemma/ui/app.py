@@ -23,6 +23,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,67 +111,176 @@ class NetworkStatus:
         self.text = "reachable" if probe() else "offline (drug, literature and trial look-ups will say so)"
 
 
-def build_demo(
-    assistant: Assistant, ehr: Ehr | None, model_line: str, note: str | None = None, network: NetworkStatus | None = None
-) -> Any:
-    """The Blocks app."""
+def _gr() -> Any:
     import gradio as gr
 
-    workspace = Workspace(assistant, ehr)
-    max_bytes = assistant.settings.max_image_bytes
-    max_pixels = assistant.settings.max_image_pixels
+    return gr
 
-    def status() -> str:
-        return status_line(model_line, note, network.text if network else "not checked")
 
-    def patient_view(thread: str) -> tuple[str, list[tuple[str, str]], list[dict[str, Any]]]:
-        panel = workspace.patient_panel(thread)
+@dataclass
+class Page:
+    """The page's components (:func:`layout`): what the handlers update and :func:`wire` connects."""
+
+    thread: Any
+    card_id: Any
+    queued_image: Any
+    record_images: Any
+    selected: Any
+    status_md: Any
+    chatbot: Any
+    approval: Any
+    approval_md: Any
+    approval_args: Any
+    override_row: Any
+    override_reason: Any
+    override: Any
+    approve: Any
+    edit: Any
+    reject: Any
+    decision_note: Any
+    follow_buttons: list[Any]
+    queued_note: Any
+    box: Any
+    patient_query: Any
+    find: Any
+    matches: Any
+    use: Any
+    patient_md: Any
+    images: Any
+    send_image: Any
+    timeline: Any
+
+
+def layout() -> Page:
+    """The page's components, created inside the caller's ``gr.Blocks`` context."""
+    gr = _gr()
+    thread = gr.State(lambda: f"web-{uuid.uuid4().hex}")
+    card_id = gr.State("")
+    queued_image = gr.State(None)
+    record_images = gr.State([])
+    selected = gr.State(None)
+    gr.Markdown(
+        "## DocGemma Connect — clinical decision support\n"
+        "*Decision support for clinicians: verify before acting. Writes to the record need your approval.*"
+    )
+    status_md = gr.Markdown()
+    with gr.Row():
+        with gr.Column(scale=3):
+            chatbot = gr.Chatbot(value=[{"role": "assistant", "content": WELCOME}], label="Conversation",
+                                 height=560, elem_id="chat")
+            with gr.Group(visible=False, elem_id="approval") as approval:
+                approval_md = gr.Markdown()
+                approval_args = gr.Textbox(label="Arguments (edit, then 'Edit & approve': the checks run again "
+                                                 "and a new card is shown)", lines=4)
+                with gr.Row(visible=False) as override_row:
+                    override_reason = gr.Textbox(label="Override reason (required for a severe conflict)",
+                                                 scale=3, elem_id="override-reason")
+                    override = gr.Button("Override & approve", variant="stop", scale=1, elem_id="override")
+                with gr.Row():
+                    approve = gr.Button("Approve", variant="primary", elem_id="approve")
+                    edit = gr.Button("Edit & approve", elem_id="edit")
+                    reject = gr.Button("Reject", variant="stop", elem_id="reject")
+                decision_note = gr.Markdown(elem_id="decision-note")
+            with gr.Row():
+                follow_buttons = [gr.Button(visible=False, size="sm") for _ in range(MAX_FOLLOW_UPS)]
+            queued_note = gr.Markdown()
+            box = gr.MultimodalTextbox(
+                label=INPUT_LABEL,
+                show_label=True,
+                placeholder="Ask a clinical question, or attach an image (PNG, JPEG, DICOM)",
+                file_types=[".png", ".jpg", ".jpeg", ".dcm", ".dicom"],
+                file_count="single",
+                elem_id="input",
+            )
+            gr.Examples([[{"text": e, "files": []}] for e in EXAMPLES], inputs=box, label="Examples (one per tool)")
+        with gr.Column(scale=2):
+            with gr.Accordion("Patient", open=True):
+                with gr.Row():
+                    patient_query = gr.Textbox(label="Search patient by name", scale=3, elem_id="patient-search")
+                    find = gr.Button("Search", scale=1)
+                matches = gr.Dropdown(label="Matches", choices=[], interactive=True, elem_id="patient-matches")
+                use = gr.Button("Make active patient", elem_id="patient-select")
+                patient_md = gr.Markdown("*No active patient.*", elem_id="patient-summary")
+                images = gr.Gallery(label="Images on record", height=160, columns=3, allow_preview=True,
+                                    elem_id="record-images")
+                send_image = gr.Button("Send selected image to the chat", size="sm", elem_id="send-image")
+            with gr.Accordion("Reasoning timeline (last turn)", open=True):
+                timeline = gr.Markdown("*No turn yet.*", elem_id="timeline")
+    return Page(
+        thread=thread, card_id=card_id, queued_image=queued_image, record_images=record_images, selected=selected,
+        status_md=status_md, chatbot=chatbot, approval=approval, approval_md=approval_md,
+        approval_args=approval_args, override_row=override_row, override_reason=override_reason, override=override,
+        approve=approve, edit=edit, reject=reject, decision_note=decision_note, follow_buttons=follow_buttons,
+        queued_note=queued_note, box=box, patient_query=patient_query, find=find, matches=matches, use=use,
+        patient_md=patient_md, images=images, send_image=send_image, timeline=timeline,
+    )
+
+
+class Handlers:
+    """What the page does, one method per event. Layout only: the work is the workspace's."""
+
+    def __init__(self, workspace: Workspace, page: Page, settings: Settings, model_line: str, note: str | None,
+                 network: NetworkStatus | None) -> None:
+        self.workspace = workspace
+        self.page = page
+        self.max_bytes = settings.max_image_bytes
+        self.max_pixels = settings.max_image_pixels
+        self.model_line = model_line
+        self.note = note
+        self.network = network
+
+    def status(self) -> str:
+        return status_line(self.model_line, self.note, self.network.text if self.network else "not checked")
+
+    def patient_view(self, thread: str) -> tuple[str, list[tuple[str, str]], list[dict[str, Any]]]:
+        panel = self.workspace.patient_panel(thread)
         if panel.message is not None:
             return panel.message, [], []
         gallery, stored = [], []
         for image in panel.images:
-            shown = preview_image(image.filename, image.data, max_bytes, max_pixels)  # Gradio stores it: no file of ours
+            # Gradio stores the shown image itself: no file of ours.
+            shown = preview_image(image.filename, image.data, self.max_bytes, self.max_pixels)
             if shown is not None:
                 gallery.append((shown, image.description))
                 stored.append({"filename": image.filename, "data": image.data, "description": image.description})
         return summary_markdown(str(panel.name), str(panel.summary)), gallery, stored
 
-    def after_turn(result: TurnResult | None, thread: str, pending: bool = False) -> dict[Any, Any]:
+    def after_turn(self, result: TurnResult | None, thread: str, pending: bool = False) -> dict[Any, Any]:
         follow = list(result.follow_ups)[:MAX_FOLLOW_UPS] if result and not pending else []
-        summary, gallery, stored = patient_view(thread)
+        summary, gallery, stored = self.patient_view(thread)
         updates: dict[Any, Any] = {
-            timeline: timeline_markdown(result, pending=pending),
-            patient_md: summary,
-            images: gallery,
-            record_images: stored,
+            self.page.timeline: timeline_markdown(result, pending=pending),
+            self.page.patient_md: summary,
+            self.page.images: gallery,
+            self.page.record_images: stored,
         }
-        for i, button in enumerate(follow_buttons):
-            updates[button] = gr.update(value=follow[i] if i < len(follow) else "", visible=i < len(follow))
+        for i, button in enumerate(self.page.follow_buttons):
+            updates[button] = _gr().update(value=follow[i] if i < len(follow) else "", visible=i < len(follow))
         return updates
 
-    def run_events(events: Iterator[AgentEvent], history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
+    def run_events(self, events: Iterator[AgentEvent], history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
         result: TurnResult | None = None
         for event in events:
             history = apply_event(history, event)
             if isinstance(event, TurnDone):
                 result = event.result
-            yield {chatbot: history}
-        pending = workspace.pending(thread)
+            yield {self.page.chatbot: history}
+        pending = self.workspace.pending(thread)
         editable = {k: v for k, v in pending["args"].items() if k != "patient_id"} if pending else {}
         card = {
-            approval: gr.update(visible=pending is not None),
-            approval_md: approval_markdown(pending) if pending else "",
-            approval_args: json.dumps(editable, indent=1) if pending else "",
-            card_id: pending.get("card_id", "") if pending else "",  # the card the clinician is deciding on
-            override_row: gr.update(visible=bool(pending and pending.get("override_required"))),
-            override_reason: "",
+            self.page.approval: _gr().update(visible=pending is not None),
+            self.page.approval_md: approval_markdown(pending) if pending else "",
+            self.page.approval_args: json.dumps(editable, indent=1) if pending else "",
+            self.page.card_id: pending.get("card_id", "") if pending else "",  # the card the clinician is deciding on
+            self.page.override_row: _gr().update(visible=bool(pending and pending.get("override_required"))),
+            self.page.override_reason: "",
         }
         # While a write waits, the timeline is that paused turn's (from the thread's state), not the last one's.
-        panel = result if pending is None else workspace.paused_turn(thread)
-        yield {chatbot: history, **card, **after_turn(panel, thread, pending=pending is not None)}
+        panel = result if pending is None else self.workspace.paused_turn(thread)
+        yield {self.page.chatbot: history, **card, **self.after_turn(panel, thread, pending=pending is not None)}
 
     def respond(
-        message: dict[str, Any], history: list[Any], thread: str, queued: dict[str, Any] | None
+        self, message: dict[str, Any], history: list[Any], thread: str, queued: dict[str, Any] | None
     ) -> Iterator[dict[Any, Any]]:
         text = str(message.get("text") or "")
         files = message.get("files") or []
@@ -183,27 +293,29 @@ def build_demo(
             first = files[0]
             path = Path(first if isinstance(first, str) else first.get("path", ""))
             size = path.stat().st_size
-            if size > max_bytes:  # also when launched without max_file_size: never read into memory
-                note = f"{size_error(path.name, size, max_bytes)} Nothing was sent."
-                yield {chatbot: [*history, {"role": "assistant", "content": escape(note)}], box: gr.update(value=None)}
+            if size > self.max_bytes:  # also when launched without max_file_size: never read into memory
+                note = f"{size_error(path.name, size, self.max_bytes)} Nothing was sent."
+                yield {self.page.chatbot: [*history, {"role": "assistant", "content": escape(note)}],
+                       self.page.box: _gr().update(value=None)}
                 return
             attachment = {"filename": path.name, "data": path.read_bytes()}
         elif queued:
             attachment = {"filename": queued["filename"], "data": queued["data"]}
         previews: list[str] = []
         if attachment:
-            png = preview_png(attachment["filename"], attachment["data"], max_bytes, max_pixels)
+            png = preview_png(attachment["filename"], attachment["data"], self.max_bytes, self.max_pixels)
             if png:
                 previews.append(png)
                 history.append({"role": "user", "content": {"path": png, "alt_text": attachment["filename"]}})
         try:
-            yield {box: gr.update(value=None), queued_image: None, queued_note: "", decision_note: ""}
-            yield from run_events(workspace.turn(thread, text, attachment), history, thread)  # type: ignore[arg-type]
+            yield {self.page.box: _gr().update(value=None), self.page.queued_image: None, self.page.queued_note: "",
+                   self.page.decision_note: ""}
+            yield from self.run_events(self.workspace.turn(thread, text, attachment), history, thread)  # type: ignore[arg-type]
         finally:
             delete_previews(previews)  # Gradio copied them into its cache when the history was sent
 
     def decide(
-        action: str, edited: str, history: list[Any], thread: str, card: str | None
+        self, action: str, edited: str, history: list[Any], thread: str, card: str | None
     ) -> Iterator[dict[Any, Any]]:
         # The card id makes a click count only for the card it was made on: Approve, Edit and Reject run on
         # separate queues, and whichever reaches the assistant first consumes the card.
@@ -211,152 +323,108 @@ def build_demo(
         if action == "override":
             decision["reason"] = edited
             if not edited.strip():
-                yield {decision_note: "**An override needs a reason; nothing was written.**"}
+                yield {self.page.decision_note: "**An override needs a reason; nothing was written.**"}
                 return
         if action == "edit":
             try:
                 decision["args"] = json.loads(edited)
             except json.JSONDecodeError:
-                yield {decision_note: "**The edited arguments are not valid JSON; nothing was written.**"}
+                yield {self.page.decision_note: "**The edited arguments are not valid JSON; nothing was written.**"}
                 return
-        events = workspace.resume(thread, decision)
+        events = self.workspace.resume(thread, decision)
         first = next(events, None)
         if isinstance(first, TurnDone) and first.result.answer in (ALREADY_HANDLED, NO_PENDING):
             # A losing click touches neither the conversation nor the card: the winner's output stays on the page.
-            gr.Warning(first.result.answer)
-            yield {decision_note: f"*{first.result.answer}*"}
+            _gr().Warning(first.result.answer)
+            yield {self.page.decision_note: f"*{first.result.answer}*"}
             return
-        yield {decision_note: ""}
-        yield from run_events(itertools.chain([first] if first else [], events), history, thread)
+        yield {self.page.decision_note: ""}
+        yield from self.run_events(itertools.chain([first] if first else [], events), history, thread)
 
-    def search(query: str) -> Any:
-        found = workspace.search_patients(query)
+    def search(self, query: str) -> Any:
+        found = self.workspace.search_patients(query)
         choices = [(f"{p['name']} (born {p['birth_date'] or '?'})", f"{p['id']}|{p['name']}") for p in found]
-        return gr.update(choices=choices, value=choices[0][1] if choices else None)
+        return _gr().update(choices=choices, value=choices[0][1] if choices else None)
 
-    def select(choice: str | None, history: list[Any], thread: str) -> dict[Any, Any]:
+    def select(self, choice: str | None, history: list[Any], thread: str) -> dict[Any, Any]:
         history = list(history or [])
         if choice:
             pid, name = choice.split("|", 1)
-            if workspace.select_patient(thread, pid, name):
+            if self.workspace.select_patient(thread, pid, name):
                 # Said in the conversation, so nobody reads the next answer as being about the previous patient.
                 history.append({"role": "assistant", "content": f"Active patient is now **{escape(name)}**. "
                                 "Earlier messages about the previous patient are not used for the next answers."})
-        summary, gallery, stored = patient_view(thread)
-        return {patient_md: summary, images: gallery, record_images: stored, chatbot: history}
+        summary, gallery, stored = self.patient_view(thread)
+        return {self.page.patient_md: summary, self.page.images: gallery, self.page.record_images: stored,
+                self.page.chatbot: history}
 
-    def queue_image(index: int | None, stored: list[dict[str, Any]]) -> tuple[Any, str]:
+    def queue_image(self, index: int | None, stored: list[dict[str, Any]]) -> tuple[Any, str]:
         if index is None or index >= len(stored):
             return None, "*Select an image first.*"
         item = stored[index]
         return item, f"*Attached to your next message: {item['description']}*"
 
+
+def wire(page: Page, on: Handlers, demo: Any) -> None:
+    """Connect the components to the handlers. The ``api_name``s are the app's API: /respond, /approve, /edit,
+    /reject, /override, /search_patients, /select_patient."""
+    gr = _gr()
+    outputs = [
+        page.chatbot,
+        page.approval,
+        page.approval_md,
+        page.approval_args,
+        page.timeline,
+        page.patient_md,
+        page.images,
+        page.record_images,
+        page.box,
+        page.queued_image,
+        page.queued_note,
+        *page.follow_buttons,
+        page.card_id,
+        page.override_row,
+        page.override_reason,
+        page.decision_note,
+    ]
+    chat = [page.box, page.chatbot, page.thread, page.queued_image]
+    card = [page.approval_args, page.chatbot, page.thread, page.card_id]
+    page.box.submit(on.respond, chat, outputs, api_name="respond")
+    page.approve.click(lambda e, h, t, c: (yield from on.decide("approve", e, h, t, c)), card, outputs, api_name="approve")
+    page.edit.click(lambda e, h, t, c: (yield from on.decide("edit", e, h, t, c)), card, outputs, api_name="edit")
+    page.reject.click(lambda e, h, t, c: (yield from on.decide("reject", e, h, t, c)), card, outputs, api_name="reject")
+    page.override.click(
+        lambda r, h, t, c: (yield from on.decide("override", r, h, t, c)),
+        [page.override_reason, page.chatbot, page.thread, page.card_id], outputs, api_name="override",
+    )
+    for button in page.follow_buttons:
+        button.click(lambda q: {"text": q, "files": []}, button, page.box).then(on.respond, chat, outputs)
+    page.find.click(on.search, page.patient_query, page.matches, api_name="search_patients")
+    page.patient_query.submit(on.search, page.patient_query, page.matches)
+    page.use.click(on.select, [page.matches, page.chatbot, page.thread],
+                   [page.patient_md, page.images, page.record_images, page.chatbot], api_name="select_patient")
+
+    def on_select(evt: Any) -> int:
+        return int(evt.index)
+
+    # Gradio finds the event argument by its annotation object; postponed annotations are strings here.
+    on_select.__annotations__["evt"] = gr.SelectData
+    page.images.select(on_select, None, page.selected)
+    page.send_image.click(on.queue_image, [page.selected, page.record_images], [page.queued_image, page.queued_note])
+    demo.load(on.status, None, page.status_md)
+    # Gradio does not tie the visible label to the textarea: name it for screen readers ourselves.
+    demo.load(None, None, None, js=LABEL_INPUT_JS)
+
+
+def build_demo(
+    assistant: Assistant, ehr: Ehr | None, model_line: str, note: str | None = None, network: NetworkStatus | None = None
+) -> Any:
+    """The Blocks app: :func:`layout`, :class:`Handlers` on a :class:`~docgemma.workspace.Workspace`, :func:`wire`."""
+    gr = _gr()
+    workspace = Workspace(assistant, ehr)
     with gr.Blocks(title="DocGemma Connect", delete_cache=DELETE_CACHE) as demo:
-        thread = gr.State(lambda: f"web-{uuid.uuid4().hex}")
-        card_id = gr.State("")
-        queued_image = gr.State(None)
-        record_images = gr.State([])
-        selected = gr.State(None)
-        gr.Markdown(
-            "## DocGemma Connect — clinical decision support\n"
-            "*Decision support for clinicians: verify before acting. Writes to the record need your approval.*"
-        )
-        status_md = gr.Markdown()
-        with gr.Row():
-            with gr.Column(scale=3):
-                chatbot = gr.Chatbot(value=[{"role": "assistant", "content": WELCOME}], label="Conversation",
-                                     height=560, elem_id="chat")
-                with gr.Group(visible=False, elem_id="approval") as approval:
-                    approval_md = gr.Markdown()
-                    approval_args = gr.Textbox(label="Arguments (edit, then 'Edit & approve': the checks run again "
-                                                     "and a new card is shown)", lines=4)
-                    with gr.Row(visible=False) as override_row:
-                        override_reason = gr.Textbox(label="Override reason (required for a severe conflict)",
-                                                     scale=3, elem_id="override-reason")
-                        override = gr.Button("Override & approve", variant="stop", scale=1, elem_id="override")
-                    with gr.Row():
-                        approve = gr.Button("Approve", variant="primary", elem_id="approve")
-                        edit = gr.Button("Edit & approve", elem_id="edit")
-                        reject = gr.Button("Reject", variant="stop", elem_id="reject")
-                    decision_note = gr.Markdown(elem_id="decision-note")
-                with gr.Row():
-                    follow_buttons = [gr.Button(visible=False, size="sm") for _ in range(MAX_FOLLOW_UPS)]
-                queued_note = gr.Markdown()
-                box = gr.MultimodalTextbox(
-                    label=INPUT_LABEL,
-                    show_label=True,
-                    placeholder="Ask a clinical question, or attach an image (PNG, JPEG, DICOM)",
-                    file_types=[".png", ".jpg", ".jpeg", ".dcm", ".dicom"],
-                    file_count="single",
-                    elem_id="input",
-                )
-                gr.Examples([[{"text": e, "files": []}] for e in EXAMPLES], inputs=box, label="Examples (one per tool)")
-            with gr.Column(scale=2):
-                with gr.Accordion("Patient", open=True):
-                    with gr.Row():
-                        patient_query = gr.Textbox(label="Search patient by name", scale=3, elem_id="patient-search")
-                        find = gr.Button("Search", scale=1)
-                    matches = gr.Dropdown(label="Matches", choices=[], interactive=True, elem_id="patient-matches")
-                    use = gr.Button("Make active patient", elem_id="patient-select")
-                    patient_md = gr.Markdown("*No active patient.*", elem_id="patient-summary")
-                    images = gr.Gallery(label="Images on record", height=160, columns=3, allow_preview=True,
-                                        elem_id="record-images")
-                    send_image = gr.Button("Send selected image to the chat", size="sm", elem_id="send-image")
-                with gr.Accordion("Reasoning timeline (last turn)", open=True):
-                    timeline = gr.Markdown("*No turn yet.*", elem_id="timeline")
-
-        outputs = [
-            chatbot,
-            approval,
-            approval_md,
-            approval_args,
-            timeline,
-            patient_md,
-            images,
-            record_images,
-            box,
-            queued_image,
-            queued_note,
-            *follow_buttons,
-            card_id,
-            override_row,
-            override_reason,
-            decision_note,
-        ]
-        box.submit(respond, [box, chatbot, thread, queued_image], outputs, api_name="respond")
-        approve.click(
-            lambda e, h, t, c: (yield from decide("approve", e, h, t, c)), [approval_args, chatbot, thread, card_id], outputs,
-            api_name="approve",
-        )
-        edit.click(
-            lambda e, h, t, c: (yield from decide("edit", e, h, t, c)), [approval_args, chatbot, thread, card_id], outputs,
-            api_name="edit",
-        )
-        reject.click(
-            lambda e, h, t, c: (yield from decide("reject", e, h, t, c)), [approval_args, chatbot, thread, card_id], outputs,
-            api_name="reject",
-        )
-        override.click(
-            lambda r, h, t, c: (yield from decide("override", r, h, t, c)), [override_reason, chatbot, thread, card_id],
-            outputs, api_name="override",
-        )
-        for button in follow_buttons:
-            button.click(lambda q: {"text": q, "files": []}, button, box).then(
-                respond, [box, chatbot, thread, queued_image], outputs
-            )
-        find.click(search, patient_query, matches, api_name="search_patients")
-        patient_query.submit(search, patient_query, matches)
-        use.click(select, [matches, chatbot, thread], [patient_md, images, record_images, chatbot], api_name="select_patient")
-        def on_select(evt: gr.SelectData) -> int:
-            return int(evt.index)
-
-        # Gradio finds the event argument by its annotation object; postponed annotations are strings here.
-        on_select.__annotations__["evt"] = gr.SelectData
-        images.select(on_select, None, selected)
-        send_image.click(queue_image, [selected, record_images], [queued_image, queued_note])
-        demo.load(status, None, status_md)
-        # Gradio does not tie the visible label to the textarea: name it for screen readers ourselves.
-        demo.load(None, None, None, js=LABEL_INPUT_JS)
+        page = layout()
+        wire(page, Handlers(workspace, page, assistant.settings, model_line, note, network), demo)
     demo.queue(default_concurrency_limit=1)
     return demo
 
