@@ -309,3 +309,13 @@ def test_demo_model_writes_no_medical_prose(tools: Tools) -> None:
     r = done(assistant.run_turn("t", "Hello"))
     assert r.answer.startswith("Hello. I am DocGemma Connect") and "I can help with" in r.answer
     assert not [c for c in demo.calls if c.kind == "text"]
+
+
+def test_demo_model_does_not_judge_clinical_data(tools: Tools) -> None:
+    demo = FakeLLM(name="demo")
+    demo.clinically_meaningful = False  # type: ignore[attr-defined]
+    tools.queue("check_drug_safety", SAFETY)
+    r = done(Assistant(demo, tools.registry()).run_turn("t", "Check FDA warnings for dofetilide"))
+    assert r.llm_calls == 0 and demo.calls == []
+    classify = next(e for e in r.timeline if e["node"] == "result_classify")
+    assert classify["decision"] == "success_partial" and "decided by rule" in classify["detail"]
