@@ -66,10 +66,11 @@ def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
         args["name"] = names[0]
         repairs.append(f"patient name set to {names[0]!r} from the message")
     drugs = entities["drug_mentions"]
-    if "drug_name" in fields and len(drugs) == 1:
+    if "drug_name" in fields and drugs:
         name = args.get("drug_name")
-        known = isinstance(name, str) and DrugDictionary.canonical(name) == drugs[0]
+        known = isinstance(name, str) and DrugDictionary.canonical(name) in drugs
         if not known and not stands_in(name, query):
+            # Invalid (not a drug the message names): the first drug the message names fills it.
             args["drug_name"] = drugs[0]
             repairs.append(f"drug name set to {drugs[0]!r} from the message")
     if "drug_names" in fields and len(drugs) >= 2:

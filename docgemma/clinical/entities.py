@@ -134,7 +134,7 @@ class DrugDictionary:
                 continue
             generic = str(data.get("name", "")).strip().lower()
             written = text[tokens[first][1]:tokens[last - 1][2]].lower()
-            if generic.startswith(written):  # "penicillin" is the drug; "penicillins" is its class
+            if generic in (f"{written}s", f"{written}es"):  # "penicillin" is the drug; "penicillins" is its class
                 generic = written
             if generic:
                 spans.append((tokens[first][1], tokens[last - 1][2], generic))

@@ -318,3 +318,13 @@ def test_image_tool_without_an_image_asks_for_one(fake: FakeLLM, assistant: Assi
     r = done(assistant.run_turn("t", "Analyze the chest X-ray I uploaded"))
     assert tools.calls == [] and r.router_actions == ["ERROR_HANDLER", "ASK_USER"]
     assert r.tools[0]["error_type"] == "no_image" and r.answer.startswith("Please attach the image")
+
+
+def test_demo_model_does_not_judge_clinical_data(tools: Tools) -> None:
+    demo = FakeLLM(name="demo")
+    demo.clinically_meaningful = False  # type: ignore[attr-defined]
+    tools.queue("check_drug_safety", SAFETY)
+    r = done(Assistant(demo, tools.registry()).run_turn("t", "Check FDA warnings for dofetilide"))
+    assert r.llm_calls == 0 and demo.calls == []
+    classify = next(e for e in r.timeline if e["node"] == "result_classify")
+    assert classify["decision"] == "success_partial" and "decided by rule" in classify["detail"]

@@ -163,3 +163,12 @@ def test_grounding_fills_an_invented_value() -> None:
     out, repairs = ground(REG["check_drug_interactions"], {"drug_names": ["bictegravir", "aspirin"]},
                           extract_entities(query), None, query)
     assert out["drug_names"] == ["bictegravir/emtricitabine/tenofovir alafenamide", "rifampin"] and repairs
+
+
+def test_abbreviations_resolve_and_an_invalid_drug_value_is_filled() -> None:
+    query = "Is there a boxed warning for fluoroquinolones like cipro?"
+    assert extract_entities(query)["drug_mentions"] == ["fluoroquinolones", "ciprofloxacin"]
+    assert extract_entities("Record a penicillin allergy")["drug_mentions"] == ["penicillin"]  # the drug, not its class
+    # Seen on the CPU model: it answered a placeholder; grounding fills the invalid value from the message.
+    out, repairs = ground(REG["check_drug_safety"], {"drug_name": "Drug_Name"}, extract_entities(query), None, query)
+    assert out["drug_name"] == "fluoroquinolones" and repairs

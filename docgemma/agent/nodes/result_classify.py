@@ -1,7 +1,8 @@
 """Node ⑤ RESULT_CLASSIFY (LLM, T=0): what happened — never what to do next.
 
 When the tool's own status settles the answer (an error type, an empty result) the class is assigned in
-code and the model call is skipped; the timeline says so.
+code and the model call is skipped; the timeline says so. A model flagged not clinically meaningful (the
+CPU demo model) does not judge clinical data either: a result with data is "success_partial" by rule.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from docgemma.agent.schemas import ResultAssessment
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState, ToolResult
 from docgemma.agent.trace import NodeTrace
-from docgemma.llm.base import LLM, LLMError
+from docgemma.llm.base import LLM, LLMError, clinically_meaningful
 from docgemma.tools.outcome import RETRYABLE_ERRORS, is_empty
 
 
@@ -35,6 +36,9 @@ def result_classify(state: AgentState, *, llm: LLM) -> dict[str, Any]:
     if quality is not None:
         summary = result["error"] or f"The {result['tool_label']} returned no results."
         detail = "classified from the tool's status (no model call)"
+    elif not clinically_meaningful(llm):
+        quality, summary = "success_partial", f"The {result['tool_label']} returned data."
+        detail = "decided by rule: data returned; the demo model does not judge clinical data (no model call)"
     else:
         config = NODE_CONFIG["result_classify"]
         try:
