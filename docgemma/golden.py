@@ -155,7 +155,7 @@ def mock_executors(registry: ToolRegistry, ctx: TurnContext) -> dict[str, Any]:
             else:
                 outcome = real.run(args, context) if real.executor else failure("not_configured")
             data = outcome.get("data")
-            if tool == "search_patient" and outcome.get("status") == "success" and isinstance(data, dict):
+            if real.patient_search and outcome.get("status") == "success" and isinstance(data, dict):
                 matches = data.get("matches", [])
                 if matches:
                     ctx.last_search_id = str(matches[0]["id"])
