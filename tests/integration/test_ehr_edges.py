@@ -200,3 +200,18 @@ def test_the_image_gallery_survives_a_malformed_document_and_reads_media(tmp_pat
     images = ehr.images(pid)
     assert [name for _, name, _ in images].count("wound.png") == 1 and len(images) == 3
     assert "1 record entry could not be read" in ehr.summary(pid).text
+
+
+def test_write_check_survives_an_unreadable_allergy_and_demands_an_override(tmp_path: Path) -> None:
+    from docgemma.tools.ehr_tools import record_write_check
+
+    path = tmp_path / "record.sqlite"
+    ehr = Ehr.embedded(path)
+    pid = str(ehr.client.search("Patient", [("name", "Okafor")])[0]["id"])
+    bad = {"resourceType": "AllergyIntolerance", "id": "bad-allergy", "patient": {"reference": f"Patient/{pid}"},
+           "clinicalStatus": "active", "code": ["penicillin"]}  # not R4: strings where objects belong
+    FhirStore(path).upsert([bad])
+    spec = default_registry()["prescribe_medication"]
+    review = record_write_check(ehr)(spec, {"patient_id": pid, "medication_name": "amoxicillin", "dosage": "500 mg",
+                                            "frequency": "three times daily"}, None)
+    assert isinstance(review, dict) and review["severe"][0].startswith("INCOMPLETE CHECK")
