@@ -126,6 +126,8 @@ def test_page_welcomes_labels_fetches_no_remote_image_and_lists_the_timeline(app
     page.on("request", lambda request: requested.append(request.url))
     page.goto(url, wait_until="domcontentloaded")
     page.locator("#chat").get_by_text("clinical decision-support assistant", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    # The label is set when the page has loaded (Gradio renders the textarea first): wait for it, then find the box by it.
+    page.wait_for_function("document.querySelector('#input textarea')?.getAttribute('aria-label')", timeout=TIMEOUT_MS)
     box = page.get_by_label("Your message to the assistant")
     assert box.count() == 1
 
