@@ -36,8 +36,9 @@ def escape(text: str) -> str:
 
 
 def demote_headings(text: str) -> str:
-    """Markdown headings as bold lines: in the chat a record's ``## Safety`` rendered as a page-size title."""
-    return _HEADING.sub(r"**\1**", text)
+    """Markdown headings as bold lines: in the chat a record's ``## Safety`` rendered as a page-size title. Each
+    is a paragraph of its own: right after a list, a bare bold line became part of the list's last item."""
+    return _HEADING.sub(r"\n**\1**\n", text)
 
 
 def clip(text: str, limit: int = DETAIL_LIMIT) -> str:

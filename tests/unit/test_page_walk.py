@@ -7,14 +7,16 @@ from __future__ import annotations
 from docgemma.agent.assistant import TurnResult
 from docgemma.ui.events import final_markdown, status_line, timeline_markdown
 
-CHART = "**Patient Record**\n\n## Safety\nRENAL FUNCTION: eGFR 33\n\n### Last encounter ##\n2026-10-28 review"
+CHART = ("**Patient Record**\n\n## Safety\nRENAL FUNCTION: eGFR 33\n\n## Latest observations\n- eGFR: 33\n"
+         "### Last encounter ##\n2026-10-28 review")
 LABEL = "SmolLM2-135M-Instruct (embedded CPU demo model — not clinically meaningful)"
 
 
 def test_record_headings_in_an_answer_are_bold_lines_not_titles() -> None:
     text = final_markdown(TurnResult(answer=CHART))
     assert not [line for line in text.splitlines() if line.lstrip().startswith("#")], text
-    assert "**Safety**" in text and "**Last encounter**" in text and "RENAL FUNCTION: eGFR 33" in text
+    assert "**Safety**" in text and "RENAL FUNCTION: eGFR 33" in text
+    assert "- eGFR: 33\n\n**Last encounter**\n" in text  # its own paragraph, not the list's last item
 
 
 def test_a_cut_timeline_detail_says_it_was_cut_and_keeps_a_prescriptions_frequency() -> None:
