@@ -106,7 +106,7 @@ def decide(state: AgentState, available: tuple[str, ...]) -> RuleDecision | None
     if entities["has_image"]:
         if IMAGE_REQUEST_RE.search(query) and "analyze_medical_image" in available:
             return RuleDecision("TOOL_NEEDED", "analyze_medical_image", "an attached image to analyse")
-        return RuleDecision("DIRECT", None, "an attached image: its findings come from the vision step")
+        return RuleDecision("DIRECT", None, "an attached image with a general question: answered from the image findings")
 
     if IMPERATIVE_RE.match(query) and drugs:
         if len(drugs) >= 2 and "check_drug_interactions" in available:

@@ -56,7 +56,7 @@ ERROR_TEMPLATES: dict[str, str] = {
     "timeout": "The {tool_label} was temporarily unavailable. Please try again shortly.",
     "rate_limit": "The {tool_label} is temporarily busy. The system will retry automatically.",
     "server_error": "The {tool_label} experienced a temporary error. The system will retry automatically.",
-    "service_unavailable": "The {tool_label} is currently unavailable.",
+    "service_unavailable": "{tool_label}: the service is currently unavailable.",
     "not_found": "No results were found for {entity} in the {tool_label}.",
     "drug_not_in_database": "{entity} was not found in the drug database.",
     "invalid_args": "The request to {tool_label} could not be completed — additional information is needed{fields}.",

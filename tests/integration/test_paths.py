@@ -328,3 +328,17 @@ def test_demo_model_does_not_judge_clinical_data(tools: Tools) -> None:
     assert r.llm_calls == 0 and demo.calls == []
     classify = next(e for e in r.timeline if e["node"] == "result_classify")
     assert classify["decision"] == "success_partial" and "decided by rule" in classify["detail"]
+
+
+def test_demo_model_neither_picks_retries_nor_claims_to_read_images(tools: Tools) -> None:
+    demo = FakeLLM(name="SmolLM2 (demo — not clinically meaningful)", supports_images=False)
+    demo.clinically_meaningful = False  # type: ignore[attr-defined]
+    assistant = Assistant(demo, tools.registry())
+    tools.queue("check_drug_safety", failure("service_unavailable"))
+    r = done(assistant.run_turn("t", "Check FDA warnings for dofetilide"))
+    assert demo.calls == [] and "RETRY" in r.router_actions and "could not retrieve" in r.answer
+    assert "Drug Safety Report: the service is currently unavailable." in r.answer
+    buffer = io.BytesIO()
+    Image.new("RGB", (16, 16)).save(buffer, format="PNG")
+    r = done(assistant.run_turn("t", "What does this image show?", {"filename": "x.png", "data": buffer.getvalue()}))
+    assert "cannot read images" in r.answer and "((" not in r.answer and demo.calls == []

@@ -71,3 +71,12 @@ def test_a_write_is_never_proposed_unless_the_clinicians_message_asks(fake: Fake
     r = done(assistant.run_turn("t", "Is her pain control adequate"))
     assert tools.calls == [] and assistant.pending_approval("t") is None
     assert r.tools[0]["error_type"] == "not_requested" and "does not ask for a change to the record" in r.answer
+
+
+def test_a_switch_by_the_agent_is_said_in_the_answer(fake: FakeLLM, tools: Tools) -> None:
+    assistant = contexts(tools, fake)
+    assistant.set_active_patient("t", AMINA)
+    tools.queue("search_patient", success({"matches": [{"id": "gm-001", "name": "Grace Mensah", "birth_date": "1958-02-11"}]}))
+    fake.enqueue(assess(), "Found Grace Mensah.")
+    r = done(assistant.run_turn("t", "Find patient Grace Mensah"))
+    assert "The active patient is now Grace Mensah; earlier messages about Amina Okafor are not used" in r.answer

@@ -15,7 +15,7 @@ from docgemma.agent.schemas import RetryStrategy
 from docgemma.agent.settings import MAX_RETRIES, MAX_STEPS, MAX_TOTAL_RETRIES, NODE_CONFIG
 from docgemma.agent.state import AgentState, RouteAction, ToolResult
 from docgemma.agent.trace import MeteredLLM, NodeTrace
-from docgemma.llm.base import LLM, LLMError
+from docgemma.llm.base import LLM, LLMError, clinically_meaningful
 from docgemma.tools.outcome import ErrorType
 from docgemma.tools.registry import ToolRegistry
 
@@ -51,6 +51,9 @@ def question_for(result: ToolResult) -> str:
 
 
 def _model_strategy(llm: MeteredLLM, state: AgentState, result: ToolResult) -> tuple[str, str]:
+    if not clinically_meaningful(llm.inner):
+        # The demo model's choice would be noise (seen: 7-11 s per offline look-up for a random pick).
+        return "retry_same", "decided by rule (demo model):"
     config = NODE_CONFIG["error_retry"]
     try:
         out = llm.generate_json(prompts.retry_messages(state, result), RetryStrategy,

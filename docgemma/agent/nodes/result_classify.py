@@ -46,9 +46,12 @@ def result_classify(state: AgentState, *, llm: LLM) -> dict[str, Any]:
                 prompts.result_messages(state, result), ResultAssessment,
                 temperature=config.temperature, max_tokens=config.max_tokens,
             )
-            # The tool succeeded with data: an "error" label from the model cannot be right.
-            quality = out.quality if not out.quality.startswith("error") else "success_partial"
-            summary, detail = out.brief_summary, out.brief_summary
+            if out.quality.startswith("error"):
+                # The tool succeeded with data: an "error" label cannot be right, and neither can its summary.
+                quality, summary = "success_partial", f"The {result['tool_label']} returned data."
+                detail = f"model said {out.quality} for a successful result; classified as partial"
+            else:
+                quality, summary, detail = out.quality, out.brief_summary, out.brief_summary
         except LLMError:
             quality, summary = "success_partial", f"The {result['tool_label']} returned data."
             detail = "model output unusable; classified as partial"

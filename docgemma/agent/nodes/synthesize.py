@@ -59,6 +59,8 @@ def _demo_answer(state: AgentState, model: str) -> tuple[str, str]:
         return text, "retrieved facts shown as returned (demo model writes no medical text)"
     if state.get("scope") in ("greeting", "off_topic"):
         return f"{render.DEMO_GREETING} {answer.CAPABILITIES}", "greeting (demo model: written by code)"
+    if state["extracted_entities"]["has_image"]:
+        return render.DEMO_IMAGE.format(model=model), "image not analysed (demo model has no vision)"
     return render.DEMO_DIRECT.format(model=model), "medical question not answered (demo model)"
 
 
@@ -66,7 +68,12 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
     """Write the answer; see the module docstring."""
     trace = NodeTrace("synthesize", llm)
     assert trace.llm is not None
-    notes = state.get("input_notes", [])
+    notes = list(state.get("input_notes", []))
+    before, now = state.get("patient_at_turn_start"), state.get("active_patient")
+    if switched(before, now) and before is not None:
+        # Said in the conversation, so nobody reads this answer as being about the previous patient.
+        notes.append(f"The active patient is now {now['name'] if now else 'none'}; earlier messages about "
+                     f"{before['name']} are not used from here on.")
     prefix = "".join(f"*Note: {n}*\n\n" for n in notes)
     if prefix:
         trace.write(Token(prefix))
