@@ -79,10 +79,18 @@ def _when(resource: dict[str, Any]) -> str:
     return str(period.get("start", ""))[:10]
 
 
+def _allergy_status(resource: dict[str, Any]) -> str:
+    coding = (resource.get("clinicalStatus") or {}).get("coding") or [{}]
+    return str(coding[0].get("code", ""))
+
+
 def line(resource: dict[str, Any]) -> str:
     """One compact line: type, name, value or status, date, id."""
     kind = resource.get("resourceType")
     value = f": {quantity_text(resource)}" if kind == "Observation" else ""
+    if kind == "AllergyIntolerance":  # the reaction and criticality are the clinical point of an allergy
+        return (f"{kind} {allergy_line(resource)} ({_allergy_status(resource)}, {_when(resource) or 'no date'}) "
+                f"[{resource.get('id')}]")
     status = resource.get("status") or (resource.get("clinicalStatus") or {}).get("coding", [{}])[0].get("code", "")
     return f"{kind} {display_text(resource)}{value} ({status}, {_when(resource) or 'no date'}) [{resource.get('id')}]"
 

@@ -294,3 +294,10 @@ def test_three_demo_patients_have_real_images_the_ui_can_show(ehr: Ehr) -> None:
         with_images[name] = [decode_image(filename, data, 10**7).size for _, filename, data in images]
     assert with_images["Kariuki"] == [(128, 128), (256, 1024)] or sorted(with_images["Kariuki"]) == [(128, 128), (256, 1024)]
     assert with_images["Oduya"] == [(64, 64)] and with_images["Mwangi"] == [(64, 64)] and with_images["Okafor"] == []
+
+
+def test_an_allergy_read_says_its_reaction_and_criticality(ehr: Ehr) -> None:
+    pid = patient_id(ehr, "Mensah")
+    out = run(ehr, "query_patient_data", patient_id=pid, resource_type="AllergyIntolerance")
+    assert out["status"] == "success"
+    assert any("penicillin" in line and "Anaphylaxis" in line and "criticality high" in line for line in out["data"]["results"])

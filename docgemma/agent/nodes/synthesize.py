@@ -91,6 +91,9 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
         decision = "patient selected (no model call)"
     elif state.get("intent") == "TOOL_NEEDED" and not results:
         text, decision = NO_TOOL_CHOSEN, "no resource chosen (no model call)"
+    elif results and not succeeded and all(r["error_type"] == "declined" for r in results):
+        labels = " and ".join(dict.fromkeys(r["tool_label"] for r in results))
+        text, decision = f"Nothing was written to the record: you declined the {labels}.", "declined (no model call)"
     elif state.get("intent") == "TOOL_NEEDED" and not succeeded:
         errors = state.get("error_messages") or [str(r["error"]) for r in results]
         text, decision = all_failed_answer(errors), "every resource failed: no answer from model memory"
