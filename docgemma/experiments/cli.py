@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if not records:
             sys.stdout.write(f"{name}: nothing to report (no trials ran)\n")
             continue
-        report = write_report(records, name, suite.description, llm.name if llm else "rules only", command, out)
+        report = write_report(records, name, suite.description, command, out)
         sys.stdout.write(f"{name}: {len(records)} trials → {report}\n")
         sys.stdout.write((out / f"{name}.md").read_text(encoding="utf-8") + "\n")
     return 0

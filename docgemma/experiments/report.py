@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docgemma.experiments.seed002 import reference
+from docgemma.experiments.seed002 import numeric, reference
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,10 +46,12 @@ def table(records: list[dict[str, Any]]) -> pd.DataFrame:
         row["prompt_tokens"] = group["prompt_tokens"].mean()
         row["latency_s"] = group["latency_s"].mean()
         suite = str(group["suite"].iloc[0])
-        row["seed002"] = reference(suite, str(key[0]), str(key[1]) if len(key) > 1 else None)
+        category = str(key[1]) if len(key) > 1 else None
+        row["seed002"] = reference(suite, str(key[0]), category)
+        row["seed002_value"] = numeric(suite, str(key[0]), category)
         rows.append(row)
     result = pd.DataFrame(rows)
-    result = result[[c for c in result.columns if c != "seed002"] + ["seed002"]]
+    result = result[[c for c in result.columns if c not in ("seed002", "seed002_value")] + ["seed002", "seed002_value"]]
     result["_order"] = result["variant"].map(order.index)
     return result.sort_values(["_order", *keys[1:]]).drop(columns="_order").reset_index(drop=True)
 
@@ -67,11 +68,6 @@ def markdown(frame: pd.DataFrame) -> str:
     return "\n".join([header, rule, *body])
 
 
-def _seed_percent(text: str) -> float | None:
-    found = re.search(r"(\d+(?:\.\d+)?)%", text)
-    return float(found.group(1)) / 100 if found else None
-
-
 def plots(frame: pd.DataFrame, suite: str, out: Path) -> list[Path]:
     """Accuracy by variant (seed 002's figure as a marker where it is a percentage), latency by variant,
     and the suite's own view (temperature curve, model vs rule)."""
@@ -85,17 +81,15 @@ def plots(frame: pd.DataFrame, suite: str, out: Path) -> list[Path]:
               for v, c in zip(frame["variant"], frame.get("category", frame["variant"]), strict=True)]
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(frame) + 2), 4))
     ax.bar(range(len(frame)), frame["accuracy"], color="#4c72b0", label="this run")
-    for i, text in enumerate(frame["seed002"]):
-        value = _seed_percent(str(text))
-        if value is not None:
-            ax.plot(i, value, marker="_", markersize=22, mew=3, color="#c44e52",
-                    label="seed 002 (MedGemma 4B)" if i == next(j for j, t in enumerate(frame["seed002"])
-                                                                if _seed_percent(str(t)) is not None) else None)
+    marked = [(i, v) for i, v in enumerate(frame["seed002_value"]) if v == v and v is not None]
+    for n, (i, value) in enumerate(marked):
+        ax.plot(i, value, marker="_", markersize=22, mew=3, color="#c44e52",
+                label="seed 002 (MedGemma 4B)" if n == 0 else None)
     ax.set_xticks(range(len(frame)), labels, rotation=35, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("accuracy")
     ax.set_title(f"{suite}: accuracy by variant")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     fig.tight_layout()
     paths.append(out / f"{suite}_accuracy.png")
     fig.savefig(paths[-1], dpi=110)
@@ -142,10 +136,11 @@ def plots(frame: pd.DataFrame, suite: str, out: Path) -> list[Path]:
     return paths
 
 
-def write_report(records: list[dict[str, Any]], suite_name: str, description: str, model_name: str, command: str,
-                 out: Path) -> Path:
+def write_report(records: list[dict[str, Any]], suite_name: str, description: str, command: str, out: Path) -> Path:
     """CSV, markdown table, plots and ``report.md`` in ``out``; returns the report's path."""
     frame = table(records)
+    models = sorted({str(r.get("model", "?")) for r in records if r.get("uses_model")}) or ["none (rules only)"]
+    model_name = "; ".join(models)
     frame.to_csv(out / f"{suite_name}.csv", index=False)
     md_table = markdown(frame)
     (out / f"{suite_name}.md").write_text(md_table + "\n", encoding="utf-8")

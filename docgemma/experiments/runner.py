@@ -36,6 +36,7 @@ def run_trial(suite: Suite, variant: Variant, case: Case, llm: LLM | None) -> di
     elapsed = time.perf_counter() - start
     return {
         "suite": suite.name, "variant": variant.name, "case": case["id"], "uses_model": variant.uses_model,
+        "model": llm.name if probe is not None and llm is not None else "rules",
         "llm_calls": probe.calls if probe else 0, "prompt_tokens": probe.prompt_tokens if probe else 0,
         "latency_s": round(elapsed, 4), "parse_error": parse_error,
         **({"category": case["category"]} if "category" in case else {}), **scored,

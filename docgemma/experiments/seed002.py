@@ -40,6 +40,32 @@ REFERENCE: dict[tuple[str, ...], str] = {
 }
 
 
+#: The same figures as numbers, only where seed 002's figure measures what the ``accuracy`` column measures
+#: (plotted as a marker next to the bar). Ranges use their upper end.
+NUMERIC: dict[tuple[str, ...], float] = {
+    ("tool_select", "full_desc_1shot"): 0.95,
+    ("tool_select", "short_desc"): 0.80,
+    ("tool_select", "two_stage"): 0.90,
+    ("tool_select", "joint"): 0.80,
+    ("tool_select", "boolean_probe"): 0.25,
+    ("tool_select", "reason_then_select"): 0.55,
+    ("stage2_args", "with_hints"): 0.94,
+    ("stage2_args", "critical_last"): 0.21,
+    ("result_classify", "project"): 0.941,
+    ("retry_strategy", "project"): 0.92,
+    ("anti_patterns", "model", "sufficiency"): 0.0,
+    ("anti_patterns", "model", "ask_user"): 0.0,
+    ("anti_patterns", "model", "skip"): 0.0,
+    ("anti_patterns", "model", "plan"): 0.10,
+}
+
+
+def numeric(suite: str, variant: str, category: str | None = None) -> float | None:
+    """Seed 002's figure as a number comparable with ``accuracy``, or None."""
+    key = (suite, variant) if category is None else (suite, variant, category)
+    return NUMERIC.get(key)
+
+
 def reference(suite: str, variant: str, category: str | None = None) -> str:
     """Seed 002's figure for this row, or an empty string."""
     if category is not None:
