@@ -91,3 +91,14 @@ def test_unknown_variant_is_a_clear_error(tmp_path: Path) -> None:
     suite = all_suites()["intent_classify"]
     with pytest.raises(ValueError, match="no variant"):
         list(run_suite(suite, None, tmp_path / "c.jsonl", variants=["nope"], progress=False))
+
+
+def test_synthesis_judge_scores_each_answer_when_configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from docgemma.experiments.suites import synthesize
+
+    judge = FakeLLM(responder=lambda call: {"score": 7})
+    monkeypatch.setitem(synthesize.JUDGE, "model", judge)
+    records = list(run_suite(synthesize.SUITE, demo_llm(), tmp_path / "c.jsonl", limit=1, variants=["t0.5_256"],
+                             progress=False))
+    assert records[0]["judge_score"] == 7
+    assert "Answer:" in judge.calls[0].prompt and "Clinician's question" in judge.calls[0].prompt
