@@ -50,7 +50,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         suite = suites[name]
         out = Path(args.out or "experiments_out") / name if args.suite == "all" or not args.out else Path(args.out)
         jsonl = out / "calls.jsonl"
-        for _ in run_suite(suite, llm, jsonl, limit=args.limit, variants=variants, progress=not args.no_progress):
+        for _ in run_suite(suite, llm, jsonl, limit=args.limit, variants=variants, progress=not args.no_progress,
+                           command=command):
             pass
         wanted = {(v.name, c["id"]) for v, c in plan(suite, args.limit, variants)}
         records = [r for r in load_records(jsonl) if (r["variant"], r["case"]) in wanted]

@@ -64,11 +64,11 @@ def run(suite_name: str, llm: LLM | None, *, limit: int | None, variants: list[s
     suite = all_suites()[suite_name]
     directory = out / suite_name
     jsonl = directory / "calls.jsonl"
-    for _ in run_suite(suite, llm, jsonl, limit=limit, variants=variants):
+    command = f"notebooks ({suite_name}, {llm.name if llm else 'rules'}, limit {limit or 'all'})"
+    for _ in run_suite(suite, llm, jsonl, limit=limit, variants=variants, command=command):
         pass
     wanted = {(v.name, c["id"]) for v, c in plan(suite, limit, variants)}
     records = [r for r in load_records(jsonl) if (r["variant"], r["case"]) in wanted]
-    command = f"python -m docgemma experiment {suite_name} --backend <backend>" + (f" --limit {limit}" if limit else "")
     report = write_report(records, suite_name, suite.description, command, directory)
     heatmap(records, directory / f"{suite_name}_cases.png")
     return SuiteRun(table(records), records, sorted(directory.glob(f"{suite_name}_*.png")), report)

@@ -59,6 +59,8 @@ def table(records: list[dict[str, Any]]) -> pd.DataFrame:
 def markdown(frame: pd.DataFrame) -> str:
     """A GitHub markdown table (no tabulate dependency)."""
     def cell(value: Any) -> str:
+        if value is None:
+            return ""
         if isinstance(value, float):
             return "" if value != value else f"{value:.2f}"
         return str(value).replace("|", "\\|")
@@ -141,13 +143,15 @@ def write_report(records: list[dict[str, Any]], suite_name: str, description: st
     frame = table(records)
     models = sorted({str(r.get("model", "?")) for r in records if r.get("uses_model")}) or ["none (rules only)"]
     model_name = "; ".join(models)
+    # The commands that produced the rows (a resumed or regenerated run may have several).
+    commands = sorted({str(r["command"]) for r in records if r.get("command")}) or [command]
     frame.to_csv(out / f"{suite_name}.csv", index=False)
     md_table = markdown(frame)
     (out / f"{suite_name}.md").write_text(md_table + "\n", encoding="utf-8")
     figures = plots(frame, suite_name, out)
     lines = [
         f"# Experiment: {suite_name}", "",
-        f"Model: **{model_name}**. Command: `{command}`.", "",
+        f"Model: **{model_name}**. Produced by: " + "; ".join(f"`{c}`" for c in commands) + ".", "",
         description, "",
         "Each row is one variant over the same cases (`n`); `accuracy` is the share scored correct; the "
         "`seed002` column is the figure seed 002 reports for MedGemma 4B (section given). A small CPU model's "

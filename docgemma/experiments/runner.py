@@ -24,7 +24,7 @@ def done_keys(path: Path) -> set[tuple[str, str]]:
     return keys
 
 
-def run_trial(suite: Suite, variant: Variant, case: Case, llm: LLM | None) -> dict[str, Any]:
+def run_trial(suite: Suite, variant: Variant, case: Case, llm: LLM | None, command: str = "") -> dict[str, Any]:
     """One trial, timed; an output that does not validate is recorded as a parse error (scored wrong)."""
     probe = Probe(llm) if (variant.uses_model and llm is not None) else None
     start = time.perf_counter()
@@ -36,7 +36,7 @@ def run_trial(suite: Suite, variant: Variant, case: Case, llm: LLM | None) -> di
     elapsed = time.perf_counter() - start
     return {
         "suite": suite.name, "variant": variant.name, "case": case["id"], "uses_model": variant.uses_model,
-        "model": llm.name if probe is not None and llm is not None else "rules",
+        "model": llm.name if probe is not None and llm is not None else "rules", "command": command,
         "llm_calls": probe.calls if probe else 0, "prompt_tokens": probe.prompt_tokens if probe else 0,
         "latency_s": round(elapsed, 4), "parse_error": parse_error,
         **({"category": case["category"]} if "category" in case else {}), **scored,
@@ -55,7 +55,7 @@ def plan(suite: Suite, limit: int | None, variants: Iterable[str] | None = None)
 
 
 def run_suite(suite: Suite, llm: LLM | None, jsonl: Path, *, limit: int | None = None,
-              variants: Iterable[str] | None = None, progress: bool = True) -> Iterator[dict[str, Any]]:
+              variants: Iterable[str] | None = None, progress: bool = True, command: str = "") -> Iterator[dict[str, Any]]:
     """Run the trials not yet in ``jsonl``, appending each record as it completes; yields the new records.
     ``llm=None`` runs only the rule variants."""
     skip = done_keys(jsonl)
@@ -64,7 +64,7 @@ def run_suite(suite: Suite, llm: LLM | None, jsonl: Path, *, limit: int | None =
     jsonl.parent.mkdir(parents=True, exist_ok=True)
     with jsonl.open("a", encoding="utf-8") as out:
         for variant, case in _progress(todo, suite.name, progress):
-            record = run_trial(suite, variant, case, llm)
+            record = run_trial(suite, variant, case, llm, command)
             out.write(json.dumps(record, default=str) + "\n")
             out.flush()
             yield record
