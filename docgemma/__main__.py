@@ -1,4 +1,4 @@
-"""Command line: ``python -m docgemma {chat,serve,golden,mcp,ehr,bench}``."""
+"""Command line: ``python -m docgemma {chat,serve,golden,mcp,ehr,bench,experiment}``."""
 
 from __future__ import annotations
 
@@ -182,13 +182,18 @@ def main(argv: list[str] | None = None) -> int:
     bench = sub.add_parser("bench", help="benchmarks (see bench/README.md)")
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--no-model", action="store_true", help="skip the measurements that load the CPU model")
+    from docgemma.experiments.cli import add_parser as add_experiment
+    from docgemma.experiments.cli import run as experiment
+
+    add_experiment(sub)
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env()
     except ConfigError as exc:
         parser.error(str(exc))
     logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
-    handlers = {"chat": _chat, "serve": _serve, "golden": _golden, "mcp": _mcp, "ehr": _ehr, "bench": _bench}
+    handlers = {"chat": _chat, "serve": _serve, "golden": _golden, "mcp": _mcp, "ehr": _ehr, "bench": _bench,
+                "experiment": experiment}
     return handlers[args.command](args, settings)
 
 

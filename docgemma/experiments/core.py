@@ -1,0 +1,154 @@
+"""What every suite shares: datasets, the metered model probe, case states and answer matching."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from docgemma.agent.settings import NODE_CONFIG
+from docgemma.agent.state import AgentState, PatientRef, ToolResult
+from docgemma.clinical.entities import extract_entities
+from docgemma.llm.base import LLM, LLMOutputError, Messages
+from docgemma.tools.outcome import format_error
+from docgemma.tools.registry import ToolRegistry
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+Case = dict[str, Any]
+
+
+def load_cases(name: str, section: str = "cases") -> list[Case]:
+    """The labelled cases of ``data/<name>.json`` (``section`` picks a list inside it)."""
+    text = resources.files("docgemma.experiments").joinpath("data", f"{name}.json").read_text(encoding="utf-8")
+    cases: list[Case] = json.loads(text)[section]
+    return cases
+
+
+class Unusable(Exception):
+    """The model's output did not validate (recorded as a parse error, scored wrong)."""
+
+    def __init__(self, raw: str) -> None:
+        super().__init__(raw)
+        self.raw = raw
+
+
+@dataclass
+class Probe:
+    """Wraps a backend for one trial: counts calls, prompt tokens and model time."""
+
+    llm: LLM
+    calls: int = 0
+    prompt_tokens: int = 0
+    seconds: float = 0.0
+    outputs: list[str] = field(default_factory=list)
+
+    def json(self, messages: Messages, schema: type[ModelT], node: str, *, temperature: float | None = None,
+             max_tokens: int | None = None) -> ModelT:
+        """A constrained call with ``node``'s settings (NODE_CONFIG) unless overridden."""
+        config = NODE_CONFIG[node]
+        self._count(messages)
+        start = time.perf_counter()
+        try:
+            out = self.llm.generate_json(
+                messages, schema,
+                temperature=config.temperature if temperature is None else temperature,
+                max_tokens=config.max_tokens if max_tokens is None else max_tokens,
+            )
+        except LLMOutputError as exc:
+            self.outputs.append(exc.raw)
+            raise Unusable(exc.raw) from exc
+        finally:
+            self.seconds += time.perf_counter() - start
+        self.outputs.append(out.model_dump_json())
+        return out
+
+    def text(self, messages: Messages, *, temperature: float, max_tokens: int) -> str:
+        """A free-text call, joined."""
+        self._count(messages)
+        start = time.perf_counter()
+        try:
+            text = "".join(self.llm.generate_text(messages, temperature=temperature, max_tokens=max_tokens))
+        finally:
+            self.seconds += time.perf_counter() - start
+        self.outputs.append(text)
+        return text
+
+    def _count(self, messages: Messages) -> None:
+        self.calls += 1
+        self.prompt_tokens += self.llm.count_tokens(messages)
+
+
+#: A trial: the model (None for a rule variant) and a case → the scored outcome (``output``, ``correct``,
+#: optional extra score columns).
+Trial = Callable[[Probe | None, Case], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One condition of a suite. ``uses_model=False`` marks the deterministic rule it is compared with."""
+
+    name: str
+    trial: Trial
+    uses_model: bool = True
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A node experiment: its variants and its labelled cases."""
+
+    name: str
+    node: str
+    variants: tuple[Variant, ...]
+    cases: Callable[[], list[Case]]
+    description: str = ""
+
+
+def case_state(case: Case, **extra: Any) -> AgentState:
+    """The state a node sees for ``case``: the query, deterministic entities and the active patient."""
+    query = case["query"]
+    state = AgentState(user_query=query, extracted_entities=extract_entities(query, bool(case.get("has_image"))),
+                       history="", patient_context=None, image_findings=None, task_summary=case.get("task_summary", ""))
+    patient = case.get("active_patient")
+    if patient:
+        state["active_patient"] = PatientRef(id=patient["id"], name=patient["name"])
+    state.update(extra)  # type: ignore[typeddict-item]  # suites add node-specific fields
+    return state
+
+
+def tool_result(registry: ToolRegistry, tool: str, outcome: dict[str, Any], args: dict[str, Any] | None = None,
+                entity: str = "", raw_error: str | None = None) -> ToolResult:
+    """A ToolResult as TOOL_EXECUTE builds it: labelled data, or the pre-formatted error (``raw_error``
+    replaces it, for the raw-error variants only)."""
+    spec = registry[tool]
+    ok = outcome["status"] == "success"
+    error = None if ok else raw_error or format_error(outcome["error_type"], spec.label, entity, outcome.get("details"))
+    return ToolResult(tool_name=tool, tool_label=spec.label, args=args or {}, status="success" if ok else "error",
+                      data=outcome.get("data") if ok else outcome.get("details", {}),
+                      formatted_result=spec.format_result(outcome["data"]) if ok else str(error), error=error,
+                      error_type=None if ok else outcome["error_type"], sources=[])
+
+
+def matches(expected: Any, produced: Any) -> bool:
+    """Golden-file matching: lists as case-insensitive sets, strings as case-insensitive substrings with
+    ``a|b`` alternatives."""
+    if isinstance(expected, list):
+        return isinstance(produced, list) and {str(x).lower() for x in expected} <= {str(x).lower() for x in produced}
+    if isinstance(expected, str):
+        return isinstance(produced, str) and any(alt.lower() in produced.lower() for alt in expected.split("|"))
+    return bool(expected == produced)
+
+
+def args_match(expected: dict[str, Any], produced: dict[str, Any]) -> bool:
+    """Every expected argument present and matching."""
+    return all(matches(v, produced.get(k)) for k, v in expected.items())
+
+
+def tool_ok(case: Case, tool: str | None) -> bool:
+    """The expected tool, or one the case lists as acceptable."""
+    return tool == case["expected_tool"] or tool in case.get("acceptable", [])
