@@ -49,6 +49,8 @@ _CHART_RE = re.compile(
 #: question requires no fixed tool.
 CONNECTION_RE = re.compile(r"\b(connect\w*|linked|link between|relat(?:ed|es|ion)\s+(?:to|between)|treating)\b",
                            re.IGNORECASE)
+_REVIEW_RE = re.compile(r"\b(chart|summary|review)\b", re.IGNORECASE)
+_SAFE_RE = re.compile(r"\b(safe|safety)\b", re.IGNORECASE)
 _PATIENT_RE = re.compile(r"\b(patient|his|her|their)\b", re.IGNORECASE)
 #: A question: it asks about something, so it never requests a write ("Should I start metformin?",
 #: "does she have an allergy?"). "Can you ..." / "Could you ..." are requests, not questions.
@@ -101,9 +103,14 @@ def required_tools(state: AgentState, available: tuple[str, ...]) -> set[str]:
     if names and not ids:
         needed.add("search_patient")
     refers = _PATIENT_RE.search(query) or names or ids or state.get("active_patient")
-    # "prescribe ... for her" names the patient, not her chart.
-    if _CHART_RE.search(query) and refers and not needed & WRITE_TOOLS and not CONNECTION_RE.search(query):
+    # In a write, "her medications" / "her record" say where to write; only "chart", "summary" or "review" ask
+    # to read the chart too ("Review abc-123's chart and record a penicillin allergy").
+    chart_read = not needed & WRITE_TOOLS or _REVIEW_RE.search(query)
+    if _CHART_RE.search(query) and refers and chart_read and not CONNECTION_RE.search(query):
         needed.add("get_patient_chart")
+    # "Is spironolactone safe with her kidney function?": a drug's safety is a label look-up.
+    if drugs and _SAFE_RE.search(query) and not writes:
+        needed.add("check_drug_safety")
     return {t for t in needed if t in available}
 
 

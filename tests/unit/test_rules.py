@@ -172,3 +172,13 @@ def test_abbreviations_resolve_and_an_invalid_drug_value_is_filled() -> None:
     # Seen on the CPU model: it answered a placeholder; grounding fills the invalid value from the message.
     out, repairs = ground(REG["check_drug_safety"], {"drug_name": "Drug_Name"}, extract_entities(query), None, query)
     assert out["drug_name"] == "fluoroquinolones" and repairs
+
+
+@pytest.mark.parametrize(("query", "active", "tools"), [
+    # Found by the experiment datasets: half of each request used to be dropped.
+    ("Is spironolactone safe with her kidney function?", GRACE, ["check_drug_safety"]),
+    ("Review patient abc-123's chart and record a penicillin allergy", None, ["get_patient_chart", "add_allergy"]),
+    ("Record a penicillin allergy in her record", GRACE, ["add_allergy"]),  # 'her record' says where to write
+])
+def test_both_halves_of_a_request_are_kept(query: str, active: Any, tools: list[str]) -> None:
+    assert remaining_tools(state(query, active), REG.names) == tools
