@@ -192,7 +192,8 @@ def layout() -> Page:
                 file_count="single",
                 elem_id="input",
             )
-            gr.Examples([[{"text": e, "files": []}] for e in EXAMPLES], inputs=box, label="Examples (one per tool)")
+            gr.Examples([[{"text": e, "files": []}] for e in EXAMPLES], inputs=box, label="Examples",
+                        examples_per_page=len(EXAMPLES))
         with gr.Column(scale=2):
             with gr.Accordion("Patient", open=True):
                 with gr.Row():

@@ -343,3 +343,13 @@ def test_demo_model_neither_picks_retries_nor_claims_to_read_images(tools: Tools
     Image.new("RGB", (16, 16)).save(buffer, format="PNG")
     r = done(assistant.run_turn("t", "What does this image show?", {"filename": "x.png", "data": buffer.getvalue()}))
     assert "cannot read images" in r.answer and "((" not in r.answer and demo.calls == []
+
+
+def test_demo_model_does_not_repeat_the_write_confirmation(tools: Tools) -> None:
+    demo = FakeLLM(name="demo")
+    demo.clinically_meaningful = False  # type: ignore[attr-defined]
+    assistant = Assistant(demo, tools.registry())
+    tools.queue("add_allergy", success({"id": "al-1", "status": "created"}))
+    assert isinstance(assistant.run_turn("t", "Record a penicillin allergy (hives) for abc-123"), dict)
+    r = done(assistant.resume("t", {"action": "approve"}))
+    assert r.answer == "Done: the change you approved is in the record." and demo.calls == []

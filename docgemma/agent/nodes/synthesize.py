@@ -51,9 +51,13 @@ def all_failed_answer(errors: list[str]) -> str:
     )
 
 
-def _demo_answer(state: AgentState, model: str) -> tuple[str, str]:
+def _demo_answer(state: AgentState, model: str, registry: ToolRegistry) -> tuple[str, str]:
     """The answer when the model may not write medical text (see the module docstring)."""
-    succeeded = [r for r in state.get("tool_results", []) if r["status"] == "success"]
+    done = [r for r in state.get("tool_results", []) if r["status"] == "success"]
+    # A write is confirmed by the chat's own "written to the record" line: not repeated here.
+    succeeded = [r for r in done if not registry[r["tool_name"]].writes]
+    if done and not succeeded:
+        return "Done: the change you approved is in the record.", "write confirmed (no model call)"
     if succeeded:
         text = render.retrieved_facts(succeeded, state.get("error_messages", []), answer.sources(state), model)
         return text, "retrieved facts shown as returned (demo model writes no medical text)"
@@ -98,7 +102,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
         errors = state.get("error_messages") or [str(r["error"]) for r in results]
         text, decision = all_failed_answer(errors), "every resource failed: no answer from model memory"
     elif not clinically_meaningful(llm):
-        text, decision = _demo_answer(state, llm.name)
+        text, decision = _demo_answer(state, llm.name, registry)
     else:
         brief = len(succeeded) == 1 and len(results) == 1 and _is_lookup(registry, succeeded[0]["tool_name"])
         config = NODE_CONFIG["synthesize"]
