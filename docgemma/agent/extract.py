@@ -15,6 +15,7 @@ from typing import Any
 
 from docgemma.agent.patterns import TASK_PATTERNS
 from docgemma.agent.state import AgentState
+from docgemma.clinical.dosing import route_words
 from docgemma.clinical.entities import DrugDictionary, combination_parts
 
 NOT_SPECIFIED = "not specified"
@@ -27,11 +28,6 @@ FREQUENCY_RE = re.compile(
     r"|(?:once|twice)\s+daily|three times daily|four times daily|every\s+\d+(?:\s*(?:-|to)\s*\d+)?\s*(?:hours?|hrs?|h)"
     r"|every\s+(?:morning|evening|night|day|other day|week)|q\s?\d+\s?h|bid|b\.i\.d\.|tid|t\.i\.d\.|qid|q\.i\.d\.|qds|tds"
     r"|bd|od|qd|qhs|nocte|daily|nightly|at night|at bedtime|weekly|as needed|prn|stat|every minute)\b",
-    re.IGNORECASE,
-)
-ROUTE_RE = re.compile(
-    r"\b(orally|oral|po|by mouth|iv|intravenous(?:ly)?|im|intramuscular(?:ly)?|sc|subcut\w*|subcutaneous(?:ly)?|"
-    r"topical(?:ly)?|inhaled|sublingual(?:ly)?|pr|rectal(?:ly)?)\b",
     re.IGNORECASE,
 )
 SEVERITY_RE = re.compile(r"\b(mild|moderate|severe|anaphyla\w*|life-threatening)\b", re.IGNORECASE)
@@ -182,11 +178,11 @@ def _prescribe(state: AgentState, query: str) -> dict[str, Any]:
         out["medication_name"] = drugs[0]
     dose = DOSE_RE.search(query)
     frequency = FREQUENCY_RE.search(query)
-    route = ROUTE_RE.search(query)
+    route = route_words(query)  # the card's dosage parser reads the same route vocabulary
     out["dosage"] = re.sub(r"(\d)\s*([a-zµ])", r"\1 \2", dose.group(1)) if dose else NOT_SPECIFIED
     out["frequency"] = frequency.group(1) if frequency else NOT_SPECIFIED
     if route:
-        out["notes"] = f"route: {route.group(1).lower()}"
+        out["notes"] = f"route: {route.lower()}"
     return out
 
 

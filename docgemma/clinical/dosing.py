@@ -214,6 +214,16 @@ def parse_frequency(text: str) -> Frequency | None:
     return None
 
 
+def route_words(text: str) -> str | None:
+    """The words that name a route in ``text`` ("PO", "by mouth"), as written, or None (same vocabulary as
+    :func:`parse_route`)."""
+    for pattern, _code, _display in ROUTES:
+        found = re.search(pattern, text or "", re.IGNORECASE)
+        if found:
+            return found.group(0)
+    return None
+
+
 def parse_route(text: str) -> tuple[str, str] | None:
     """(SNOMED code, display) of the route named in ``text``, or None."""
     lowered = (text or "").lower()

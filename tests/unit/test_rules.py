@@ -182,3 +182,13 @@ def test_abbreviations_resolve_and_an_invalid_drug_value_is_filled() -> None:
 ])
 def test_both_halves_of_a_request_are_kept(query: str, active: Any, tools: list[str]) -> None:
     assert remaining_tools(state(query, active), REG.names) == tools
+
+
+@pytest.mark.parametrize("message", ["Prescribe ondansetron 4 mg SL tds for abc-123",
+                                     "Start enoxaparin 40 mg sq daily for abc-123",
+                                     "Order paracetamol 1 g per rectum qds for abc-123"])
+def test_a_route_read_off_the_message_is_one_the_card_understands(message: str) -> None:
+    from docgemma.clinical.dosing import parse_route
+
+    notes = prefill("prescribe_medication", state(message))["notes"]
+    assert notes.startswith("route: ") and parse_route(notes) is not None
