@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from docgemma.agent import prompts, rules
 from docgemma.agent.extract import prefill
 from docgemma.agent.schemas import missing_fields_schema, tool_selection_schema
@@ -55,13 +57,14 @@ def example_for(state: AgentState, registry: ToolRegistry) -> ToolSpec:
 CODE_ONLY_FIELDS = frozenset({"patient_id"})
 
 
-def _extract_args(llm: MeteredLLM, state: AgentState, spec: ToolSpec, retry_note: str = "") -> dict[str, Any]:
-    """Stage 2 by the model, for the whole argument model. An unusable output yields ``{}``: TOOL_EXECUTE
-    then reports the missing fields."""
+def _ask_model(llm: MeteredLLM, state: AgentState, spec: ToolSpec, schema: type[BaseModel], *,
+               known: dict[str, Any] | None = None, retry_note: str = "") -> dict[str, Any]:
+    """Stage 2 by the model for ``schema`` (the tool's arguments, or only the missing ones). An unusable
+    output yields ``{}``: TOOL_EXECUTE then reports the missing fields."""
     config = NODE_CONFIG["tool_select_stage2"]
     try:
         out = llm.generate_json(
-            prompts.stage2_messages(state, spec, entity_hints(state), retry_note), spec.args_model,
+            prompts.stage2_messages(state, spec, entity_hints(state), retry_note, known=known), schema,
             temperature=config.temperature, max_tokens=max(config.max_tokens, spec.arg_max_tokens),
         )
     except LLMError:
@@ -79,16 +82,7 @@ def _fill_args(llm: MeteredLLM, state: AgentState, spec: ToolSpec) -> tuple[dict
     )
     if not missing:
         return known, "arguments by rule (no model call)"
-    config = NODE_CONFIG["tool_select_stage2"]
-    try:
-        out = llm.generate_json(
-            prompts.stage2_messages(state, spec, entity_hints(state), known=known),
-            missing_fields_schema(spec.args_model, missing),
-            temperature=config.temperature, max_tokens=max(config.max_tokens, spec.arg_max_tokens),
-        )
-        asked = out.model_dump(exclude_none=True)
-    except LLMError:
-        asked = {}
+    asked = _ask_model(llm, state, spec, missing_fields_schema(spec.args_model, missing), known=known)
     how = f"model asked for {', '.join(missing)}" + (f"; {', '.join(known)} by rule" if known else "")
     return {**asked, **known}, how
 
@@ -107,7 +101,7 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[
     if mode == "different" and tool:
         last = state["tool_results"][-1]
         note = f"The previous attempt ({last['args']}) failed: {last['error']} Use different arguments."
-        args = _extract_args(trace.llm, state, registry[tool], note)
+        args = _ask_model(trace.llm, state, registry[tool], registry[tool].args_model, retry_note=note)
         event = trace.event(registry.label(tool), f"retrying with different arguments: {args}")
         return {"current_args": args, "retry_mode": None, "timeline": [event]}
 
@@ -130,10 +124,9 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[
     except LLMError:
         event = trace.event("no further tool", "model output unusable; moving on to the answer")
         return {"current_tool": None, "current_args": None, "timeline": [event]}
-    note = "model chose; "
 
     args, how = _fill_args(trace.llm, state, registry[tool])
-    event = trace.event(registry.label(tool), f"{note}{how}; arguments: {args}")
+    event = trace.event(registry.label(tool), f"model chose; {how}; arguments: {args}")
     return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
 
 
