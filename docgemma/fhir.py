@@ -57,6 +57,12 @@ def reference_id(reference: Any, resource_type: str = "Patient") -> str | None:
     return None
 
 
+def concept_code(resource: dict[str, Any], field_name: str) -> str:
+    """The first coding's code of the CodeableConcept ``field_name`` ("" when absent), e.g. an allergy's
+    ``clinicalStatus`` or ``verificationStatus``."""
+    return str(((resource.get(field_name) or {}).get("coding") or [{}])[0].get("code", ""))
+
+
 def patient_of(resource: dict[str, Any]) -> str | None:
     """The patient compartment a resource belongs to."""
     if resource.get("resourceType") == "Patient":

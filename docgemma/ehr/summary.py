@@ -21,7 +21,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from docgemma.clinical.allergy import allergy_conflict
-from docgemma.fhir import display_text, encounter_reference, reference_id
+from docgemma.fhir import concept_code, display_text, encounter_reference, reference_id
 
 TOKEN_BUDGET = 1500
 ACTIVE_CONDITION = {"active", "recurrence", "relapse"}
@@ -72,10 +72,8 @@ def _day(value: Any) -> date | None:
 
 
 def _status(resource: dict[str, Any], field_name: str = "clinicalStatus") -> str:
-    concept = resource.get(field_name)
-    if isinstance(concept, dict):
-        codes = concept.get("coding") or [{}]
-        return str(codes[0].get("code", ""))
+    if isinstance(resource.get(field_name), dict):
+        return concept_code(resource, field_name)
     return str(resource.get("status", ""))
 
 

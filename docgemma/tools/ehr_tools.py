@@ -20,7 +20,7 @@ from docgemma.ehr.search import encounter_reference
 from docgemma.ehr.service import Ehr, idempotency_key
 from docgemma.ehr.summary import note_text, quantity_text
 from docgemma.ehr.validate import tolerant, unreadable_note
-from docgemma.fhir import display_text, patient_of
+from docgemma.fhir import concept_code, display_text, patient_of
 from docgemma.tools.outcome import ToolOutcome, failure, success
 from docgemma.tools.registry import Executor, Formatter, ToolContext, ToolSpec
 from docgemma.tools.review import PatientCard, WriteCheck, WriteReview
@@ -79,17 +79,12 @@ def _when(resource: dict[str, Any]) -> str:
     return str(period.get("start", ""))[:10]
 
 
-def _allergy_status(resource: dict[str, Any]) -> str:
-    coding = (resource.get("clinicalStatus") or {}).get("coding") or [{}]
-    return str(coding[0].get("code", ""))
-
-
 def line(resource: dict[str, Any]) -> str:
     """One compact line: type, name, value or status, date, id."""
     kind = resource.get("resourceType")
     value = f": {quantity_text(resource)}" if kind == "Observation" else ""
     if kind == "AllergyIntolerance":  # the reaction and criticality are the clinical point of an allergy
-        return (f"{kind} {allergy_line(resource)} ({_allergy_status(resource)}, {_when(resource) or 'no date'}) "
+        return (f"{kind} {allergy_line(resource)} ({concept_code(resource, 'clinicalStatus')}, {_when(resource) or 'no date'}) "
                 f"[{resource.get('id')}]")
     status = resource.get("status") or (resource.get("clinicalStatus") or {}).get("coding", [{}])[0].get("code", "")
     return f"{kind} {display_text(resource)}{value} ({status}, {_when(resource) or 'no date'}) [{resource.get('id')}]"

@@ -14,7 +14,8 @@ from typing import Any
 from docgemma.clinical.allergy import allergy_conflict, is_direct_conflict, is_severe, reactions
 from docgemma.clinical.dosing import dose_warnings
 from docgemma.clinical.entities import DrugDictionary
-from docgemma.fhir import display_text
+from docgemma.ehr.summary import ACTIVE_MED
+from docgemma.fhir import concept_code, display_text
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,14 @@ PreWriteCheck = Callable[[dict[str, Any], PatientFacts], Findings]
 def active_allergies(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The allergies that count: active (or without a status), and neither refuted nor entered in error."""
     return [r for r in resources if r.get("resourceType") == "AllergyIntolerance"
-            and _clinical_status(r) in ("active", "") and _verification(r) not in ("refuted", "entered-in-error")]
+            and concept_code(r, "clinicalStatus") in ("active", "")
+            and concept_code(r, "verificationStatus") not in ("refuted", "entered-in-error")]
 
 
 def active_orders(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Medication orders that are active or on hold."""
     return [r for r in resources
-            if r.get("resourceType") == "MedicationRequest" and r.get("status") in ("active", "on-hold")]
+            if r.get("resourceType") == "MedicationRequest" and r.get("status") in ACTIVE_MED]
 
 
 def prescription_check(args: dict[str, Any], facts: PatientFacts) -> Findings:
@@ -83,14 +85,6 @@ def allergy_check(args: dict[str, Any], facts: PatientFacts) -> Findings:
         if substance and substance in display_text(allergy).lower():
             found.warnings.append(f"ALREADY RECORDED: '{display_text(allergy)}' is on the allergy list.")
     return found
-
-
-def _clinical_status(resource: dict[str, Any]) -> str:
-    return str(((resource.get("clinicalStatus") or {}).get("coding") or [{}])[0].get("code", ""))
-
-
-def _verification(resource: dict[str, Any]) -> str:
-    return str(((resource.get("verificationStatus") or {}).get("coding") or [{}])[0].get("code", ""))
 
 
 def allergy_line(allergy: dict[str, Any]) -> str:
