@@ -383,8 +383,9 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
     def check(spec: ToolSpec, args: dict[str, Any], active: PatientRef | None) -> WriteReview:
         patient_id = str(args.get("patient_id", ""))
         try:
-            patient = ehr.client.read("Patient", patient_id)
-            resources = ehr.compartment(patient_id)
+            resources = ehr.compartment(patient_id)  # $everything: 404 for a patient not on the record
+            patient = next((r for r in resources if r.get("resourceType") == "Patient" and r.get("id") == patient_id),
+                           None) or ehr.client.read("Patient", patient_id)  # a server whose $everything omits it
         except FhirClientError as exc:
             if exc.status in (404, 410):
                 return WriteReview(blocked=f"an existing patient ID (no patient '{patient_id}' is on the record; "
