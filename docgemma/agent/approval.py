@@ -46,13 +46,9 @@ class ApprovalCard(TypedDict):
     card_id: str
 
 
-def as_review(value: WriteReview | list[str] | None) -> WriteReview:
-    """A review from either form a write check may return (a plain list is warnings only)."""
-    if value is None:
-        return WriteReview(warnings=[], severe=[])
-    if isinstance(value, list):
-        return WriteReview(warnings=list(value), severe=[])
-    return WriteReview(**{"warnings": [], "severe": [], **value})
+def as_review(value: WriteReview | None) -> WriteReview:
+    """The review with its lists present (none when no write check is configured)."""
+    return WriteReview(**{"warnings": [], "severe": [], **(value or {})})
 
 
 def pending_action_id(thread: str, turn: str, step: int) -> str:
@@ -68,11 +64,10 @@ def _card_id(action_id: str, revision: int, tool: str, args: dict[str, Any], rev
     return f"{action_id[:12]}-{revision}-{hashlib.sha256(raw.encode()).hexdigest()[:8]}"
 
 
-def approval_request(spec: ToolSpec, args: dict[str, Any], review: WriteReview | list[str] | None = None, *,
+def approval_request(spec: ToolSpec, args: dict[str, Any], review: WriteReview, *,
                      action_id: str = "", revision: int = 0, notice: str = "") -> ApprovalCard:
-    """What the clinician is shown before a write: who it is for, a readable preview, the safety warnings,
-    and whether only an override with a reason can approve it."""
-    review = as_review(review)
+    """What the clinician is shown before a write (``review`` as :func:`as_review` gives it): who it is for,
+    a readable preview, the safety warnings, and whether only an override with a reason can approve it."""
     lines = [f"{field.replace('_', ' ').capitalize()}: {value}" for field, value in args.items()
              if field != "patient_id" or not review.get("patient")]  # the patient is shown once, in its header
     severe = list(review.get("severe", []))

@@ -39,4 +39,4 @@ class WriteReview(TypedDict, total=False):
 
 
 #: Safety review before a write (who the patient is, allergy conflicts, duplicate orders, dose): the approval card.
-WriteCheck = Callable[["ToolSpec", dict[str, Any], "PatientRef | None"], "WriteReview | list[str]"]
+WriteCheck = Callable[["ToolSpec", dict[str, Any], "PatientRef | None"], "WriteReview"]
