@@ -27,6 +27,8 @@ def test_the_panel_search_is_the_tool_search(workspace: Workspace) -> None:
         found = workspace.search_patients(query)
         assert found and [m["id"] for m in found] == [m["id"] for m in tool["data"]["matches"]], query
     assert found[0]["name"] == "Maria Garcia" and found[0]["birth_date"]
+    # Behaviour, not only sameness with the tool: every word of the query must be in the name.
+    assert [m["name"] for m in workspace.search_patients("Grace Mensah")] == ["Grace Mensah"]
     assert workspace.search_patients("x") == [] and workspace.search_patients("Nobody Here") == []
     assert workspace.search_patients("Garcia " * 20)  # longer than the tool's limit: cut, not an error
 
