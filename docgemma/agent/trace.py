@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from docgemma.agent.answer import strip_template_debris
 from docgemma.agent.events import NodeEnd, NodeStart
 from docgemma.agent.state import TimelineEvent
 from docgemma.llm.base import LLM, Messages, SchemaT
@@ -99,11 +100,13 @@ class NodeTrace:
 
     def event(self, decision: str, detail: str = "") -> TimelineEvent:
         """Finish the run: emit and return its timeline event."""
+        # Model text (a task summary, a result summary) may echo the prompt template: cleaned once, here,
+        # so every consumer (web UI, CLI, golden records) gets the same timeline.
         event = TimelineEvent(
             node=self.node,
             label=self.label,
-            decision=decision,
-            detail=detail,
+            decision=strip_template_debris(decision).strip(),
+            detail=strip_template_debris(detail).strip(),
             duration_ms=round((time.perf_counter() - self.start) * 1000, 2),
             llm_calls=self.llm.calls if self.llm else 0,
             prompt_tokens=self.llm.prompt_tokens if self.llm else 0,

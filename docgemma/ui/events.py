@@ -56,8 +56,8 @@ def user_message(text: str) -> Message:
 
 
 def _detail(text: str) -> str:
-    """A timeline detail for people: no template echoes; the intent step's tool hint in plain words."""
-    return strip_template_debris(text).replace("(hint: ", "(suggested: ").strip()
+    """A timeline detail for people: the intent step's tool hint in plain words."""
+    return text.replace("(hint: ", "(suggested: ").strip()
 
 
 def _last_thought(history: list[Message], node: str, pending_only: bool) -> int | None:
@@ -178,7 +178,7 @@ def timeline_markdown(result: TurnResult | None, pending: bool = False) -> str:
     rows = []
     for i, e in enumerate(result.timeline, 1):
         detail = escape(clip(_detail(e["detail"]).replace("\n", " ")))
-        decision = escape(strip_template_debris(e["decision"]).strip())
+        decision = escape(e["decision"])
         calls = f" · {e['llm_calls']} model call{'s' if e['llm_calls'] != 1 else ''}" if e["llm_calls"] else ""
         rows.append(f"{i}. **{escape(e['label'])}** — {decision} · {e['duration_ms']:.0f} ms{calls}"
                     + (f"  \n   {detail}" if detail else ""))

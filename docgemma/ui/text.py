@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from docgemma.agent.answer import strip_template_debris
 from docgemma.agent.assistant import TurnResult
 
 
@@ -12,7 +11,7 @@ def render_timeline(result: TurnResult) -> str:
     for e in result.timeline:
         calls = f"{e['llm_calls']} LLM call(s), {e['prompt_tokens']} prompt tokens" if e["llm_calls"] else "code"
         lines.append(f"  {e['label']:<34} {e['decision']:<24} {e['duration_ms']:>9.1f} ms  {calls}")
-        detail = strip_template_debris(e["detail"]).strip()
+        detail = e["detail"]
         if detail:
             lines.append(f"      {detail[:160]}")
     lines.append(f"Confidence: {result.confidence or 'n/a'}   LLM calls: {result.llm_calls}   "

@@ -57,9 +57,10 @@ def test_debris_split_across_streamed_chunks_and_in_the_timeline() -> None:
     for chunk in ["Clinician's ", "answer: ", "Raised ", "blood pressure {{ (hint:", " Drug Safety Report)\n", "Stop."]:
         history = apply_event(history, Token(chunk))
     assert history[-1]["content"] == "Raised blood pressure \nStop."
-    event = {"node": "intent_classify", "label": "Understanding the question", "decision": "TOOL_NEEDED",
-             "detail": "Clinician's answer: check warfarin {{ (hint: Drug Safety Report)", "duration_ms": 1.0,
-             "llm_calls": 1, "prompt_tokens": 9}
+    from docgemma.agent.trace import NodeTrace
+
+    # The timeline is cleaned where its events are made, so every front end shows the same clean text.
+    event = NodeTrace("intent_classify").event("TOOL_NEEDED", "Clinician's answer: check warfarin {{ (hint: Drug Safety Report)")
     result = TurnResult(answer="x", timeline=[event])
     for text in (timeline_markdown(result), render_timeline(result)):
         assert "{{" not in text and "Clinician's answer" not in text and "check warfarin" in text
