@@ -353,3 +353,14 @@ def test_demo_model_does_not_repeat_the_write_confirmation(tools: Tools) -> None
     assert isinstance(assistant.run_turn("t", "Record a penicillin allergy (hives) for abc-123"), dict)
     r = done(assistant.resume("t", {"action": "approve"}))
     assert r.answer == "Done: the change you approved is in the record." and demo.calls == []
+
+
+def test_demo_model_reports_a_declined_write_as_a_decision_not_a_failure(tools: Tools) -> None:
+    demo = FakeLLM(name="demo")
+    demo.clinically_meaningful = False  # type: ignore[attr-defined]
+    assistant = Assistant(demo, tools.registry())
+    tools.queue("search_patient", success({"matches": [{"id": "gm-001", "name": "Grace Mensah", "birth_date": "1958-02-11"}]}))
+    assert isinstance(assistant.run_turn("t", "Prescribe amoxicillin 500 mg three times daily for Grace Mensah"), dict)
+    r = done(assistant.resume("t", {"action": "reject"}))
+    assert "Not retrieved" not in r.answer and "Grace Mensah" in r.answer
+    assert r.answer.endswith("Nothing was written to the record: you declined the Prescription.")

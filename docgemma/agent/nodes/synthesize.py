@@ -59,7 +59,13 @@ def _demo_answer(state: AgentState, model: str, registry: ToolRegistry) -> tuple
     if done and not succeeded:
         return "Done: the change you approved is in the record.", "write confirmed (no model call)"
     if succeeded:
-        text = render.retrieved_facts(succeeded, state.get("error_messages", []), answer.sources(state), model)
+        declined = [r for r in state.get("tool_results", []) if r["error_type"] == "declined"]
+        # A declined write is the clinician's decision, not information that could not be retrieved.
+        errors = [e for e in state.get("error_messages", []) if e not in {r["error"] for r in declined}]
+        text = render.retrieved_facts(succeeded, errors, answer.sources(state), model)
+        if declined:
+            labels = " and ".join(dict.fromkeys(r["tool_label"] for r in declined))
+            text += f"\n\nNothing was written to the record: you declined the {labels}."
         return text, "retrieved facts shown as returned (demo model writes no medical text)"
     if state.get("scope") in ("greeting", "off_topic"):
         return f"{render.DEMO_GREETING} {answer.CAPABILITIES}", "greeting (demo model: written by code)"
