@@ -266,6 +266,13 @@ def run_session(assistant: Assistant, session: Session, ctx: TurnContext, regist
             "tools": [t["tool"] for t in outcome.tools], "entities": outcome.entities, "path": outcome.path,
             "router_actions": outcome.router_actions, "clarification": outcome.clarification,
             "llm_calls": outcome.llm_calls, "prompt_tokens": outcome.prompt_tokens,
+            "cached_tokens": outcome.cached_tokens, "decoded_tokens": outcome.decoded_tokens,
+            "model_ms": round(outcome.model_ms, 2),
+            "calls_by_node": [
+                {k: e.get(k, 0) for k in ("node", "llm_calls", "prompt_tokens", "cached_tokens", "decoded_tokens",
+                                          "model_ms")}
+                for e in outcome.timeline if e["llm_calls"]
+            ],
             "latency_ms": round(outcome.latency_ms, 2), "answer": outcome.answer, "checks": checks,
             "decided_by_rule": by_rule,
         }

@@ -81,6 +81,27 @@ class TurnResult:
         """Prompt tokens of the turn."""
         return sum(e["prompt_tokens"] for e in self.timeline)
 
+    # ``.get``: a turn resumed from a checkpoint written before these fields existed has events without them.
+    @property
+    def cached_tokens(self) -> int:
+        """Prompt tokens of the turn served from a prefix cache."""
+        return sum(e.get("cached_tokens", 0) for e in self.timeline)
+
+    @property
+    def uncached_tokens(self) -> int:
+        """Prompt tokens of the turn the model had to prefill."""
+        return self.prompt_tokens - self.cached_tokens
+
+    @property
+    def decoded_tokens(self) -> int:
+        """Tokens the model generated in the turn."""
+        return sum(e.get("decoded_tokens", 0) for e in self.timeline)
+
+    @property
+    def model_ms(self) -> float:
+        """Time inside model calls in the turn."""
+        return sum(e.get("model_ms", 0.0) for e in self.timeline)
+
     @classmethod
     def from_state(cls, state: AgentState, latency_ms: float) -> TurnResult:
         """Read the result off the final graph state."""

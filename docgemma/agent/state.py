@@ -81,6 +81,11 @@ class TimelineEvent(TypedDict):
     duration_ms: float
     llm_calls: int
     prompt_tokens: int
+    #: Of ``prompt_tokens``, those served from a prefix cache (0 when the backend does not say).
+    cached_tokens: int
+    decoded_tokens: int
+    #: Time inside model calls; ``duration_ms`` minus this is the agent's own share.
+    model_ms: float
 
 
 class AgentState(TypedDict, total=False):

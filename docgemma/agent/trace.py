@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from docgemma.agent.answer import strip_template_debris
 from docgemma.agent.events import NodeEnd, NodeStart
 from docgemma.agent.state import TimelineEvent
-from docgemma.llm.base import LLM, Messages, SchemaT
+from docgemma.llm.base import LLM, Messages, SchemaT, Usage, last_usage
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -42,18 +42,51 @@ def stream_writer() -> Callable[[Any], None]:
 
 
 class MeteredLLM:
-    """Wraps an LLM and counts calls and prompt tokens (the figures the timeline reports)."""
+    """Wraps an LLM and adds up what its calls cost: calls, prompt/cached/decoded tokens and model time.
+
+    A backend that reports :class:`Usage` (``last_usage``) is read after each call, so the prompt is not
+    tokenized a second time just to be counted; any other backend is counted with ``count_tokens`` and the
+    wall time of the call (decoded tokens then unknown: 0).
+    """
 
     def __init__(self, llm: LLM) -> None:
         self.inner = llm
         self.name = llm.name
         self.supports_images = llm.supports_images
-        self.calls = 0
-        self.prompt_tokens = 0
+        self.usages: list[Usage] = []
 
-    def _meter(self, messages: Messages) -> None:
-        self.calls += 1
-        self.prompt_tokens += self.inner.count_tokens(messages)
+    @property
+    def calls(self) -> int:
+        """Model calls made so far."""
+        return len(self.usages)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens of every call."""
+        return sum(u.prompt_tokens for u in self.usages)
+
+    @property
+    def cached_tokens(self) -> int:
+        """Prompt tokens served from a prefix cache."""
+        return sum(u.cached_tokens for u in self.usages)
+
+    @property
+    def decoded_tokens(self) -> int:
+        """Tokens generated."""
+        return sum(u.decoded_tokens for u in self.usages)
+
+    @property
+    def model_ms(self) -> float:
+        """Wall time spent inside the model calls."""
+        return sum(u.seconds for u in self.usages) * 1000
+
+    def _record(self, messages: Messages, start: float, before: Usage | None) -> None:
+        usage = last_usage(self.inner)
+        # The same object as before the call means the backend did not report this call (it raised first):
+        # measure it here rather than count the previous call twice.
+        if usage is None or usage is before:
+            usage = Usage(self.inner.count_tokens(messages), seconds=time.perf_counter() - start)
+        self.usages.append(usage)
 
     def generate_json(
         self,
@@ -64,11 +97,14 @@ class MeteredLLM:
         max_tokens: int,
         images: Sequence[Image] = (),
     ) -> SchemaT:
-        """Count, then delegate."""
-        self._meter(messages)
-        return self.inner.generate_json(
-            messages, schema, temperature=temperature, max_tokens=max_tokens, images=images
-        )
+        """Delegate, then record the call (also when its output does not validate: it was paid for)."""
+        before, start = last_usage(self.inner), time.perf_counter()
+        try:
+            return self.inner.generate_json(
+                messages, schema, temperature=temperature, max_tokens=max_tokens, images=images
+            )
+        finally:
+            self._record(messages, start, before)
 
     def generate_text(
         self,
@@ -78,9 +114,14 @@ class MeteredLLM:
         max_tokens: int,
         images: Sequence[Image] = (),
     ) -> Iterator[str]:
-        """Count, then delegate."""
-        self._meter(messages)
-        return self.inner.generate_text(messages, temperature=temperature, max_tokens=max_tokens, images=images)
+        """Delegate; the call is recorded when the stream ends (or is abandoned)."""
+        before, start = last_usage(self.inner), time.perf_counter()
+        try:
+            yield from self.inner.generate_text(
+                messages, temperature=temperature, max_tokens=max_tokens, images=images
+            )
+        finally:
+            self._record(messages, start, before)
 
     def count_tokens(self, messages: Messages) -> int:
         """Delegate."""
@@ -110,6 +151,9 @@ class NodeTrace:
             duration_ms=round((time.perf_counter() - self.start) * 1000, 2),
             llm_calls=self.llm.calls if self.llm else 0,
             prompt_tokens=self.llm.prompt_tokens if self.llm else 0,
+            cached_tokens=self.llm.cached_tokens if self.llm else 0,
+            decoded_tokens=self.llm.decoded_tokens if self.llm else 0,
+            model_ms=round(self.llm.model_ms, 2) if self.llm else 0.0,
         )
         self.write(NodeEnd(event))
         return event

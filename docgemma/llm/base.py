@@ -20,6 +20,26 @@ class NodeConfig:
     max_tokens: int
 
 
+@dataclass(frozen=True)
+class Usage:
+    """What one model call cost, as the backend measured it (the figures issue 12's budgets are about).
+
+    ``prompt_tokens`` counts the whole prompt with the model's own tokenizer (or the server's ``usage``);
+    ``cached_tokens`` is the part served from a prefix cache (KV reuse, vLLM's automatic prefix caching,
+    llama.cpp's prompt cache) and so not prefilled again; ``decoded_tokens`` the tokens generated.
+    """
+
+    prompt_tokens: int
+    cached_tokens: int = 0
+    decoded_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def uncached_tokens(self) -> int:
+        """Prompt tokens the model had to prefill for this call."""
+        return self.prompt_tokens - self.cached_tokens
+
+
 class Message(TypedDict):
     """One chat message. Images travel separately (``images=``) and attach to the last user message."""
 
@@ -99,6 +119,16 @@ def clinically_meaningful(llm: object) -> bool:
     and third-party backends keep working unchanged.
     """
     return bool(getattr(llm, "clinically_meaningful", True))
+
+
+def last_usage(llm: object) -> Usage | None:
+    """The :class:`Usage` of ``llm``'s most recent finished call, when the backend reports one.
+
+    An optional attribute beside the protocol (``last_usage``), set by a backend when a call ends (for a
+    stream: when it is exhausted). Backends without it are metered by ``count_tokens`` instead.
+    """
+    usage = getattr(llm, "last_usage", None)
+    return usage if isinstance(usage, Usage) else None
 
 
 def parse_json(schema: type[SchemaT], raw: str) -> SchemaT:

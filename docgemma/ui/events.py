@@ -17,6 +17,7 @@ from typing import Any
 from docgemma.agent.answer import strip_template_debris
 from docgemma.agent.approval import ApprovalCard, PatientCard
 from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
+from docgemma.agent.state import TimelineEvent
 from docgemma.tools.outcome import Source
 
 Message = dict[str, Any]
@@ -90,7 +91,7 @@ def apply_event(history: list[Message], event: AgentEvent) -> list[Message]:
         e = event.event
         index = _last_thought(history, e["node"], pending_only=True)
         if index is not None:
-            calls = f" · {e['llm_calls']} model call(s)" if e["llm_calls"] else ""
+            calls = _cost(e)
             history[index] = {
                 "role": "assistant",
                 "content": escape(f"{e['decision']}: {_detail(e['detail'])}" if e["detail"] else e["decision"]),
@@ -179,17 +180,19 @@ def timeline_markdown(result: TurnResult | None, pending: bool = False) -> str:
     for i, e in enumerate(result.timeline, 1):
         detail = escape(clip(_detail(e["detail"]).replace("\n", " ")))
         decision = escape(e["decision"])
-        calls = f" · {e['llm_calls']} model call{'s' if e['llm_calls'] != 1 else ''}" if e["llm_calls"] else ""
+        calls = _cost(e)
         rows.append(f"{i}. **{escape(e['label'])}** — {decision} · {e['duration_ms']:.0f} ms{calls}"
                     + (f"  \n   {detail}" if detail else ""))
     if pending:
         spent = sum(e["duration_ms"] for e in result.timeline) / 1000
         total = (f"**Waiting for your approval** (nothing written yet) · **model calls:** {result.llm_calls} · "
-                 f"**prompt tokens:** {result.prompt_tokens} · **time so far:** {spent:.1f} s")
+                 f"**prompt tokens:** {result.prompt_tokens}{_cached(result.cached_tokens)} · "
+                 f"**time so far:** {spent:.1f} s")
     else:
         total = (
             f"**Confidence:** {result.confidence or 'n/a'} · **model calls:** {result.llm_calls} · "
-            f"**prompt tokens:** {result.prompt_tokens} · **time:** {result.latency_ms / 1000:.1f} s"
+            f"**prompt tokens:** {result.prompt_tokens}{_cached(result.cached_tokens)} · "
+            f"**decoded tokens:** {result.decoded_tokens} · **time:** {result.latency_ms / 1000:.1f} s"
         )
     route = " → ".join(result.router_actions) or ("waiting" if pending else "direct answer")
     sources = " · ".join(_links(result.sources)) or "none"
@@ -214,3 +217,21 @@ def status_line(model: str, note: str | None, network: str) -> str:
         note = note.replace(name, "this model")  # the label is already on the line, once is enough
     warning = f" ⚠️ {escape(note)}" if note else ""
     return f"**Model:** {escape(model)}.{warning} **Knowledge tools:** {escape(network)}."
+
+
+def _cost(e: TimelineEvent) -> str:
+    """A node's model cost for its title: calls and tokens, or nothing when code decided alone."""
+    if not e["llm_calls"]:
+        return ""
+    calls = f"{e['llm_calls']} model call{'s' if e['llm_calls'] != 1 else ''}"
+    parts = [f"{e['prompt_tokens']} prompt tokens"]
+    # ``.get``: events of a turn checkpointed before these figures existed do not carry them.
+    if e.get("cached_tokens"):
+        parts.append(f"{e['cached_tokens']} from cache")
+    if e.get("decoded_tokens"):
+        parts.append(f"{e['decoded_tokens']} decoded")
+    return f" · {calls} ({', '.join(parts)})"
+
+
+def _cached(cached: int) -> str:
+    return f" ({cached} from cache)" if cached else ""
