@@ -160,9 +160,10 @@ class ToolRegistry:
 
     def with_tools(self, *specs: ToolSpec) -> ToolRegistry:
         """A copy with ``specs`` added after the others (a tool of a plug-in or a test); a taken name is an error."""
-        taken = {s.name for s in specs} & set(self.names)
-        if taken or len({s.name for s in specs}) < len(specs):
-            raise KeyError(f"tool name(s) already registered: {', '.join(sorted(taken)) or 'duplicate in specs'}")
+        names = [s.name for s in specs]
+        clash = sorted({n for n in names if n in self or names.count(n) > 1})
+        if clash:
+            raise KeyError(f"tool name(s) registered twice: {', '.join(clash)}")
         return ToolRegistry((*self.specs, *specs))
 
     def label(self, name: str) -> str:

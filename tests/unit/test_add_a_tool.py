@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from docgemma.agent.answer import follow_ups
@@ -103,3 +104,8 @@ def test_a_whole_turn_runs_the_registered_tool() -> None:
     assert result.tools[0]["args"] == {"drug_name": "enoxaparin", "creatinine_clearance": "25"}
     assert "Renal Dose Calculator" in result.answer and "reduce to once daily" in result.answer
     assert NAME not in result.answer  # its name is scrubbed like any other tool's
+
+
+def test_a_name_is_registered_once() -> None:
+    with pytest.raises(KeyError, match=NAME):
+        REG.with_tools(RENAL_DOSE)
