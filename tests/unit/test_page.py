@@ -120,6 +120,20 @@ def test_follow_ups_never_repeat_the_question_just_asked() -> None:
     assert "Check interactions between warfarin and aspirin" not in follow_ups(greeting, default_registry())
 
 
+def test_follow_ups_come_from_the_tools_not_tried_the_record_first() -> None:
+    """Each tool suggests its own next question (``ToolSpec.follow_up``): the chart first, then in registry order;
+    trials only after a literature search. Pinned when the suggestions moved from here onto the specs."""
+    entities = {"patient_ids": [], "patient_names": [], "drug_mentions": ["warfarin"], "action_verbs": [],
+                "has_image": False}
+    grace = {"id": "gm-001", "name": "Grace Mensah"}
+    both = _state(user_query="Is warfarin safe?", extracted_entities=entities, active_patient=grace)
+    assert follow_ups(both, default_registry()) == [
+        "Show the chart of Grace Mensah", "What are the FDA safety warnings for warfarin?",
+        "Does warfarin interact with Grace Mensah's current medications?"]
+    searched = _state(user_query="q", tool_results=[_result("search_medical_literature")])
+    assert follow_ups(searched, default_registry()) == ["Are there recruiting clinical trials on this topic?"]
+
+
 def test_a_paused_turn_shows_its_own_timeline() -> None:
     step = {"node": "tool_execute", "label": "Consulting: Prescription", "decision": "awaiting approval",
             "detail": "amoxicillin 500 mg", "duration_ms": 12.0, "llm_calls": 0, "prompt_tokens": 0}
