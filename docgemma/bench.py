@@ -20,15 +20,26 @@ from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.golden import golden_assistant, run_file
 from docgemma.tools.outcome import success
 from docgemma.tools.registry import default_registry
+from docgemma.tools.routing import Role
+
+REGISTRY = default_registry()
+
+
+def _tool(role: Role | None = None) -> str:
+    """The tool playing ``role`` (the patient search when None): the routes name no tool themselves."""
+    spec = REGISTRY.first(role) if role else next((s for s in REGISTRY if s.patient_search), None)
+    assert spec is not None, role
+    return spec.name
+
 
 ROUTES = {
     "direct": {"user_input": "What is hypertension?", "expected_intent": "DIRECT", "budget": 2},
     "single_tool": {"user_input": "Check FDA warnings for dofetilide", "expected_intent": "TOOL_NEEDED",
-                    "expected_tool": "check_drug_safety", "budget": 4,
+                    "expected_tool": _tool(Role.DRUG_SAFETY), "budget": 4,
                     "mock_tool_result": {"status": "success", "data": {"boxed_warning": "x"}}},
     "multi_tool_3": {"user_input": "Find patient John Smith, check his chart, and verify metformin safety",
-                     "expected_intent": "TOOL_NEEDED", "expected_tools": ["search_patient", "get_patient_chart",
-                                                                          "check_drug_safety"], "budget": 7,
+                     "expected_intent": "TOOL_NEEDED",
+                     "expected_tools": [_tool(), _tool(Role.CHART), _tool(Role.DRUG_SAFETY)], "budget": 7,
                      "mock_tool_results": [{"status": "success", "data": {"matches": [{"id": "abc-123", "name": "John Smith"}]}},
                                            {"status": "success", "data": {"medications": ["metformin"]}},
                                            {"status": "success", "data": {"boxed_warning": "lactic acidosis"}}]},
@@ -78,7 +89,7 @@ def cpu_model_figures() -> dict[str, Any]:
     start = time.perf_counter()
     llm.generator(schema)
     reuse_s = time.perf_counter() - start
-    registry = default_registry({"check_drug_safety": lambda args, ctx: success(
+    registry = default_registry({_tool(Role.DRUG_SAFETY): lambda args, ctx: success(
         {"boxed_warning": "Initiate in a facility with continuous ECG monitoring for at least 3 days."})})
     assistant = Assistant(llm, registry)
     start = time.perf_counter()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from docgemma.agent.approval import ApprovalCard
 from docgemma.agent.events import AgentEvent, TurnResult
@@ -23,6 +23,10 @@ from docgemma.tools.registry import ToolContext
 if TYPE_CHECKING:
     from docgemma.agent.assistant import Assistant
     from docgemma.ehr.service import Ehr
+
+#: The patient record a workspace serves, named here so the layers above (the web UI) need not import the
+#: record layer to say what they pass through.
+Record: TypeAlias = "Ehr"
 
 NO_PATIENT = "*No active patient. Search and select one, or ask the assistant to find a patient.*"
 UNREADABLE = "*The patient record could not be read.*"
@@ -59,7 +63,7 @@ class PatientPanel:
 class Workspace:
     """One assistant and one record (``ehr`` may be None: no patient panel)."""
 
-    def __init__(self, assistant: Assistant, ehr: Ehr | None) -> None:
+    def __init__(self, assistant: Assistant, ehr: Record | None) -> None:
         self.assistant = assistant
         self.ehr = ehr
 

@@ -11,6 +11,7 @@ from docgemma.agent.state import AgentState, Confidence
 from docgemma.llm.base import clinically_meaningful
 from docgemma.tools.outcome import Source
 from docgemma.tools.registry import ToolRegistry
+from docgemma.tools.routing import TurnFacts
 
 CAPABILITIES = (
     "I can help with: FDA drug safety warnings and drug interactions, medical literature, clinical "
@@ -146,29 +147,24 @@ def sources(state: AgentState) -> list[Source]:
     return out
 
 
-def follow_ups(state: AgentState) -> list[str]:
-    """Up to three next questions, by rule (no model call): from the drugs, patient and tools of the turn.
-    Never the question just asked, nor the look-up the turn already tried (even when it failed)."""
+def follow_ups(state: AgentState, registry: ToolRegistry) -> list[str]:
+    """Up to three next questions, by rule (no model call): each tool the turn did not try suggests its own
+    (``ToolSpec.follow_up``) from the turn's drugs and patient, the patient record's first. Never the question
+    just asked, nor the look-up the turn already tried (even when it failed)."""
     asked = _normalised(state.get("user_query", ""))
     if state.get("scope") in ("greeting", "off_topic"):
         return [q for q in TOPIC_SUGGESTIONS if _normalised(q) != asked]
-    done = {r["tool_name"] for r in state.get("tool_results", [])}
-    entities = state["extracted_entities"]
-    drugs = entities["drug_mentions"]
+    tried = {r["tool_name"] for r in state.get("tool_results", [])}
     patient = state.get("active_patient")
+    facts = TurnFacts(
+        drugs=tuple(state["extracted_entities"]["drug_mentions"]),
+        patient_name=patient["name"] if patient else None,
+        tried_roles=frozenset(role for name in tried if name in registry for role in registry[name].roles),
+    )
     out: list[str] = []
-    if patient and "get_patient_chart" not in done:
-        out.append(f"Show the chart of {patient['name']}")
-    if drugs and "check_drug_safety" not in done:
-        out.append(f"What are the FDA safety warnings for {drugs[0]}?")
-    if len(drugs) >= 2 and "check_drug_interactions" not in done:
-        out.append(f"Check interactions between {' and '.join(drugs[:3])}")
-    if drugs and patient and "check_drug_interactions" not in done and len(drugs) == 1:
-        out.append(f"Does {drugs[0]} interact with {patient['name']}'s current medications?")
-    if drugs and "search_medical_literature" not in done:
-        out.append(f"Find recent studies on {drugs[0]}")
-    if "search_medical_literature" in done and "find_clinical_trials" not in done:
-        out.append("Are there recruiting clinical trials on this topic?")
+    for spec in sorted(registry, key=lambda s: not s.record):  # stable: the record's tools first, then in order
+        if spec.follow_up and spec.name not in tried:
+            out += spec.follow_up(facts)
     if not out:
         out.append("Find recent studies on this topic")
     return [q for q in out if _normalised(q) != asked][:3]

@@ -2,8 +2,8 @@
 
 It reads the query out of each prompt and answers from the deterministic entities, so the whole graph
 (tools, approvals, errors) can be exercised; its answers say plainly that no model was used. It imitates the
-agent's own rules (task patterns), so it lives in the agent layer and registers itself as the ``fake``
-backend of :func:`docgemma.llm.make_llm`.
+agent's own rules (the tools' task keywords and roles), so it lives in the agent layer and registers itself as
+the ``fake`` backend of :func:`docgemma.llm.make_llm`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from docgemma.agent.patterns import TASK_PATTERNS
 from docgemma.clinical.entities import extract_entities
 from docgemma.llm import register_backend
 from docgemma.llm.fake import Call, FakeLLM
+from docgemma.tools.registry import ToolRegistry, default_registry
+from docgemma.tools.routing import Role
 
 _DOSE_RE = re.compile(r"\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?|ml)\b", re.IGNORECASE)
 _FREQUENCY_RE = re.compile(r"(?:once|twice|three times|four times) (?:a day|daily)|every \d+ hours|at night|as needed",
@@ -29,20 +30,29 @@ def _query(call: Call) -> str:
     return found[-1].strip() if found else call.messages[-1]["content"]
 
 
-def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
+def _choose(query: str, drugs: list[str], names: list[str], ids: list[str], tools: ToolRegistry) -> str | None:
+    """The first tool whose keywords the query says, else by the entities: two drugs, one drug, a patient name,
+    a patient id."""
+    by_entities = (
+        tools.first(Role.INTERACTIONS) if len(drugs) >= 2 else tools.first(Role.DRUG_SAFETY) if drugs
+        else next((s for s in tools if s.patient_search), None) if names else tools.first(Role.CHART) if ids else None
+    )
+    spec = next((s for s in tools if s.matches(query)), None) or by_entities
+    return spec.name if spec else None
+
+
+def _respond(call: Call, tools: ToolRegistry) -> BaseModel | dict[str, Any] | str:
     query = _query(call)
     entities = extract_entities(query)
     drugs, names, ids = entities["drug_mentions"], entities["patient_names"], entities["patient_ids"]
-    by_keyword = next((sorted(p.requires)[0] for p in TASK_PATTERNS if p.matches(query)), None)
-    tool = by_keyword or ("check_drug_interactions" if len(drugs) >= 2 else "check_drug_safety" if drugs
-                          else "search_patient" if names else "get_patient_chart" if ids else None)
+    tool = _choose(query, drugs, names, ids, tools)
     if call.schema is None:
         return f"(Demo model, no medical reasoning.) Summary of the information gathered for: {query}"
     schema = call.schema.__name__
     if schema == "IntentClassification":
         return {"intent": "TOOL_NEEDED" if tool else "DIRECT", "task_summary": query[:140], "suggested_tool": tool}
     if schema == "ToolSelection":
-        return {"tool_name": tool or "check_drug_safety"}
+        return {"tool_name": tool or tools.specs[0].name}
     if schema == "ResultAssessment":
         return {"quality": "success_partial", "brief_summary": "Demo classification."}
     if schema == "RetryStrategy":
@@ -63,10 +73,11 @@ def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
     return {k: values.get(k, "not specified") for k, info in fields.items() if info.is_required()}
 
 
-def demo_llm() -> FakeLLM:
-    """The rule-based demo model."""
-    return FakeLLM(responder=_respond, name="Demo rules (no model: not clinically meaningful)", supports_images=True,
-                   clinically_meaningful=False)
+def demo_llm(tools: ToolRegistry | None = None) -> FakeLLM:
+    """The rule-based demo model, choosing among ``tools`` (the default registry's)."""
+    registry = tools or default_registry()
+    return FakeLLM(responder=lambda call: _respond(call, registry), name="Demo rules (no model: not clinically meaningful)",
+                   supports_images=True, clinically_meaningful=False)
 
 
 register_backend("fake", lambda settings: demo_llm())

@@ -1,45 +1,19 @@
 """Task-pattern matching (seed 002 §11): which tools a query needs, decided by keywords, never by the model.
 
-All matching patterns contribute (a query may need several tools: "find patient X, check her chart and
-verify metformin safety"), which generalises the seed's single-pattern match.
+Each tool's keywords are on its spec (``ToolSpec.keywords``); every tool whose keywords match contributes (a
+query may need several tools: "find patient X, check her chart and verify metformin safety"), which
+generalises the seed's single-pattern match. The other signals (a named patient, a chart, an order verb with a
+drug, a drug's safety) ask the registry for the tool by flag or role, never by name.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from docgemma.agent.state import AgentState
+from docgemma.tools.registry import ToolRegistry, ToolSpec
+from docgemma.tools.routing import Role
 
-
-@dataclass(frozen=True)
-class TaskPattern:
-    """Keywords (any of) → tools the query requires."""
-
-    name: str
-    keywords: tuple[str, ...]
-    requires: frozenset[str]
-
-    def matches(self, query: str) -> bool:
-        """Whole-word, case-insensitive keyword match."""
-        return any(re.search(rf"\b{re.escape(k)}\b", query, re.IGNORECASE) for k in self.keywords)
-
-
-TASK_PATTERNS: tuple[TaskPattern, ...] = (
-    TaskPattern("drug_safety", ("safety", "warning", "warnings", "boxed warning", "fda"),
-                frozenset({"check_drug_safety"})),
-    TaskPattern("drug_interaction", ("interaction", "interactions", "combining", "together with"),
-                frozenset({"check_drug_interactions"})),
-    # Seed §11 also lists "start" and "order"; they match questions ("is it safe to start X?") and
-    # would force a write tool into a read-only question, so only explicit words count here.
-    TaskPattern("prescribe", ("prescribe", "prescription"), frozenset({"prescribe_medication"})),
-    TaskPattern("literature_search", ("studies", "study", "research", "evidence", "literature", "pubmed"),
-                frozenset({"search_medical_literature"})),
-    TaskPattern("clinical_trial", ("trial", "trials", "recruiting", "experimental"),
-                frozenset({"find_clinical_trials"})),
-    TaskPattern("allergy", ("allergy", "allergic"), frozenset({"add_allergy"})),
-    TaskPattern("clinical_note", ("note",), frozenset({"save_clinical_note"})),
-)
 # "record" is also a verb ("record an allergy"): it names the chart only after a possessive or article.
 _CHART_RE = re.compile(
     r"\b(chart|summary|meds|medications|labs|history)\b|\b(her|his|their|the|patient'?s|medical|health)\s+records?\b",
@@ -68,7 +42,6 @@ _WRITE_CLAUSE_RE = re.compile(
 )
 #: Verbs of a medication order (with a drug named): "Start lisinopril 10 mg daily for abc-123".
 _ORDER_RE = re.compile(r"(?:^|[,;:.!]\s*|\b(?:and|then|please)\s+)(prescribe|order|start|give)\b", re.IGNORECASE)
-WRITE_TOOLS = frozenset({"add_allergy", "save_clinical_note", "prescribe_medication"})
 
 
 def is_question(query: str) -> bool:
@@ -83,35 +56,41 @@ def is_write_request(query: str) -> bool:
     return not is_question(query) and bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query))
 
 
-def required_tools(state: AgentState, available: tuple[str, ...]) -> set[str]:
-    """Tools the query needs, restricted to ``available`` (a tool not in the registry is never required)."""
+def _add(needed: set[str], spec: ToolSpec | None) -> None:
+    if spec is not None:
+        needed.add(spec.name)
+
+
+def required_tools(state: AgentState, tools: ToolRegistry) -> set[str]:
+    """Names of the tools the query needs (only tools of ``tools``: one not registered is never required)."""
     query = state.get("user_query", "")
     entities = state.get("extracted_entities")
     needed: set[str] = set()
     writes = is_write_request(query)
-    for pattern in TASK_PATTERNS:
-        if not pattern.matches(query):
-            continue
-        if pattern.requires & WRITE_TOOLS and not writes:
-            continue
-        needed |= pattern.requires
+    write_tools = {s.name for s in tools if s.writes}
+    for spec in tools:
+        if spec.matches(query) and (writes or not spec.writes):
+            needed.add(spec.name)
     drugs = entities["drug_mentions"] if entities else []
-    if writes and drugs and _ORDER_RE.search(query) and not needed & {"add_allergy", "save_clinical_note"}:
-        needed.add("prescribe_medication")
+    order = tools.first(Role.MEDICATION_ORDER)
+    # An order verb with a drug is a medication order, unless the message asks for another write ("start a
+    # note", "add a penicillin allergy").
+    if order and writes and drugs and _ORDER_RE.search(query) and not needed & (write_tools - {order.name}):
+        needed.add(order.name)
     names = entities["patient_names"] if entities else []
     ids = entities["patient_ids"] if entities else []
     if names and not ids:
-        needed.add("search_patient")
+        _add(needed, next((s for s in tools if s.patient_search), None))
     refers = _PATIENT_RE.search(query) or names or ids or state.get("active_patient")
     # In a write, "her medications" / "her record" say where to write; only "chart", "summary" or "review" ask
     # to read the chart too ("Review abc-123's chart and record a penicillin allergy").
-    chart_read = not needed & WRITE_TOOLS or _REVIEW_RE.search(query)
+    chart_read = not needed & write_tools or _REVIEW_RE.search(query)
     if _CHART_RE.search(query) and refers and chart_read and not CONNECTION_RE.search(query):
-        needed.add("get_patient_chart")
+        _add(needed, tools.first(Role.CHART))
     # "Is spironolactone safe with her kidney function?": a drug's safety is a label look-up.
     if drugs and _SAFE_RE.search(query) and not writes:
-        needed.add("check_drug_safety")
-    return {t for t in needed if t in available}
+        _add(needed, tools.first(Role.DRUG_SAFETY))
+    return needed
 
 
 def succeeded_tools(state: AgentState) -> set[str]:
@@ -119,27 +98,22 @@ def succeeded_tools(state: AgentState) -> set[str]:
     return {r["tool_name"] for r in state.get("tool_results", []) if r["status"] == "success"}
 
 
-def _mention_order(query: str, tool: str) -> tuple[int, int]:
+def run_order(query: str, spec: ToolSpec) -> tuple[int, int]:
     """Sort key: a patient search first and the chart next (later tools need the patient), writes last,
-    everything else in the order the clinician asked for it."""
-    if tool == "search_patient":
+    everything else in the order the clinician asked for it (where its keywords first occur)."""
+    if spec.patient_search:
         return (0, 0)
-    if tool == "get_patient_chart":
+    if Role.CHART in spec.roles:
         return (1, 0)
-    if tool in WRITE_TOOLS:
+    if spec.writes:
         return (3, 0)
-    positions = [
-        found.start()
-        for pattern in TASK_PATTERNS if tool in pattern.requires
-        for k in pattern.keywords
-        if (found := re.search(rf"\b{re.escape(k)}\b", query, re.IGNORECASE))
-    ]
-    return (2, min(positions, default=len(query)))
+    position = spec.mention(query)
+    return (2, len(query) if position is None else position)
 
 
-def remaining_tools(state: AgentState, available: tuple[str, ...]) -> list[str]:
-    """Required tools neither done nor given up on, in the order they should run (see _mention_order)."""
+def remaining_tools(state: AgentState, tools: ToolRegistry) -> list[str]:
+    """Required tools neither done nor given up on, in the order they should run (see :func:`run_order`)."""
     done = succeeded_tools(state) | set(state.get("skipped_tools", []))
-    needed = required_tools(state, available) - done
+    needed = required_tools(state, tools) - done
     query = state.get("user_query", "")
-    return sorted((t for t in available if t in needed), key=lambda t: _mention_order(query, t))
+    return [s.name for s in sorted((s for s in tools if s.name in needed), key=lambda s: run_order(query, s))]

@@ -16,6 +16,8 @@ from typing import Literal
 
 from docgemma.agent.patterns import CONNECTION_RE, is_write_request, remaining_tools, required_tools
 from docgemma.agent.state import AgentState
+from docgemma.tools.registry import ToolRegistry
+from docgemma.tools.routing import Role
 
 GREETING_RE = re.compile(
     r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|thx|bye|goodbye)\b[\s\w,!.?']{0,30}$",
@@ -71,7 +73,7 @@ def _patient_known(state: AgentState) -> bool:
     return bool(entities["patient_ids"] or entities["patient_names"] or state.get("active_patient"))
 
 
-def record_tool(state: AgentState, available: tuple[str, ...]) -> str | None:
+def record_tool(state: AgentState, tools: ToolRegistry) -> str | None:
     """A read of the active patient's record ("her last potassium", "his visits this year"), or None."""
     query = state.get("user_query", "")
     entities = state["extracted_entities"]
@@ -80,11 +82,11 @@ def record_tool(state: AgentState, available: tuple[str, ...]) -> str | None:
         return None
     if CONNECTION_RE.search(query):
         return None  # which item to explore from is the model's call
-    tool = "get_patient_timeline" if TIMELINE_RE.search(query) else "query_patient_data"
-    return tool if tool in available else None
+    spec = tools.first(Role.RECORD_HISTORY if TIMELINE_RE.search(query) else Role.RECORD_QUERY)
+    return spec.name if spec else None
 
 
-def decide(state: AgentState, available: tuple[str, ...]) -> RuleDecision | None:
+def decide(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
     """The intent (and first tool) when the message settles it; None when the model must judge."""
     query = state.get("user_query", "")
     entities = state["extracted_entities"]
@@ -92,27 +94,30 @@ def decide(state: AgentState, available: tuple[str, ...]) -> RuleDecision | None
     if GREETING_RE.match(query):
         return RuleDecision("DIRECT", None, "a greeting", scope="greeting")
 
-    needed = remaining_tools(state, available)
+    needed = remaining_tools(state, tools)
     if state.get("selected_patient") and not needed:
         return RuleDecision("DIRECT", None, "the clinician picked the patient; nothing more was asked")
     if needed:
-        matched = ", ".join(sorted(required_tools(state, available)))
+        matched = ", ".join(sorted(required_tools(state, tools)))
         return RuleDecision("TOOL_NEEDED", needed[0], f"the request names what it needs ({matched})")
 
-    tool = record_tool(state, available)
+    tool = record_tool(state, tools)
     if tool:
         return RuleDecision("TOOL_NEEDED", tool, "a question about the active patient's record")
 
     if entities["has_image"]:
-        if IMAGE_REQUEST_RE.search(query) and "analyze_medical_image" in available:
-            return RuleDecision("TOOL_NEEDED", "analyze_medical_image", "an attached image to analyse")
+        image_tool = next((s for s in tools if s.needs_image), None)
+        if IMAGE_REQUEST_RE.search(query) and image_tool:
+            return RuleDecision("TOOL_NEEDED", image_tool.name, "an attached image to analyse")
         return RuleDecision("DIRECT", None, "an attached image with a general question: answered from the image findings")
 
     if IMPERATIVE_RE.match(query) and drugs:
-        if len(drugs) >= 2 and "check_drug_interactions" in available:
-            return RuleDecision("TOOL_NEEDED", "check_drug_interactions", f"a request about {len(drugs)} drugs")
-        if "check_drug_safety" in available:
-            return RuleDecision("TOOL_NEEDED", "check_drug_safety", f"a request about the drug {drugs[0]}")
+        together = tools.first(Role.INTERACTIONS)
+        if len(drugs) >= 2 and together:
+            return RuleDecision("TOOL_NEEDED", together.name, f"a request about {len(drugs)} drugs")
+        safety = tools.first(Role.DRUG_SAFETY)
+        if safety:
+            return RuleDecision("TOOL_NEEDED", safety.name, f"a request about the drug {drugs[0]}")
 
     general = EXPLAIN_RE.match(query) and not PATIENT_REF_RE.search(query)
     if general and not entities["patient_ids"] and not entities["patient_names"]:
@@ -120,14 +125,14 @@ def decide(state: AgentState, available: tuple[str, ...]) -> RuleDecision | None
     return None
 
 
-def next_tool(state: AgentState, available: tuple[str, ...]) -> tuple[str, str] | None:
+def next_tool(state: AgentState, tools: ToolRegistry) -> tuple[str, str] | None:
     """TOOL_SELECT stage 1 by rule: (tool, reason) when the task still needs a tool code can name."""
-    still = remaining_tools(state, available)
+    still = remaining_tools(state, tools)
     if still:
         return still[0], "the request still needs it"
     if state.get("step_count", 0) > 0:
         return None
-    decision = decide(state, available)
+    decision = decide(state, tools)
     if decision and decision.tool:
         return decision.tool, decision.reason
     return None

@@ -1,6 +1,8 @@
 """The tool registry: the single source of truth for tool names, clinical labels, prompt text and arguments.
 
-Prompts, schemas (the ``Literal`` of tool names), the MCP server and the UI all read from here. A tool
+Prompts, schemas (the ``Literal`` of tool names), the MCP server and the UI all read from here, and so do the
+agent's deterministic rules: a spec carries its task keywords, its roles, its argument extractor and its
+follow-up suggestions (``tools/routing.py``), so no module outside the tools layer spells a tool name. A tool
 whose executor is not configured stays visible to the model (so routing is measured honestly) and returns
 a ``not_configured`` error that flows through the error path.
 """
@@ -10,13 +12,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from docgemma.tools import args as A
+from docgemma.tools import extract as X
+from docgemma.tools import suggest
 from docgemma.tools.active_patient import ActivePatientRule, chart_patient, unique_match
 from docgemma.tools.outcome import ToolOutcome, failure
+from docgemma.tools.routing import Extractor, FollowUp, Request, Role, keyword_position
 from docgemma.tools.write_checks import PreWriteCheck, allergy_check, prescription_check
 
 if TYPE_CHECKING:
@@ -78,6 +84,27 @@ class ToolSpec:
     #: A write tool's own safety review before the approval card (``tools/write_checks.py``): warnings from the
     #: patient's allergies and active orders. The patient check itself applies to every write.
     pre_write_check: PreWriteCheck | None = None
+    #: Words that mean a request needs this tool (whole word, any case; seed 002 §11 task patterns). A write
+    #: tool's words count only when the message asks for a write.
+    keywords: tuple[str, ...] = ()
+    #: Parts it plays in the agent's rules (``registry.first(role)``).
+    roles: frozenset[Role] = frozenset()
+    #: Its deterministic argument prefill (``tools/extract.py``); without one the model fills every argument.
+    extract: Extractor | None = None
+    #: Next questions it could answer after a turn that did not call it (``tools/suggest.py``).
+    follow_up: FollowUp | None = None
+
+    def matches(self, query: str) -> bool:
+        """True when ``query`` says one of the tool's keywords."""
+        return self.mention(query) is not None
+
+    def mention(self, query: str) -> int | None:
+        """Where ``query`` first says one of the tool's keywords (None when it says none)."""
+        return keyword_position(self.keywords, query)
+
+    def prefill(self, request: Request) -> dict[str, Any]:
+        """The arguments code can read off the request (possibly none)."""
+        return self.extract(request) if self.extract else {}
 
     @property
     def signature(self) -> str:
@@ -127,6 +154,18 @@ class ToolRegistry:
         """Tool names in registry order."""
         return tuple(s.name for s in self.specs)
 
+    def first(self, role: Role) -> ToolSpec | None:
+        """The first tool playing ``role``; None when no tool does."""
+        return next((s for s in self.specs if role in s.roles), None)
+
+    def with_tools(self, *specs: ToolSpec) -> ToolRegistry:
+        """A copy with ``specs`` added after the others (a tool of a plug-in or a test); a taken name is an error."""
+        names = [s.name for s in specs]
+        clash = sorted({n for n in names if n in self or names.count(n) > 1})
+        if clash:
+            raise KeyError(f"tool name(s) registered twice: {', '.join(clash)}")
+        return ToolRegistry((*self.specs, *specs))
+
     def label(self, name: str) -> str:
         """Clinical label of ``name``."""
         return self._by_name[name].label
@@ -162,6 +201,10 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         A.DrugSafetyArgs,
         "What are the FDA boxed warnings for amiodarone?",
         lookup=True,
+        keywords=X.SAFETY_WORDS,
+        roles=frozenset({Role.DRUG_SAFETY}),
+        extract=partial(X.one_drug, near=X.SAFETY_WORDS),
+        follow_up=suggest.drug_safety,
     ),
     ToolSpec(
         "check_drug_interactions",
@@ -173,6 +216,10 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "Can I give clarithromycin to a patient taking simvastatin?",
         arg_max_tokens=192,
         lookup=True,
+        keywords=X.INTERACTION_WORDS,
+        roles=frozenset({Role.INTERACTIONS}),
+        extract=partial(X.drug_list, near=X.INTERACTION_WORDS),
+        follow_up=suggest.interactions,
     ),
     ToolSpec(
         "search_medical_literature",
@@ -183,6 +230,10 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         A.LiteratureSearchArgs,
         "Find recent studies on SGLT2 inhibitors in heart failure.",
         lookup=True,
+        keywords=("studies", "study", "research", "evidence", "literature", "pubmed"),
+        roles=frozenset({Role.LITERATURE}),
+        extract=X.topic,
+        follow_up=suggest.literature,
     ),
     ToolSpec(
         "find_clinical_trials",
@@ -194,6 +245,9 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "Are there recruiting trials for triple-negative breast cancer?",
         arg_max_tokens=160,
         lookup=True,
+        keywords=("trial", "trials", "recruiting", "experimental"),
+        extract=X.trial_condition,
+        follow_up=suggest.trials,
     ),
     ToolSpec(
         "search_patient",
@@ -206,6 +260,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         record=True,
         active_patient_after=unique_match,
         patient_search=True,
+        extract=X.patient_name,
     ),
     ToolSpec(
         "get_patient_chart",
@@ -219,6 +274,9 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         result_cap=6500,
         record=True,
         active_patient_after=chart_patient,
+        roles=frozenset({Role.CHART}),
+        extract=X.patient_only,
+        follow_up=suggest.chart,
     ),
     ToolSpec(
         "query_patient_data",
@@ -233,6 +291,8 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=352,
         result_cap=3000,
         record=True,
+        roles=frozenset({Role.RECORD_QUERY}),
+        extract=X.record_query,
     ),
     ToolSpec(
         "explore_connections",
@@ -246,6 +306,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=224,
         result_cap=3000,
         record=True,
+        extract=X.patient_only,
     ),
     ToolSpec(
         "get_patient_timeline",
@@ -259,6 +320,8 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=192,
         result_cap=3500,
         record=True,
+        roles=frozenset({Role.RECORD_HISTORY}),
+        extract=X.timeline,
     ),
     ToolSpec(
         "prescribe_medication",
@@ -272,6 +335,11 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=352,
         record=True,
         pre_write_check=prescription_check,
+        # Seed §11 also lists "start" and "order"; they match questions ("is it safe to start X?") and would
+        # force a write tool into a read-only question: an order verb counts only with a drug (MEDICATION_ORDER).
+        keywords=("prescribe", "prescription"),
+        roles=frozenset({Role.MEDICATION_ORDER}),
+        extract=X.prescription,
     ),
     ToolSpec(
         "add_allergy",
@@ -285,6 +353,8 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=288,
         record=True,
         pre_write_check=allergy_check,
+        keywords=("allergy", "allergic"),
+        extract=X.allergy,
     ),
     ToolSpec(
         "save_clinical_note",
@@ -297,6 +367,8 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=800,
         record=True,
+        keywords=("note",),
+        extract=X.note,
     ),
     ToolSpec(
         "analyze_medical_image",
@@ -307,6 +379,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         A.ImageAnalysisArgs,
         "Is there a pneumothorax on this chest X-ray?",
         needs_image=True,
+        extract=X.image_query,
     ),
 )
 

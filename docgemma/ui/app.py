@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING
 from docgemma.agent.assistant import Assistant
@@ -42,10 +42,7 @@ from docgemma.ui.events import (
     timeline_markdown,
     user_message,
 )
-from docgemma.workspace import Workspace
-
-if TYPE_CHECKING:
-    from docgemma.ehr.service import Ehr
+from docgemma.workspace import Record, Workspace
 
 log = logging.getLogger(__name__)
 EXAMPLES = [
@@ -418,7 +415,7 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
 
 
 def build_demo(
-    assistant: Assistant, ehr: Ehr | None, model_line: str, note: str | None = None, network: NetworkStatus | None = None
+    assistant: Assistant, ehr: Record | None, model_line: str, note: str | None = None, network: NetworkStatus | None = None
 ) -> Any:
     """The Blocks app: :func:`layout`, :class:`Handlers` on a :class:`~docgemma.workspace.Workspace`, :func:`wire`."""
     gr = _gr()

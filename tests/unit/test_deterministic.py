@@ -43,11 +43,11 @@ def test_entity_extraction(text: str, key: str, expected: list[str]) -> None:
 
 def test_task_patterns_union_and_write_guard() -> None:
     s = state("Find patient John Smith, check his chart, and verify metformin safety")
-    assert required_tools(s, REG.names) == {"search_patient", "get_patient_chart", "check_drug_safety"}  # type: ignore[arg-type]
+    assert required_tools(s, REG) == {"search_patient", "get_patient_chart", "check_drug_safety"}  # type: ignore[arg-type]
     # A question about an allergy is not a request to write one.
-    assert "add_allergy" not in required_tools(state("Is a penicillin allergy a contraindication?"), REG.names)  # type: ignore[arg-type]
-    assert "add_allergy" in required_tools(state("Record a penicillin allergy for abc-123"), REG.names)  # type: ignore[arg-type]
-    assert "prescribe_medication" not in required_tools(state("Is it safe to start metformin?"), REG.names)  # type: ignore[arg-type]
+    assert "add_allergy" not in required_tools(state("Is a penicillin allergy a contraindication?"), REG)  # type: ignore[arg-type]
+    assert "add_allergy" in required_tools(state("Record a penicillin allergy for abc-123"), REG)  # type: ignore[arg-type]
+    assert "prescribe_medication" not in required_tools(state("Is it safe to start metformin?"), REG)  # type: ignore[arg-type]
 
 
 def test_router_rules() -> None:

@@ -51,3 +51,10 @@ def test_every_module_has_a_layer() -> None:
         _floor, layer = graph.layer_of(name)
         assert layer != "ground" or name in ("docgemma", "docgemma.config", "docgemma.images", "docgemma.image_store",
                                              "docgemma.fhir") or name.startswith("docgemma.clinical"), name
+
+
+def test_the_ui_reaches_the_record_only_through_the_workspace() -> None:
+    """The web UI is layout over the workspace: it imports no record (ehr) module, not even for a type."""
+    graph = import_graph()
+    assert [(a, b) for a, targets in graph.graph().items() if graph.layer_of(a)[1] == "ui"
+            for b in targets if graph.layer_of(b)[1] == "ehr"] == []

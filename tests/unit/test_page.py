@@ -14,6 +14,7 @@ from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.events import NodeEnd, Token
 from docgemma.agent.state import AgentState, ToolResult
 from docgemma.llm.fake import FakeLLM
+from docgemma.tools.registry import default_registry
 from docgemma.ui.events import apply_event, final_markdown, timeline_markdown, user_message
 from docgemma.ui.text import render_timeline
 
@@ -112,11 +113,25 @@ def test_follow_ups_never_repeat_the_question_just_asked() -> None:
                 "has_image": False}
     failed = _state(user_query="Find recent studies on warfarin", extracted_entities=entities,
                     tool_results=[_result("search_medical_literature", "error")])
-    assert all("studies on warfarin" not in q.lower() for q in follow_ups(failed))
+    assert all("studies on warfarin" not in q.lower() for q in follow_ups(failed, default_registry()))
     typed = _state(user_query="find recent studies on this topic!", intent="DIRECT")
-    assert "Find recent studies on this topic" not in follow_ups(typed)
+    assert "Find recent studies on this topic" not in follow_ups(typed, default_registry())
     greeting = _state(scope="greeting", user_query="Check interactions between warfarin and aspirin")
-    assert "Check interactions between warfarin and aspirin" not in follow_ups(greeting)
+    assert "Check interactions between warfarin and aspirin" not in follow_ups(greeting, default_registry())
+
+
+def test_follow_ups_come_from_the_tools_not_tried_the_record_first() -> None:
+    """Each tool suggests its own next question (``ToolSpec.follow_up``): the chart first, then in registry order;
+    trials only after a literature search. Pinned when the suggestions moved from here onto the specs."""
+    entities = {"patient_ids": [], "patient_names": [], "drug_mentions": ["warfarin"], "action_verbs": [],
+                "has_image": False}
+    grace = {"id": "gm-001", "name": "Grace Mensah"}
+    both = _state(user_query="Is warfarin safe?", extracted_entities=entities, active_patient=grace)
+    assert follow_ups(both, default_registry()) == [
+        "Show the chart of Grace Mensah", "What are the FDA safety warnings for warfarin?",
+        "Does warfarin interact with Grace Mensah's current medications?"]
+    searched = _state(user_query="q", tool_results=[_result("search_medical_literature")])
+    assert follow_ups(searched, default_registry()) == ["Are there recruiting clinical trials on this topic?"]
 
 
 def test_a_paused_turn_shows_its_own_timeline() -> None:

@@ -39,7 +39,7 @@ def state(query: str, active: dict[str, str] | None = None, image: bool = False)
     ("Pull up the chart for MRN 12345", None, "get_patient_chart"),
 ])
 def test_explicit_task_signals_are_decided_by_rule(query: str, active: Any, tool: str) -> None:
-    decision = decide(state(query, active), REG.names)
+    decision = decide(state(query, active), REG)
     assert decision is not None and decision.intent == "TOOL_NEEDED" and decision.tool == tool, decision
 
 
@@ -52,7 +52,7 @@ def test_explicit_task_signals_are_decided_by_rule(query: str, active: Any, tool
     "Thanks!",
 ])
 def test_general_questions_stay_direct_by_rule(query: str) -> None:
-    decision = decide(state(query), REG.names)
+    decision = decide(state(query), REG)
     assert decision is not None and decision.intent == "DIRECT" and decision.tool is None
 
 
@@ -62,9 +62,9 @@ def test_general_questions_stay_direct_by_rule(query: str) -> None:
     "Hypertension targets in frail elderly people",
 ])
 def test_code_leaves_unclear_requests_to_the_model(query: str) -> None:
-    decision = decide(state(query), REG.names)
+    decision = decide(state(query), REG)
     assert decision is None or decision.intent == "DIRECT"
-    assert not remaining_tools(state(query), REG.names) or query.startswith("does")
+    assert not remaining_tools(state(query), REG) or query.startswith("does")
 
 
 @pytest.mark.parametrize("query", [
@@ -76,26 +76,26 @@ def test_code_leaves_unclear_requests_to_the_model(query: str) -> None:
 ])
 def test_questions_mentioning_a_write_word_are_never_writes(query: str) -> None:
     assert not is_write_request(query)
-    needed = set(remaining_tools(state(query, GRACE), REG.names))
+    needed = set(remaining_tools(state(query, GRACE), REG))
     assert not needed & {"prescribe_medication", "add_allergy", "save_clinical_note"}
 
 
 def test_a_question_about_an_allergy_reads_the_record_when_a_patient_is_active() -> None:
-    decision = decide(state("does she have an allergy?", GRACE), REG.names)
+    decision = decide(state("does she have an allergy?", GRACE), REG)
     assert decision is not None and decision.tool == "query_patient_data"
-    assert prefill("query_patient_data", state("does she have an allergy?", GRACE)) == {
+    assert prefill(REG["query_patient_data"], state("does she have an allergy?", GRACE)) == {
         "patient_id": "gm-001", "resource_type": "AllergyIntolerance"}
 
 
 def test_an_image_without_a_request_is_direct_and_an_analysis_request_uses_the_tool() -> None:
-    assert decide(state("What do you see?", image=True), REG.names).intent == "DIRECT"  # type: ignore[union-attr]
-    d = decide(state("Analyze this chest x-ray for a pneumothorax", image=True), REG.names)
+    assert decide(state("What do you see?", image=True), REG).intent == "DIRECT"  # type: ignore[union-attr]
+    d = decide(state("Analyze this chest x-ray for a pneumothorax", image=True), REG)
     assert d is not None and d.tool == "analyze_medical_image"
 
 
 def test_multi_tool_order_follows_the_request_with_the_patient_first() -> None:
     q = "Check metformin safety, find trials for diabetes and pull up Maria Garcia's chart"
-    assert remaining_tools(state(q), REG.names) == [
+    assert remaining_tools(state(q), REG) == [
         "search_patient", "get_patient_chart", "check_drug_safety", "find_clinical_trials"]
 
 
@@ -121,7 +121,7 @@ def test_multi_tool_order_follows_the_request_with_the_patient_first() -> None:
     ("search_patient", "Find patient Maria Elena Garcia", None, {"name": "Maria Elena Garcia"}),
 ])
 def test_stage_two_arguments_read_off_the_message(tool: str, query: str, active: Any, expected: dict[str, Any]) -> None:
-    assert prefill(tool, state(query, active)) == expected
+    assert prefill(REG[tool], state(query, active)) == expected
 
 
 @pytest.mark.parametrize(("text", "ids"), [
@@ -181,7 +181,7 @@ def test_abbreviations_resolve_and_an_invalid_drug_value_is_filled() -> None:
     ("Record a penicillin allergy in her record", GRACE, ["add_allergy"]),  # 'her record' says where to write
 ])
 def test_both_halves_of_a_request_are_kept(query: str, active: Any, tools: list[str]) -> None:
-    assert remaining_tools(state(query, active), REG.names) == tools
+    assert remaining_tools(state(query, active), REG) == tools
 
 
 @pytest.mark.parametrize("message", ["Prescribe ondansetron 4 mg SL tds for abc-123",
@@ -190,5 +190,5 @@ def test_both_halves_of_a_request_are_kept(query: str, active: Any, tools: list[
 def test_a_route_read_off_the_message_is_one_the_card_understands(message: str) -> None:
     from docgemma.clinical.dosing import parse_route
 
-    notes = prefill("prescribe_medication", state(message))["notes"]
+    notes = prefill(REG["prescribe_medication"], state(message))["notes"]
     assert notes.startswith("route: ") and parse_route(notes) is not None

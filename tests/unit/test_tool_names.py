@@ -1,10 +1,10 @@
-"""One place per tool (issue 10 item 2, in progress): a tool's name is spelled only where the tool is defined.
+"""One place per tool (issue 10 item 2): a tool's name is spelled only where the tool is defined.
 
 The tools' own modules define them (``tools/registry.py`` with the ToolSpecs, ``tools/knowledge.py`` and
-``tools/ehr_tools.py`` binding executors). The agent's deterministic rule tables still spell some names:
-they are listed below as known debt, and this test fails when any other module starts spelling one, so the
-list can only shrink. Flags on the ToolSpec (``writes``, ``needs_image``, ``patient_search``, ``lookup``,
-``active_patient_after``, ``pre_write_check``) are how the rest of the code asks about a tool.
+``tools/ehr_tools.py`` binding executors); nothing else in the package spells a tool name. The rest of the code
+asks about a tool by its flags (``writes``, ``needs_image``, ``patient_search``, ``lookup``, ``record``,
+``active_patient_after``, ``pre_write_check``), its roles (``registry.first(Role.CHART)``) and the data on its
+spec (task ``keywords``, ``extract``, ``example``, ``follow_up``).
 """
 
 from __future__ import annotations
@@ -13,16 +13,10 @@ import re
 from pathlib import Path
 
 from docgemma.tools.registry import default_registry
+from docgemma.tools.routing import Role
 
 ROOT = Path(__file__).parents[2]
 TOOL_MODULES = {"docgemma/tools/registry.py", "docgemma/tools/knowledge.py", "docgemma/tools/ehr_tools.py"}
-#: Modules that still spell tool names (rule tables, the demo model, bench and golden fixtures): to be moved
-#: onto the ToolSpecs. Do not add to this list.
-KNOWN_DEBT = {
-    "docgemma/agent/answer.py", "docgemma/agent/demo_llm.py", "docgemma/agent/extract.py",
-    "docgemma/agent/nodes/tool_select.py", "docgemma/agent/patterns.py",
-    "docgemma/agent/rules.py", "docgemma/bench.py",
-}
 
 
 def spelling_modules() -> set[str]:
@@ -31,13 +25,13 @@ def spelling_modules() -> set[str]:
     return {str(p.relative_to(ROOT)) for p in (ROOT / "docgemma").rglob("*.py") if pattern.search(p.read_text())}
 
 
-def test_tool_names_are_spelled_only_by_the_tools_and_the_known_debt() -> None:
-    assert spelling_modules() - TOOL_MODULES - KNOWN_DEBT == set()
+def test_no_module_outside_the_tools_own_spells_a_tool_name() -> None:
+    assert spelling_modules() - TOOL_MODULES == set()
 
 
-def test_known_debt_only_shrinks() -> None:
-    """A module that no longer spells a tool name must leave the list (so the list stays true)."""
-    assert spelling_modules() >= KNOWN_DEBT
+def test_the_check_sees_a_spelled_name() -> None:
+    """The checker itself: the tools' own modules do spell the names (so the pattern matches)."""
+    assert spelling_modules() == TOOL_MODULES
 
 
 def test_tool_flags_replace_name_checks() -> None:
@@ -48,3 +42,16 @@ def test_tool_flags_replace_name_checks() -> None:
     assert all(s.writes for s in registry if s.pre_write_check)
     assert {s.name for s in registry if s.lookup} == {"check_drug_safety", "check_drug_interactions",
                                                        "search_medical_literature", "find_clinical_trials"}
+
+
+def test_roles_replace_name_lookups() -> None:
+    """Each role the agent's rules ask for is played by one tool (the first one playing it)."""
+    registry = default_registry()
+    assert {role: getattr(registry.first(role), "name", None) for role in Role} == {
+        Role.DRUG_SAFETY: "check_drug_safety", Role.INTERACTIONS: "check_drug_interactions",
+        Role.CHART: "get_patient_chart", Role.RECORD_QUERY: "query_patient_data",
+        Role.RECORD_HISTORY: "get_patient_timeline", Role.MEDICATION_ORDER: "prescribe_medication",
+        Role.LITERATURE: "search_medical_literature",
+    }
+    assert all(sum(role in s.roles for s in registry) == 1 for role in Role)
+    assert [s.name for s in registry if s.needs_image] == ["analyze_medical_image"]

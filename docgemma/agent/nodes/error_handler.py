@@ -88,7 +88,7 @@ def error_handler(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dic
         else:
             skipped = [*state.get("skipped_tools", []), result["tool_name"]]
             update["skipped_tools"] = skipped
-            more = remaining_tools({**state, "skipped_tools": skipped}, registry.names)
+            more = remaining_tools({**state, "skipped_tools": skipped}, registry)
             go_on = bool(more) and state.get("step_count", 0) < MAX_STEPS
             update["route"] = "TOOL_SELECT" if go_on else "SYNTHESIZE"
             detail += f"; continuing with {', '.join(more)}" if go_on else ""

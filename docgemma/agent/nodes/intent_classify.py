@@ -25,7 +25,7 @@ def intent_classify(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> d
     assert trace.llm is not None
     config = NODE_CONFIG["intent_classify"]
     query = state["user_query"]
-    decided = rules.decide(state, registry.names)
+    decided = rules.decide(state, registry)
     if decided is not None:
         detail = f"decided by rule: {decided.reason} (no model call)"
         if decided.tool:

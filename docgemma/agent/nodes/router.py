@@ -43,7 +43,7 @@ def decide_route(state: AgentState, registry: ToolRegistry) -> tuple[RouteAction
         return "SYNTHESIZE", f"step limit reached ({MAX_STEPS})", None
     if is_duplicate_call(state):
         return "SYNTHESIZE", "the same call was already made (loop stopped)", None
-    remaining = remaining_tools(state, registry.names)
+    remaining = remaining_tools(state, registry)
     if remaining:
         return "TOOL_SELECT", f"task still needs: {', '.join(remaining)}", None
     return "SYNTHESIZE", "task pattern satisfied", None

@@ -147,7 +147,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
         "final_response": final,
         "confidence": answer.confidence(state, llm),
         "sources": answer.sources(state),
-        "follow_ups": answer.follow_ups(state),
+        "follow_ups": answer.follow_ups(state, registry),
         "conversation": conversation,
         "timeline": [event],
     }

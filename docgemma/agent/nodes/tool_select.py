@@ -24,6 +24,7 @@ from docgemma.agent.state import AgentState
 from docgemma.agent.trace import MeteredLLM, NodeTrace
 from docgemma.llm.base import LLM, LLMError
 from docgemma.tools.registry import ToolRegistry, ToolSpec
+from docgemma.tools.routing import Role
 
 
 def entity_hints(state: AgentState) -> list[str]:
@@ -39,18 +40,19 @@ def entity_hints(state: AgentState) -> list[str]:
 
 
 def example_for(state: AgentState, registry: ToolRegistry) -> ToolSpec:
-    """The 1-shot example: the suggested tool's, else one matched from the entities."""
+    """The 1-shot example: the suggested tool's, else one matched from the entities (two drugs: the tool of
+    drugs together; one drug: a drug's safety; a patient name: the patient search), else the first tool's."""
     suggested = state.get("suggested_tool")
     if suggested and suggested in registry:
         return registry[suggested]
     entities = state["extracted_entities"]
-    if len(entities["drug_mentions"]) >= 2 and "check_drug_interactions" in registry:
-        return registry["check_drug_interactions"]
-    if entities["drug_mentions"] and "check_drug_safety" in registry:
-        return registry["check_drug_safety"]
-    if entities["patient_names"] and "search_patient" in registry:
-        return registry["search_patient"]
-    return registry.specs[0]
+    drugs = entities["drug_mentions"]
+    candidates = (
+        registry.first(Role.INTERACTIONS) if len(drugs) >= 2 else None,
+        registry.first(Role.DRUG_SAFETY) if drugs else None,
+        next((s for s in registry if s.patient_search), None) if entities["patient_names"] else None,
+    )
+    return next((spec for spec in candidates if spec), registry.specs[0])
 
 
 #: Fields only code may fill: a model cannot know an identifier the message and the record do not give.
@@ -75,7 +77,7 @@ def _ask_model(llm: MeteredLLM, state: AgentState, spec: ToolSpec, schema: type[
 def _fill_args(llm: MeteredLLM, state: AgentState, spec: ToolSpec) -> tuple[dict[str, Any], str]:
     """Stage 2: code's values, then the model for the required fields still missing. Returns the
     arguments and how they were obtained (for the timeline)."""
-    known = prefill(spec.name, state)
+    known = prefill(spec, state)
     missing = tuple(
         name for name, info in spec.args_model.model_fields.items()
         if info.is_required() and name not in known and name not in CODE_ONLY_FIELDS
@@ -105,7 +107,7 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[
         event = trace.event(registry.label(tool), f"retrying with different arguments: {args}")
         return {"current_args": args, "retry_mode": None, "timeline": [event]}
 
-    by_rule = rules.next_tool(state, registry.names)
+    by_rule = rules.next_tool(state, registry)
     if by_rule is not None:
         tool, reason = by_rule
         args, how = _fill_args(trace.llm, state, registry[tool])

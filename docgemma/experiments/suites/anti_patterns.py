@@ -123,7 +123,7 @@ def rule(probe: Probe | None, case: Case) -> dict[str, Any]:
         action, _, _ = decide_route(_done_state(case), REGISTRY)
         produced = "sufficient" if action == "SYNTHESIZE" else "insufficient"
     elif category == "plan":
-        produced = remaining_tools(case_state(case), NAMES)
+        produced = remaining_tools(case_state(case), REGISTRY)
     else:
         fixed = deterministic_action(case_state(case, retry_count=case.get("retry_count", 0)), _error(case))
         produced = {"ASK_USER": "ask_user", "SKIP": "skip"}[fixed[0]] if fixed else "retry"

@@ -11,7 +11,8 @@ from docgemma.experiments.core import Case, Probe, Suite, Variant, case_state, l
 from docgemma.llm.base import Message
 from docgemma.tools.registry import default_registry
 
-NAMES = default_registry().names
+REGISTRY = default_registry()
+NAMES = REGISTRY.names
 BARE_SYSTEM = "Classify the message as DIRECT or TOOL_NEEDED and summarise it."
 
 
@@ -33,7 +34,7 @@ def model(bare: bool = False, temperature: float | None = None) -> Any:
 
 
 def by_rule(probe: Probe | None, case: Case) -> dict[str, Any]:
-    decision = rules.decide(case_state(case), NAMES)
+    decision = rules.decide(case_state(case), REGISTRY)
     if decision is None:
         return {"output": "(model asked)", "correct": False, "tool_hint_correct": False, "decided": False}
     return {**_score(case, decision.intent, decision.tool), "decided": True}

@@ -44,7 +44,7 @@ def model(hints: bool = True, critical_first: bool = True) -> Any:
 
 
 def by_rule(probe: Probe | None, case: Case) -> dict[str, Any]:
-    args = prefill(case["expected_tool"], case_state(case))
+    args = prefill(REGISTRY[case["expected_tool"]], case_state(case))
     return {"output": str(args), "correct": args_match(case["expected_args"], args),
             "decided": set(case["expected_args"]) <= set(args)}
 

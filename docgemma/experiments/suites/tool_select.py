@@ -150,7 +150,7 @@ def reason_then_select(probe: Probe | None, case: Case) -> dict[str, Any]:
 
 def by_rule(probe: Probe | None, case: Case) -> dict[str, Any]:
     """What code decides before asking the model (None: the model would be asked)."""
-    decided = rules.next_tool(case_state(case), NAMES)
+    decided = rules.next_tool(case_state(case), REGISTRY)
     tool = decided[0] if decided else None
     return {"output": tool or "(model asked)", "correct": tool is not None and tool_ok(case, tool),
             "exact": tool == case["expected_tool"], "decided": tool is not None}
