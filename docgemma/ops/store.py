@@ -27,6 +27,8 @@ from docgemma.config import ConfigError, Settings
 CLAIMS_TABLE = "docgemma_card_claims"
 _CREATE = (f"CREATE TABLE IF NOT EXISTS {CLAIMS_TABLE} (thread_id TEXT NOT NULL, card_id TEXT NOT NULL, "
            "claimed_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (thread_id, card_id))")
+#: pg_advisory_lock key held while the tables are set up (any fixed number unique to this app).
+SETUP_LOCK = 0x646F6367  # "docg"
 #: Seconds to wait for PostgreSQL at start-up before saying it cannot be reached.
 CONNECT_TIMEOUT_S = 10.0
 
@@ -142,9 +144,10 @@ def _postgres(url: str, max_connections: int) -> ConversationStore:
     where = redacted(url)
     # autocommit and dict rows are what PostgresSaver expects of its connections; prepare_threshold=0 keeps it
     # working behind a transaction-mode pooler (PgBouncer).
-    pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(url, min_size=1, max_size=max_connections, open=False, name="docgemma-checkpoints",
-                          kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row,
-                                  "connect_timeout": int(CONNECT_TIMEOUT_S)})
+    pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
+        url, min_size=1, max_size=max_connections, open=False, name="docgemma-checkpoints",
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row,
+                "connect_timeout": int(CONNECT_TIMEOUT_S)})
     try:
         pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
     except PoolTimeout as exc:
@@ -153,8 +156,22 @@ def _postgres(url: str, max_connections: int) -> ConversationStore:
                           f"{CONNECT_TIMEOUT_S:.0f} s (is it running, and are the user, password and database "
                           "right?)") from exc
     checkpointer = PostgresSaver(pool)
-    checkpointer.setup()
-    claims = PostgresClaims(pool)
+    # Replicas starting together on a new database would run LangGraph's migrations at the same time (seen: a
+    # duplicate key in checkpoint_migrations): one at a time, under a session advisory lock.
+    # Polled with pg_try_advisory_lock, not waited for with pg_advisory_lock: a session blocked in that statement
+    # holds a snapshot, and the migrations' CREATE INDEX CONCURRENTLY waits for every snapshot (a deadlock that
+    # PostgreSQL does not detect; seen here).
+    with pool.connection() as conn:
+        deadline = time.monotonic() + 120.0
+        while not (conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (SETUP_LOCK,)).fetchone() or {}).get("ok"):
+            if time.monotonic() > deadline:
+                raise ConfigError(f"DOCGEMMA_CHECKPOINT_URL: another process has been setting up {where} for 2 minutes")
+            time.sleep(0.2)
+        try:
+            checkpointer.setup()
+            claims = PostgresClaims(pool)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
 
     def ping() -> None:
         with pool.connection(timeout=3.0) as conn:
