@@ -19,7 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _bin_dir() -> Path | None:
@@ -72,7 +78,7 @@ def start_postgres() -> Iterator[Postgres]:
     if as_user:
         os.chown(root, owner.pw_uid, owner.pw_gid)
     data = root / "data"
-    port = free_port()
+    port = _free_port()
     subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
                     "--no-sync", "-E", "UTF8"], check=True, capture_output=True, timeout=120)
     options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100"

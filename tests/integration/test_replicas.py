@@ -26,7 +26,7 @@ from docgemma.agent.approval import ALREADY_HANDLED
 from docgemma.ehr.client import FhirClient
 from docgemma.ehr.service import Ehr
 from tests.conftest import free_port, wait_for_port
-from tests.postgres import postgres, postgres_url  # noqa: F401  (fixtures)
+from tests.postgres import Postgres
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).parents[2]
@@ -92,7 +92,7 @@ class Deployment:
 
 
 @pytest.fixture(scope="module")
-def deployment(tmp_path_factory: pytest.TempPathFactory, postgres: Any) -> Iterator[Deployment]:  # noqa: F811
+def deployment(tmp_path_factory: pytest.TempPathFactory, postgres: Postgres) -> Iterator[Deployment]:
     record = tmp_path_factory.mktemp("record")
     Ehr.embedded(record / "record.sqlite")  # the demo patients
     port = free_port()
