@@ -13,6 +13,7 @@ from docgemma.config import ConfigError, Settings
 from docgemma.ehr.service import Ehr
 from docgemma.image_store import ImageStore
 from docgemma.llm import make_llm
+from docgemma.ops.metrics import Metrics
 from docgemma.ops.store import ConversationStore, open_store
 from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.knowledge import knowledge_tools
@@ -90,15 +91,19 @@ def network_probe(settings: Settings) -> Callable[[], bool]:
     return probe
 
 
-def build_assistant(settings: Settings, ehr: Ehr | None = None, store: ConversationStore | None = None) -> Assistant:
+def build_assistant(settings: Settings, ehr: Ehr | None = None, store: ConversationStore | None = None,
+                    metrics: Metrics | None = None) -> Assistant:
     """Load the model, open the record and the conversation store (``store``, or the one ``settings`` name:
-    SQLite under ``data_dir`` by default, PostgreSQL with ``DOCGEMMA_CHECKPOINT_URL``)."""
+    SQLite under ``data_dir`` by default, PostgreSQL with ``DOCGEMMA_CHECKPOINT_URL``). With ``metrics``, each
+    model call's latency is observed."""
     store = store or open_store(settings)
     log.info("conversations: %s", store.where)
     DrugDictionary.warm()
     ehr = ehr or build_ehr(settings)
     llm = make_llm(settings)
     log.info("model: %s", llm.name)
+    if metrics is not None:
+        llm = metrics.timed(llm)
     images = ImageStore(settings.image_store_path, max_file_bytes=settings.max_image_bytes,
                         max_total_bytes=settings.image_store_bytes, max_files=settings.image_store_files)
     return Assistant(llm, build_registry(settings, ehr), store.checkpointer, settings,
