@@ -61,6 +61,7 @@ def throughput(replicas: int, sessions: int, turns: int, env: dict[str, str]) ->
     from gradio_client import Client
 
     ports = [free_port() for _ in range(replicas)]
+    clients: list[Any] = []
     procs = [subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env={**env, "GRADIO_SERVER_PORT": str(p)},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for p in ports]
     try:
@@ -91,10 +92,12 @@ def throughput(replicas: int, sessions: int, turns: int, env: dict[str, str]) ->
                 "turns_per_s": round(len(latencies) / wall, 2), "latency_p50_ms": round(statistics.median(latencies) * 1000),
                 "latency_p95_ms": round(sorted(latencies)[int(len(latencies) * 0.95) - 1] * 1000)}
     finally:
+        for client in clients:
+            client.close()
         for proc in procs:
             proc.terminate()
         for proc in procs:
-            proc.wait(30)
+            proc.wait(60)
 
 
 def checkpointer_cost(postgres_url: str, turns: int) -> dict[str, Any]:

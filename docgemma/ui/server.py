@@ -74,5 +74,7 @@ def serve(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str
     """Serve until stopped (uvicorn, one process: replicas are separate processes behind a load balancer)."""
     import uvicorn
 
+    # A stop (SIGTERM from the orchestrator) waits at most 10 s for open requests: Gradio's event streams stay
+    # open while a browser is connected, and would otherwise hold the replica up until it is killed.
     uvicorn.run(build_app(demo, ready, metrics, auth=auth, max_file_size=max_file_size), host=host, port=port,
-                log_level="warning")
+                log_level="warning", timeout_graceful_shutdown=10)
