@@ -69,6 +69,7 @@ def test_two_stores_on_one_sqlite_file_decide_a_card_once(tmp_path: Path) -> Non
     settings = Settings(data_dir=tmp_path)
     ehr = Ehr.embedded(tmp_path / "record.sqlite")
     a_store, b_store = open_store(settings), open_store(settings)
+    assert a_store.where == f"sqlite:{tmp_path / 'conversations.sqlite'}"  # SQLite stays the default
     a, b = assistant_on(a_store, ehr, settings), assistant_on(b_store, ehr, settings)
     card = paused(a, "t")
     before = orders(ehr)
