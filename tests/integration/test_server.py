@@ -128,3 +128,42 @@ def test_model_readiness_on_vllm_needs_the_served_model() -> None:
         check()
     with pytest.raises(NotReady, match="not loaded"):
         model_check(Settings(backend="fake"), lambda: False)()
+
+
+@pytest.mark.slow
+def test_app_py_serves_the_probes_and_stops_promptly_with_a_session_open(tmp_path: Path) -> None:
+    """The entry point itself: ``python app.py`` answers the probes, and SIGTERM stops it within the 10 s grace
+    even while a browser session holds Gradio's event stream open (it used to wait for the client to leave)."""
+    import os
+    import subprocess
+    import sys
+
+    from gradio_client import Client
+
+    port = free_port()
+    dead = f"http://127.0.0.1:{free_port()}"
+    env = {**os.environ, "DOCGEMMA_BACKEND": "fake", "DOCGEMMA_DATA_DIR": str(tmp_path), "GRADIO_SERVER_PORT": str(port),
+           "DOCGEMMA_OPENFDA_URL": dead, "DOCGEMMA_EUTILS_URL": dead}
+    app = subprocess.Popen([sys.executable, "app.py"], cwd=Path(__file__).parents[2], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        assert httpx.get(f"{url}/readyz").json()["checks"] == {"model": "ok", "checkpoints": "ok", "fhir": "ok"}
+        assert httpx.get(f"{url}/metrics").headers["content-type"].startswith("text/plain")
+        client = Client(url + "/", verbose=False)
+        client.predict({"text": "What is hypertension?", "files": []}, [], None, api_name="/respond")
+        app.terminate()
+        start = time.monotonic()
+        app.wait(30)
+        assert time.monotonic() - start < 20
+        client.close()
+    finally:
+        app.kill()
+        app.wait(10)
