@@ -126,3 +126,19 @@ def test_an_unreachable_database_is_an_error_not_a_fallback_to_sqlite(tmp_path: 
     with pytest.raises(ConfigError, match=f"cannot connect to PostgreSQL at postgresql://127.0.0.1:{port}/docgemma") as info:
         open_store(settings)
     assert "secret" not in str(info.value) and not (tmp_path / "conversations.sqlite").exists()
+
+
+def test_the_app_refuses_to_start_on_an_unreachable_database(tmp_path: Path) -> None:
+    """``python app.py`` says which setting and host, exits 2, and has not fallen back to SQLite."""
+    import os
+    import subprocess
+    import sys
+
+    port = free_port()
+    env = {**os.environ, "DOCGEMMA_BACKEND": "fake", "DOCGEMMA_DATA_DIR": str(tmp_path),
+           "DOCGEMMA_CHECKPOINT_URL": f"postgresql://app:secret@127.0.0.1:{port}/docgemma"}
+    run = subprocess.run([sys.executable, "app.py"], cwd=Path(__file__).parents[2], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert f"error: DOCGEMMA_CHECKPOINT_URL: cannot connect to PostgreSQL at postgresql://127.0.0.1:{port}" in run.stderr
+    assert "secret" not in run.stderr and not (tmp_path / "conversations.sqlite").exists()
