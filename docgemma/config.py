@@ -71,6 +71,9 @@ class Settings:
     ctgov_url: str = "https://clinicaltrials.gov/api/v2"
     #: ``inprocess`` (default) or ``mcp``: TOOL_EXECUTE calls the tools through an MCP client.
     tool_transport: str = "inprocess"
+    #: ``postgresql://user:password@host:port/db``: conversation threads and approval claims in PostgreSQL, shared
+    #: by every app replica (``deploy/``). None = the SQLite file :attr:`checkpoint_path` (one process).
+    checkpoint_url: str | None = None
 
     @property
     def checkpoint_path(self) -> Path:
@@ -123,6 +126,7 @@ class Settings:
             europepmc_url=env.get("DOCGEMMA_EUROPEPMC_URL", defaults.europepmc_url).rstrip("/"),
             ctgov_url=env.get("DOCGEMMA_CTGOV_URL", defaults.ctgov_url).rstrip("/"),
             tool_transport=_choice(env, "DOCGEMMA_TOOL_TRANSPORT", ("inprocess", "mcp"), defaults.tool_transport),
+            checkpoint_url=_database_url(env, "DOCGEMMA_CHECKPOINT_URL"),
         )
 
 
@@ -148,6 +152,21 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
     return _positive(env, name, default, float, "a number")
+
+
+#: URL schemes of the PostgreSQL checkpointer (libpq accepts both).
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+
+
+def _database_url(env: Mapping[str, str], name: str) -> str | None:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return None
+    if not raw.startswith(DATABASE_SCHEMES) or len(raw) <= len(raw.split("//")[0]) + 2:
+        # The value may hold a password: the message names the variable and the expected form, not the value.
+        raise ConfigError(f"{name} must be a postgresql://user:password@host:port/database URL "
+                          "(leave it unset for the SQLite file under DOCGEMMA_DATA_DIR)")
+    return raw
 
 
 def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:

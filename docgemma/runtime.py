@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 from collections.abc import Callable
 
 from docgemma.agent.assistant import Assistant
@@ -14,6 +13,8 @@ from docgemma.config import ConfigError, Settings
 from docgemma.ehr.service import Ehr
 from docgemma.image_store import ImageStore
 from docgemma.llm import make_llm
+from docgemma.ops.metrics import Metrics
+from docgemma.ops.store import ConversationStore, open_store
 from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import ToolRegistry, default_registry
@@ -90,22 +91,21 @@ def network_probe(settings: Settings) -> Callable[[], bool]:
     return probe
 
 
-def build_assistant(settings: Settings, ehr: Ehr | None = None) -> Assistant:
-    """Load the model, open the record and the conversation store (SQLite files under ``data_dir``)."""
-    try:
-        from langgraph.checkpoint.sqlite import SqliteSaver
-    except ImportError as exc:
-        raise ImportError("conversation memory needs: pip install langgraph-checkpoint-sqlite") from exc
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    # One connection shared by the app's worker threads; SqliteSaver serialises access with its own lock.
-    connection = sqlite3.connect(settings.checkpoint_path, check_same_thread=False)
-    checkpointer = SqliteSaver(connection)
-    checkpointer.setup()
+def build_assistant(settings: Settings, ehr: Ehr | None = None, store: ConversationStore | None = None,
+                    metrics: Metrics | None = None) -> Assistant:
+    """Load the model, open the record and the conversation store (``store``, or the one ``settings`` name:
+    SQLite under ``data_dir`` by default, PostgreSQL with ``DOCGEMMA_CHECKPOINT_URL``). With ``metrics``, each
+    model call's latency is observed."""
+    store = store or open_store(settings)
+    log.info("conversations: %s", store.where)
     DrugDictionary.warm()
     ehr = ehr or build_ehr(settings)
     llm = make_llm(settings)
     log.info("model: %s", llm.name)
+    if metrics is not None:
+        llm = metrics.timed(llm)
     images = ImageStore(settings.image_store_path, max_file_bytes=settings.max_image_bytes,
                         max_total_bytes=settings.image_store_bytes, max_files=settings.image_store_files)
-    return Assistant(llm, build_registry(settings, ehr), checkpointer, settings,
-                     patient_context=ehr.patient_context, write_check=record_write_check(ehr), image_store=images)
+    return Assistant(llm, build_registry(settings, ehr), store.checkpointer, settings,
+                     patient_context=ehr.patient_context, write_check=record_write_check(ehr), image_store=images,
+                     claims=store.claims)

@@ -23,6 +23,7 @@ from docgemma.tools.registry import ToolContext
 if TYPE_CHECKING:
     from docgemma.agent.assistant import Assistant
     from docgemma.ehr.service import Ehr
+    from docgemma.ops.metrics import Metrics
 
 #: The patient record a workspace serves, named here so the layers above (the web UI) need not import the
 #: record layer to say what they pass through.
@@ -61,21 +62,24 @@ class PatientPanel:
 
 
 class Workspace:
-    """One assistant and one record (``ehr`` may be None: no patient panel)."""
+    """One assistant and one record (``ehr`` may be None: no patient panel); ``metrics`` counts the turns."""
 
-    def __init__(self, assistant: Assistant, ehr: Record | None) -> None:
+    def __init__(self, assistant: Assistant, ehr: Record | None, metrics: Metrics | None = None) -> None:
         self.assistant = assistant
         self.ehr = ehr
+        self.metrics = metrics
 
     # ── conversation ──
 
     def turn(self, thread: str, message: str, attachment: Attachment | None = None) -> Iterator[AgentEvent]:
         """Run one turn; see :meth:`Assistant.stream_turn`."""
-        return self.assistant.stream_turn(thread, message, attachment)
+        events = self.assistant.stream_turn(thread, message, attachment)
+        return self.metrics.turn(events) if self.metrics else events
 
     def resume(self, thread: str, decision: dict[str, Any]) -> Iterator[AgentEvent]:
         """Decide on the waiting write; see :meth:`Assistant.stream_resume`."""
-        return self.assistant.stream_resume(thread, decision)
+        events = self.assistant.stream_resume(thread, decision)
+        return self.metrics.decision(str(decision.get("action")), events) if self.metrics else events
 
     def pending(self, thread: str) -> ApprovalCard | None:
         """The write waiting for the clinician on this thread, if any."""

@@ -25,10 +25,15 @@ if [ "$mode" = app ]; then
 fi
 if [ "$mode" = test ]; then
   python -m pip install -q -r requirements-dev.txt -c constraints.txt
-  # The browser test drives Debian's Chromium (playwright's own browser download is not used).
-  if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null \
-      || echo "chromium could not be installed: the browser test will skip and say why" >&2
+  # The browser test drives Debian's Chromium (playwright's own browser download is not used); the deployment
+  # tests start Debian's PostgreSQL server (tests/postgres.py).
+  missing=""
+  command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgresql"
+  if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    # shellcheck disable=SC2086
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing) >/dev/null \
+      || echo "$missing could not be installed: the tests that need them will skip and say why" >&2
   fi
   ruff check .
   mypy

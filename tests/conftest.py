@@ -11,6 +11,7 @@ from docgemma.agent.schemas import ResultAssessment, RetryStrategy, intent_schem
 from docgemma.llm.fake import FakeLLM
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.registry import ToolRegistry, default_registry
+from tests.postgres import postgres, postgres_url  # noqa: F401  (fixtures: a PostgreSQL server, a fresh database)
 
 NAMES = default_registry().names
 

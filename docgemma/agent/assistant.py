@@ -9,7 +9,6 @@ checkpointer.
 from __future__ import annotations
 
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
 from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING, ApprovalCard
+from docgemma.agent.claims import CardClaims, MemoryClaims
 from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
 from docgemma.agent.graph import build_graph
 from docgemma.agent.memory import switch_marker, switched
@@ -48,6 +48,7 @@ class Assistant:
         patient_context: PatientContext | None = None,
         write_check: WriteCheck | None = None,
         image_store: ImageStore | None = None,
+        claims: CardClaims | None = None,
     ) -> None:
         from langgraph.checkpoint.memory import InMemorySaver
 
@@ -64,10 +65,10 @@ class Assistant:
             patient_context=patient_context, write_check=write_check,
         )
         # The per-thread claim on approval cards: whichever button or API call comes first consumes a card;
-        # shared by every caller of this Assistant (Gradio queues, API, CLI). The record's idempotency key
-        # (the pending action's id) still stops a second write across processes.
-        self._claim_lock = threading.Lock()
-        self._claimed: dict[str, list[str]] = {}
+        # shared by every caller of this Assistant (Gradio queues, API, CLI), and by every replica when the
+        # claims are durable (ops/store.py). The record's idempotency key (the pending action's id) still
+        # stops a second write.
+        self.claims = claims or MemoryClaims()
 
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:
@@ -118,16 +119,13 @@ class Assistant:
         "reason": "...", "card_id": "..."}``. ``card_id`` names the card the clinician decided on (the UI sends
         it); a card is consumed once, by whichever decision claims it first: later ones, and decisions on a card
         that was already replaced, get :data:`ALREADY_HANDLED` and change nothing."""
-        with self._claim_lock:
-            pending = self.pending_approval(thread_id)
-            card = str(pending.get("card_id", "")) if pending else ""
-            claimed = self._claimed.setdefault(thread_id, [])
-            wanted = str(decision.get("card_id") or "")
-            refusal = (NO_PENDING if pending is None and not wanted else
-                       ALREADY_HANDLED if pending is None or card in claimed or (wanted and wanted != card) else None)
-            if refusal is None:
-                claimed.append(card)
-                del claimed[:-16]  # a card id is never pending again once consumed; keep only recent ones
+        pending = self.pending_approval(thread_id)
+        card = str(pending.get("card_id", "")) if pending else ""
+        wanted = str(decision.get("card_id") or "")
+        refusal = (NO_PENDING if pending is None and not wanted else
+                   ALREADY_HANDLED if pending is None or (wanted and wanted != card) else None)
+        if refusal is None and not self.claims.claim(thread_id, card):
+            refusal = ALREADY_HANDLED
         if refusal is not None:
             yield TurnDone(TurnResult(answer=refusal, notes=[refusal]))
             return
@@ -137,9 +135,7 @@ class Assistant:
             finished = True
         finally:
             if not finished:  # the run failed or was abandoned before the graph moved on: the card may be used again
-                with self._claim_lock:
-                    if card in claimed:
-                        claimed.remove(card)
+                self.claims.release(thread_id, card)
 
     def _run(self, graph_input: Any, thread_id: str) -> Iterator[AgentEvent]:
         config = self._config(thread_id)

@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING
 from docgemma.agent.assistant import Assistant
@@ -43,6 +43,9 @@ from docgemma.ui.events import (
     user_message,
 )
 from docgemma.workspace import Record, Workspace
+
+if TYPE_CHECKING:
+    from docgemma.ops.metrics import Metrics
 
 log = logging.getLogger(__name__)
 EXAMPLES = [
@@ -415,11 +418,12 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
 
 
 def build_demo(
-    assistant: Assistant, ehr: Record | None, model_line: str, note: str | None = None, network: NetworkStatus | None = None
+    assistant: Assistant, ehr: Record | None, model_line: str, note: str | None = None, network: NetworkStatus | None = None,
+    metrics: Metrics | None = None,
 ) -> Any:
     """The Blocks app: :func:`layout`, :class:`Handlers` on a :class:`~docgemma.workspace.Workspace`, :func:`wire`."""
     gr = _gr()
-    workspace = Workspace(assistant, ehr)
+    workspace = Workspace(assistant, ehr, metrics)
     with gr.Blocks(title="DocGemma Connect", delete_cache=DELETE_CACHE) as demo:
         page = layout()
         wire(page, Handlers(workspace, page, assistant.settings, model_line, note, network), demo)
@@ -428,22 +432,24 @@ def build_demo(
 
 
 def launch(settings: Settings) -> None:
-    """Load the model and serve on ``GRADIO_SERVER_NAME``:``GRADIO_SERVER_PORT`` (127.0.0.1:7860)."""
+    """Load the model and serve on ``GRADIO_SERVER_NAME``:``GRADIO_SERVER_PORT`` (127.0.0.1:7860), with
+    ``/healthz``, ``/readyz`` and ``/metrics`` beside the page (``ui/server.py``)."""
+    from docgemma.ops.metrics import Metrics
+    from docgemma.ops.store import open_store
     from docgemma.runtime import build_assistant, build_ehr, network_probe
+    from docgemma.ui.server import readiness, serve
 
+    store = open_store(settings)
+    metrics = Metrics()
     ehr = build_ehr(settings)
-    assistant = build_assistant(settings, ehr)
+    assistant = build_assistant(settings, ehr, store, metrics)
     note = getattr(assistant.llm, "fallback_note", None)
     describe = getattr(assistant.llm, "describe", None)
     model_line = describe() if callable(describe) else assistant.llm.name
-    demo = build_demo(assistant, ehr, model_line, note, NetworkStatus(network_probe(settings)))
+    demo = build_demo(assistant, ehr, model_line, note, NetworkStatus(network_probe(settings)), metrics)
     auth = None
     if settings.auth:
         user, _, password = settings.auth.partition(":")
         auth = (user, password)
-    demo.launch(
-        server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
-        server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        auth=auth,
-        max_file_size=settings.max_image_bytes,  # Gradio refuses larger uploads before they reach us
-    )
+    serve(demo, readiness(settings, store, ehr), metrics, auth=auth, max_file_size=settings.max_image_bytes,
+          host=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
