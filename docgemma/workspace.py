@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from docgemma.agent.approval import ApprovalCard
 from docgemma.agent.events import AgentEvent, TurnResult
+from docgemma.agent.memory import SWITCH_PREFIX
 from docgemma.agent.state import Attachment
 from docgemma.ehr.client import FhirClientError
+from docgemma.llm.base import Message
 from docgemma.tools.args import PatientSearchArgs
 from docgemma.tools.ehr_tools import search_patient
 from docgemma.tools.registry import ToolContext
@@ -61,6 +63,18 @@ class PatientPanel:
     message: str | None = None
 
 
+@dataclass
+class SavedConversation:
+    """A conversation as the checkpointer keeps it, for a page that reopens it (after a reload or a restart)."""
+
+    #: The finished turns' user and assistant messages; a patient switch is a ``system`` entry.
+    messages: list[Message] = field(default_factory=list)
+    #: The write waiting for the clinician, if any.
+    pending: ApprovalCard | None = None
+    #: The question of the turn paused for that write (it joins ``messages`` only when the turn ends).
+    paused_question: str | None = None
+
+
 class Workspace:
     """One assistant and one record (``ehr`` may be None: no patient panel); ``metrics`` counts the turns."""
 
@@ -88,6 +102,15 @@ class Workspace:
     def paused_turn(self, thread: str) -> TurnResult:
         """The turn paused for an approval, as far as it got (its timeline so far)."""
         return TurnResult.from_state(self.assistant.state(thread), 0.0)
+
+    def saved(self, thread: str) -> SavedConversation:
+        """The conversation so far, from the thread's checkpointed state (empty for an unknown thread)."""
+        state = self.assistant.state(thread)
+        messages = [m for m in state.get("conversation", [])
+                    if m["role"] != "system" or m["content"].startswith(SWITCH_PREFIX)]
+        pending = self.pending(thread)
+        question = state.get("user_query") if pending is not None else None
+        return SavedConversation(messages=messages, pending=pending, paused_question=question or None)
 
     # ── patients ──
 

@@ -7,7 +7,9 @@ count is checked from the header before decoding, and the bytes go to the assist
 into the conversation checkpoint. The chat previews we write are deleted when the turn ends (Gradio keeps
 its own cached copy, cleaned by ``delete_cache``).
 
-Each browser session has its own conversation thread and active patient (``gr.State``); model calls are
+Each browser session has its own conversation thread and active patient (``gr.State``); the browser keeps the
+thread's id (only the id, ``gr.BrowserState``: localStorage) so that a reload, or an app process restarted on the
+same data, reopens the conversation with its waiting approval card, until "New conversation". Model calls are
 queued one at a time, which is what one GPU can serve.
 """
 
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING
+from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING, ApprovalCard
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.events import AgentEvent, TurnDone, TurnResult
 from docgemma.config import Settings
@@ -37,11 +39,13 @@ from docgemma.ui.events import (
     apply_event,
     approval_markdown,
     escape,
+    restored_history,
     status_line,
     summary_markdown,
     timeline_markdown,
     user_message,
 )
+from docgemma.ui.thread_id import new_thread_id, thread_from_browser
 from docgemma.workspace import Record, Workspace
 
 if TYPE_CHECKING:
@@ -70,6 +74,12 @@ LABEL_INPUT_JS = (
 )
 #: Gradio's own cache of uploads and shown files: checked hourly, files older than a day deleted.
 DELETE_CACHE = (3600, 86400)
+#: Where the browser keeps the conversation id. The key and the "secret" are fixed so that every replica and a
+#: restarted process read what another wrote; Gradio's encryption with a secret sent to the page is no
+#: protection, which is why only the (unguessable) id is stored there.
+BROWSER_KEY = "docgemma-conversation"
+BROWSER_SECRET = "docgemma-conversation-id"
+NO_TURN = "*No turn yet.*"
 _PREVIEWS = Path(tempfile.mkdtemp(prefix="docgemma-previews-"))
 atexit.register(shutil.rmtree, _PREVIEWS, ignore_errors=True)
 
@@ -122,6 +132,7 @@ class Page:
     """The page's components (:func:`layout`): what the handlers update and :func:`wire` connects."""
 
     thread: Any
+    saved_thread: Any
     card_id: Any
     queued_image: Any
     record_images: Any
@@ -149,12 +160,14 @@ class Page:
     images: Any
     send_image: Any
     timeline: Any
+    new_conversation: Any
 
 
 def layout() -> Page:
     """The page's components, created inside the caller's ``gr.Blocks`` context."""
     gr = _gr()
-    thread = gr.State(lambda: f"web-{uuid.uuid4().hex}")
+    thread = gr.State(new_thread_id)
+    saved_thread = gr.BrowserState(None, storage_key=BROWSER_KEY, secret=BROWSER_SECRET)
     card_id = gr.State("")
     queued_image = gr.State(None)
     record_images = gr.State([])
@@ -166,6 +179,9 @@ def layout() -> Page:
     status_md = gr.Markdown()
     with gr.Row():
         with gr.Column(scale=3):
+            # The conversation survives reloads now: on a shared computer, the next clinician starts afresh here.
+            new_conversation = gr.Button("New conversation (clears this chat from this browser)", size="sm",
+                                         variant="secondary", elem_id="new-conversation")
             chatbot = gr.Chatbot(value=[{"role": "assistant", "content": WELCOME}], label="Conversation",
                                  height=560, elem_id="chat")
             with gr.Group(visible=False, elem_id="approval") as approval:
@@ -206,9 +222,10 @@ def layout() -> Page:
                                     elem_id="record-images")
                 send_image = gr.Button("Send selected image to the chat", size="sm", elem_id="send-image")
             with gr.Accordion("Reasoning timeline (last turn)", open=True):
-                timeline = gr.Markdown("*No turn yet.*", elem_id="timeline")
+                timeline = gr.Markdown(NO_TURN, elem_id="timeline")
     return Page(
-        thread=thread, card_id=card_id, queued_image=queued_image, record_images=record_images, selected=selected,
+        thread=thread, saved_thread=saved_thread, new_conversation=new_conversation,
+        card_id=card_id, queued_image=queued_image, record_images=record_images, selected=selected,
         status_md=status_md, chatbot=chatbot, approval=approval, approval_md=approval_md,
         approval_args=approval_args, override_row=override_row, override_reason=override_reason, override=override,
         approve=approve, edit=edit, reject=reject, decision_note=decision_note, follow_buttons=follow_buttons,
@@ -267,8 +284,15 @@ class Handlers:
                 result = event.result
             yield {self.page.chatbot: history}
         pending = self.workspace.pending(thread)
+        # While a write waits, the timeline is that paused turn's (from the thread's state), not the last one's.
+        panel = result if pending is None else self.workspace.paused_turn(thread)
+        yield {self.page.chatbot: history, **self.card(pending),
+               **self.after_turn(panel, thread, pending=pending is not None)}
+
+    def card(self, pending: ApprovalCard | None) -> dict[Any, Any]:
+        """The approval card's components for the waiting write (hidden when there is none)."""
         editable = {k: v for k, v in pending["args"].items() if k != "patient_id"} if pending else {}
-        card = {
+        return {
             self.page.approval: _gr().update(visible=pending is not None),
             self.page.approval_md: approval_markdown(pending) if pending else "",
             self.page.approval_args: json.dumps(editable, indent=1) if pending else "",
@@ -276,9 +300,30 @@ class Handlers:
             self.page.override_row: _gr().update(visible=bool(pending and pending.get("override_required"))),
             self.page.override_reason: "",
         }
-        # While a write waits, the timeline is that paused turn's (from the thread's state), not the last one's.
-        panel = result if pending is None else self.workspace.paused_turn(thread)
-        yield {self.page.chatbot: history, **card, **self.after_turn(panel, thread, pending=pending is not None)}
+
+    def restore(self, saved: object) -> dict[Any, Any]:
+        """On page load: reopen the conversation whose id the browser kept (chat, waiting card, patient panel),
+        or start a fresh one when the browser has none or sends something that is not such an id."""
+        thread, restored = thread_from_browser(saved)
+        if not restored:
+            return self.new_conversation(thread)
+        conversation = self.workspace.saved(thread)
+        pending = conversation.pending
+        history = restored_history(conversation.messages, pending, conversation.paused_question)
+        paused = self.workspace.paused_turn(thread) if pending is not None else None
+        # Finished turns show no timeline: their steps were the live view of a turn, not kept for the page.
+        return {self.page.thread: thread, self.page.saved_thread: thread, self.page.chatbot: history,
+                self.page.decision_note: "", **self.card(pending),
+                **self.after_turn(paused, thread, pending=pending is not None)}
+
+    def new_conversation(self, thread: str | None = None) -> dict[Any, Any]:
+        """A fresh conversation: a new id (kept by the browser), an empty chat, no card, no active patient. The
+        previous conversation stays in the database, untouched (a write it left waiting is not made)."""
+        thread = thread or new_thread_id()
+        return {self.page.thread: thread, self.page.saved_thread: thread,
+                self.page.chatbot: [{"role": "assistant", "content": WELCOME}], self.page.decision_note: "",
+                self.page.queued_image: None, self.page.queued_note: "", **self.card(None),
+                **self.after_turn(None, thread)}
 
     def respond(
         self, message: dict[str, Any], history: list[Any], thread: str, queued: dict[str, Any] | None
@@ -412,6 +457,13 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     on_select.__annotations__["evt"] = gr.SelectData
     page.images.select(on_select, None, page.selected)
     page.send_image.click(on.queue_image, [page.selected, page.record_images], [page.queued_image, page.queued_note])
+    # Not API endpoints: an API client has its own session thread and nothing in a browser to restore.
+    session = [page.thread, page.saved_thread, page.chatbot, page.decision_note, page.queued_image, page.queued_note,
+               page.approval, page.approval_md, page.approval_args, page.card_id, page.override_row,
+               page.override_reason, page.timeline, page.patient_md, page.images, page.record_images,
+               *page.follow_buttons]
+    demo.load(on.restore, page.saved_thread, session, api_visibility="private")
+    page.new_conversation.click(lambda: on.new_conversation(), None, session, api_visibility="private")
     demo.load(on.status, None, page.status_md)
     # Gradio does not tie the visible label to the textarea: name it for screen readers ourselves.
     demo.load(None, None, None, js=LABEL_INPUT_JS)

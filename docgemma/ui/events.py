@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from docgemma.agent.answer import strip_template_debris
 from docgemma.agent.approval import ApprovalCard, PatientCard
 from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
+from docgemma.agent.memory import SWITCH_PREFIX
 from docgemma.agent.state import TimelineEvent
 from docgemma.tools.outcome import Source
 
@@ -113,6 +115,28 @@ def apply_event(history: list[Message], event: AgentEvent) -> list[Message]:
     elif isinstance(event, TurnDone):
         index = _answer_index(history)
         history[index] = {"role": "assistant", "content": final_markdown(event.result)}
+    return history
+
+
+def restored_history(messages: Sequence[Mapping[str, Any]], pending: ApprovalCard | None = None,
+                     paused_question: str | None = None) -> list[Message]:
+    """The chat of a reopened conversation: the welcome, then the clinician's messages and the answers (no
+    reasoning steps: those were the old turns' live view), a patient switch as a note, and, when a write
+    waits, the paused turn's question and the pointer to its card. Everything escaped like live text."""
+    history: list[Message] = [{"role": "assistant", "content": WELCOME}]
+    for message in messages:
+        text = str(message.get("content", ""))
+        if message.get("role") == "user":
+            history.append(user_message(text))
+        elif message.get("role") == "assistant":
+            history.append({"role": "assistant", "content": demote_headings(escape(text))})
+        elif text.startswith(SWITCH_PREFIX):
+            who = text[len(SWITCH_PREFIX):].strip().removeprefix("now:").strip()
+            history.append({"role": "assistant", "content": f"*Active patient changed to {escape(who)}.*"})
+    if pending is not None:
+        if paused_question:
+            history.append(user_message(paused_question))
+        history.append({"role": "assistant", "content": approval_pointer(pending)})
     return history
 
 
