@@ -176,7 +176,7 @@ def layout() -> Page:
         "## DocGemma Connect — clinical decision support\n"
         "*Decision support for clinicians: verify before acting. Writes to the record need your approval.*"
     )
-    status_md = gr.Markdown()
+    status_md = gr.Markdown(elem_id="status")
     with gr.Row():
         with gr.Column(scale=3):
             # The conversation survives reloads now: on a shared computer, the next clinician starts afresh here.
@@ -462,9 +462,9 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
                page.approval, page.approval_md, page.approval_args, page.card_id, page.override_row,
                page.override_reason, page.timeline, page.patient_md, page.images, page.record_images,
                *page.follow_buttons]
-    demo.load(on.restore, page.saved_thread, session, api_visibility="private")
+    # The status line comes after the restore, so that its showing means the page is the reopened conversation.
+    demo.load(on.restore, page.saved_thread, session, api_visibility="private").then(on.status, None, page.status_md)
     page.new_conversation.click(lambda: on.new_conversation(), None, session, api_visibility="private")
-    demo.load(on.status, None, page.status_md)
     # Gradio does not tie the visible label to the textarea: name it for screen readers ourselves.
     demo.load(None, None, None, js=LABEL_INPUT_JS)
 
