@@ -166,7 +166,7 @@ class Page:
 def layout() -> Page:
     """The page's components, created inside the caller's ``gr.Blocks`` context."""
     gr = _gr()
-    thread = gr.State(new_thread_id)
+    thread = gr.State(lambda: new_thread_id())
     saved_thread = gr.BrowserState(None, storage_key=BROWSER_KEY, secret=BROWSER_SECRET)
     card_id = gr.State("")
     queued_image = gr.State(None)
@@ -464,7 +464,7 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
                *page.follow_buttons]
     # The status line comes after the restore, so that its showing means the page is the reopened conversation.
     demo.load(on.restore, page.saved_thread, session, api_visibility="private").then(on.status, None, page.status_md)
-    page.new_conversation.click(lambda: on.new_conversation(), None, session, api_visibility="private")
+    page.new_conversation.click(on.new_conversation, None, session, api_visibility="private")
     # Gradio does not tie the visible label to the textarea: name it for screen readers ourselves.
     demo.load(None, None, None, js=LABEL_INPUT_JS)
 

@@ -150,3 +150,17 @@ def test_restored_text_is_escaped_like_live_text() -> None:
     assert "![x](" not in text and "<img" not in text and "<script>" not in text and "<b>" not in text
     assert "**Safety**" in text and "Active patient changed to Grace" in text
     assert "some other system text" not in text and len(shown) == 4
+
+
+def test_restoring_and_new_conversation_are_not_api_endpoints_and_the_api_is_unchanged() -> None:
+    """An API client has its own session thread; what a page does on load or on "New conversation" is not API,
+    and /respond still takes (message, history): the thread is not a parameter."""
+    from docgemma.tools.registry import default_registry
+    from docgemma.ui.app import build_demo
+
+    demo = build_demo(Assistant(demo_llm(), default_registry()), None, "Demo rules · CPU")
+    named = demo.get_api_info()["named_endpoints"]
+    assert set(named) >= {"/respond", "/approve", "/edit", "/reject", "/override", "/search_patients",
+                          "/select_patient"}
+    assert not [name for name in named if "restore" in name or "new_conversation" in name]
+    assert [p["parameter_name"] for p in named["/respond"]["parameters"]] == ["message", "history"]
