@@ -30,6 +30,9 @@ WELCOME = (
     "DICOM). Nothing is written to the record without your approval, and every answer shows how it was "
     "reached and how confident it is: verify before acting."
 )
+REOPENED = ("*Conversation reopened: this browser kept it (only its id). Not yours, or done? Press "
+            "**New conversation**.*")
+IMAGE_ONLY = "*(an image, not shown again)*"
 _IMAGE_MD = re.compile(r"!\[")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 #: Characters of a step's detail shown in the timeline panel: room for a prescription's arguments.
@@ -124,10 +127,14 @@ def restored_history(messages: Sequence[Mapping[str, Any]], pending: ApprovalCar
     reasoning steps: those were the old turns' live view), a patient switch as a note, and, when a write
     waits, the paused turn's question and the pointer to its card. Everything escaped like live text."""
     history: list[Message] = [{"role": "assistant", "content": WELCOME}]
+    if messages or pending is not None:
+        # On a shared computer the next person sees whose conversation this is not: say it was reopened.
+        history.append({"role": "assistant", "content": REOPENED})
     for message in messages:
         text = str(message.get("content", ""))
         if message.get("role") == "user":
-            history.append(user_message(text))
+            # An image-only turn has no text; the image itself is not shown again.
+            history.append(user_message(text) if text.strip() else {"role": "user", "content": IMAGE_ONLY})
         elif message.get("role") == "assistant":
             history.append({"role": "assistant", "content": demote_headings(escape(text))})
         elif text.startswith(SWITCH_PREFIX):

@@ -105,6 +105,7 @@ def test_the_reloaded_page_after_a_restart_shows_the_card_and_approves_once(app:
     page.locator("#chat").get_by_text(ALLERGY, exact=False).first.wait_for(timeout=TIMEOUT_MS)
     page.locator("#patient-summary").get_by_text("Amina Okafor", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     assert "Approval needed before writing to the record" in chat_text(page)
+    assert "Conversation reopened" in chat_text(page)  # said, for the shared computer
     # Gradio puts a group's elem_id on its wrapper and on the group itself: two nested #approval elements.
     assert "penicillin" in page.locator("#approval").first.inner_text().lower()
     page.screenshot(path=str(ARTIFACTS / f"07_conversation_restored_after_restart_{app.backend}.png"), full_page=True)
@@ -125,6 +126,7 @@ def test_the_reloaded_page_after_a_restart_shows_the_card_and_approves_once(app:
     # The status line is filled after the restore: once it shows, the page is what the restore made of it.
     page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     assert ALLERGY not in chat_text(page) and not page.locator("#approve").is_visible()
+    assert "Conversation reopened" not in chat_text(page)  # an empty conversation has nothing to reopen
 
     app.stop()
     ehr = Ehr.embedded(tmp_path / "record.sqlite")

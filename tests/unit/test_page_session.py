@@ -20,7 +20,7 @@ from docgemma.ops.store import ConversationStore, open_store
 from docgemma.runtime import build_registry
 from docgemma.tools.ehr_tools import record_write_check
 from docgemma.ui.app import Handlers, Page, layout
-from docgemma.ui.events import WELCOME, restored_history
+from docgemma.ui.events import IMAGE_ONLY, REOPENED, WELCOME, restored_history
 from docgemma.ui.thread_id import is_thread_id, new_thread_id, thread_from_browser
 from docgemma.workspace import NO_PATIENT, Workspace
 
@@ -96,7 +96,7 @@ def test_a_restarted_app_reopens_the_conversation_patient_and_card_and_writes_on
     back = second.on.restore(thread)
     assert back[page.thread] == thread and back[page.saved_thread] == thread
     chat = [m["content"] for m in back[page.chatbot]]
-    assert chat[0] == WELCOME and "Find patient Amina Okafor and check her chart" in chat and ALLERGY in chat
+    assert chat[:2] == [WELCOME, REOPENED] and "Find patient Amina Okafor and check her chart" in chat and ALLERGY in chat
     assert not [m for m in back[page.chatbot] if m.get("metadata")]  # messages only: no old reasoning steps
     assert "Approval needed before writing to the record" in chat[-1]
     assert back[page.approval]["visible"] and back[page.card_id] == card
@@ -144,12 +144,15 @@ def test_restored_text_is_escaped_like_live_text() -> None:
     messages = [{"role": "user", "content": "![x](http://attacker.example/p.png) <img src=x>"},
                 {"role": "assistant", "content": "## Safety\n<script>alert(1)</script>"},
                 {"role": "system", "content": "[active patient changed] now: Grace <b>Mensah</b> (ID gm-1)"},
-                {"role": "system", "content": "some other system text"}]
+                {"role": "system", "content": "some other system text"},
+                {"role": "user", "content": ""}]  # an image-only turn
     shown = restored_history(messages)
     text = "\n".join(m["content"] for m in shown)
     assert "![x](" not in text and "<img" not in text and "<script>" not in text and "<b>" not in text
     assert "**Safety**" in text and "Active patient changed to Grace" in text
-    assert "some other system text" not in text and len(shown) == 4
+    assert "some other system text" not in text and len(shown) == 6
+    assert shown[1]["content"] == REOPENED and shown[-1] == {"role": "user", "content": IMAGE_ONLY}
+    assert restored_history([]) == [{"role": "assistant", "content": WELCOME}]  # nothing to reopen: no note
 
 
 def test_restoring_and_new_conversation_are_not_api_endpoints_and_the_api_is_unchanged() -> None:
