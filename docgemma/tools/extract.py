@@ -209,6 +209,8 @@ def allergy(request: Request) -> dict[str, Any]:
         out["reaction"] = (reaction.group("paren") or reaction.group("word")).strip()[:60]
     elif words:
         out["reaction"] = words.group(1).lower()
+    elif "substance" in out:
+        out["reaction"] = NOT_SPECIFIED  # shown on the card for the clinician to fill, never invented
     severity = SEVERITY_RE.search(query)
     if severity:
         word = severity.group(1).lower()

@@ -106,11 +106,14 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, postgres: Postgres) -> 
            "DOCGEMMA_OPENFDA_URL": dead, "DOCGEMMA_EUTILS_URL": dead, "DOCGEMMA_EUROPEPMC_URL": dead,
            "DOCGEMMA_CTGOV_URL": dead}
     a, b = Replica(env), Replica(env)
+    deployment = Deployment(fhir, env, a, b)
     try:
         assert a.read() == {"ready": True} and b.read() == {"ready": True}
-        yield Deployment(fhir, env, a, b)
+        yield deployment
     finally:
-        for replica in (a, b):
+        # A test may replace a replica (the restart test): stop the ones running now as well as the first ones
+        # (a leftover replica outlived the test run and held the session).
+        for replica in {id(r): r for r in (a, b, deployment.a, deployment.b)}.values():
             replica.stop()
         server.terminate()
         server.wait(30)

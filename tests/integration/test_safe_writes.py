@@ -390,3 +390,16 @@ def test_summary_safety_flags_an_active_drug_the_patient_is_allergic_to() -> Non
     safety = compile_summary([patient, allergy, order, other], date(2026, 11, 22)).facts["safety"]
     flagged = [s for s in safety if s.startswith("ALLERGY CONFLICT WITH ACTIVE DRUG")]
     assert len(flagged) == 1 and "Amoxicillin" in flagged[0] and "penicillin" in flagged[0]
+
+
+def test_a_demo_model_is_not_asked_to_fill_a_write(ehr: Ehr) -> None:
+    """A model not fit for medicine writes nothing that goes into the record: a write's required field the
+    message does not state stays "not specified" on the card (for the clinician to edit), not model text."""
+    pid = pid_of(ehr, "Mensah")
+    llm = FakeLLM(name="demo", clinically_meaningful=False)  # no replies queued: asking it would fail the turn
+    assistant = Assistant(llm, registry(ehr), patient_context=ehr.patient_context,
+                          write_check=record_write_check(ehr))
+    card = assistant.run_turn("t", f"Save a clinical note for patient {pid}")
+    assert isinstance(card, dict), "the write reaches its card"
+    assert card["args"]["note_text"] == "not specified"
+    assert not [c for c in llm.calls if c.kind == "json" and c.schema and "note_text" in c.schema.model_fields]

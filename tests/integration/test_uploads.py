@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -147,14 +148,19 @@ def test_cli_prints_the_empty_message_note(cli_env: Path, capsys: pytest.Capture
 
 @pytest.mark.slow
 def test_the_web_app_sets_gradios_upload_limit(cli_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``launch`` passes the byte limit to Gradio (``max_file_size``): it had none, so a 300 MB upload reached
-    the app before being refused."""
-    import gradio as gr
-
+    """``launch`` gives the served page the byte limit (Gradio's ``max_file_size``): it had none, so a 300 MB
+    upload reached the app before being refused. The page is served mounted on FastAPI (``ui/server.py``), so
+    the limit must reach the mounted Blocks; the server itself is not started (it would serve until stopped)."""
+    from docgemma.ui import server
     from docgemma.ui.app import launch
 
     seen: dict[str, object] = {}
-    monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kwargs: seen.update(kwargs))
+
+    def build_only(demo: Any, ready: Any, metrics: Any, **kwargs: Any) -> None:
+        server.build_app(demo, ready, metrics, auth=kwargs["auth"], max_file_size=kwargs["max_file_size"])
+        seen["max_file_size"] = demo.max_file_size
+
+    monkeypatch.setattr(server, "serve", build_only)
     monkeypatch.setenv("DOCGEMMA_MAX_IMAGE_BYTES", "1234567")
     launch(Settings.from_env())
     assert seen["max_file_size"] == 1234567

@@ -112,6 +112,10 @@ def test_multi_tool_order_follows_the_request_with_the_patient_first() -> None:
      {"patient_id": "abc-123", "substance": "penicillin", "reaction": "anaphylaxis", "severity": "severe"}),
     ("add_allergy", "Document allergy to sulfa drugs causing rash for her", GRACE,
      {"patient_id": "gm-001", "substance": "sulfa drugs", "reaction": "rash"}),
+    # No reaction stated: the card says so rather than a model inventing one (seen in the browser on the
+    # embedded model: the request's own text became the reaction).
+    ("add_allergy", "Add a penicillin allergy for her", GRACE,
+     {"patient_id": "gm-001", "substance": "penicillin", "reaction": "not specified"}),
     ("save_clinical_note", "Save a consult note for abc-123: seen in clinic, plan unchanged", None,
      {"patient_id": "abc-123", "note_type": "consult", "note_text": "seen in clinic, plan unchanged"}),
     ("search_medical_literature", "Find recent studies on SGLT2 inhibitors in heart failure", None,

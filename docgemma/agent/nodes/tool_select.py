@@ -22,7 +22,8 @@ from docgemma.agent.schemas import missing_fields_schema, tool_selection_schema
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import MeteredLLM, NodeTrace
-from docgemma.llm.base import LLM, LLMError
+from docgemma.llm.base import LLM, LLMError, clinically_meaningful
+from docgemma.tools.extract import NOT_SPECIFIED
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
 
@@ -84,6 +85,11 @@ def _fill_args(llm: MeteredLLM, state: AgentState, spec: ToolSpec) -> tuple[dict
     )
     if not missing:
         return known, "arguments by rule (no model call)"
+    if spec.writes and not clinically_meaningful(llm.inner):
+        # A model not fit for medicine puts no words into the record: the card shows what is missing and
+        # the clinician edits it (seen on the embedded model: the request itself became a note's text).
+        return {**dict.fromkeys(missing, NOT_SPECIFIED), **known}, (
+            f"{', '.join(missing)} not stated: left for the clinician on the card (demo model writes nothing)")
     asked = _ask_model(llm, state, spec, missing_fields_schema(spec.args_model, missing), known=known)
     how = f"model asked for {', '.join(missing)}" + (f"; {', '.join(known)} by rule" if known else "")
     return {**asked, **known}, how
