@@ -44,7 +44,7 @@ def _respond(call: Call) -> BaseModel | dict[str, Any] | str:
     if schema == "ToolSelection":
         return {"tool_name": tool or "check_drug_safety"}
     if schema == "ResultAssessment":
-        return {"quality": "success_partial", "brief_summary": "Demo classification."}
+        return {"quality": "success_partial"}
     if schema == "RetryStrategy":
         return {"strategy": "retry_same"}
     if schema == "ImageFindingsOutput":
