@@ -17,6 +17,7 @@ once (~40 s) into ``~/.cache/docgemma/gemma3-tokenizer``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -25,12 +26,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docgemma.llm.base import LLM, Messages, MissingDependencyError, SchemaT, Usage
+from docgemma.llm.base import LLM, Messages, MissingDependencyError, SchemaT, Usage, last_usage
 
 if TYPE_CHECKING:
     from PIL.Image import Image
     from tokenizers import Tokenizer
 
+_FRESH = itertools.count(1)
 TOKENIZER_CACHE = Path.home() / ".cache" / "docgemma" / "gemma3-tokenizer"
 #: Image tokens MedGemma / Gemma 3 spends per image (``mm_tokens_per_image``).
 IMAGE_TOKENS = 256
@@ -104,17 +106,35 @@ class MeteredCall:
     turn: object = None
 
 
+def gemma_prompt_ids(messages: Messages, n_images: int) -> list[int]:
+    """Gemma token ids of the rendered prompt (image tokens not included: see ``IMAGE_TOKENS``)."""
+    return token_ids(render_gemma(messages, n_images))
+
+
+def gemma_text_tokens(text: str) -> int:
+    """Gemma tokens of generated text."""
+    return len(token_ids(text))
+
+
 @dataclass
 class PrefixMeter:
-    """An :class:`~docgemma.llm.base.LLM` that delegates to ``inner`` and reports Gemma-tokenizer usage.
+    """An :class:`~docgemma.llm.base.LLM` that delegates to ``inner`` and reports each call's usage.
 
-    ``turn_key`` tells turns apart (the prefix cache is modelled within a turn only, which undercounts
-    what a server keeps across turns); ``free_text="cap"`` counts a free-text reply at its token cap.
+    By default the figures are Gemma 3's (see the module docstring); :func:`backend_meter` meters a loaded
+    backend with its own tokenizer instead. ``turn_key`` tells turns apart (the prefix cache is modelled
+    within a turn only, which undercounts what a server keeps across turns); ``free_text="cap"`` counts a
+    free-text reply at its token cap, ``"reply"`` counts what was generated. ``meaningful`` overrides the
+    inner model's ``clinically_meaningful`` flag (the bench's forced path on the embedded model). A backend
+    that reports its own :class:`Usage` is believed for the tokens it served from a cache and decoded.
     """
 
     inner: LLM
     turn_key: Callable[[], object] = lambda: None
     free_text: str = "cap"
+    prompt_ids: Callable[[Messages, int], list[int]] = gemma_prompt_ids
+    text_tokens: Callable[[str], int] = gemma_text_tokens
+    image_tokens: int = IMAGE_TOKENS
+    meaningful: bool | None = None
     calls: list[MeteredCall] = field(default_factory=list)
     last_usage: Usage | None = None
 
@@ -134,20 +154,27 @@ class PrefixMeter:
 
     @property
     def clinically_meaningful(self) -> bool:
-        """The inner model's flag (the agent skips model calls for a demo model)."""
+        """The inner model's flag unless overridden (the agent skips model calls for a demo model)."""
+        if self.meaningful is not None:
+            return self.meaningful
         return bool(getattr(self.inner, "clinically_meaningful", True))
 
-    def _usage(self, what: str, messages: Messages, images: int, decoded: int, start: float) -> Usage:
+    def _usage(self, what: str, messages: Messages, images: int, decoded: int, start: float,
+               before: Usage | None) -> None:
         key = self.turn_key()
         if key != self._turn:
             self._turn, self._previous = key, []
-        prompt = token_ids(render_gemma(messages, images))
+        prompt = self.prompt_ids(messages, images)
         cached = common_prefix(prompt, self._previous)
         self._previous = prompt
-        usage = Usage(len(prompt) + IMAGE_TOKENS * images, cached, decoded, time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        reported = last_usage(self.inner)
+        if reported is not None and reported is not before:  # the backend measured this call itself
+            usage = Usage(reported.prompt_tokens, reported.cached_tokens, reported.decoded_tokens, seconds)
+        else:
+            usage = Usage(len(prompt) + self.image_tokens * images, cached, decoded, seconds)
         self.calls.append(MeteredCall(what, usage, prompt, key))
         self.last_usage = usage
-        return usage
 
     def generate_json(
         self,
@@ -158,11 +185,11 @@ class PrefixMeter:
         max_tokens: int,
         images: Sequence[Image] = (),
     ) -> SchemaT:
-        """Delegate; meter the prompt and the compact JSON of the reply."""
-        start = time.perf_counter()
+        """Delegate; meter the prompt and the compact JSON of the reply (plus its end token)."""
+        before, start = last_usage(self.inner), time.perf_counter()
         out = self.inner.generate_json(messages, schema, temperature=temperature, max_tokens=max_tokens,
                                        images=images)
-        self._usage(schema.__name__, messages, len(images), len(token_ids(compact_json(out))) + 1, start)
+        self._usage(schema.__name__, messages, len(images), self.text_tokens(compact_json(out)) + 1, start, before)
         return out
 
     def generate_text(
@@ -174,15 +201,37 @@ class PrefixMeter:
         images: Sequence[Image] = (),
     ) -> Iterator[str]:
         """Delegate; meter the prompt and the reply (or the cap, see the class docstring)."""
-        start = time.perf_counter()
+        before, start = last_usage(self.inner), time.perf_counter()
         parts = []
         for piece in self.inner.generate_text(messages, temperature=temperature, max_tokens=max_tokens,
                                               images=images):
             parts.append(piece)
             yield piece
-        decoded = max_tokens if self.free_text == "cap" else len(token_ids("".join(parts))) + 1
-        self._usage("text", messages, len(images), decoded, start)
+        decoded = max_tokens if self.free_text == "cap" else self.text_tokens("".join(parts)) + 1
+        self._usage("text", messages, len(images), decoded, start, before)
 
     def count_tokens(self, messages: Messages) -> int:
-        """Gemma tokens of the rendered prompt."""
-        return len(token_ids(render_gemma(messages)))
+        """Prompt tokens of the rendered messages."""
+        return len(self.prompt_ids(messages, 0))
+
+
+def backend_meter(llm: Any, turn_key: Callable[[], object], meaningful: bool | None = None) -> PrefixMeter:
+    """Meter a loaded backend with its own tokenizer and chat template (``render_prompt`` and ``tokenizer``,
+    as the transformers backend has), counting what it generated; any other backend with ``count_tokens``
+    (then no prefix figure: every call counts as uncached)."""
+    tokenizer = getattr(llm, "tokenizer", None)
+    if tokenizer is not None and hasattr(llm, "render_prompt"):
+        def prompt_ids(messages: Messages, n_images: int) -> list[int]:
+            return list(tokenizer(llm.render_prompt(messages, n_images), add_special_tokens=False)["input_ids"])
+
+        def text_tokens(text: str) -> int:
+            return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    else:
+        def prompt_ids(messages: Messages, n_images: int) -> list[int]:
+            # Fresh negative ids: a count without token identity shares no prefix with anything.
+            return [-next(_FRESH) for _ in range(llm.count_tokens(messages))]
+
+        def text_tokens(text: str) -> int:
+            return len(text.split())
+    return PrefixMeter(llm, turn_key=turn_key, free_text="reply", prompt_ids=prompt_ids, text_tokens=text_tokens,
+                       image_tokens=0, meaningful=meaningful)
