@@ -53,16 +53,20 @@ def route(record: dict[str, Any]) -> str:
     return "direct" if n == 0 else "single tool" if n == 1 else "multi-tool"
 
 
-def metered_turns(paths: Iterable[Path], summary: str | None = None) -> list[dict[str, Any]]:
+def metered_turns(paths: Iterable[Path], summary: str | None = None, *, across_turns: bool = False
+                  ) -> list[dict[str, Any]]:
     """Every turn of the case files as golden records, plus ``file``, ``active_patient``,
-    ``uncached_tokens`` and ``calls`` (each call's node schema, prompt, cached and decoded tokens)."""
+    ``uncached_tokens`` and ``calls`` (each call's node schema, prompt, cached and decoded tokens).
+    ``across_turns``: the modelled cache also keeps the previous turn's last call (a server's cache does),
+    so a session's later turns find the patient summary cached."""
     summary = largest_summary() if summary is None else summary
-    return [record for path in paths for record in _metered_file(path, summary)]
+    return [record for path in paths for record in _metered_file(path, summary, across_turns)]
 
 
-def _metered_file(path: Path, summary: str) -> list[dict[str, Any]]:
+def _metered_file(path: Path, summary: str, across_turns: bool) -> list[dict[str, Any]]:
     base, ctx, registry = golden_assistant()
-    meter = PrefixMeter(base.llm, turn_key=lambda: id(ctx.turn))
+    current: dict[str, object] = {}
+    meter = PrefixMeter(base.llm, turn_key=lambda: current["session"] if across_turns else id(ctx.turn))
     with_patient: set[int] = set()
 
     def context(patient: PatientRef) -> str:
@@ -70,14 +74,17 @@ def _metered_file(path: Path, summary: str) -> list[dict[str, Any]]:
         return summary
 
     assistant = Assistant(meter, registry, patient_context=context)
-    records = []
+    records: list[dict[str, Any]] = []
+    seen = 0
     for session in load_cases(path):
+        current["session"] = session.session_id
         for record in run_session(assistant, session, ctx, registry, path.stem):
             record["file"] = path.name
             record["active_patient"] = id(ctx.turn) in with_patient
             record["uncached_tokens"] = record["prompt_tokens"] - record["cached_tokens"]
             record["calls"] = [{"what": c.what, "prompt": c.usage.prompt_tokens, "cached": c.usage.cached_tokens,
-                                "decoded": c.usage.decoded_tokens} for c in meter.calls if c.turn == id(ctx.turn)]
+                                "decoded": c.usage.decoded_tokens} for c in meter.calls[seen:]]
+            seen = len(meter.calls)
             records.append(record)
     return records
 
