@@ -33,13 +33,14 @@ from docgemma.metering import PrefixMeter, backend_meter
 PATIENT = {"id": "bench-001", "name": "Bench Patient"}
 SAFETY = {"status": "success", "data": {"drug": "dofetilide", "boxed_warning": (
     "Initiate in a facility with continuous ECG monitoring and creatinine clearance for at least 3 days.")}}
+#: The routes' turns, in the golden format. No tool is named: code decides each of them by rule (the tests
+#: check which tools ran), so the oracle is asked only what a meaningful model would be asked.
 ROUTE_TURNS: dict[str, dict[str, Any]] = {
     "direct": {"user_input": "What is hypertension?", "expected_intent": "DIRECT", "patient": True},
     "single_tool": {"user_input": "Check FDA warnings for dofetilide", "expected_intent": "TOOL_NEEDED",
-                    "expected_tool": "check_drug_safety", "mock_tool_result": SAFETY, "patient": True},
+                    "mock_tool_result": SAFETY, "patient": True},
     "multi_tool": {"user_input": "Find patient John Smith, check his chart, and verify metformin safety",
                    "expected_intent": "TOOL_NEEDED",
-                   "expected_tools": ["search_patient", "get_patient_chart", "check_drug_safety"],
                    "mock_tool_results": [
                        {"status": "success", "data": {"matches": [{"id": "abc-123", "name": "John Smith"}]}},
                        {"status": "success", "data": {"patient": {"id": "abc-123", "name": "John Smith"},
@@ -47,7 +48,6 @@ ROUTE_TURNS: dict[str, dict[str, Any]] = {
                        {"status": "success", "data": {"drug": "metformin", "boxed_warning": "Lactic acidosis."}}],
                    "patient": False},
     "error_retry": {"user_input": "Check FDA warnings for dofetilide", "expected_intent": "TOOL_NEEDED",
-                    "expected_tool": "check_drug_safety",
                     "mock_tool_results": [{"status": "error", "error_type": "timeout"}, SAFETY], "patient": True},
     "image": {"user_input": "What does this image show?", "has_image": True, "expected_intent": "DIRECT",
               "patient": True},

@@ -66,6 +66,8 @@ def test_bench_routes_on_the_fake_backend_and_a_missing_backend() -> None:
     assert rows["single_tool"]["uncached_prompt_tokens"] <= SINGLE_TOOL_UNCACHED
     assert rows["single_tool"]["decoded_tokens"] <= SINGLE_TOOL_DECODED
     assert rows["error_retry"]["tools"] == ["check_drug_safety", "check_drug_safety"]
+    assert rows["single_tool"]["tools"] == ["check_drug_safety"]
+    assert rows["multi_tool"]["tools"] == ["search_patient", "get_patient_chart", "check_drug_safety"]
     assert "input_assembly" in [c["node"] for c in rows["image"]["calls_by_node"]]  # the vision call
     missing = backend_figures("no-such-backend", repeats=1)
     assert "not available" in missing["no-such-backend"]["skipped"]
