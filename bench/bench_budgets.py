@@ -35,6 +35,9 @@ def main() -> int:
                             text=True, check=False).stdout.strip() or "(not a git checkout)"
     figures = {"source": str(root) if args.src else "this checkout", "commit": commit, "turns": len(records),
                "summary": summarise(records), "violations": violations(records)}
+    # Per call (schema, prompt, cached, decoded) of the turns with the most calls: what each node re-reads.
+    busiest = sorted(records, key=lambda r: -len(r["calls"]))[:3]
+    figures["busiest_turns"] = [{"input": r["user_input"], "calls": r["calls"]} for r in busiest]
     if "across_turns" in inspect.signature(metered_turns).parameters:
         # The same, with the modelled cache kept across a session's turns (as a server's cache is).
         figures["summary_cache_across_turns"] = summarise(metered_turns(golden_paths(), across_turns=True))
