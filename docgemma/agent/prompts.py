@@ -38,7 +38,9 @@ STAGE2_TASK = """Task: extract the arguments for the {tool_name} tool from the c
 Tool: {tool_name}
 Description: {description}
 {entity_hints}
-Fill in the required arguments."""
+Fill in the required arguments.
+
+User query: {user_query}"""
 
 RESULT_TASK = """Task: evaluate the last result retrieved above (from the {tool_label}). Classify the quality of
 the data returned.
@@ -149,7 +151,7 @@ def stage1_task(tool_list: str, examples: Sequence[ToolSpec], state: AgentState,
     shots = "".join(f'Example:\nUser: "{s.example}"\nTool: {s.name}\n\n' for s in examples)
     return (f"Task: you are a clinical tool router. Select the single most appropriate tool for the request.\n\n"
             f"Available tools:\n{tool_list}\n\n{shots}Now select the tool for the current request.\n\n"
-            f"Task summary: {task_summary(state)}\n\n{ask}")
+            f"Task summary: {task_summary(state)}\nUser query: {state['user_query']}\n\n{ask}")
 
 
 def stage1_messages(state: AgentState, registry: ToolRegistry, example: ToolSpec) -> list[Message]:
@@ -162,14 +164,17 @@ def stage1_messages(state: AgentState, registry: ToolRegistry, example: ToolSpec
 def stage2_messages(state: AgentState, spec: ToolSpec, hints: Sequence[str], retry_note: str = "",
                     known: dict[str, Any] | None = None) -> list[Message]:
     """TOOL_SELECT stage 2: only the chosen tool's description, deterministic entity hints, and the
-    arguments code already read off the message (the model fills the rest)."""
+    arguments code already read off the message (the model fills the rest). The message is repeated last:
+    with the instructions after the shared prefix, the embedded model otherwise copied the nearest words (the
+    tool name, a prompt label) into the arguments (``bench/experiments_layout/``)."""
     hint_text = "\n".join(hints) + "\n" if hints else ""
     if known:
         hint_text += "Already known: " + ", ".join(f"{k}={v}" for k, v in known.items()) + "\n"
     if retry_note:
         hint_text += retry_note + "\n"
     return with_shared_prefix(
-        state, STAGE2_TASK.format(tool_name=spec.name, description=spec.full_desc, entity_hints=hint_text)
+        state, STAGE2_TASK.format(tool_name=spec.name, description=spec.full_desc, entity_hints=hint_text,
+                                  user_query=state["user_query"])
     )
 
 
