@@ -147,4 +147,7 @@ def markdown(figures: dict[str, Any], command: str) -> str:
             cells = [name, route, *(str(row[c]) for c in COLUMNS), str(row.get("t4_estimate_s", ""))]
             lines.append("| " + " | ".join(cells) + " |")
     lines += ["", *(f"- **{name}**: {block.get('label') or block.get('skipped')}" for name, block in figures.items())]
+    lines += ["", "Uncached prompt tokens: beyond the longest common token prefix with the turn's previous call (what a "
+              "prefix cache serves; modelled unless the backend reports its own cache use). Agent overhead: turn time "
+              "minus model time; t4_estimate_s: uncached / 1,500 + decoded / 35 tokens per second."]
     return "\n".join(lines) + "\n"
