@@ -146,7 +146,8 @@ def _ehr(args: argparse.Namespace, settings: Settings) -> int:
 def _bench(args: argparse.Namespace, settings: Settings) -> int:
     from docgemma.bench import main as bench_main
 
-    return bench_main(json_output=args.json, with_model=not args.no_model)
+    return bench_main(json_output=args.json, with_model=not args.no_model, backends=tuple(args.backend or ()),
+                      repeats=args.repeats, save=args.save)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,6 +183,11 @@ def main(argv: list[str] | None = None) -> int:
     bench = sub.add_parser("bench", help="benchmarks (see bench/README.md)")
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--no-model", action="store_true", help="skip the measurements that load the CPU model")
+    bench.add_argument("--backend", action="append", metavar="NAME",
+                       help="per-route figures of this backend only (repeatable): fake (the metered oracle) or a "
+                            "name of config.BACKENDS; default fake, transformers and llamacpp (fake with --no-model)")
+    bench.add_argument("--repeats", type=int, help="runs per route (default 20 for fake, 1 for a model)")
+    bench.add_argument("--save", action="store_true", help="merge the rows into bench/results_routes.{json,md}")
     from docgemma.experiments.cli import add_parser as add_experiment
     from docgemma.experiments.cli import run as experiment
 

@@ -4,6 +4,8 @@
 * Deterministic overhead per turn with an instant fake model (target under 20 ms).
 * Outlines generator build time vs reuse, on the embedded CPU model.
 * Wall time of a single-tool turn on the embedded CPU model (the tool answers from a local stub).
+* Per route and backend (:mod:`docgemma.bench_routes`): calls, prompt / uncached / decoded tokens, turn time
+  and the agent's own share of it; ``--save`` keeps them in ``bench/results_routes.{json,md}``.
 """
 
 from __future__ import annotations
@@ -104,22 +106,57 @@ def cpu_model_figures() -> dict[str, Any]:
     }
 
 
-def main(json_output: bool = False, with_model: bool = True) -> int:
-    """Print the figures (a table, or JSON)."""
+DEFAULT_BACKENDS = ("fake", "transformers", "llamacpp")
+RESULTS = Path(__file__).resolve().parents[1] / "bench"
+
+
+def save_routes(rows: dict[str, Any], command: str, directory: Path = RESULTS) -> Path:
+    """Merge ``rows`` into ``results_routes.json`` (a row per backend, kept across runs) and rewrite
+    ``results_routes.md`` from it. Returns the markdown path."""
+    from docgemma.bench_routes import markdown
+
+    path = directory / "results_routes.json"
+    saved = json.loads(path.read_text()) if path.exists() else {"commands": {}, "rows": {}}
+    for name, block in rows.items():
+        saved["rows"][name] = block
+        saved["commands"][name] = command
+    path.write_text(json.dumps(saved, indent=1) + "\n")
+    commands = "; ".join(sorted(set(saved["commands"].values())))
+    md = directory / "results_routes.md"
+    md.write_text(markdown(saved["rows"], commands))
+    return md
+
+
+def main(json_output: bool = False, with_model: bool = True, backends: tuple[str, ...] = (),
+         repeats: int | None = None, save: bool = False) -> int:
+    """Print the figures (a table, or JSON). ``backends`` given: only their per-route figures."""
     import tempfile
 
-    with tempfile.TemporaryDirectory() as tmp:
-        figures: dict[str, Any] = {"llm_calls_per_route": llm_calls_per_route(Path(tmp)),
-                                   "deterministic_overhead": deterministic_overhead()}
-    if with_model:
-        figures["cpu_model"] = cpu_model_figures()
+    from docgemma.bench_routes import backend_figures, markdown
+
+    figures: dict[str, Any] = {}
+    if not backends:
+        with tempfile.TemporaryDirectory() as tmp:
+            figures = {"llm_calls_per_route": llm_calls_per_route(Path(tmp)),
+                       "deterministic_overhead": deterministic_overhead()}
+        if with_model:
+            figures["cpu_model"] = cpu_model_figures()
+    rows: dict[str, Any] = {}
+    for backend in backends or (DEFAULT_BACKENDS if with_model else ("fake",)):
+        rows.update(backend_figures(backend, repeats=repeats or (20 if backend == "fake" else 1)))
+    figures["routes"] = rows
+    command = "python -m docgemma " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["bench"] else "python -m docgemma bench"
+    if save:
+        save_routes(rows, command)
     if json_output:
         sys.stdout.write(json.dumps(figures, indent=1) + "\n")
         return 0
-    for route, row in figures["llm_calls_per_route"].items():
-        sys.stdout.write(f"{route:<14} LLM calls {row['llm_calls']:>2} (seed budget {row['seed_budget']})\n")
-    o = figures["deterministic_overhead"]
-    sys.stdout.write(f"deterministic overhead per single-tool turn: p50 {o['p50_ms']} ms, max {o['max_ms']} ms\n")
-    if with_model:
-        sys.stdout.write(json.dumps(figures["cpu_model"], indent=1) + "\n")
+    if not backends:
+        for route, row in figures["llm_calls_per_route"].items():
+            sys.stdout.write(f"{route:<14} LLM calls {row['llm_calls']:>2} (seed budget {row['seed_budget']})\n")
+        o = figures["deterministic_overhead"]
+        sys.stdout.write(f"deterministic overhead per single-tool turn: p50 {o['p50_ms']} ms, max {o['max_ms']} ms\n")
+        if with_model:
+            sys.stdout.write(json.dumps(figures["cpu_model"], indent=1) + "\n")
+    sys.stdout.write(markdown(rows, command))
     return 0

@@ -109,7 +109,7 @@ class Oracle:
             self.ctx.current_tool = tool
             return {"tool_name": tool}
         if name == "ResultAssessment":
-            return {"quality": turn.get("expected_result_classification", "success_rich"), "brief_summary": "oracle"}
+            return {"quality": turn.get("expected_result_classification", "success_rich")}
         if name == "RetryStrategy":
             return {"strategy": turn.get("oracle_retry_strategy", "retry_same")}
         if call.schema is ImageFindingsOutput:

@@ -29,7 +29,8 @@ LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (2, "tools", ("docgemma.tools",)),
     (3, "agent", ("docgemma.agent",)),
     (4, "app", ("docgemma.runtime", "docgemma.golden", "docgemma.bench", "docgemma.workspace",
-                "docgemma.experiments", "docgemma.ops")),
+                "docgemma.experiments", "docgemma.ops", "docgemma.bench_routes", "docgemma.budgets",
+                "docgemma.metering")),
     (5, "ui", ("docgemma.ui",)),
     (6, "entry", ("docgemma.__main__",)),
 )

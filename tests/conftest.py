@@ -25,7 +25,7 @@ def select(tool: str) -> Any:
 
 
 def assess(quality: str = "success_rich") -> ResultAssessment:
-    return ResultAssessment(quality=quality, brief_summary="summary")  # type: ignore[arg-type]
+    return ResultAssessment(quality=quality)  # type: ignore[arg-type]
 
 
 def retry(strategy: str = "retry_same") -> RetryStrategy:

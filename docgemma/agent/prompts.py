@@ -12,10 +12,14 @@ from docgemma.agent.state import AgentState, ImageFindings, ToolResult
 from docgemma.llm.base import Message
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 
-INTENT_SYSTEM = """You are a clinical decision-support assistant integrated with an electronic health record
-system and medical knowledge tools.
+#: The same first words of every model call of a turn, so a prefix cache (vLLM's automatic prefix caching,
+#: llama.cpp's prompt cache, a kept KV cache) serves them after the turn's first call. Each node's own
+#: instructions come last (:func:`with_shared_prefix`).
+SHARED_SYSTEM = """You are a clinical decision-support assistant integrated with an electronic health record
+system and medical knowledge tools, working for a clinician. Below is the context of the current request, then
+one task with its own instructions: do only that task."""
 
-Your task: classify the user's query and provide a brief clinical summary.
+INTENT_TASK = """Task: classify the clinician's message and provide a brief clinical summary.
 
 Classification rules:
 - DIRECT: General medical questions, greetings, thanks, or questions answerable from
@@ -29,40 +33,22 @@ otherwise "clinical".
 Provide a task_summary that captures the clinical context in ~20 words or fewer.
 If TOOL_NEEDED, suggest the most relevant tool name."""
 
-STAGE1_SYSTEM = """You are a clinical tool router. Select the single most appropriate tool for the task.
-
-Available tools:
-{tool_list}
-
-Example:
-User: "{example_query}"
-Tool: {example_tool}
-
-Now select the tool for the current task."""
-
-STAGE2_SYSTEM = """Extract the arguments for the {tool_name} tool from the user's request.
+STAGE2_TASK = """Task: extract the arguments for the {tool_name} tool from the clinician's message.
 
 Tool: {tool_name}
 Description: {description}
-
-User query: {user_query}
 {entity_hints}
-Fill in the required arguments."""
+Fill in the required arguments.
 
-RESULT_SYSTEM = """You are evaluating a tool result. Classify the quality of the data returned.
+User query: {user_query}"""
 
-User's original question: {user_query}
-Clinical context: {task_summary}
+RESULT_TASK = """Task: evaluate the last result retrieved above (from the {tool_label}). Classify the quality of
+the data returned.
 
-Tool used: {tool_label}
-Result:
-{result}
+Clinical context: {task_summary}"""
 
-Classify the result quality and provide a brief summary."""
+RETRY_TASK = """Task: a request to the {tool_label} failed.
 
-RETRY_SYSTEM = """A request to the {tool_label} failed.
-
-User's question: {user_query}
 Arguments used: {args}
 What happened: {error}
 
@@ -72,8 +58,7 @@ different arguments (another spelling, a broader search) are more likely to succ
 IMAGE_SYSTEM = """You are a medical imaging assistant. Describe the attached image for a clinician:
 its modality, up to four key findings, and your confidence (high, medium or low)."""
 
-SYNTH_SYSTEM = """You are a clinical decision-support assistant. Provide a clear, concise response to the
-clinician based on the information below.
+SYNTH_TASK = """Task: provide a clear, concise response to the clinician based on the information above.
 
 Guidelines:
 - Include only the most critical findings
@@ -103,17 +88,18 @@ ANALYTICAL_PREFIX = "Analyzing the task requirements, "
 
 
 def context_block(state: AgentState) -> str:
-    """History, active patient and image findings: the shared context of the model's calls."""
+    """Active patient, history and image findings: the shared context of the model's calls."""
     return "\n\n".join(context_parts(state))
 
 
 def context_parts(state: AgentState) -> list[str]:
-    """The sections of :func:`context_block`, each present only when there is something to say."""
+    """The sections of :func:`context_block`, each present only when there is something to say. The patient
+    comes first: it changes least often, so a cache kept across turns can serve it too."""
     parts = []
-    if state.get("history"):
-        parts.append(f"Recent conversation:\n{state['history']}")
     if state.get("patient_context"):
         parts.append("Active patient:\n" + fenced("patient summary", str(state["patient_context"])))
+    if state.get("history"):
+        parts.append(f"Recent conversation:\n{state['history']}")
     findings = state.get("image_findings")
     if findings:
         parts.append(image_section(findings))
@@ -126,84 +112,99 @@ def image_section(findings: ImageFindings) -> str:
     return f"Attached image ({findings['modality']}, confidence {findings['confidence']}):\n{lines}"
 
 
-def _with_context(state: AgentState, text: str) -> str:
-    context = context_block(state)
-    return f"{context}\n\n{text}" if context else text
+def retrieved_section(state: AgentState) -> str:
+    """The turn's successful tool results so far, fenced, in the order they came: the list only grows during
+    a turn, so each call's prompt extends the previous one's shared part. Failed attempts are not listed (a
+    recovered failure must not reach the answer); what could not be retrieved is in the answer's own task."""
+    results = [r for r in state.get("tool_results", []) if r["status"] == "success"]
+    if not results:
+        return ""
+    return "Information retrieved:\n" + "\n\n".join(fenced(r["tool_label"], r["formatted_result"]) for r in results)
+
+
+def shared_prefix(state: AgentState) -> str:
+    """The user-turn text every call of the turn starts with: context, the clinician's message, the results."""
+    parts = [*context_parts(state), f"Clinician's question: {state['user_query']}", retrieved_section(state)]
+    return "\n\n".join(p for p in parts if p)
+
+
+def with_shared_prefix(state: AgentState, task: str) -> list[Message]:
+    """A node's messages: the shared system text and prefix, then the node's ``task`` (instructions last)."""
+    return [
+        Message(role="system", content=f"{SHARED_SYSTEM}\n\n{DATA_RULE}"),
+        Message(role="user", content=f"{shared_prefix(state)}\n\n---\n\n{task}"),
+    ]
+
+
+def task_summary(state: AgentState) -> str:
+    """The intent's task summary, or the message itself before the intent is known."""
+    return state.get("task_summary") or state["user_query"]
 
 
 def intent_messages(state: AgentState) -> list[Message]:
     """INTENT_CLASSIFY."""
-    return [
-        Message(role="system", content=f"{INTENT_SYSTEM}\n\n{DATA_RULE}"),
-        Message(role="user", content=_with_context(state, f"Query: {state['user_query']}")),
-    ]
+    return with_shared_prefix(state, INTENT_TASK)
+
+
+def stage1_task(tool_list: str, examples: Sequence[ToolSpec], state: AgentState, ask: str) -> str:
+    """TOOL_SELECT stage 1's instructions (the experiments vary the list, the shots and the question)."""
+    shots = "".join(f'Example:\nUser: "{s.example}"\nTool: {s.name}\n\n' for s in examples)
+    return (f"Task: you are a clinical tool router. Select the single most appropriate tool for the request.\n\n"
+            f"Available tools:\n{tool_list}\n\n{shots}Now select the tool for the current request.\n\n"
+            f"Task summary: {task_summary(state)}\nUser query: {state['user_query']}\n\n{ask}")
 
 
 def stage1_messages(state: AgentState, registry: ToolRegistry, example: ToolSpec) -> list[Message]:
     """TOOL_SELECT stage 1: full_desc list and one example matched to ``suggested_tool``."""
-    system = STAGE1_SYSTEM.format(
-        tool_list=registry.tool_list(), example_query=example.example, example_tool=example.name
-    ) + f"\n\n{DATA_RULE}"
-    task = f"Task: {state.get('task_summary') or state['user_query']}\nUser query: {state['user_query']}"
-    return [
-        Message(role="system", content=system),
-        Message(role="user", content=_with_context(state, f"{task}\n\n{ANALYTICAL_PREFIX}which tool fits best?")),
-    ]
+    return with_shared_prefix(
+        state, stage1_task(registry.tool_list(), [example], state, f"{ANALYTICAL_PREFIX}which tool fits best?")
+    )
 
 
 def stage2_messages(state: AgentState, spec: ToolSpec, hints: Sequence[str], retry_note: str = "",
                     known: dict[str, Any] | None = None) -> list[Message]:
     """TOOL_SELECT stage 2: only the chosen tool's description, deterministic entity hints, and the
-    arguments code already read off the message (the model fills the rest)."""
+    arguments code already read off the message (the model fills the rest). The message is repeated last:
+    with the instructions after the shared prefix, the embedded model otherwise copied the nearest words (the
+    tool name, a prompt label) into the arguments (``bench/experiments_layout/``)."""
     hint_text = "\n".join(hints) + "\n" if hints else ""
     if known:
         hint_text += "Already known: " + ", ".join(f"{k}={v}" for k, v in known.items()) + "\n"
     if retry_note:
         hint_text += retry_note + "\n"
-    system = STAGE2_SYSTEM.format(
-        tool_name=spec.name, description=spec.full_desc, user_query=state["user_query"], entity_hints=hint_text
+    return with_shared_prefix(
+        state, STAGE2_TASK.format(tool_name=spec.name, description=spec.full_desc, entity_hints=hint_text,
+                                  user_query=state["user_query"])
     )
-    return [Message(role="system", content=system), Message(role="user", content=state["user_query"])]
 
 
 def result_messages(state: AgentState, result: ToolResult) -> list[Message]:
-    """RESULT_CLASSIFY."""
-    system = RESULT_SYSTEM.format(
-        user_query=state["user_query"],
-        task_summary=state.get("task_summary", ""),
-        tool_label=result["tool_label"],
-        result=fenced(result["tool_label"], result["formatted_result"]),
+    """RESULT_CLASSIFY: the result is the last one of the shared prefix."""
+    return with_shared_prefix(
+        state, RESULT_TASK.format(tool_label=result["tool_label"], task_summary=task_summary(state))
     )
-    return [Message(role="system", content=f"{system}\n\n{DATA_RULE}"),
-            Message(role="user", content="Classify this result.")]
 
 
 def retry_messages(state: AgentState, result: ToolResult) -> list[Message]:
     """ERROR_HANDLER's retry_same vs retry_different_args decision (pre-formatted error only)."""
     args = ", ".join(f"{k}={v}" for k, v in result["args"].items())
-    system = RETRY_SYSTEM.format(
-        tool_label=result["tool_label"], user_query=state["user_query"], args=args, error=result["error"]
+    return with_shared_prefix(
+        state, RETRY_TASK.format(tool_label=result["tool_label"], args=args, error=result["error"])
     )
-    return [Message(role="system", content=system), Message(role="user", content="Choose the retry strategy.")]
 
 
 def image_messages(user_query: str) -> list[Message]:
-    """INPUT_ASSEMBLY's vision call."""
+    """INPUT_ASSEMBLY's vision call (its own layout: the image tokens open the user turn anyway)."""
     return [Message(role="system", content=IMAGE_SYSTEM), Message(role="user", content=user_query)]
 
 
 def synthesis_messages(state: AgentState, brief: bool) -> list[Message]:
-    """SYNTHESIZE: question, task summary, labelled results, pre-formatted errors; no tool names."""
-    sections = [f"Clinician's question: {state['user_query']}"]
+    """SYNTHESIZE: the shared prefix (question, context, labelled results), then the task summary and the
+    pre-formatted errors; no tool names."""
+    sections = [(BRIEF_PREFIX if brief else "") + SYNTH_TASK]  # the data rule is in the shared system text
     if state.get("task_summary"):
         sections.append(f"Clinical context: {state['task_summary']}")
-    sections += context_parts(state)
-    results = [r for r in state.get("tool_results", []) if r["status"] == "success"]
-    if results:
-        sections.append("Information retrieved:\n" + "\n\n".join(fenced(r["tool_label"], r["formatted_result"])
-                                                                  for r in results))
     errors = state.get("error_messages", [])
     if errors:
         sections.append("Information that could not be retrieved:\n" + "\n".join(f"- {e}" for e in errors))
-    system = (BRIEF_PREFIX if brief else "") + SYNTH_SYSTEM + "\n- " + DATA_RULE
-    return [Message(role="system", content=system), Message(role="user", content="\n\n".join(sections))]
+    return with_shared_prefix(state, "\n\n".join(sections))

@@ -15,10 +15,13 @@ Quality = Literal["success_rich", "success_partial", "no_results", "error_retrya
 
 
 class ResultAssessment(BaseModel):
-    """RESULT_CLASSIFY: what happened (never what to do next). Classification field first."""
+    """RESULT_CLASSIFY: what happened (never what to do next).
+
+    Seed 002 §6's ``brief_summary`` is dropped: no code read it beyond the timeline's detail, and it was up
+    to 75 characters (~20 tokens) decoded on every tool call of a turn (issue 12: no field the code never
+    reads)."""
 
     quality: Quality
-    brief_summary: str = Field(max_length=75, description="1-2 sentence summary of what the tool returned")
 
 
 class RetryStrategy(BaseModel):

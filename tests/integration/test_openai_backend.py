@@ -37,7 +37,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(f"data: {json.dumps({'choices': [{'delta': {'content': word}}]})}\n\n".encode())
             self.wfile.write(b"data: [DONE]\n\n")
             return
-        content = '{"quality": "success_rich", "brief_summary": "ok"}' if body["model"] == "good" else '{"quality": "maybe"}'
+        content = '{"quality": "success_rich"}' if body["model"] == "good" else '{"quality": "maybe"}'
         payload = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -64,7 +64,7 @@ def prescriber(args: dict[str, Any]) -> FakeLLM:
         if name == "ToolSelection":
             return {"tool_name": "prescribe_medication"}
         if name == "ResultAssessment":
-            return {"quality": "success_rich", "brief_summary": "written"}
+            return {"quality": "success_rich"}
         if name == "RetryStrategy":
             return {"strategy": "retry_same"}
         if call.schema is not None:  # stage 2 asks only for the fields code could not read off the message

@@ -51,7 +51,8 @@ def result_classify(state: AgentState, *, llm: LLM) -> dict[str, Any]:
                 quality, summary = "success_partial", f"The {result['tool_label']} returned data."
                 detail = f"model said {out.quality} for a successful result; classified as partial"
             else:
-                quality, summary, detail = out.quality, out.brief_summary, out.brief_summary
+                quality, summary = out.quality, f"The {result['tool_label']} returned data."
+                detail = f"model classified the result as {out.quality}"
         except LLMError:
             quality, summary = "success_partial", f"The {result['tool_label']} returned data."
             detail = "model output unusable; classified as partial"

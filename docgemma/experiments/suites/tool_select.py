@@ -42,14 +42,10 @@ def stage1(case: Case, *, tools: str = "full", shots: int = 1, prefix: bool = Tr
         return messages  # exactly the agent's prompt
     listing = {"full": REGISTRY.tool_list(), "short": short_list(REGISTRY), "names": names_list(REGISTRY)}[tools]
     others = [s for s in REGISTRY if s.name != example.name][: max(0, shots - 1)]
-    examples = "".join(f'Example:\nUser: "{s.example}"\nTool: {s.name}\n\n' for s in [example, *others][:shots])
-    system = (f"You are a clinical tool router. Select the single most appropriate tool for the task.\n\n"
-              f"Available tools:\n{listing}\n\n{examples}Now select the tool for the current task.\n\n{prompts.DATA_RULE}")
-    task = f"Task: {state.get('task_summary') or case['query']}\nUser query: {case['query']}"
-    if reasoning:
-        task += f"\n\nYour analysis: {reasoning}"
     ask = f"{prompts.ANALYTICAL_PREFIX}which tool fits best?" if prefix else "Which tool fits best?"
-    return [Message(role="system", content=system), Message(role="user", content=f"{task}\n\n{ask}")]
+    if reasoning:
+        ask = f"Your analysis: {reasoning}\n\n{ask}"
+    return prompts.with_shared_prefix(state, prompts.stage1_task(listing, [example, *others][:shots], state, ask))
 
 
 def _select(probe: Probe, messages: list[Message]) -> str:
