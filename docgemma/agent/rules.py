@@ -80,9 +80,11 @@ def record_tool(state: AgentState, tools: ToolRegistry) -> str | None:
     refers = PATIENT_REF_RE.search(query) or entities["patient_ids"]
     if not (refers and _patient_known(state) and RECORD_CONCEPT_RE.search(query)) or is_write_request(query):
         return None
-    if CONNECTION_RE.search(query):
-        return None  # which item to explore from is the model's call
-    spec = tools.first(Role.RECORD_HISTORY if TIMELINE_RE.search(query) else Role.RECORD_QUERY)
+    # A connection question needs the connections tool; which item to explore from is still the model's call
+    # (stage 2), but intent and tool are not: asking the model for them cost two calls over the budget.
+    role = (Role.CONNECTIONS if CONNECTION_RE.search(query)
+            else Role.RECORD_HISTORY if TIMELINE_RE.search(query) else Role.RECORD_QUERY)
+    spec = tools.first(role)
     return spec.name if spec else None
 
 

@@ -306,6 +306,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=224,
         result_cap=3000,
         record=True,
+        roles=frozenset({Role.CONNECTIONS}),
         extract=X.patient_only,
     ),
     ToolSpec(

@@ -37,6 +37,8 @@ class Role(str, Enum):
     RECORD_QUERY = "record_query"
     #: The active patient's visits over time ("what happened at his visits this year").
     RECORD_HISTORY = "record_history"
+    #: How items of the active patient's record relate ("how is her hypertension connected to her medications").
+    CONNECTIONS = "connections"
     #: A medication order: an order verb ("start", "give") with a named drug asks for it.
     MEDICATION_ORDER = "medication_order"
     #: A literature search (a trials search is suggested after it).

@@ -51,7 +51,7 @@ def test_roles_replace_name_lookups() -> None:
         Role.DRUG_SAFETY: "check_drug_safety", Role.INTERACTIONS: "check_drug_interactions",
         Role.CHART: "get_patient_chart", Role.RECORD_QUERY: "query_patient_data",
         Role.RECORD_HISTORY: "get_patient_timeline", Role.MEDICATION_ORDER: "prescribe_medication",
-        Role.LITERATURE: "search_medical_literature",
+        Role.LITERATURE: "search_medical_literature", Role.CONNECTIONS: "explore_connections",
     }
     assert all(sum(role in s.roles for s in registry) == 1 for role in Role)
     assert [s.name for s in registry if s.needs_image] == ["analyze_medical_image"]
