@@ -71,6 +71,8 @@ class Settings:
     ctgov_url: str = "https://clinicaltrials.gov/api/v2"
     #: ``inprocess`` (default) or ``mcp``: TOOL_EXECUTE calls the tools through an MCP client.
     tool_transport: str = "inprocess"
+    #: ``on`` (default) or ``off``: local backends reuse the previous call's KV cache for a common prompt prefix.
+    prefix_cache: str = "on"
 
     @property
     def checkpoint_path(self) -> Path:
@@ -123,6 +125,7 @@ class Settings:
             europepmc_url=env.get("DOCGEMMA_EUROPEPMC_URL", defaults.europepmc_url).rstrip("/"),
             ctgov_url=env.get("DOCGEMMA_CTGOV_URL", defaults.ctgov_url).rstrip("/"),
             tool_transport=_choice(env, "DOCGEMMA_TOOL_TRANSPORT", ("inprocess", "mcp"), defaults.tool_transport),
+            prefix_cache=_choice(env, "DOCGEMMA_PREFIX_CACHE", ("on", "off"), defaults.prefix_cache),
         )
 
 
