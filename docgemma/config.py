@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar, cast
 
-Backend = Literal["transformers", "openai", "fake"]
-BACKENDS: tuple[Backend, ...] = ("transformers", "openai", "fake")
+Backend = Literal["transformers", "openai", "fake", "llamacpp"]
+BACKENDS: tuple[Backend, ...] = ("transformers", "openai", "fake", "llamacpp")
 
 #: The model the product is built for; loaded in 4-bit NF4 when CUDA is available.
 MEDGEMMA_MODEL_ID = "google/medgemma-1.5-4b-it"
