@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -180,10 +181,10 @@ class LlamaCppLLM:
         ids = self.prompt_ids(messages)
         grammar = self.grammar(schema)
         with self._lock:
-            start, meter = self._begin()
+            start = self._begin()
             out = self.llama.create_completion(ids, max_tokens=max_tokens, grammar=grammar,
-                                               stopping_criteria=meter.criteria, **self.sampling(temperature, False))
-            self._finish(ids, meter, start)
+                                               **self.sampling(temperature, False))
+            self._finish(ids, start)
         return parse_json(schema, out["choices"][0]["text"])
 
     def generate_text(
@@ -200,9 +201,9 @@ class LlamaCppLLM:
             return
         ids = self.prompt_ids(messages)
         with self._lock:
-            start, meter = self._begin()
+            start = self._begin()
             stream = self.llama.create_completion(ids, max_tokens=max_tokens, stream=True,
-                                                  stopping_criteria=meter.criteria, **self.sampling(temperature, True))
+                                                  **self.sampling(temperature, True))
             try:
                 for chunk in stream:
                     text = chunk["choices"][0]["text"]
@@ -210,20 +211,26 @@ class LlamaCppLLM:
                         yield text
             finally:
                 stream.close()  # a consumer that leaves early ends the decoding here, under the lock
-            self._finish(ids, meter, start)  # an abandoned stream reports nothing (MeteredLLM counts it)
+            self._finish(ids, start)  # an abandoned stream reports nothing (MeteredLLM counts it)
 
-    def _begin(self) -> tuple[float, _Meter]:
-        """Start a call (under the lock): forget the previous prompt when reuse is off; arm the meter."""
+    def _begin(self) -> float:
+        """Start a call (under the lock): forget the previous prompt when reuse is off."""
         if not self.prefix_cache:
             self.llama.reset()
         self.llama.eval_started_at = None
-        return time.perf_counter(), _Meter(_llama_cpp())
+        return time.perf_counter()
 
-    def _finish(self, ids: list[int], meter: _Meter, start: float) -> None:
+    def _finish(self, ids: list[int], start: float) -> None:
+        """Report the call: the prefix its first evaluation skipped, and the tokens it sampled.
+
+        Every sampled token but the last (end of turn, or the one that reached ``max_tokens``) was evaluated
+        after the prompt, so the context now holds ``len(ids) + sampled - 1`` tokens (the end-of-turn token
+        counts, as in transformers' new ids).
+        """
         started = self.llama.eval_started_at
-        # No evaluation at all cannot happen (the first decoded token is evaluated); if it did, nothing was prefilled.
         cached = len(ids) if started is None else min(started, len(ids))
-        self.last_usage = Usage(prompt_tokens=len(ids), cached_tokens=cached, decoded_tokens=meter.sampled,
+        decoded = max(self.llama.n_tokens - len(ids) + 1, 0)
+        self.last_usage = Usage(prompt_tokens=len(ids), cached_tokens=cached, decoded_tokens=decoded,
                                 seconds=time.perf_counter() - start)
 
     # -- images (vision projector) ---------------------------------------------------------------
@@ -268,18 +275,6 @@ class LlamaCppLLM:
                                     seconds=time.perf_counter() - start)
 
 
-class _Meter:
-    """Counts the tokens a call samples (the end-of-turn token included, as transformers' new ids do)."""
-
-    def __init__(self, llama_cpp: Any) -> None:
-        self.sampled = 0
-        self.criteria = llama_cpp.StoppingCriteriaList([self._count])
-
-    def _count(self, input_ids: Any, logits: Any) -> bool:
-        self.sampled += 1
-        return False
-
-
 def _metered_llama(llama_cpp: Any) -> type:
     """``Llama`` that records where each call's first evaluation starts: the prefix served from its KV cache."""
 
@@ -294,9 +289,19 @@ def _metered_llama(llama_cpp: Any) -> type:
     return MeteredLlama
 
 
+def default_threads() -> int:
+    """Half the logical CPUs (llama-cpp-python's own default: physical cores on hyperthreaded machines)."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
 def load_llamacpp_llm(model: str | None = None, prefix_cache: bool = True, n_ctx: int = DEFAULT_N_CTX,
                       n_threads: int | None = None) -> LlamaCppLLM:
-    """Load a GGUF file (``None``: the embedded SmolLM2 GGUF) and, when one lies beside it, its projector."""
+    """Load a GGUF file (``None``: the embedded SmolLM2 GGUF) and, when one lies beside it, its projector.
+
+    Prompt evaluation uses as many threads as decoding: llama-cpp-python's defaults differ (half the CPUs to
+    decode, all of them for prompts), and on the 2-core development machine under load that mix took 2-10 s
+    for prompts that took 0.1-1.3 s with one thread for both.
+    """
     llama_cpp = _llama_cpp()
     path = Path(model).expanduser() if model else embedded_model_file()
     if path.suffix != ".gguf" or not path.is_file():
@@ -307,8 +312,9 @@ def load_llamacpp_llm(model: str | None = None, prefix_cache: bool = True, n_ctx
         handler = llama_cpp.llama_chat_format.MTMDChatHandler(clip_model_path=str(projector), verbose=False)
     start = time.perf_counter()
     try:
-        llama = _metered_llama(llama_cpp)(str(path), n_ctx=n_ctx, n_threads=n_threads, chat_handler=handler,
-                                          verbose=False)
+        threads = n_threads or default_threads()
+        llama = _metered_llama(llama_cpp)(str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+                                          chat_handler=handler, verbose=False)
     except ValueError as exc:  # llama-cpp-python reports an unreadable model file as ValueError
         raise LLMError(f"llama.cpp cannot load {path}: {exc}") from exc
     embedded = path.name == EMBEDDED_GGUF

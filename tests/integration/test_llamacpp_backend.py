@@ -86,8 +86,13 @@ def test_agent_schema_is_valid_and_usage_reported(llm: LlamaCppLLM) -> None:
     out = llm.generate_json(MESSAGES, INTENT, temperature=0.0, max_tokens=96)
     assert out.intent in ("DIRECT", "TOOL_NEEDED")  # type: ignore[attr-defined]
     usage = llm.last_usage
-    assert usage is not None and usage.prompt_tokens == llm.count_tokens(MESSAGES)
-    assert 0 < usage.decoded_tokens <= 96 and usage.seconds > 0
+    assert usage is not None and usage.prompt_tokens == llm.count_tokens(MESSAGES) and usage.seconds > 0
+    # The raw library on the same ids: its completion tokens, plus the end-of-turn token it stopped at.
+    llm.llama.reset()
+    raw = llm.llama.create_completion(llm.prompt_ids(MESSAGES), max_tokens=96, temperature=0.0, repeat_penalty=1.0,
+                                      grammar=llm.grammar(INTENT))
+    assert raw["choices"][0]["finish_reason"] == "stop"
+    assert usage.decoded_tokens == raw["usage"]["completion_tokens"] + 1
 
 
 def test_text_streams_in_chunks_and_reports_usage_when_exhausted(llm: LlamaCppLLM) -> None:
