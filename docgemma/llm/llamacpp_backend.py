@@ -19,8 +19,9 @@ quantized GGUF directly. Without a model named, this is the embedded SmolLM2-135
   every call.
 * **Images**: a GGUF vision model (MedGemma) needs its projector (``mmproj*.gguf``): when one lies next to
   the model file it is loaded with llama-cpp-python's ``MTMDChatHandler`` (libmtmd), and calls with images
-  go through ``create_chat_completion`` (the handler renders the template and embeds the images; prefix
-  reuse is then not measured: ``cached_tokens`` 0). Untested here: no projector file is available offline.
+  go through ``create_chat_completion`` (the handler renders the template and embeds the images; such a call
+  neither uses nor leaves a reusable prefix, ``cached_tokens`` 0). The image text is not streamed: it comes as
+  one chunk. Untested here: no projector file is available offline.
 
 **In process, not llama.cpp's server.** llama-cpp-python also ships an OpenAI-compatible server
 (``llama_cpp.server``) that :class:`~docgemma.llm.openai_backend.OpenAICompatLLM` could talk to. In process
@@ -249,10 +250,14 @@ class LlamaCppLLM:
         wire = self._vision_messages(messages, images)
         with self._lock:
             start = time.perf_counter()
-            out = self.llama.create_chat_completion(
-                messages=wire, max_tokens=max_tokens,
-                response_format={"type": "json_object", "schema": schema.model_json_schema()},
-                **self.sampling(temperature, False))
+            self.llama.reset()  # the handler fills the context with image embeddings: no text prefix to share
+            try:
+                out = self.llama.create_chat_completion(
+                    messages=wire, max_tokens=max_tokens,
+                    response_format={"type": "json_object", "schema": schema.model_json_schema()},
+                    **self.sampling(temperature, False))
+            finally:
+                self.llama.reset()  # ids no longer name the context's contents: the next call prefills in full
             self._report_chat(out.get("usage"), start)
         return str(out["choices"][0]["message"]["content"] or "")
 
@@ -261,8 +266,12 @@ class LlamaCppLLM:
         wire = self._vision_messages(messages, images)
         with self._lock:
             start = time.perf_counter()
-            out = self.llama.create_chat_completion(messages=wire, max_tokens=max_tokens,
-                                                    **self.sampling(temperature, True))
+            self.llama.reset()
+            try:
+                out = self.llama.create_chat_completion(messages=wire, max_tokens=max_tokens,
+                                                        **self.sampling(temperature, True))
+            finally:
+                self.llama.reset()
             self._report_chat(out.get("usage"), start)
         text = out["choices"][0]["message"]["content"] or ""
         if text:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -66,3 +68,50 @@ def test_every_agent_schema_becomes_a_llamacpp_grammar(schema: type[BaseModel]) 
     grammar = json_schema_to_gbnf(json.dumps(schema.model_json_schema()))
     assert "root ::=" in grammar
     assert 'space ::= " "?' in grammar  # at most one space between tokens: no whitespace for the model to spend
+
+
+class StubLlama:
+    """Stands in for ``llama_cpp.Llama`` with a vision handler: records the chat calls and resets."""
+
+    def __init__(self) -> None:
+        self.metadata = {"tokenizer.chat_template": "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"}
+        self._model = SimpleNamespace(token_get_text=lambda i: f"<{i}>")
+        self.calls: list[dict[str, Any]] = []
+        self.resets = 0
+
+    def token_eos(self) -> int:
+        return 2
+
+    def token_bos(self) -> int:
+        return 1
+
+    def reset(self) -> None:
+        self.resets += 1
+
+    def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(kwargs)
+        return {"choices": [{"message": {"content": '{"quality": "success_rich", "brief_summary": "ok"}'}}],
+                "usage": {"prompt_tokens": 300, "completion_tokens": 12, "total_tokens": 312}}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
+                    reason="llama-cpp-python is not installed: bash scripts/dev.sh setup-llamacpp")
+def test_images_go_through_the_vision_handler_as_data_urls_under_the_schema() -> None:
+    """The wiring of the projector path (libmtmd itself is untested: no mmproj file offline)."""
+    from PIL import Image
+
+    from docgemma.llm.base import Message
+    from docgemma.llm.llamacpp_backend import LlamaCppLLM
+
+    stub = StubLlama()
+    llm = LlamaCppLLM("medgemma", stub, vision_handler=object())
+    messages = [Message(role="system", content="Assess."), Message(role="user", content="this X-ray")]
+    out = llm.generate_json(messages, ResultAssessment, temperature=0.0, max_tokens=64,
+                            images=[Image.new("RGB", (8, 8))])
+    assert out.quality == "success_rich" and llm.supports_images
+    (call,) = stub.calls
+    assert call["response_format"] == {"type": "json_object", "schema": ResultAssessment.model_json_schema()}
+    parts = call["messages"][-1]["content"]
+    assert parts[0]["image_url"]["url"].startswith("data:image/png;base64,") and parts[1]["text"] == "this X-ray"
+    assert stub.resets == 2  # the context holds image embeddings: no prefix reuse into or out of it
+    assert llm.last_usage is not None and (llm.last_usage.prompt_tokens, llm.last_usage.decoded_tokens) == (300, 12)
