@@ -12,6 +12,11 @@
 3. **Constrained-JSON overhead on llama.cpp**: decode ms/token with the grammar against without it.
 4. **Prefix reuse**: a turn's two calls sharing a long prefix with different endings: the second call's
    prefill time (one new token) with and without reuse, on both backends.
+5. ``--server``: llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``, started here on
+   a free loopback port; needs ``pip install 'llama-cpp-python[server]'``, or ``--server-path`` naming a
+   directory holding pydantic-settings, starlette-context and python-dotenv) against the in-process backend:
+   the same streamed text and the same constrained JSON (``json_object`` with the schema: that server
+   ignores OpenAI's ``json_schema`` format), same threads.
 
 Both libraries get the same thread count (``--threads``, default: the llama.cpp backend's, half the CPUs).
 Timings are medians over ``--reps`` interleaved runs; the load average is recorded: the development machine
@@ -230,12 +235,83 @@ def prefix_reuse(tf: Any, lc: Any, reps: int) -> dict[str, Any]:
     return out
 
 
+def server_vs_in_process(lc: Any, threads: int, reps: int, extra_path: str | None) -> dict[str, Any]:
+    """Same calls through llama_cpp.server (HTTP, OpenAI-compatible) and in process."""
+    import socket
+    import subprocess
+    import tempfile
+
+    import httpx
+
+    from docgemma.llm.openai_backend import OpenAICompatLLM
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = dict(os.environ)
+    if extra_path:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (extra_path, env.get("PYTHONPATH")) if p)
+    # A file, not a pipe: llama.cpp's load log would fill a pipe and block the server.
+    with tempfile.TemporaryFile() as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_file()), "--n_ctx", "8192",
+             "--n_threads", str(threads), "--n_threads_batch", str(threads), "--host", "127.0.0.1", "--port", str(port)],
+            env=env, stdout=subprocess.DEVNULL, stderr=log)
+        base = f"http://127.0.0.1:{port}/v1"
+        try:
+            for _ in range(120):
+                try:
+                    if httpx.get(f"{base}/models", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    time.sleep(0.5)
+            else:
+                log.seek(0)
+                raise RuntimeError("llama_cpp.server did not start: " + log.read()[-2000:].decode(errors="replace"))
+            class Remote(OpenAICompatLLM):
+                def _payload(self, *args: Any) -> dict[str, Any]:
+                    # llama_cpp.server's default repeat penalty is 1.1; in process decodes without one
+                    return {**super()._payload(*args), "repeat_penalty": 1.0}
+
+            remote = Remote(base, "smollm2")
+            messages = turn(ENDINGS[1])
+            schema = intent_schema(default_registry().names)
+            # Both keep their prompt cache (the server always does): the same prompt is then served from it on
+            # both sides, and the difference is the per-call cost of HTTP and the server.
+            lc.clinically_meaningful = True
+            list(lc.generate_text(messages, temperature=0.0, max_tokens=DECODE_TOKENS))
+            tokens = lc.last_usage.decoded_tokens
+
+            def remote_json() -> None:
+                payload = remote._payload(messages, 0.0, DECODE_TOKENS, ())
+                payload["response_format"] = {"type": "json_object", "schema": schema.model_json_schema()}
+                schema.model_validate_json(remote._post(payload)["choices"][0]["message"]["content"])
+
+            list(remote.generate_text(messages, temperature=0.0, max_tokens=tokens))  # warm-up
+            times = interleaved({
+                "server_text": lambda: list(remote.generate_text(messages, temperature=0.0, max_tokens=tokens)),
+                "in_process_text": lambda: list(lc.generate_text(messages, temperature=0.0, max_tokens=tokens)),
+                "server_json": remote_json,
+                "in_process_json": lambda: lc.generate_json(messages, schema, temperature=0.0, max_tokens=DECODE_TOKENS),
+            }, reps)
+            remote_usage = remote.last_usage
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    return {"text_tokens": tokens, **{k: round(v, 3) for k, v in times.items()},
+            "text_ratio_in_process_over_server_tokens_per_s": round(times["server_text"] / times["in_process_text"], 3),
+            "json_ratio_in_process_over_server_tokens_per_s": round(times["server_json"] / times["in_process_json"], 3),
+            "server_stream_reports_usage": remote_usage is not None}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--out", help="also write the results to this file")
     parser.add_argument("--threads", type=int, default=default_threads())
+    parser.add_argument("--server", action="store_true", help="also measure llama_cpp.server (see docstring)")
+    parser.add_argument("--server-path", help="directory with the server's extra packages (PYTHONPATH)")
     args = parser.parse_args()
     import torch
 
@@ -252,6 +328,8 @@ def main() -> None:
         "llamacpp_constrained_json_overhead": grammar_overhead(lc, args.reps),
         "prefix_reuse_second_call": prefix_reuse(tf, lc, args.reps),
     }
+    if args.server:
+        results["llamacpp_server_vs_in_process"] = server_vs_in_process(lc, threads, args.reps, args.server_path)
     results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     text = json.dumps(results, indent=2)
     if args.out:
