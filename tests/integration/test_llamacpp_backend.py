@@ -175,3 +175,27 @@ def test_gemma_prompt_has_one_bos_and_matches_transformers(gemma_gguf: Path) -> 
     assert sent == one_pass(tokenizer, MESSAGES)
     bos = llama.token_bos()
     assert sent[0] == bos and sent.count(bos) == 1
+
+
+def test_gemma_prompt_cache_past_the_sliding_window_changes_nothing(gemma_gguf: Path) -> None:
+    """Gemma 3 (MedGemma's architecture) has sliding-window layers; the prompts here pass its window, and
+    llama.cpp's prefix reuse gives the outputs of a full prefill."""
+    import llama_cpp
+
+    from docgemma.llm.llamacpp_backend import _metered_llama
+
+    llama = _metered_llama(llama_cpp)(str(gemma_gguf), n_ctx=4096, n_threads=1, n_threads_batch=1, verbose=False)
+    llama.metadata["tokenizer.chat_template"] = GEMMA3_TEMPLATE
+    llm = LlamaCppLLM("gemma3-270m", llama)
+    window = int(llama.metadata.get("gemma3.attention.sliding_window", 512))
+    first, second = (turn(e) for e in ("Classify: FDA warnings for dofetilide.", "Summarise her renal dosing."))
+    first[0]["content"] = second[0]["content"] = CONTEXT * 12
+    assert llm.count_tokens(second) > window
+    outputs = []
+    for reuse in (True, False):
+        llm.prefix_cache = reuse
+        list(llm.generate_text(first, temperature=0.0, max_tokens=4))
+        outputs.append("".join(llm.generate_text(second, temperature=0.0, max_tokens=24)))
+        assert llm.last_usage is not None
+        assert (llm.last_usage.cached_tokens > window) if reuse else llm.last_usage.cached_tokens == 0
+    assert outputs[0] == outputs[1] and outputs[0]
