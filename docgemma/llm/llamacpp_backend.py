@@ -11,7 +11,8 @@ quantized GGUF directly. Without a model named, this is the embedded SmolLM2-135
   to ``create_completion`` as a token list (to which llama-cpp-python adds nothing).
 * **Constrained JSON**: llama.cpp's own grammar sampler, with the GBNF grammar that llama-cpp-python
   converts from the JSON schema (``LlamaGrammar.from_json_schema``; built once per schema). Outlines is not
-  used here: on llama.cpp it needs numba, and without it the constraint is silently dropped.
+  used here: its llama.cpp integration needs numba (not installed here), and without it the constraint was
+  reported to be dropped silently; tests/integration/test_llamacpp_backend.py checks that this one holds.
 * **Prefix cache**: llama.cpp keeps the KV cache of the previous prompt and, on the next one, evaluates
   only what follows the longest common prefix (``Llama.generate``). Each call's
   :class:`~docgemma.llm.base.Usage` reports that prefix as ``cached_tokens`` — measured, as the position at
@@ -24,13 +25,16 @@ quantized GGUF directly. Without a model named, this is the embedded SmolLM2-135
   one chunk. Untested here: no projector file is available offline.
 
 **In process, not llama.cpp's server.** llama-cpp-python also ships an OpenAI-compatible server
-(``llama_cpp.server``) that :class:`~docgemma.llm.openai_backend.OpenAICompatLLM` could talk to. In process
-was chosen because (bench/bench_backends.py) it adds nothing measurable per token over the raw ``Llama``
-calls, while a server adds an HTTP round trip and JSON (de)serialization per call, a second process to
-start, supervise and size, and extra packages (``llama-cpp-python[server]``); and in process the backend
-controls the exact prompt ids (one template pass, no second BOS) and measures the prefix cache, which the
-server's ``usage`` does not report. A deployment with several clinicians per machine is the case for a
-server (vLLM on a GPU, through the OpenAI-compatible backend).
+(``llama_cpp.server``) that :class:`~docgemma.llm.openai_backend.OpenAICompatLLM` could talk to. Measured
+(``bench/bench_backends.py --server``, bench/results_backends.json): on the same prompt, tokens and threads,
+the server gave 0.90x the in-process tokens/s for streamed text and 1.01x for constrained JSON, i.e. the HTTP
+hop costs little. The choice rests on what the server cannot do: its request type accepts only
+``{"type": "json_object", "schema": ...}``, not the ``json_schema`` format the OpenAI-compatible backend sends
+(so JSON calls would need a second code path); its streams carry no ``usage`` and no answer reports the prefix
+it reused; it is a second process to start, supervise and size, with extra packages
+(``llama-cpp-python[server]``). In process, the backend controls the exact prompt ids (one template pass, no
+second BOS) and measures the prompt-cache prefix. A deployment serving several clinicians from one machine is
+the case for a server (vLLM on a GPU, through the OpenAI-compatible backend).
 
 Import is free: llama-cpp-python loads when a model does, with an install hint when it is missing.
 """
