@@ -29,12 +29,13 @@ quantized GGUF directly. Without a model named, this is the embedded SmolLM2-135
 (``bench/bench_backends.py --server``, bench/results_backends.json): on the same prompt, tokens and threads,
 the server gave 0.90x the in-process tokens/s for streamed text and 1.01x for constrained JSON, i.e. the HTTP
 hop costs little. The choice rests on what the server cannot do: its request type accepts only
-``{"type": "json_object", "schema": ...}``, not the ``json_schema`` format the OpenAI-compatible backend sends
-(so JSON calls would need a second code path); its streams carry no ``usage`` and no answer reports the prefix
-it reused; it is a second process to start, supervise and size, with extra packages
-(``llama-cpp-python[server]``). In process, the backend controls the exact prompt ids (one template pass, no
-second BOS) and measures the prompt-cache prefix. A deployment serving several clinicians from one machine is
-the case for a server (vLLM on a GPU, through the OpenAI-compatible backend).
+``{"type": "json_object", "schema": ...}``, and the OpenAI-compatible backend's ``json_schema`` request fails
+(HTTP 500 with 0.3.36), so JSON calls would need a second code path; its streams carry no ``usage`` (tried:
+``stream_options.include_usage`` is ignored) and no answer reports the prefix it reused; it is a second
+process to start, supervise and size, with extra packages (``llama-cpp-python[server]``). In process, the
+backend controls the exact prompt ids (one template pass, no second BOS) and measures the prompt-cache prefix.
+A deployment serving several clinicians from one machine is the case for a server (vLLM on a GPU, through the
+OpenAI-compatible backend).
 
 Import is free: llama-cpp-python loads when a model does, with an install hint when it is missing.
 """
