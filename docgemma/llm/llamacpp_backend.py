@@ -48,7 +48,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,7 @@ from docgemma.llm.base import (
     LLMError,
     Messages,
     MissingDependencyError,
+    PerThreadUsage,
     SchemaT,
     Usage,
     merge_system_into_user,
@@ -107,8 +108,8 @@ class LlamaCppLLM:
     fallback_note: str | None = None
     #: libmtmd chat handler when a vision projector was loaded (images go through it).
     vision_handler: Any | None = None
-    #: What the most recent finished call cost (see :func:`docgemma.llm.base.last_usage`).
-    last_usage: Usage | None = field(default=None, init=False)
+    #: What the calling thread's most recent finished call cost (see :func:`docgemma.llm.base.last_usage`).
+    last_usage = PerThreadUsage()
 
     def __post_init__(self) -> None:
         # One call at a time: a llama.cpp context (and its KV cache) is not safe to share between threads.

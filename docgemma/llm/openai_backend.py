@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from docgemma.llm.base import LLMError, Messages, SchemaT, Usage, parse_json
+from docgemma.llm.base import LLMError, Messages, PerThreadUsage, SchemaT, Usage, parse_json
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -40,8 +40,8 @@ class OpenAICompatLLM:
     clinically_meaningful: bool = True
     timeout_s: float = 120.0
     client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=httpx.Timeout(120.0, connect=3.0)))
-    #: The server's account of the most recent finished call (see :func:`docgemma.llm.base.last_usage`).
-    last_usage: Usage | None = field(default=None, init=False)
+    #: The server's account of the calling thread's latest finished call (:func:`docgemma.llm.base.last_usage`).
+    last_usage = PerThreadUsage()
 
     @property
     def name(self) -> str:

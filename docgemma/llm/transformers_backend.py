@@ -46,6 +46,7 @@ from docgemma.llm.base import (
     LLMError,
     Messages,
     MissingDependencyError,
+    PerThreadUsage,
     SchemaT,
     Usage,
     merge_system_into_user,
@@ -123,8 +124,8 @@ class TransformersLLM:
     generator_build_s: dict[str, float] = field(default_factory=dict)
     #: Keep the previous call's KV cache and reuse its common prefix with the next prompt (off on ZeroGPU).
     prefix_cache: bool = True
-    #: What the most recent finished call cost (see :func:`docgemma.llm.base.last_usage`).
-    last_usage: Usage | None = field(default=None, init=False)
+    #: What the calling thread's most recent finished call cost (see :func:`docgemma.llm.base.last_usage`).
+    last_usage = PerThreadUsage()
     #: Why the most recent call reused no prefix (None when it did), for logs and tests.
     prefix_skipped: str | None = field(default=None, init=False)
 

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from docgemma.agent.schemas import ResultAssessment
-from docgemma.llm.base import LLMError, LLMOutputError, Message
+from docgemma.llm.base import LLMError, LLMOutputError, Message, Usage
 from docgemma.llm.openai_backend import OpenAICompatLLM
 
 REQUESTS: list[dict[str, Any]] = []
@@ -123,3 +123,26 @@ def test_server_without_usage_reports_nothing(server: str) -> None:
     with pytest.raises(LLMOutputError):
         llm.generate_json(MESSAGES, ResultAssessment, temperature=0.0, max_tokens=64)
     assert llm.last_usage is None
+
+
+def test_each_thread_reads_the_usage_of_its_own_call(server: str) -> None:
+    """Two sessions on one backend: a call that ends in between must not replace the figures the first
+    session reads after its own call (MeteredLLM reads ``last_usage`` once its call returns)."""
+    llm = OpenAICompatLLM(server, "good")
+    first_done, second_done = threading.Event(), threading.Event()
+    seen: list[Usage | None] = []
+
+    def session() -> None:
+        llm.generate_json(MESSAGES, ResultAssessment, temperature=0.0, max_tokens=64)  # usage: 120 prompt tokens
+        first_done.set()
+        second_done.wait(timeout=10)
+        seen.append(llm.last_usage)
+
+    worker = threading.Thread(target=session)
+    worker.start()
+    assert first_done.wait(timeout=10)
+    list(llm.generate_text(MESSAGES, temperature=0.0, max_tokens=8))  # another session's call: 40 prompt tokens
+    second_done.set()
+    worker.join(timeout=10)
+    assert llm.last_usage is not None and llm.last_usage.prompt_tokens == 40
+    assert seen[0] is not None and seen[0].prompt_tokens == 120
