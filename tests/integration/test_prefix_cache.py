@@ -144,14 +144,16 @@ def test_turned_off_prefills_every_call_in_full(tiny_gemma: TransformersLLM) -> 
 def test_abandoned_stream_keeps_no_cache_and_frees_the_model(tiny_gemma: TransformersLLM) -> None:
     llm = tiny_gemma
     llm._prefix.clear()
-    expected = "".join(llm.generate_text(turn(ENDINGS[1]), temperature=0.0, max_tokens=8))
-    stream = llm.generate_text(turn(ENDINGS[0]), temperature=0.0, max_tokens=200)
+    list(llm.generate_text(turn(ENDINGS[1]), temperature=0.0, max_tokens=8))  # a cache is kept
+    stream = llm.generate_text(turn(ENDINGS[0]), temperature=0.0, max_tokens=200)  # takes it, reuses the prefix
     next(stream)
     stream.close()  # the consumer leaves: the worker stops, the lock is released
     assert llm._lock.acquire(timeout=5)
     llm._lock.release()
-    assert "".join(llm.generate_text(turn(ENDINGS[1]), temperature=0.0, max_tokens=8)) == expected
-    assert llm.prefix_skipped == "no kept cache"
+    # The cache the abandoned call was writing is not kept: the next call prefills in full.
+    list(llm.generate_text(turn(ENDINGS[1]), temperature=0.0, max_tokens=8))
+    assert llm.prefix_skipped == "no kept cache" and llm.last_usage is not None
+    assert llm.last_usage.cached_tokens == 0
 
 
 def test_concurrent_calls_give_the_sequential_outputs(tiny_gemma: TransformersLLM) -> None:
