@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar, cast
 
-Backend = Literal["transformers", "openai", "fake"]
-BACKENDS: tuple[Backend, ...] = ("transformers", "openai", "fake")
+Backend = Literal["transformers", "openai", "fake", "llamacpp"]
+BACKENDS: tuple[Backend, ...] = ("transformers", "openai", "fake", "llamacpp")
 
 #: The model the product is built for; loaded in 4-bit NF4 when CUDA is available.
 MEDGEMMA_MODEL_ID = "google/medgemma-1.5-4b-it"
@@ -74,6 +74,8 @@ class Settings:
     #: ``postgresql://user:password@host:port/db``: conversation threads and approval claims in PostgreSQL, shared
     #: by every app replica (``deploy/``). None = the SQLite file :attr:`checkpoint_path` (one process).
     checkpoint_url: str | None = None
+    #: ``on`` (default) or ``off``: local backends reuse the previous call's KV cache for a common prompt prefix.
+    prefix_cache: str = "on"
 
     @property
     def checkpoint_path(self) -> Path:
@@ -127,6 +129,7 @@ class Settings:
             ctgov_url=env.get("DOCGEMMA_CTGOV_URL", defaults.ctgov_url).rstrip("/"),
             tool_transport=_choice(env, "DOCGEMMA_TOOL_TRANSPORT", ("inprocess", "mcp"), defaults.tool_transport),
             checkpoint_url=_database_url(env, "DOCGEMMA_CHECKPOINT_URL"),
+            prefix_cache=_choice(env, "DOCGEMMA_PREFIX_CACHE", ("on", "off"), defaults.prefix_cache),
         )
 
 

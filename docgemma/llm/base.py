@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, TypeVar, runtime_checkable
@@ -119,6 +120,32 @@ def clinically_meaningful(llm: object) -> bool:
     and third-party backends keep working unchanged.
     """
     return bool(getattr(llm, "clinically_meaningful", True))
+
+
+class PerThreadUsage:
+    """A backend's ``last_usage`` attribute, kept per calling thread (declare it unannotated on the class).
+
+    One model serves concurrent turns (two clinicians' sessions); a caller reads ``last_usage`` right after
+    its call returns, and by then another thread's call may have finished: a plain attribute would hand it
+    that call's figures. Each thread reads the usage of its own most recent call.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._key = f"_{name}_per_thread"
+
+    def _local(self, obj: object) -> threading.local:
+        # dict.setdefault is atomic: two threads' first calls get the same store.
+        store: threading.local = vars(obj).setdefault(self._key, threading.local())
+        return store
+
+    def __get__(self, obj: object | None, objtype: type | None = None) -> Usage | None:
+        if obj is None:
+            return None
+        usage: Usage | None = getattr(self._local(obj), "usage", None)
+        return usage
+
+    def __set__(self, obj: object, value: Usage | None) -> None:
+        self._local(obj).usage = value
 
 
 def last_usage(llm: object) -> Usage | None:

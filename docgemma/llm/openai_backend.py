@@ -2,6 +2,11 @@
 
 This is how a deployment outgrows one GPU: several vLLM replicas behind one URL. ``generate_json`` sends
 ``response_format={"type": "json_schema", ...}``, which vLLM enforces with its guided-decoding backend.
+
+Each call's cost comes from the server's ``usage`` (``prompt_tokens``, ``completion_tokens`` and, where the
+server reports its prefix cache, ``prompt_tokens_details.cached_tokens``); streams ask for it with
+``stream_options.include_usage``. A server that sends no ``usage`` leaves ``last_usage`` unset for that call,
+so the agent falls back to counting the prompt itself.
 """
 
 from __future__ import annotations
@@ -10,13 +15,14 @@ import base64
 import io
 import json
 import math
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from docgemma.llm.base import LLMError, Messages, SchemaT, parse_json
+from docgemma.llm.base import LLMError, Messages, PerThreadUsage, SchemaT, Usage, parse_json
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -34,6 +40,8 @@ class OpenAICompatLLM:
     clinically_meaningful: bool = True
     timeout_s: float = 120.0
     client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=httpx.Timeout(120.0, connect=3.0)))
+    #: The server's account of the calling thread's latest finished call (:func:`docgemma.llm.base.last_usage`).
+    last_usage = PerThreadUsage()
 
     @property
     def name(self) -> str:
@@ -80,7 +88,9 @@ class OpenAICompatLLM:
             "type": "json_schema",
             "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": True},
         }
+        start = time.perf_counter()
         body = self._post(payload)
+        self._report(body.get("usage"), start)  # before validation: an invalid answer was paid for too
         try:
             content = body["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
@@ -98,6 +108,9 @@ class OpenAICompatLLM:
         """Stream server-sent events and yield each content delta."""
         payload = self._payload(messages, temperature, max_tokens, images)
         payload["stream"] = True
+        payload["stream_options"] = {"include_usage": True}  # the last event then carries ``usage``
+        start = time.perf_counter()
+        usage: dict[str, Any] | None = None
         try:
             with self.client.stream(
                 "POST", f"{self.base_url}/chat/completions", json=payload, headers=self._headers()
@@ -109,15 +122,31 @@ class OpenAICompatLLM:
                         continue
                     data = line[5:].strip()
                     if data == "[DONE]":
-                        return
+                        break
                     try:
-                        delta = json.loads(data)["choices"][0].get("delta", {}).get("content")
-                    except (json.JSONDecodeError, KeyError, IndexError) as exc:
+                        event = json.loads(data)
+                        choices = event.get("choices") or []  # the usage event has none
+                        delta = choices[0].get("delta", {}).get("content") if choices else None
+                    except (json.JSONDecodeError, AttributeError, IndexError) as exc:
                         raise LLMError("model server sent a malformed stream event") from exc
+                    usage = event.get("usage") or usage
                     if delta:
                         yield delta
         except httpx.HTTPError as exc:
             raise LLMError(f"model server {self.base_url} unreachable: {type(exc).__name__}") from exc
+        self._report(usage, start)
+
+    def _report(self, usage: Any, start: float) -> None:
+        """Set :attr:`last_usage` from a server ``usage`` object; none (or a malformed one) reports nothing."""
+        if not isinstance(usage, dict) or not isinstance(usage.get("prompt_tokens"), int):
+            return
+        details = usage.get("prompt_tokens_details")
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        decoded = usage.get("completion_tokens")
+        self.last_usage = Usage(prompt_tokens=usage["prompt_tokens"],
+                                cached_tokens=cached if isinstance(cached, int) else 0,
+                                decoded_tokens=decoded if isinstance(decoded, int) else 0,
+                                seconds=time.perf_counter() - start)
 
     def count_tokens(self, messages: Messages) -> int:
         """An estimate (4 characters a token): the server's tokenizer is not available locally."""

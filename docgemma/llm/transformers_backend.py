@@ -16,7 +16,13 @@ and tokenizes it without adding special tokens (the template holds them), and bo
 ``generate_text`` send those ids to ``model.generate`` themselves. Outlines only supplies the JSON-schema
 logits processor: its own input handling re-applies the chat template to a ``str`` and adds a second BOS.
 
-On a ZeroGPU Space (the ``spaces`` package importable) the model calls run under ``spaces.GPU``.
+Each call reports its :class:`~docgemma.llm.base.Usage` (``last_usage``): prompt ids, new tokens, the prompt
+tokens served from the kept KV cache, and wall time. The calls of a turn share a long prompt prefix, so the
+backend keeps the previous call's KV cache and prefills only what follows the common prefix
+(:mod:`docgemma.llm.prefix_cache`; ``DOCGEMMA_PREFIX_CACHE=off`` turns it off).
+
+On a ZeroGPU Space (the ``spaces`` package importable) the model calls run under ``spaces.GPU``; there the
+KV cache is not kept (each call runs in a GPU worker, so the cache it fills does not come back).
 
 Heavy imports (torch, transformers, outlines) happen inside functions so that importing this module is
 free and a missing package gives an error that says what to install.
@@ -28,7 +34,7 @@ import importlib.util
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,10 +46,13 @@ from docgemma.llm.base import (
     LLMError,
     Messages,
     MissingDependencyError,
+    PerThreadUsage,
     SchemaT,
+    Usage,
     merge_system_into_user,
     parse_json,
 )
+from docgemma.llm.prefix_cache import PrefixCache, Reuse
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -113,15 +122,26 @@ class TransformersLLM:
     #: keep medical prose away from it; here it turns on repetition control in :meth:`generate_text`.
     clinically_meaningful: bool = True
     generator_build_s: dict[str, float] = field(default_factory=dict)
+    #: Keep the previous call's KV cache and reuse its common prefix with the next prompt (off on ZeroGPU).
+    prefix_cache: bool = True
+    #: What the calling thread's most recent finished call cost (see :func:`docgemma.llm.base.last_usage`).
+    last_usage = PerThreadUsage()
+    #: Why the most recent call reused no prefix (None when it did), for logs and tests.
+    prefix_skipped: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
+        # One call at a time: generate on one model, and the kept KV cache, are not safe to share.
         self._lock = threading.Lock()
         self._outlines_model: Any = None
         self._generators: dict[type[BaseModel], Any] = {}
+        self._prefix = PrefixCache(self.model)
         gpu = _zerogpu()
+        if gpu:
+            self.prefix_cache = False
         # Wrapped per instance: spaces.GPU attaches a GPU for the duration of each call on ZeroGPU.
         self._generate_ids = gpu(self._generate_ids_impl) if gpu else self._generate_ids_impl
-        self._stream = gpu(self._stream_impl) if gpu else self._stream_impl
+        self._stream: Callable[..., Generator[str, None, list[int] | None]] = (
+            gpu(self._stream_impl) if gpu else self._stream_impl)
 
     @property
     def supports_images(self) -> bool:
@@ -166,6 +186,23 @@ class TransformersLLM:
     def count_tokens(self, messages: Messages) -> int:
         """Exact prompt tokens: the ids :meth:`model_inputs` sends for these messages (without images)."""
         return int(self.model_inputs(messages)["input_ids"].shape[-1])
+
+    def _take_prefix(self, inputs: Any) -> Reuse:
+        """The KV cache for this call (under the lock): the kept one cropped to the common prefix, or new."""
+        if not self.prefix_cache:
+            return Reuse(None, 0, "turned off")
+        reuse = self._prefix.take(_ids(inputs), "pixel_values" in inputs)
+        if reuse.skipped:
+            log.debug("prefix cache not reused: %s", reuse.skipped)
+        return reuse
+
+    def _finish(self, inputs: Any, new_ids: list[int], reuse: Reuse, start: float) -> None:
+        """Keep this call's cache for the next one and report its usage (under the lock)."""
+        prompt = _ids(inputs)
+        self._prefix.keep(prompt, new_ids, reuse.cache)
+        self.prefix_skipped = reuse.skipped
+        self.last_usage = Usage(prompt_tokens=len(prompt), cached_tokens=reuse.cached_tokens,
+                                decoded_tokens=len(new_ids), seconds=time.perf_counter() - start)
 
     def _generate_ids_impl(self, inputs: Any, **kwargs: Any) -> list[int]:
         """Run ``model.generate`` and return the new token ids (plain ints: ZeroGPU returns them by pickle)."""
@@ -217,9 +254,12 @@ class TransformersLLM:
         constraint = self.generator(schema).logits_processor
         inputs = self.model_inputs(messages, images)
         with self._lock:
+            start = time.perf_counter()
             constraint.reset()  # the processor keeps the automaton state of the previous call
+            reuse = self._take_prefix(inputs)
             new_ids = self._generate_ids(inputs, logits_processor=transformers.LogitsProcessorList([constraint]),
-                                         max_new_tokens=max_tokens, **_sampling(temperature))
+                                         max_new_tokens=max_tokens, **_sampling(temperature), **_cache(reuse))
+            self._finish(inputs, new_ids, reuse, start)
         return parse_json(schema, self.tokenizer.decode(new_ids, skip_special_tokens=True))
 
     # -- free text --------------------------------------------------------------------------------
@@ -244,30 +284,83 @@ class TransformersLLM:
             raise LLMError(f"{self.name} has no vision: it cannot read images")
         inputs = self.model_inputs(messages, images)
         with self._lock:
-            yield from self._stream(inputs, max_new_tokens=max_tokens, **self.generation_settings(temperature))
+            start = time.perf_counter()
+            reuse = self._take_prefix(inputs)
+            stream = self._stream(inputs, max_new_tokens=max_tokens, **self.generation_settings(temperature),
+                                  **_cache(reuse))
+            text: list[str] = []
+            try:
+                while True:
+                    try:
+                        chunk = next(stream)
+                    except StopIteration as end:
+                        new_ids = end.value
+                        break
+                    text.append(chunk)
+                    yield chunk
+            finally:
+                stream.close()  # a consumer that left early stops the generation (see _stream_impl)
+            if new_ids is None:  # a GPU wrapper (ZeroGPU) may stream the chunks but drop the return value
+                new_ids = self.tokenizer("".join(text), add_special_tokens=False)["input_ids"]
+            # An abandoned stream never gets here: its cache (still being written) is not kept.
+            self._finish(inputs, new_ids, reuse, start)
 
-    def _stream_impl(self, inputs: Any, **kwargs: Any) -> Iterator[str]:
-        """Run ``model.generate`` in a thread and yield its text as it comes (one function: one GPU call)."""
+    def _stream_impl(self, inputs: Any, **kwargs: Any) -> Generator[str, None, list[int]]:
+        """Run ``model.generate`` in a thread and yield its text as it comes (one function: one GPU call).
+
+        Returns (as the generator's value) the new token ids. A consumer that stops early stops the worker
+        at its next token, so the model is free again when the lock is released.
+        """
         transformers = _require("transformers", "'transformers>=4.57,<6'")
         inputs = self._on_model(inputs)
         streamer = transformers.TextIteratorStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
         failure: list[BaseException] = []
+        output: list[Any] = []
+        abandoned = threading.Event()
+        stop = transformers.StoppingCriteriaList([_StopOn(abandoned)])
 
         def work() -> None:
             try:
-                self.model.generate(**inputs, streamer=streamer, **kwargs)
+                output.append(self.model.generate(**inputs, streamer=streamer, stopping_criteria=stop,
+                                                  **kwargs))
             except BaseException as exc:  # noqa: BLE001 — re-raised in the consuming thread below
                 failure.append(exc)
                 streamer.end()
 
         worker = threading.Thread(target=work, name="docgemma-generate", daemon=True)
         worker.start()
-        for chunk in streamer:
-            if chunk:
-                yield chunk
-        worker.join()
+        try:
+            for chunk in streamer:
+                if chunk:
+                    yield chunk
+        finally:
+            abandoned.set()  # a no-op once generation ended; otherwise the worker stops at its next token
+            worker.join()
         if failure:
             raise LLMError(f"generation failed: {failure[0]}") from failure[0]
+        return [int(t) for t in output[0][0, inputs["input_ids"].shape[-1]:]]
+
+
+def _ids(inputs: Any) -> list[int]:
+    """The prompt's token ids as plain ints."""
+    return [int(t) for t in inputs["input_ids"][0]]
+
+
+def _cache(reuse: Reuse) -> dict[str, Any]:
+    """``generate`` keyword for the call's KV cache (none: generate makes its own, which is not kept)."""
+    return {} if reuse.cache is None else {"past_key_values": reuse.cache}
+
+
+class _StopOn:
+    """A ``StoppingCriteria`` that ends generation when ``event`` is set (the stream's consumer left)."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
 
 
 def _sampling(temperature: float) -> dict[str, Any]:
@@ -316,8 +409,11 @@ def kaggle_model_dir(root: Path | None = None) -> Path | None:
     return candidates[0] if candidates else None
 
 
-def load_transformers_llm(model: str | None = None) -> TransformersLLM:
-    """Load ``model`` (see module docstring for what ``None`` means) and return the backend."""
+def load_transformers_llm(model: str | None = None, prefix_cache: bool = True) -> TransformersLLM:
+    """Load ``model`` (see module docstring for what ``None`` means) and return the backend.
+
+    ``prefix_cache=False`` prefills every prompt in full (no KV cache kept between calls).
+    """
     _zerogpu()  # on ZeroGPU, spaces must be imported before torch initialises CUDA
     torch = _require("torch", "torch==2.13.0  (CPU; GPU platforms bring their own torch)")
     transformers = _require("transformers", "'transformers>=4.57,<6'")
@@ -345,9 +441,10 @@ def load_transformers_llm(model: str | None = None) -> TransformersLLM:
         embedded = path.name == EMBEDDED_GGUF
         name = EMBEDDED_LABEL if embedded else path.stem
         llm = TransformersLLM(name, loaded, tokenizer, None, device, None, fallback_note,
-                              clinically_meaningful=not embedded)
+                              clinically_meaningful=not embedded, prefix_cache=prefix_cache)
     else:
         llm = _load_pretrained(transformers, torch, model, cuda, dtype, fallback_note)
+        llm.prefix_cache = llm.prefix_cache and prefix_cache
     log.info("loaded %s in %.1fs", llm.describe(), time.perf_counter() - start)
     return llm
 

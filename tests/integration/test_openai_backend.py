@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from docgemma.agent.schemas import ResultAssessment
-from docgemma.llm.base import LLMError, LLMOutputError, Message
+from docgemma.llm.base import LLMError, LLMOutputError, Message, Usage
 from docgemma.llm.openai_backend import OpenAICompatLLM
 
 REQUESTS: list[dict[str, Any]] = []
@@ -35,10 +35,17 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             for word in ["Dofetilide ", "needs ", "ECG monitoring."]:
                 self.wfile.write(f"data: {json.dumps({'choices': [{'delta': {'content': word}}]})}\n\n".encode())
+            if body.get("stream_options", {}).get("include_usage"):  # vLLM's and OpenAI's last event
+                usage = {"prompt_tokens": 40, "completion_tokens": 3, "total_tokens": 43}
+                self.wfile.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
             self.wfile.write(b"data: [DONE]\n\n")
             return
         content = '{"quality": "success_rich"}' if body["model"] == "good" else '{"quality": "maybe"}'
-        payload = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+        answer: dict[str, Any] = {"choices": [{"message": {"content": content}}]}
+        if body["model"] != "silent":  # a server that reports no usage
+            answer["usage"] = {"prompt_tokens": 120, "completion_tokens": 14, "total_tokens": 134,
+                               "prompt_tokens_details": {"cached_tokens": 96}}
+        payload = json.dumps(answer).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -82,3 +89,60 @@ def test_invalid_output_and_server_errors_raise(server: str) -> None:
 def test_text_streams(server: str) -> None:
     chunks = list(OpenAICompatLLM(server, "good").generate_text(MESSAGES, temperature=0.5, max_tokens=256))
     assert chunks == ["Dofetilide ", "needs ", "ECG monitoring."] and REQUESTS[-1]["stream"] is True
+
+
+def test_json_call_reports_the_servers_usage_with_its_prefix_cache(server: str) -> None:
+    llm = OpenAICompatLLM(server, "good")
+    llm.generate_json(MESSAGES, ResultAssessment, temperature=0.0, max_tokens=64)
+    usage = llm.last_usage
+    assert usage is not None and (usage.prompt_tokens, usage.cached_tokens, usage.decoded_tokens) == (120, 96, 14)
+    assert usage.uncached_tokens == 24 and usage.seconds > 0
+
+
+def test_invalid_answer_is_still_reported(server: str) -> None:
+    """The tokens of an answer that fails validation were paid for: the usage is set before it raises."""
+    llm = OpenAICompatLLM(server, "bad")
+    with pytest.raises(LLMOutputError):
+        llm.generate_json(MESSAGES, ResultAssessment, temperature=0.0, max_tokens=64)
+    assert llm.last_usage is not None and llm.last_usage.decoded_tokens == 14
+
+
+def test_stream_asks_for_usage_and_reports_it_when_exhausted(server: str) -> None:
+    llm = OpenAICompatLLM(server, "good")
+    stream = llm.generate_text(MESSAGES, temperature=0.0, max_tokens=64)
+    assert next(stream) == "Dofetilide " and llm.last_usage is None  # not before the stream ends
+    assert list(stream) == ["needs ", "ECG monitoring."]
+    assert REQUESTS[-1]["stream_options"] == {"include_usage": True}
+    usage = llm.last_usage
+    assert usage is not None and (usage.prompt_tokens, usage.cached_tokens, usage.decoded_tokens) == (40, 0, 3)
+
+
+def test_server_without_usage_reports_nothing(server: str) -> None:
+    """No ``usage`` in the answer: nothing is invented; the agent then counts the prompt itself."""
+    llm = OpenAICompatLLM(server, "silent")
+    with pytest.raises(LLMOutputError):
+        llm.generate_json(MESSAGES, ResultAssessment, temperature=0.0, max_tokens=64)
+    assert llm.last_usage is None
+
+
+def test_each_thread_reads_the_usage_of_its_own_call(server: str) -> None:
+    """Two sessions on one backend: a call that ends in between must not replace the figures the first
+    session reads after its own call (MeteredLLM reads ``last_usage`` once its call returns)."""
+    llm = OpenAICompatLLM(server, "good")
+    first_done, second_done = threading.Event(), threading.Event()
+    seen: list[Usage | None] = []
+
+    def session() -> None:
+        llm.generate_json(MESSAGES, ResultAssessment, temperature=0.0, max_tokens=64)  # usage: 120 prompt tokens
+        first_done.set()
+        second_done.wait(timeout=10)
+        seen.append(llm.last_usage)
+
+    worker = threading.Thread(target=session)
+    worker.start()
+    assert first_done.wait(timeout=10)
+    list(llm.generate_text(MESSAGES, temperature=0.0, max_tokens=8))  # another session's call: 40 prompt tokens
+    second_done.set()
+    worker.join(timeout=10)
+    assert llm.last_usage is not None and llm.last_usage.prompt_tokens == 40
+    assert seen[0] is not None and seen[0].prompt_tokens == 120

@@ -80,7 +80,8 @@ class NoConstraint:
 
 
 def scripted(tokenizer: Any, **flags: Any) -> TransformersLLM:
-    llm = TransformersLLM("scripted", CapturingModel(tokenizer, REPLY), tokenizer, **flags)
+    # No KV cache: the capturing stand-in has no model config to build one from (prefix reuse: test_prefix_cache).
+    llm = TransformersLLM("scripted", CapturingModel(tokenizer, REPLY), tokenizer, prefix_cache=False, **flags)
     llm._generators[INTENT] = SimpleNamespace(logits_processor=NoConstraint())  # no index build: ids are the test
     return llm
 

@@ -3,6 +3,7 @@ the platforms' torch alone, and is what this test run has installed."""
 
 from __future__ import annotations
 
+import contextlib
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -19,8 +20,8 @@ def _lines(path: Path) -> list[str]:
     return [line for line in lines if line and not line.startswith("-")]
 
 
-def requirements() -> list[Requirement]:
-    reqs = [Requirement(line) for line in _lines(ROOT / "requirements.txt")]
+def requirements(file: str = "requirements.txt") -> list[Requirement]:
+    reqs = [Requirement(line) for line in _lines(ROOT / file)]
     return [r for r in reqs if (r.marker is None or r.marker.evaluate()) and r.name != "torch"]
 
 
@@ -39,6 +40,17 @@ def test_every_runtime_requirement_is_pinned_within_its_range() -> None:
         name = canonicalize_name(req.name)
         assert name in pinned, f"{req.name} has no pin in constraints.txt"
         assert req.specifier.contains(pinned[name], prereleases=True), f"{name}=={pinned[name]} outside {req}"
+
+
+def test_optional_llamacpp_requirement_is_pinned_and_the_installed_one() -> None:
+    """requirements-llamacpp.txt (the optional llama.cpp backend) pins exactly the constraints.txt version;
+    where it is installed (``scripts/dev.sh test`` installs it), that version is the one running."""
+    pinned = pins()
+    for req in requirements("requirements-llamacpp.txt"):
+        name = canonicalize_name(req.name)
+        assert name in pinned and str(req.specifier) == f"=={pinned[name]}", f"{req} vs constraints.txt"
+        with contextlib.suppress(PackageNotFoundError):  # optional: bash scripts/dev.sh setup-llamacpp
+            assert version(req.name) == pinned[name]
 
 
 def test_transformers_has_an_upper_bound() -> None:
