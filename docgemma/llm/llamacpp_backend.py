@@ -160,8 +160,7 @@ class LlamaCppLLM:
         """llama.cpp's grammar for ``schema`` (GBNF from its JSON schema), built once and reused."""
         cached = self._grammars.get(schema)
         if cached is None:
-            llama_cpp = _llama_cpp()
-            cached = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema.model_json_schema()), verbose=False)
+            cached = _llama_cpp().LlamaGrammar.from_string(compact_gbnf(schema), verbose=False)
             self._grammars[schema] = cached
         return cached
 
@@ -341,3 +340,18 @@ def load_llamacpp_llm(model: str | None = None, prefix_cache: bool = True, n_ctx
     log.info("loaded %s in %.1fs%s", llm.describe(), time.perf_counter() - start,
              f" with projector {projector.name}" if projector else "")
     return llm
+
+
+#: llama.cpp's converter lets the model put one optional space between JSON tokens; compact JSON spends none.
+_OPTIONAL_SPACE = 'space ::= " "?'
+
+
+def compact_gbnf(schema: type[BaseModel]) -> str:
+    """GBNF for ``schema`` (llama-cpp-python's JSON-schema converter) without optional whitespace: every token
+    the model decodes is content, as under the transformers backend's Outlines constraint."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    grammar = str(json_schema_to_gbnf(json.dumps(schema.model_json_schema())))
+    if _OPTIONAL_SPACE not in grammar:  # a converter that changed its whitespace rule: say so, do not guess
+        raise LLMError("llama-cpp-python's JSON grammar has no optional-space rule to make compact")
+    return grammar.replace(_OPTIONAL_SPACE, 'space ::= ""')

@@ -62,7 +62,7 @@ log = logging.getLogger(__name__)
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBEDDED_LABEL = "SmolLM2-135M-Instruct (embedded CPU demo model — not clinically meaningful)"
 #: JSON without optional whitespace: every token the model spends is content.
-JSON_WHITESPACE = r"[ ]?"
+JSON_WHITESPACE = ""
 
 
 def _require(module: str, install: str) -> Any:

@@ -61,13 +61,15 @@ def test_projector_is_found_beside_the_model(tmp_path: Path) -> None:
                     reason="llama-cpp-python is not installed: bash scripts/dev.sh setup-llamacpp")
 @pytest.mark.parametrize("schema", agent_schemas(), ids=lambda s: s.__name__)
 def test_every_agent_schema_becomes_a_llamacpp_grammar(schema: type[BaseModel]) -> None:
-    import json
 
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
+    import llama_cpp
 
-    grammar = json_schema_to_gbnf(json.dumps(schema.model_json_schema()))
+    from docgemma.llm.llamacpp_backend import compact_gbnf
+
+    grammar = compact_gbnf(schema)
     assert "root ::=" in grammar
-    assert 'space ::= " "?' in grammar  # at most one space between tokens: no whitespace for the model to spend
+    assert 'space ::= ""' in grammar and '" "?' not in grammar  # compact JSON: no whitespace to spend tokens on
+    assert llama_cpp.LlamaGrammar.from_string(grammar, verbose=False) is not None
 
 
 class StubLlama:
