@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docgemma.llm.base import LLM, Messages, MissingDependencyError, SchemaT, Usage, last_usage
+from docgemma.llm.prefix_cache import common_prefix
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -76,16 +77,6 @@ def render_gemma(messages: Messages, n_images: int = 0) -> str:
 def token_ids(text: str) -> list[int]:
     """Gemma token ids of ``text`` (special tokens written in the text are recognised, none added)."""
     return list(gemma_tokenizer().encode(text, add_special_tokens=False).ids)
-
-
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the longest common prefix of two token sequences."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def compact_json(value: Any) -> str:

@@ -23,6 +23,7 @@ Not thread-safe on its own: the backend calls it under its model lock.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,8 +38,8 @@ class Reuse:
     skipped: str | None
 
 
-def common_prefix(a: list[int], b: list[int]) -> int:
-    """Length of the longest common prefix of two id sequences."""
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common prefix of two token id sequences (what a prefix cache can serve)."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
