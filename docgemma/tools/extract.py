@@ -117,7 +117,19 @@ def label_request(request: Request) -> dict[str, Any]:
     drugs = list(request.entities["drug_mentions"])
     if len(drugs) > 1:
         drugs = drugs_near(request.query, LABEL_WORDS, drugs)
-    return label_query.parse(request.query, drugs)
+    # The topic of the clause that asks about the label; of the others only those that ask no other tool.
+    clauses = [c for c in _CLAUSE_RE.split(request.query) if c.strip()]
+    asking = [c for c in clauses if _says(c, LABEL_WORDS)] or clauses
+    rest = [c for c in clauses if c not in asking and not _OTHER_TOOL_RE.search(c)]
+    return label_query.parse(request.query, drugs, about=" ".join(asking + rest))
+
+
+_OTHER_TOOL_RE = re.compile(r"\b(?:trials?|stud(?:y|ies)|literature|evidence|pubmed|interactions?|prescribe|allerg\w*|"
+                            r"note|chart|record)\b", re.IGNORECASE)
+
+
+def _says(text: str, keywords: tuple[str, ...]) -> bool:
+    return any(re.search(rf"\b{re.escape(k)}\b", text, re.IGNORECASE) for k in keywords)
 
 
 def literature_search(request: Request) -> dict[str, Any]:

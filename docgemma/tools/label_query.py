@@ -57,15 +57,16 @@ def drugs_for_label(text: str, drugs: list[str]) -> list[str]:
     return class_examples(text, drugs)[:MAX_DRUGS]
 
 
-def parse(text: str, drugs: list[str]) -> dict[str, Any]:
-    """drug_name / other_drugs / topic for a label question about ``drugs`` (the message's drug mentions)."""
+def parse(text: str, drugs: list[str], about: str | None = None) -> dict[str, Any]:
+    """drug_name / other_drugs / topic for a label question about ``drugs`` (the message's drug mentions); the
+    topic is read from ``about`` (the part of the message that asks about the label) when given."""
     named = drugs_for_label(text, drugs)
     out: dict[str, Any] = {}
     if named:
         out["drug_name"] = named[0]
         if len(named) > 1:
             out["other_drugs"] = named[1:]
-    about = topic(text)
-    if about:
-        out["topic"] = about
+    subject = topic(text if about is None else about)
+    if subject:
+        out["topic"] = subject
     return out

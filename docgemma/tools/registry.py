@@ -263,6 +263,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         A.ClinicalTrialsArgs,
         "Are there recruiting trials for triple-negative breast cancer?",
         arg_max_tokens=544,
+        result_cap=2500,  # five trials, each with its conditions, interventions and nearest sites
         lookup=True,
         keywords=("trial", "trials", "recruiting", "experimental"),
         extract=X.trial_search,

@@ -44,6 +44,11 @@ DISTANCE_RE = re.compile(
     re.I)
 NEAR_RE = re.compile(
     r"\b(?:near|around|close to|nearby|in the vicinity of|in|at)\s+(?P<place>[a-z][\w'\-]*(?:\s+[a-z][\w'\-]*){0,3})", re.I)
+_COUNTRY_AFTER_RE = re.compile(r"\s*,\s*(?P<place>[a-z][\w'\-]*(?:\s+[a-z][\w'\-]*){0,2})", re.I)
+#: Study-design words: they describe how a trial is run, not what it studies.
+_DESIGN_RE = re.compile(r"\b(?:open[- ]label|(?:double|single|triple)[- ]blind(?:ed)?|placebo[- ]controlled|"
+                        r"randomi[sz]ed|controlled|multi-?cent(?:er|re)|pragmatic|pilot|interventional|observational)\b",
+                        re.I)
 #: Leading words of a request, and words that say nothing about what is studied.
 _LEAD_RE = re.compile(
     r"^(?:(?:please|pls|can you|could you|are there|is there|were there|any|find|search(?: for)?|look(?: up| for)?|"
@@ -86,6 +91,9 @@ _COMBINATION_RE = re.compile(r"\s*(?:\bplus\b|\bcombined with\b|\bin combination
 _CLAUSE_RE = re.compile(r"[;.!?]|,\s*(?:and\s+)?(?=(?:then\s+)?(?:check|find|pull|show|search|look|get|prescribe|"
                         r"record|document|add|save|what|and)\b)|\s+and\s+(?=(?:then\s+)?(?:check|pull|show|look|get|"
                         r"prescribe|record|document|add|save)\b)", re.I)
+#: "… that are recruiting": the status is read; the words around it are not part of the condition.
+_RELATIVE_RE = re.compile(r"\b(?:that|which)\s+(?:are|is)(?:\s+(?:still|currently|now))?\s+(?=(?:recruiting|enrolling|"
+                          r"active|ongoing|running|completed|finished|terminated|open)\b)", re.I)
 _TAIL_RE = re.compile(r"\s*(?:for|in)\s+(?:my|a|this|our)\s+(?:patient|client)s?\b.*$|\s*(?:near me|nearby)\b", re.I)
 
 
@@ -129,7 +137,11 @@ def place_words(text: str) -> tuple[dict[str, Any], str]:
     for found in NEAR_RE.finditer(text):
         place = _known_prefix(found.group("place"))
         if place:
-            return {"location": place}, _cut(text, found.start(), found.start("place") + len(place))
+            end = found.start("place") + len(place)
+            country = _COUNTRY_AFTER_RE.match(text, end)  # "Lagos, Nigeria": the country is part of the place
+            if country and _known_prefix(country.group("place")):
+                end = country.start("place") + len(_known_prefix(country.group("place")) or "")
+            return {"location": place}, _cut(text, found.start(), end)
     return {}, text
 
 
@@ -219,11 +231,12 @@ def parse(query: str) -> dict[str, Any]:
     phase = phase_words(query)
     if phase:
         out["phase"] = phase
-    text = _clause(query)
+    text = _DESIGN_RE.sub(" ", _clause(query))
     where, text = place_words(text)
     out.update(where)
     text = REFERRAL_RE.sub(" ", text)
     text = _TAIL_RE.sub("", text)
+    text = _RELATIVE_RE.sub(" ", text)
     for pattern, _value in STATUS_PATTERNS:
         text = pattern.sub(" ", text)
     text = PHASE_RE.sub(" ", text)
