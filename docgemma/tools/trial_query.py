@@ -20,8 +20,10 @@ STATUS_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bnot yet (?:recruiting|open|enrolling)\b|\bupcoming\b", re.I), "NOT_YET_RECRUITING"),
     (re.compile(r"\b(?:recruiting|enrolling|enrol+ment (?:is )?open|open (?:for|to) (?:recruitment|enrol\w*)|"
                 r"accepting (?:new )?(?:patients|participants))\b", re.I), "RECRUITING"),
-    (re.compile(r"\b(?:active|ongoing|running)\b(?!\s+(?:comparator|control|treatment|surveillance|tb\b))", re.I),
-     "RECRUITING,ACTIVE_NOT_RECRUITING,ENROLLING_BY_INVITATION"),
+    # "active" is a status only said of the trials ("active trials", "… that are still active"): "active
+    # tuberculosis" and "active lupus nephritis" are conditions.
+    (re.compile(r"\b(?:active|ongoing|running)\b(?=\s+(?:clinical\s+|interventional\s+)?(?:trials?|stud(?:y|ies))\b|"
+                r"\s*[?.!]*$)", re.I), "RECRUITING,ACTIVE_NOT_RECRUITING,ENROLLING_BY_INVITATION"),
     (re.compile(r"\b(?:completed|finished)\b", re.I), "COMPLETED"),
     (re.compile(r"\b(?:terminated|stopped early)\b", re.I), "TERMINATED"),
 )

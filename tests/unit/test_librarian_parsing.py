@@ -57,6 +57,11 @@ def test_places_have_coordinates_that_agree_with_known_distances() -> None:
     ("novel treatments for MDR-TB trials near Durban", {"condition": "MDR-TB", "location": "Durban"}),
     ("open-label trials of tenofovir in hepatitis B", {"condition": "hepatitis B", "intervention": "tenofovir"}),
     ("trials for asthma in Lagos, Nigeria", {"condition": "asthma", "location": "Lagos"}),
+    ("trials for active tuberculosis in Kenya", {"condition": "active tuberculosis", "location": "Kenya"}),
+    ("any ongoing trials for active lupus nephritis?", {"condition": "active lupus nephritis",
+                                                        "status": "RECRUITING,ACTIVE_NOT_RECRUITING,ENROLLING_BY_INVITATION"}),
+    ("trials for heart failure that are still active", {"condition": "heart failure",
+                                                        "status": "RECRUITING,ACTIVE_NOT_RECRUITING,ENROLLING_BY_INVITATION"}),
 ])
 def test_a_trials_request_splits_into_its_parts(message: str, expected: dict[str, Any]) -> None:
     assert trial_query.parse(message) == expected
