@@ -65,7 +65,7 @@ _TRIALLED_RE = re.compile(r"\b(?:being\s+)?(?:trialled|trialed|tested|studied|in
                           re.I)
 _FILLER_WORDS = re.compile(
     r"\b(?:novel|new|newer|emerging|experimental|promising|investigational|latest|recent|current|currently|ongoing|"
-    r"available|open|clinical|possible|potential|any|some|good|the|a|an)\b", re.I)
+    r"available|open|clinical|possible|potential|any|some|good)\b", re.I)
 #: Nouns that name "a treatment" without saying which: "novel toxoplasmosis treatments" is the condition.
 _GENERIC_TREATMENT = re.compile(
     r"\b(?:treatments?|therap(?:y|ies)|drugs?|medications?|medicines?|options?|agents?|approaches|interventions?|"
@@ -102,7 +102,13 @@ _TAIL_RE = re.compile(r"\s*(?:for|in)\s+(?:my|a|this|our)\s+(?:patient|client)s?
 def _clean(text: str) -> str:
     text = _FILLER_WORDS.sub(" ", text)
     text = re.sub(r"\s+", " ", text).strip(" ,;:-?.!'\"")
-    return re.sub(r"^(?:of|for|in|on|with|and|or|to)\s+|\s+(?:of|for|in|on|with|and|or|to)$", "", text, flags=re.I).strip()
+    # Articles only at the edges: "vitamin A deficiency" and "hepatitis A" keep theirs.
+    text = re.sub(r"^(?:(?:of|for|in|on|with|and|or|to|the|a|an)\s+)+|(?:\s+(?:of|for|in|on|with|and|or|to|the))+$", "",
+                  text, flags=re.I).strip()
+    return "" if text.lower() in _EDGE_ONLY else text
+
+
+_EDGE_ONLY = frozenset({"of", "for", "in", "on", "with", "and", "or", "to", "the", "a", "an"})
 
 
 def status_words(text: str) -> str | None:
@@ -283,7 +289,7 @@ def _split(topic: str) -> dict[str, Any]:
         condition, terms = terms, None
     if 2 <= len(condition) <= 80:
         out["condition"] = condition
-    if terms and 2 <= len(terms) <= 80 and terms.lower() != condition.lower():
+    if terms and 2 <= len(terms) <= 60 and terms.lower() != condition.lower():
         out["other_terms"] = terms
     if "intervention" in out and not (2 <= len(out["intervention"]) <= 80):
         del out["intervention"]

@@ -304,7 +304,7 @@ def in_order(text: str, parts: tuple[str, ...]) -> None:
         at = found + len(part)
 
 
-def test_the_request_set_covers_every_tool_and_every_example_of_the_issue() -> None:
+def test_the_request_set_covers_every_tool_and_every_quoted_example() -> None:
     counts = {tool: sum(c.tool == tool for c in CASES) for tool in
               ("find_clinical_trials", "search_medical_literature", "check_drug_safety")}
     assert sum(counts.values()) >= 30 and min(counts.values()) >= 10, counts

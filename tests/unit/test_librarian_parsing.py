@@ -57,6 +57,8 @@ def test_places_have_coordinates_that_agree_with_known_distances() -> None:
     ("novel treatments for MDR-TB trials near Durban", {"condition": "MDR-TB", "location": "Durban"}),
     ("open-label trials of tenofovir in hepatitis B", {"condition": "hepatitis B", "intervention": "tenofovir"}),
     ("trials for asthma in Lagos, Nigeria", {"condition": "asthma", "location": "Lagos"}),
+    ("Are there any trials for vitamin A deficiency in the elderly?", {"condition": "vitamin A deficiency",
+                                                                       "age_group": "older adult"}),
     ("trials for active tuberculosis in Kenya", {"condition": "active tuberculosis", "location": "Kenya"}),
     ("any ongoing trials for active lupus nephritis?", {"condition": "active lupus nephritis",
                                                         "status": "RECRUITING,ACTIVE_NOT_RECRUITING,ENROLLING_BY_INVITATION"}),
