@@ -19,8 +19,18 @@ class ToolArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
+#: What a label question is about → the label sections that answer it (``tools/label_sections.py``).
+LabelTopic = Literal["pregnancy", "lactation", "renal impairment", "hepatic impairment", "children", "older adults",
+                     "dosage", "overdose", "interactions"]
+
+
 class DrugSafetyArgs(ToolArgs):
-    drug_name: str = Field(min_length=2, max_length=60, description="Drug name, generic or brand")
+    drug_name: str = Field(min_length=2, max_length=60, description="Drug name, generic or brand (for a drug class "
+                           "named with an example, the example)")
+    topic: LabelTopic | None = Field(default=None, description="What the question is about: the label section that "
+                                     "answers it is shown first; none for the general warnings")
+    other_drugs: list[Annotated[str, StringConstraints(min_length=2, max_length=40)]] | None = Field(
+        default=None, max_length=3, description="Further drugs the same question is asked about (each label looked up)")
 
 
 class DrugInteractionArgs(ToolArgs):
@@ -29,13 +39,36 @@ class DrugInteractionArgs(ToolArgs):
     )
 
 
+PublicationType = Literal["meta-analysis", "systematic review", "randomized controlled trial", "guideline", "review"]
+
+
 class LiteratureSearchArgs(ToolArgs):
-    query: str = Field(min_length=3, max_length=110, description="Search query for medical literature")
+    query: str = Field(min_length=3, max_length=110, description="The concepts searched for (drugs, conditions, "
+                       "outcomes), without request words such as 'recent' or 'studies'")
+    publication_types: list[PublicationType] | None = Field(
+        default=None, max_length=3, description="Only these study types (PubMed [pt] filters)")
+    since_year: int | None = Field(default=None, ge=1900, le=2100, description="Only articles published in or after "
+                                   "this year ('recent': the last 5 years)")
+    newest_first: bool = Field(default=False, description="Sort by publication date, newest first")
+
+
+AgeGroup = Literal["child", "adult", "older adult"]
 
 
 class ClinicalTrialsArgs(ToolArgs):
-    condition: str = Field(min_length=2, max_length=80, description="Condition or treatment")
-    status: str | None = Field(default=None, max_length=20, description="e.g. recruiting, completed")
+    condition: str = Field(min_length=2, max_length=80, description="The disease or condition studied (no drug, "
+                           "place or population words)")
+    intervention: str | None = Field(default=None, max_length=80, description="Drug or treatment tested; alternatives "
+                                     "joined with OR, e.g. 'belimumab OR voclosporin'")
+    location: str | None = Field(default=None, max_length=60, description="City or country of a trial site")
+    distance_km: int | None = Field(default=None, ge=1, le=2000, description="Only sites within this distance of the "
+                                    "location (a city)")
+    status: str | None = Field(default=None, max_length=80, description="Recruitment status: recruiting, not yet "
+                               "recruiting, active, completed, terminated (or the API's values, e.g. RECRUITING)")
+    phase: str | None = Field(default=None, max_length=20, description="e.g. 3, 2/3 (both), 2 or 3, early 1")
+    age_group: AgeGroup | None = Field(default=None, description="Participants' age group")
+    other_terms: str | None = Field(default=None, max_length=60, description="Other words that must match, e.g. a "
+                                    "population such as 'immunocompromised'")
 
 
 class PatientSearchArgs(ToolArgs):

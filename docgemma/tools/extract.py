@@ -14,6 +14,7 @@ from typing import Any
 
 from docgemma.clinical.dosing import route_words
 from docgemma.clinical.entities import DrugDictionary, combination_parts
+from docgemma.tools import label_query, literature_query, trial_query
 from docgemma.tools.routing import Request
 
 NOT_SPECIFIED = "not specified"
@@ -21,6 +22,8 @@ NOT_SPECIFIED = "not specified"
 #: whose drugs the extractor takes when a message names several.
 SAFETY_WORDS = ("safety", "warning", "warnings", "boxed warning", "fda")
 INTERACTION_WORDS = ("interaction", "interactions", "combining", "together with")
+#: Words of a clause that asks about a drug's label (its drugs are the ones looked up).
+LABEL_WORDS = (*SAFETY_WORDS, "label", "labels", "labelling", "labeling", "package insert")
 
 DOSE_RE = re.compile(
     r"\b(\d+(?:[.,]\d+)?\s*(?:mg|mcg|µg|micrograms?|g|grams?|units?|iu|ml|mmol|meq|mg/kg)(?![a-z]))", re.IGNORECASE
@@ -55,13 +58,6 @@ NOTE_TYPE_RE = re.compile(
     r"\b(progress|consult(?:ation)?|procedure|discharge|admission|soap|nursing|follow-up|h&p|operative)\s+note\b",
     re.IGNORECASE,
 )
-TOPIC_RE = re.compile(
-    r"\b(?:studies|study|papers?|articles?|research|evidence|literature|pubmed|reviews?|trials?|meta-analys[ie]s)\s+"
-    r"(?:on|about|for|regarding|of|in|into|comparing|supporting)\s+(?P<topic>.+?)\s*[?.!]*$",
-    re.IGNORECASE,
-)
-STATUS_RE = re.compile(r"\b(recruiting|not yet recruiting|active|completed|terminated)\b", re.IGNORECASE)
-_ARTICLES = re.compile(r"^(the|a|an|recent|latest|new|current|ongoing)\s+", re.IGNORECASE)
 
 #: Record concepts → query_patient_data filters.
 _CONCEPTS: tuple[tuple[re.Pattern[str], dict[str, str]], ...] = (
@@ -115,25 +111,37 @@ def drug_list(request: Request, *, near: tuple[str, ...] = ()) -> dict[str, Any]
     return {"drug_names": drugs[:4]} if len(drugs) >= 2 else {}
 
 
-def topic(request: Request) -> dict[str, Any]:
-    """``query``: the topic after "studies on …", "evidence for …"."""
-    found = TOPIC_RE.search(request.query)
-    text = _ARTICLES.sub("", found.group("topic")).strip() if found else ""
-    return {"query": text[:110]} if len(text) >= 3 else {}
+def label_request(request: Request) -> dict[str, Any]:
+    """``drug_name`` (and ``other_drugs``) and the ``topic`` of a label question: the drugs of the clause that
+    asks about labels when a message names drugs elsewhere too; a class named with an example is the example."""
+    drugs = list(request.entities["drug_mentions"])
+    if len(drugs) > 1:
+        drugs = drugs_near(request.query, LABEL_WORDS, drugs)
+    # The topic of the clause that asks about the label; of the others only those that ask no other tool.
+    clauses = [c for c in _CLAUSE_RE.split(request.query) if c.strip()]
+    asking = [c for c in clauses if _says(c, LABEL_WORDS)] or clauses
+    rest = [c for c in clauses if c not in asking and not _OTHER_TOOL_RE.search(c)]
+    return label_query.parse(request.query, drugs, about=" ".join(asking + rest))
 
 
-def trial_condition(request: Request) -> dict[str, Any]:
-    """``condition`` (the topic) and a recruitment ``status`` when the message names one."""
-    found = TOPIC_RE.search(request.query)
-    out: dict[str, Any] = {}
-    if found:
-        condition = _ARTICLES.sub("", found.group("topic")).strip()
-        if 2 <= len(condition) <= 80:
-            out["condition"] = condition
-    status = STATUS_RE.search(request.query)
-    if status:
-        out["status"] = status.group(1).lower()
-    return out
+_OTHER_TOOL_RE = re.compile(r"\b(?:trials?|stud(?:y|ies)|literature|evidence|pubmed|interactions?|prescribe|allerg\w*|"
+                            r"note|chart|record)\b", re.IGNORECASE)
+
+
+def _says(text: str, keywords: tuple[str, ...]) -> bool:
+    return any(re.search(rf"\b{re.escape(k)}\b", text, re.IGNORECASE) for k in keywords)
+
+
+def literature_search(request: Request) -> dict[str, Any]:
+    """``query`` (the concepts), ``publication_types``, ``since_year`` and ``newest_first``
+    (``tools/literature_query.py``)."""
+    return literature_query.parse(request.query)
+
+
+def trial_search(request: Request) -> dict[str, Any]:
+    """``condition``, ``intervention``, ``location`` (``distance_km``), ``status``, ``phase``, ``age_group`` and
+    ``other_terms`` (``tools/trial_query.py``)."""
+    return trial_query.parse(request.query)
 
 
 def patient_name(request: Request) -> dict[str, Any]:

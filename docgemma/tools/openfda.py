@@ -1,5 +1,10 @@
 """check_drug_safety and check_drug_interactions on openFDA drug labels (``/drug/label.json``).
 
+A safety question is answered from the label section that answers it (pregnancy, lactation, renal or hepatic
+impairment, children, older adults, dosing, overdose, interactions: ``tools/label_sections.py``) first, then
+the boxed warning; without a topic, the boxed warning, contraindications and warnings. Each drug named is looked
+up on its own label.
+
 NLM's RxNav interaction API was shut down in January 2024, so interactions come from the labels
 themselves: each drug's ``drug_interactions`` section is searched for the other drug's names, in both
 directions. A label that does not mention the other drug is reported as exactly that — not as safety.
@@ -8,13 +13,14 @@ directions. A label that does not mention the other drug is reported as exactly 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import permutations
 from typing import Any
 
 from pydantic import BaseModel
 
 from docgemma.clinical.entities import DrugDictionary
+from docgemma.tools import label_sections
 from docgemma.tools.http import HttpClient, HttpError
 from docgemma.tools.outcome import Source, ToolOutcome, failure, success
 from docgemma.tools.registry import ToolContext
@@ -36,6 +42,8 @@ class Label:
     drug_interactions: str
     effective_date: str
     set_id: str
+    #: The label's sections by openFDA field name (``label_sections.FIELDS``), one line of text each.
+    sections: dict[str, str] = field(default_factory=dict)
 
     @property
     def source(self) -> Source:
@@ -106,6 +114,7 @@ class OpenFDA:
             drug_interactions=_text(record, "drug_interactions", "ask_doctor_or_pharmacist"),
             effective_date=_date(str(record.get("effective_time", ""))),
             set_id=str(record.get("set_id", "")),
+            sections={f: t for f in label_sections.FIELDS if (t := label_sections.text_of(record, f))},
         )
 
 
@@ -113,31 +122,81 @@ def _trim(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def check_drug_safety(fda: OpenFDA, args: BaseModel, context: ToolContext) -> ToolOutcome:
-    """Boxed warning, contraindications and warnings of the newest label."""
-    name = str(args.drug_name)  # type: ignore[attr-defined]
-    try:
-        label = fda.label(name)
-    except HttpError as exc:
-        return failure(exc.error_type)
-    if label is None:
-        return failure("drug_not_in_database", drug=name)
-    return success({
+#: Characters of a label's answer to the question shown for one drug (shared out when several are asked about).
+ANSWER_CHARS = 900
+
+
+def _label_facts(label: Label, topic: str | None) -> dict[str, Any]:
+    """One label's answer: the topic's passages (when asked), then the boxed warning, contraindications, warnings."""
+    facts: dict[str, Any] = {
         "drug": label.generic, "brand_names": label.brands[:3], "label_effective_date": label.effective_date,
         "boxed_warning": label.boxed_warning or "None on the label",
         "contraindications": label.contraindications or "None listed",
         "warnings": label.warnings or "None listed", "set_id": label.set_id,
-    }, [label.source])
+    }
+    if topic:
+        passages = label_sections.answer(label.sections, topic)
+        facts["topic"] = topic
+        facts["answer"] = passages or [{"section": "none", "text": f"The label has no section on {topic}."}]
+    return facts
+
+
+def check_drug_safety(fda: OpenFDA, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """Each drug's newest label: the section answering the question's topic first, then the boxed warning,
+    contraindications and warnings. The first drug's facts stay at the top level (one drug, one answer)."""
+    a = args.model_dump()
+    names = list(dict.fromkeys([str(a["drug_name"]), *(a.get("other_drugs") or [])]))
+    topic = a.get("topic")
+    found: list[Label] = []
+    missing: list[str] = []
+    for name in names:
+        try:
+            label = fda.label(name)
+        except HttpError as exc:
+            return failure(exc.error_type)
+        if label is None:
+            missing.append(name)
+        elif label.set_id not in {f.set_id for f in found}:
+            found.append(label)
+    if not found:
+        return failure("drug_not_in_database", drug=", ".join(missing))
+    data = _label_facts(found[0], topic)
+    if len(found) > 1:
+        data["other_labels"] = [_label_facts(label, topic) for label in found[1:]]
+    if missing:
+        data["labels_not_found"] = missing
+    return success(data, [label.source for label in found])
+
+
+def _one_label(data: dict[str, Any], chars: int) -> list[str]:
+    lines = [f"Drug: {data['drug']} (label effective {data['label_effective_date']})"]
+    if data.get("topic"):
+        title = label_sections.TOPICS[data["topic"]].title
+        passages = data.get("answer", [])
+        share = max(chars // max(len(passages), 1), 200)
+        for p in passages:
+            where = "" if p["section"] == "none" else f" [{p['section'].replace('_', ' ')}]"
+            lines.append(f"{title}{where}: {_trim(p['text'], share)}")
+        lines.append(f"Boxed warning: {_trim(data['boxed_warning'], chars // 2)}")
+        lines.append(f"Contraindications: {_trim(data['contraindications'], chars // 4)}")
+    else:
+        lines += [f"Boxed warning: {_trim(data['boxed_warning'], SECTION_CHARS)}",
+                  f"Contraindications: {_trim(data['contraindications'], SECTION_CHARS)}",
+                  f"Warnings: {_trim(data['warnings'], SECTION_CHARS)}"]
+    return lines
 
 
 def format_safety(data: dict[str, Any]) -> str:
-    """Clinical text for the model: the three sections, each trimmed."""
-    return (
-        f"Drug: {data['drug']} (label effective {data['label_effective_date']})\n"
-        f"Boxed warning: {_trim(data['boxed_warning'], SECTION_CHARS)}\n"
-        f"Contraindications: {_trim(data['contraindications'], SECTION_CHARS)}\n"
-        f"Warnings: {_trim(data['warnings'], SECTION_CHARS)}"
-    )
+    """Clinical text for the model: per drug, the section answering the question first (when one was asked),
+    then the boxed warning (and contraindications); otherwise the three safety sections. Each trimmed."""
+    labels = [data, *data.get("other_labels", [])]
+    chars = max(ANSWER_CHARS // len(labels), 250)
+    lines: list[str] = []
+    for label in labels:
+        lines += _one_label(label, chars)
+    if data.get("labels_not_found"):
+        lines.append(f"No FDA label found for: {', '.join(data['labels_not_found'])}.")
+    return "\n".join(lines)
 
 
 def _names(label: Label, query: str) -> set[str]:

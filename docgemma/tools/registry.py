@@ -13,7 +13,8 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from types import UnionType
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -55,6 +56,16 @@ def compact_json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(", ", ": "), default=str)
 
 
+def _kind(annotation: Any) -> str:
+    """How an argument's type is written in the tool list: list[str], int, bool or str (a choice is a str)."""
+    options = [a for a in get_args(annotation) if a is not type(None)] if get_origin(annotation) in (Union, UnionType) \
+        else [annotation]
+    kind = options[0] if len(options) == 1 else str
+    if get_origin(kind) is list:
+        return "list[str]"
+    return {int: "int", bool: "bool"}.get(kind, "str")
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One tool: what the model is told, what the clinician sees, and how it runs."""
@@ -91,6 +102,9 @@ class ToolSpec:
     roles: frozenset[Role] = frozenset()
     #: Its deterministic argument prefill (``tools/extract.py``); without one the model fills every argument.
     extract: Extractor | None = None
+    #: Optional arguments the model is asked for too, whenever stage 2 asks it for a missing required one: the
+    #: parts a request splits into (a trial's intervention and place besides its condition).
+    model_fills: tuple[str, ...] = ()
     #: Next questions it could answer after a turn that did not call it (``tools/suggest.py``).
     follow_up: FollowUp | None = None
 
@@ -111,8 +125,8 @@ class ToolSpec:
         """``name(arg: type, ...)`` as written in the full_desc list."""
         parts = []
         for fname, info in self.args_model.model_fields.items():
-            kind = "list[str]" if "list" in str(info.annotation) else "str"
-            parts.append(f"{fname}: {kind}" + ("" if info.is_required() else " = None"))
+            default = "" if info.is_required() else f" = {info.default}"
+            parts.append(f"{fname}: {_kind(info.annotation)}{default}")
         return f"{self.name}({', '.join(parts)})"
 
     def run(self, args: BaseModel, context: ToolContext) -> ToolOutcome:
@@ -195,15 +209,18 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "check_drug_safety",
         "Drug Safety Report",
-        "Look up FDA boxed warnings, contraindications, and major safety alerts for a specific drug. "
-        "Use when a clinician asks about drug safety, warnings, or whether a drug is safe for a "
-        "particular patient.",
+        "Look up FDA boxed warnings, contraindications, and major safety alerts for a specific drug, or what "
+        "its label says about pregnancy, breastfeeding, kidney or liver impairment, children, older adults, "
+        "dosing or overdose. Use when a clinician asks about drug safety, warnings, or whether a drug is "
+        "safe for a particular patient.",
         A.DrugSafetyArgs,
         "What are the FDA boxed warnings for amiodarone?",
+        arg_max_tokens=256,
+        result_cap=2400,
         lookup=True,
         keywords=X.SAFETY_WORDS,
         roles=frozenset({Role.DRUG_SAFETY}),
-        extract=partial(X.one_drug, near=X.SAFETY_WORDS),
+        extract=X.label_request,
         follow_up=suggest.drug_safety,
     ),
     ToolSpec(
@@ -225,28 +242,32 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "search_medical_literature",
         "Medical Literature",
         "Search PubMed and medical literature databases for published studies, systematic reviews, "
-        "and clinical evidence. Use when a clinician asks about research, evidence, studies, or "
-        "medical literature on a topic.",
+        "and clinical evidence, optionally by study type and publication date. Use when a clinician asks "
+        "about research, evidence, studies, or medical literature on a topic.",
         A.LiteratureSearchArgs,
         "Find recent studies on SGLT2 inhibitors in heart failure.",
+        arg_max_tokens=320,
         lookup=True,
         keywords=("studies", "study", "research", "evidence", "literature", "pubmed"),
         roles=frozenset({Role.LITERATURE}),
-        extract=X.topic,
+        extract=X.literature_search,
+        model_fills=("publication_types", "since_year", "newest_first"),
         follow_up=suggest.literature,
     ),
     ToolSpec(
         "find_clinical_trials",
         "Clinical Trials",
         "Search ClinicalTrials.gov for active, recruiting, or completed clinical trials for a "
-        "specific condition or treatment. Use when a clinician asks about experimental treatments, "
-        "ongoing trials, or new therapies being studied.",
+        "specific condition or treatment, optionally near a place and by phase. Use when a clinician asks "
+        "about experimental treatments, ongoing trials, or new therapies being studied.",
         A.ClinicalTrialsArgs,
         "Are there recruiting trials for triple-negative breast cancer?",
-        arg_max_tokens=160,
+        arg_max_tokens=544,
+        result_cap=2500,  # five trials, each with its conditions, interventions and nearest sites
         lookup=True,
         keywords=("trial", "trials", "recruiting", "experimental"),
-        extract=X.trial_condition,
+        extract=X.trial_search,
+        model_fills=("intervention", "location", "distance_km", "status", "phase", "age_group", "other_terms"),
         follow_up=suggest.trials,
     ),
     ToolSpec(

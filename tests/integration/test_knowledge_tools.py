@@ -101,7 +101,8 @@ def test_trials_with_status_words_and_fields() -> None:
     kt = tools_with(handler, log)
     out = run(kt, "find_clinical_trials", condition="melanoma", status="currently enrolling")
     assert log[0].url.params["query.cond"] == "melanoma"
-    assert log[0].url.params["filter.overallStatus"] == "RECRUITING,NOT_YET_RECRUITING"
+    # "Enrolling" means enrolling now: a trial not yet recruiting cannot take a patient today.
+    assert log[0].url.params["filter.overallStatus"] == "RECRUITING"
     data = out["data"]
     assert len(data["results"]) == 3 and data["total"] == 480 and data["results"][0]["nct_id"].startswith("NCT")
     assert data["results"][0]["url"] == f"https://clinicaltrials.gov/study/{data['results'][0]['nct_id']}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 from PIL import Image
@@ -15,6 +16,12 @@ from docgemma.config import Settings
 from docgemma.llm.fake import FakeLLM
 from docgemma.tools.outcome import failure, success
 from tests.conftest import Tools, assess, intent, retry, select
+
+
+def label_args(drug: str) -> dict[str, Any]:
+    """What the safety tool receives for a general question about one drug (no topic, no other drug)."""
+    return {"drug_name": drug, "topic": None, "other_drugs": None}
+
 
 SAFETY = success({"boxed_warning": "Torsade de pointes; 3 days of ECG monitoring"}, [{"title": "Tikosyn label", "url": "https://example.org/l"}])
 
@@ -49,7 +56,7 @@ def test_single_tool_path_decided_by_rule(fake: FakeLLM, assistant: Assistant, t
     r = done(assistant.run_turn("t", "Check FDA warnings for dofetilide"))
     assert r.path == ["input_assembly", "intent_classify", "tool_select", "tool_execute",
                       "result_classify", "router", "synthesize"]
-    assert r.llm_calls == 2 and tools.calls == [("check_drug_safety", {"drug_name": "dofetilide"})]
+    assert r.llm_calls == 2 and tools.calls == [("check_drug_safety", label_args("dofetilide"))]
     select_event = r.timeline[2]
     assert select_event["llm_calls"] == 0 and "decided by rule" in select_event["detail"]
     assert "arguments by rule" in select_event["detail"]
@@ -66,7 +73,7 @@ def test_single_tool_path_asks_the_model_when_code_is_unsure(fake: FakeLLM, assi
     fake.enqueue(intent(tool="check_drug_safety"), select("check_drug_safety"), {"drug_name": "zyxomab"},
                  assess(), "Answer.")
     r = done(assistant.run_turn("t", "Is zyxomab OK with long QT"))
-    assert r.llm_calls == 5 and tools.calls == [("check_drug_safety", {"drug_name": "zyxomab"})]
+    assert r.llm_calls == 5 and tools.calls == [("check_drug_safety", label_args("zyxomab"))]
     stage1, stage2 = fake.calls[1], fake.calls[2]
     assert "full clinical summary" in stage1.prompt and "What are the FDA boxed warnings for amiodarone?" in stage1.prompt
     assert "drug safety" in stage2.prompt and "search_patient" not in stage2.prompt
@@ -260,7 +267,7 @@ def test_unusable_model_output_falls_back_deterministically(fake: FakeLLM, assis
     tools.queue("check_drug_safety", SAFETY)
     fake.enqueue('{"intent": "TOOL_', select("check_drug_safety"), '{"drug_name":', "not json", "Answer.")
     r = done(assistant.run_turn("t", "Is dofetilide OK with long QT"))
-    assert r.intent == "TOOL_NEEDED" and tools.calls == [("check_drug_safety", {"drug_name": "dofetilide"})]
+    assert r.intent == "TOOL_NEEDED" and tools.calls == [("check_drug_safety", label_args("dofetilide"))]
     assert "model output unusable" in r.timeline[1]["detail"]
 
 

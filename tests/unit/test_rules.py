@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pytest
@@ -119,9 +120,9 @@ def test_multi_tool_order_follows_the_request_with_the_patient_first() -> None:
     ("save_clinical_note", "Save a consult note for abc-123: seen in clinic, plan unchanged", None,
      {"patient_id": "abc-123", "note_type": "consult", "note_text": "seen in clinic, plan unchanged"}),
     ("search_medical_literature", "Find recent studies on SGLT2 inhibitors in heart failure", None,
-     {"query": "SGLT2 inhibitors in heart failure"}),
+     {"query": "SGLT2 inhibitors in heart failure", "since_year": date.today().year - 5, "newest_first": True}),
     ("find_clinical_trials", "Are there recruiting trials for sickle cell disease?", None,
-     {"condition": "sickle cell disease", "status": "recruiting"}),
+     {"condition": "sickle cell disease", "status": "RECRUITING"}),
     ("search_patient", "Find patient Maria Elena Garcia", None, {"name": "Maria Elena Garcia"}),
 ])
 def test_stage_two_arguments_read_off_the_message(tool: str, query: str, active: Any, expected: dict[str, Any]) -> None:

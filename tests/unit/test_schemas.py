@@ -97,4 +97,8 @@ def test_registry_has_the_v3_and_patient_data_tools_with_labels_and_write_flags(
     assert REGISTRY.label("check_drug_safety") == "Drug Safety Report"
     listing = REGISTRY.tool_list()
     assert "check_drug_interactions(drug_names: list[str])" in listing
-    assert "find_clinical_trials(condition: str, status: str = None)" in listing
+    assert ("find_clinical_trials(condition: str, intervention: str = None, location: str = None, "
+            "distance_km: int = None, status: str = None, phase: str = None") in listing
+    assert "search_medical_literature(query: str, publication_types: list[str] = None, since_year: int = None" in listing
+    assert "get_patient_timeline(patient_id: str, start_date: str = None, end_date: str = None, include_notes: bool = False)" \
+        in listing

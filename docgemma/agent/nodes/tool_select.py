@@ -90,7 +90,10 @@ def _fill_args(llm: MeteredLLM, state: AgentState, spec: ToolSpec) -> tuple[dict
         # the clinician edits it (seen on the embedded model: the request itself became a note's text).
         return {**dict.fromkeys(missing, NOT_SPECIFIED), **known}, (
             f"{', '.join(missing)} not stated: left for the clinician on the card (demo model writes nothing)")
-    asked = _ask_model(llm, state, spec, missing_fields_schema(spec.args_model, missing), known=known)
+    # The parts a request splits into are asked for with the missing field, so that the model does not put the
+    # whole request into it ("belimumab in lupus nephritis" is an intervention and a condition).
+    extra = tuple(name for name in spec.model_fills if name not in known)
+    asked = _ask_model(llm, state, spec, missing_fields_schema(spec.args_model, missing + extra), known=known)
     how = f"model asked for {', '.join(missing)}" + (f"; {', '.join(known)} by rule" if known else "")
     return {**asked, **known}, how
 
