@@ -29,7 +29,7 @@ from docgemma.tools.registry import default_registry
 from tests.tiny_gemma import CHAT_TEMPLATE as GEMMA3_TEMPLATE
 from tests.tiny_gemma import build_tiny_gemma3
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.floors]
 MESSAGES = [Message(role="system", content="Classify the request."),
             Message(role="user", content="Check FDA warnings for dofetilide")]
 GEMMA_CACHE = Path.home() / ".cache" / "docgemma" / "gemma3-tokenizer"  # shared with test_summary_budget
@@ -70,10 +70,7 @@ class CapturingModel:
 
 
 class NoConstraint:
-    """An Outlines-like logits processor that constrains nothing (the scripted model answers valid JSON)."""
-
-    def reset(self) -> None:
-        pass
+    """A logits processor that constrains nothing (the scripted model answers valid JSON)."""
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         return scores
@@ -82,7 +79,7 @@ class NoConstraint:
 def scripted(tokenizer: Any, **flags: Any) -> TransformersLLM:
     # No KV cache: the capturing stand-in has no model config to build one from (prefix reuse: test_prefix_cache).
     llm = TransformersLLM("scripted", CapturingModel(tokenizer, REPLY), tokenizer, prefix_cache=False, **flags)
-    llm._generators[INTENT] = SimpleNamespace(logits_processor=NoConstraint())  # no index build: ids are the test
+    llm._constraints = SimpleNamespace(processor=lambda schema: NoConstraint())  # no vocabulary index: ids are the test
     return llm
 
 

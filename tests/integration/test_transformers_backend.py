@@ -11,7 +11,7 @@ from docgemma.llm.transformers_backend import TransformersLLM, load_transformers
 from docgemma.tools.registry import default_registry
 from tests.tiny_gemma import build_tiny_gemma3
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.floors]
 MESSAGES = [Message(role="system", content="Classify the request."), Message(role="user", content="What is hypertension?")]
 
 
