@@ -2,7 +2,7 @@
 
 * LLM calls per route (oracle model): direct, single tool, multi-tool — against seed 002's budget.
 * Deterministic overhead per turn with an instant fake model (target under 20 ms).
-* Outlines generator build time vs reuse, on the embedded CPU model.
+* JSON constraint build time vs reuse, on the embedded CPU model.
 * Wall time of a single-tool turn on the embedded CPU model (the tool answers from a local stub).
 * Per route and backend (:mod:`docgemma.bench_routes`): calls, prompt / uncached / decoded tokens, turn time
   and the agent's own share of it; ``--save`` keeps them in ``bench/results_routes.{json,md}``.

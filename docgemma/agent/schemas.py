@@ -1,4 +1,4 @@
-"""Outlines schemas of the LLM nodes (seed 002 §6), decision-critical fields first.
+"""JSON schemas of the LLM nodes (seed 002 §6), decision-critical fields first.
 
 The tool-name ``Literal``s are built from the registry, so the registry stays the only list of tools.
 Every free-text field is bounded: the worst-case JSON fits the node's token cap (tested).

@@ -28,6 +28,21 @@ from dataclasses import dataclass
 from typing import Any
 
 
+def unsupported() -> str | None:
+    """Why the installed transformers cannot serve a kept prefix exactly (None when it can).
+
+    Sliding-window layers must record their past (``DynamicSlidingWindowLayer.activate_past_recording``,
+    transformers 5.15 and later); without it a Gemma 3 cache cannot be cropped below its window.
+    """
+    import transformers
+    from transformers.cache_utils import DynamicSlidingWindowLayer
+
+    if not hasattr(DynamicSlidingWindowLayer, "activate_past_recording"):
+        return (f"transformers {transformers.__version__} has no DynamicSlidingWindowLayer.activate_past_recording "
+                "(5.15 or later has it)")
+    return None
+
+
 @dataclass
 class Reuse:
     """What :meth:`PrefixCache.take` hands to one call: the cache for ``generate`` and what it holds."""

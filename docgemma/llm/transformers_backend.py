@@ -58,6 +58,7 @@ from docgemma.llm.base import (
 )
 from docgemma.llm.json_constraint import JsonConstraints
 from docgemma.llm.prefix_cache import PrefixCache, Reuse
+from docgemma.llm.prefix_cache import unsupported as prefix_unsupported
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -142,6 +143,11 @@ class TransformersLLM:
         gpu = _zerogpu()
         if gpu:
             self.prefix_cache = False
+        if self.prefix_cache:
+            missing = prefix_unsupported()
+            if missing is not None:  # an install outside the tested range: run without reuse, and say so once
+                log.warning("prefix cache off: %s", missing)
+                self.prefix_cache = False
         # Wrapped per instance: spaces.GPU attaches a GPU for the duration of each call on ZeroGPU.
         self._generate_ids = gpu(self._generate_ids_impl) if gpu else self._generate_ids_impl
         self._stream: Callable[..., Generator[str, None, list[int] | None]] = (

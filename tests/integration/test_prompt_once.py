@@ -2,7 +2,8 @@
 one BOS, on real tokenizers with their real chat templates (SmolLM2's GGUF, Gemma 3's tokenizer with
 Gemma 3's template) and on a tiny random Gemma 3 with images.
 
-Outlines 1.3 wraps a ``str`` input in a user turn and templates it again, and tokenizers that add BOS add a
+Outlines 1.3 (the constraint library before llguidance) wrapped a ``str`` input in a user turn and templated
+it again, and tokenizers that add BOS add a
 second one after the template's: these tests capture what reaches ``generate`` and compare it with the
 tokenizer's (or processor's) own one-pass ``apply_chat_template(tokenize=True)``.
 """
@@ -149,7 +150,7 @@ def test_smollm2_tokenizer_prompt_is_one_template_pass(smollm2_tokenizer: Any, k
 
 
 def test_embedded_model_json_call_sends_one_template_pass(smollm2_tokenizer: Any) -> None:
-    """End to end on the real embedded model and the real Outlines generator (its logits processor)."""
+    """End to end on the real embedded model and the real JSON constraint (its logits processor)."""
     llm = load_transformers_llm(str(embedded_model_file()))
     sent: list[list[int]] = []
     real_generate = llm.model.generate
