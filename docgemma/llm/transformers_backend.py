@@ -23,7 +23,8 @@ compiles the agent's schemas at load (the ``Assistant`` calls it), so no clinici
 Each call reports its :class:`~docgemma.llm.base.Usage` (``last_usage``): prompt ids, new tokens, the prompt
 tokens served from the kept KV cache, and wall time. The calls of a turn share a long prompt prefix, so the
 backend keeps the previous call's KV cache and prefills only what follows the common prefix
-(:mod:`docgemma.llm.prefix_cache`; ``DOCGEMMA_PREFIX_CACHE=off`` turns it off).
+(:mod:`docgemma.llm.prefix_cache`). By default it is off with bf16 compute, where reuse does not reproduce a
+full prefill (:func:`reuse_by_default`); ``DOCGEMMA_PREFIX_CACHE=on``/``off`` decides instead.
 
 On a ZeroGPU Space (the ``spaces`` package importable) the model calls run under ``spaces.GPU``; there the
 KV cache is not kept (each call runs in a GPU worker, so the cache it fills does not come back).
@@ -488,10 +489,24 @@ def check_gpu_supported(torch: Any) -> None:
         "(P100 is not supported); elsewhere a GPU that torch build supports (V100, T4, L4, A10G, A100, H100).")
 
 
-def load_transformers_llm(model: str | None = None, prefix_cache: bool = True) -> TransformersLLM:
+def reuse_by_default(dtype: Any) -> bool:
+    """Whether prefix KV reuse is on when the settings leave it to the backend (``DOCGEMMA_PREFIX_CACHE=auto``).
+
+    Off with bf16 compute: there reuse does not reproduce a full prefill at temperature 0 (measured:
+    ``bench/results_prefix_reuse.json``), so an answer would depend on which call came before it; the GPUs
+    that compute in bf16 (compute capability >= 8.0) prefill a few thousand tokens in well under a second,
+    so little is lost. On in float32 (T4, CPU), where the outputs were identical.
+    """
+    import torch
+
+    return dtype != torch.bfloat16
+
+
+def load_transformers_llm(model: str | None = None, prefix_cache: bool | None = None) -> TransformersLLM:
     """Load ``model`` (see module docstring for what ``None`` means) and return the backend.
 
-    ``prefix_cache=False`` prefills every prompt in full (no KV cache kept between calls).
+    ``prefix_cache``: True keeps the previous call's KV cache and reuses its common prefix, False prefills
+    every prompt in full, None decides by compute dtype (:func:`reuse_by_default`).
     """
     _zerogpu()  # on ZeroGPU, spaces must be imported before torch initialises CUDA
     torch = _require("torch", "torch==2.13.0  (CPU; GPU platforms bring their own torch)")
@@ -512,6 +527,11 @@ def load_transformers_llm(model: str | None = None, prefix_cache: bool = True) -
 
     start = time.perf_counter()
     dtype = compute_dtype(torch)
+    if prefix_cache is None:
+        prefix_cache = reuse_by_default(dtype)
+        if not prefix_cache:
+            log.info("prefix cache off: with %s compute, reuse does not reproduce a full prefill "
+                     "(DOCGEMMA_PREFIX_CACHE=on turns it on)", dtype)
     if model.endswith(".gguf"):
         _require("gguf", "gguf")
         path = Path(model)

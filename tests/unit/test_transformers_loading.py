@@ -158,6 +158,19 @@ def test_gpu_dtype_and_placement(monkeypatch: pytest.MonkeyPatch, gpu: str, capa
     assert llm.name == "MedGemma 1.5 4B IT" and llm.clinically_meaningful
 
 
+@pytest.mark.parametrize(("capability", "asked", "reuse"), [
+    ((8, 0), None, False),   # bf16 compute: reuse is not exact, off unless asked for
+    ((8, 0), True, True),
+    ((7, 5), None, True),    # float32 compute (T4): exact, on
+    ((7, 5), False, False),
+])
+def test_prefix_reuse_default_follows_the_compute_dtype(monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int],
+                                                        asked: bool | None, reuse: bool) -> None:
+    fake_gpu(monkeypatch, capability)
+    Loaders(monkeypatch)
+    assert load_transformers_llm(MEDGEMMA_MODEL_ID, prefix_cache=asked).prefix_cache is reuse
+
+
 def test_p100_is_refused_with_what_to_choose(monkeypatch: pytest.MonkeyPatch) -> None:
     """Kaggle's torch has no sm_60 kernels: the first CUDA operation would fail; the load says why first."""
     fake_gpu(monkeypatch, (6, 0), name="Tesla P100-PCIE-16GB")
