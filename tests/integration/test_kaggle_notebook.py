@@ -12,6 +12,7 @@ does its work, never a ``NameError``; with MedGemma attached from Kaggle Models 
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import subprocess
@@ -147,8 +148,8 @@ def test_kaggle_notebook_runs_top_to_bottom(kaggle_env: Path) -> None:
         password = app_output.split("password '")[1].split("'")[0]
         assert len(password) >= 16
         login_required(PORT, ("clinician", password))
-        close = nbformat.v4.new_code_cell("demo.close()")
-        runner.execute_cell(close, len(notebook.cells))
+        notebook.cells.append(nbformat.v4.new_code_cell("demo.close()"))
+        runner.execute_cell(notebook.cells[-1], len(notebook.cells) - 1)
     outputs = {i: text_of(c) for i, c in enumerate(cells)}
     assert "docgemma-connect-main" in outputs[1]  # found three levels deep
     assert (kaggle / "working" / "docgemma" / "docgemma" / "__init__.py").is_file()
@@ -166,15 +167,16 @@ def test_each_step_alone_says_what_to_run_first(kaggle_env: Path) -> None:
     import nbformat
 
     kaggle = kaggle_layout(kaggle_env, {})
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    settings, *steps = code_cells(notebook)
-    reset = nbformat.v4.new_code_cell("%reset -f")
-    runner = client(notebook, kaggle / "working", allow_errors=True)
+    settings, *steps = code_cells(nbformat.read(NOTEBOOK, as_version=4))
+    # One kernel: for each step, a clean namespace, the settings, then the step alone.
+    runs = [[nbformat.v4.new_code_cell("%reset -f"), copy.deepcopy(settings), step] for step in steps]
+    scratch = nbformat.v4.new_notebook(cells=[cell for run in runs for cell in run])
+    runner = client(scratch, kaggle / "working", allow_errors=True)
     said: dict[int, str] = {}
     with runner.setup_kernel():
-        for number, step in enumerate(steps, 2):
-            for cell in (reset, settings, step):
-                runner.execute_cell(cell, 0)
+        for index, cell in enumerate(scratch.cells):
+            runner.execute_cell(cell, index)
+        for number, (_, _, step) in enumerate(runs, 2):
             for name, value in errors(step):
                 assert name != "NameError", (number, value)
                 assert name == "SystemExit" and "first" in value, (number, name, value)
@@ -190,10 +192,11 @@ def test_medgemma_from_kaggle_models_needs_no_token(kaggle_env: Path) -> None:
     kaggle = kaggle_layout(kaggle_env, {}, medgemma=True)  # no secret: asking for one would be logged
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     settings, project, _install, _gpu, source, *_ = code_cells(notebook)
-    runner = client(notebook, kaggle / "working")
+    scratch = nbformat.v4.new_notebook(cells=[settings, project, source])
+    runner = client(scratch, kaggle / "working")
     with runner.setup_kernel():
-        for cell in (settings, project, source):
-            runner.execute_cell(cell, 0)
+        for index, cell in enumerate(scratch.cells):
+            runner.execute_cell(cell, index)
     assert "MedGemma from Kaggle Models" in text_of(source) and "no Hugging Face token needed" in text_of(source)
     assert "medgemma-1.5-4b-it" in text_of(source)
     assert not (kaggle_env / "secrets.log").exists()
