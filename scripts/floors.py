@@ -1,6 +1,6 @@
 """The lowest versions requirements.txt allows of the model stack, as exact pins (one per line).
 
-    python scripts/floors.py        # transformers==5.15.0 accelerate==1.0.0 …
+    python scripts/floors.py        # transformers==5.18 accelerate==1.1 …
 
 ``bash scripts/dev.sh floors`` installs these in a second virtual environment and runs the backend's tests
 (``-m floors``) there, so a lower bound in requirements.txt is a version that was tested, not a guess.

@@ -32,14 +32,26 @@ def unsupported() -> str | None:
     """Why the installed transformers cannot serve a kept prefix exactly (None when it can).
 
     Sliding-window layers must record their past (``DynamicSlidingWindowLayer.activate_past_recording``,
-    transformers 5.15 and later); without it a Gemma 3 cache cannot be cropped below its window.
+    transformers 5.15 and later) and, while recording, hand attention only the window its mask is sized for
+    (5.18 and later; 5.15-5.17 return every recorded position and the sliding-window mask no longer matches:
+    "size of tensor a (320) must match the size of tensor b (64)"). Checked by behaviour, on a 4-token window.
     """
+    import torch
     import transformers
     from transformers.cache_utils import DynamicSlidingWindowLayer
 
+    version = transformers.__version__
     if not hasattr(DynamicSlidingWindowLayer, "activate_past_recording"):
-        return (f"transformers {transformers.__version__} has no DynamicSlidingWindowLayer.activate_past_recording "
-                "(5.15 or later has it)")
+        return f"transformers {version} has no DynamicSlidingWindowLayer.activate_past_recording (5.18 or later works)"
+    layer = DynamicSlidingWindowLayer(sliding_window=4)
+    layer.activate_past_recording()
+    states = torch.zeros(1, 1, 6, 2)
+    layer.update(states, states)
+    step = torch.zeros(1, 1, 1, 2)
+    keys, _ = layer.update(step, step)
+    if keys.shape[-2] > layer.sliding_window:  # what the mask advertises: window - 1 past positions + the new one
+        return (f"transformers {version}'s recording sliding-window layers return {keys.shape[-2]} positions to a "
+                f"{layer.sliding_window}-position mask (5.18 or later works)")
     return None
 
 

@@ -68,7 +68,7 @@ log = logging.getLogger(__name__)
 
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: The install hint for transformers: the tested range (requirements.txt, constraints.txt).
-TRANSFORMERS_PIN = "'transformers>=5.15,<6'"
+TRANSFORMERS_PIN = "'transformers>=5.18,<6'"
 EMBEDDED_LABEL = "SmolLM2-135M-Instruct (embedded CPU demo model — not clinically meaningful)"
 
 

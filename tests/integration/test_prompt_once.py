@@ -197,7 +197,7 @@ def test_processor_prompt_is_one_template_pass_with_one_bos(tiny_gemma: Transfor
         del llm.model.generate
     content: list[dict[str, Any]] = [{"type": "image", "image": img} for img in images]
     conversation = [{"role": "system", "content": [{"type": "text", "text": MESSAGES[0]["content"]}]},
-                    {"role": "user", "content": [*content, {"type": "text", "text": MESSAGES[1]["content"]}]}]
+                    {"role": "user", "content": [{"type": "text", "text": MESSAGES[1]["content"]}, *content]}]  # model card order
     assert sent == [one_pass(llm.processor, conversation)]
     bos = llm.tokenizer.bos_token_id
     assert sent[0][0] == bos and sent[0].count(bos) == 1

@@ -1,7 +1,7 @@
-"""A transformers without what the prefix cache needs (before 5.15: no ``activate_past_recording`` on
-sliding-window cache layers) turns prefix reuse off with one log line; model calls keep working.
-
-Before this probe, every model call on such an install raised ``AttributeError`` from the cache it built.
+"""A transformers without what the prefix cache needs turns prefix reuse off with one log line; model calls
+keep working. Before 5.15 sliding-window cache layers have no ``activate_past_recording`` (every model call
+raised ``AttributeError``); 5.15-5.17 have it but hand attention more positions than the window mask is sized
+for (every call past the window raised "size of tensor a … must match …", seen on the floors run).
 """
 
 from __future__ import annotations
@@ -50,8 +50,20 @@ def test_missing_feature_turns_reuse_off_with_one_log_line(monkeypatch: pytest.M
     with caplog.at_level(logging.WARNING, logger="docgemma.llm.transformers_backend"):
         llm = TransformersLLM("fake", GemmaShapedFake(), FakeTokenizer())
     assert llm.prefix_cache is False
-    (record,) = caplog.records
-    assert record.getMessage().startswith("prefix cache off: transformers ") and "5.15" in record.getMessage()
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "docgemma.llm.transformers_backend"]
+    assert line.startswith("prefix cache off: transformers ") and "5.18 or later" in line
     messages = [Message(role="user", content="hi")]
     assert list(llm.generate_text(messages, temperature=0.0, max_tokens=4))  # no AttributeError
     assert llm.prefix_skipped == "turned off"
+
+
+def test_recording_layers_that_overflow_the_window_mask_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """transformers 5.15-5.17: a recording layer returned every position, not the window the mask expects."""
+    from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
+
+    def update_515(self: Any, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> Any:
+        return DynamicLayer.update(self, key_states, value_states)  # the full states, as 5.15 returned them
+
+    monkeypatch.setattr(DynamicSlidingWindowLayer, "update", update_515)
+    reason = unsupported()
+    assert reason is not None and "positions to a 4-position mask" in reason and "5.18 or later" in reason
