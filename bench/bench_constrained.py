@@ -171,11 +171,21 @@ def run_backend(name: str, limit: int | None) -> dict[str, Any]:
 
 
 NOTES = """
+Choice: **llguidance** as a logits processor (`docgemma/llm/json_constraint.py`). One vocabulary index per
+tokenizer (seconds, ~0.4 GB, at load), then every schema compiles in milliseconds and under 1 MB, and its mask
+costs 1-2 ms per decoded token, against a model step of ~20 ms for this tiny model (a 4B model's step is longer; not
+measured here); every schema's output valid. xgrammar is close per token but compiles some schemas for
+seconds (11 s for IntentClassification) and holds ~0.2 GB for all of them, and needs triton; outlines_core
+builds for seconds to tens of seconds and ~0.6 GB per schema here (the issue measured 19-102 s and 0.6-3 GB
+on MedGemma's tokenizer, ~14 GB for all): more than a t4-small's 15 GB of RAM can hold.
+
 Notes:
 
-* Outlines sizes xgrammar's token bitmask from the tokenizer (262,145 tokens) while the model scores 262,208
-  rows: its xgrammar backend fails at the first token ("bitmask's shape is not valid"). A row without figures
-  is a backend that failed; the error is in results_constrained.json.
+* llguidance's first schema (IntentClassification) shows 29 ms per token: the first masks of a process do
+  one-time work; the other schemas show the steady cost.
+* Outlines builds xgrammar's tokenizer info for the tokenizer's 262,145 tokens and sizes the bitmask for the
+  model's 262,208 logits: its xgrammar backend fails at the first token ("bitmask's shape is not valid"). A
+  row without figures is a backend that failed; the error is in results_constrained.json.
 * Outlines' llguidance and xgrammar backends take no whitespace pattern: they allow any whitespace between
   JSON tokens, and the random model spends its whole token cap on it (the NO rows: cut at the cap). The app's
   prompts never need that whitespace; the direct llguidance and xgrammar rows are compact JSON.
