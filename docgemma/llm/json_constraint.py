@@ -2,9 +2,10 @@
 
 Why llguidance (``bench/results_constrained.md``): on Gemma's 262,208-token vocabulary Outlines' default
 backend (outlines_core) compiles each schema into a token-level automaton up front — tens of seconds and
-hundreds of MB to GB per schema. llguidance indexes the vocabulary once (a token trie, about a second) and
-computes each step's allowed tokens lazily from the grammar, so a schema compiles in milliseconds and under a
-megabyte; the price is a mask computed per decoded token (1-2 ms on this vocabulary on the development CPU).
+hundreds of MB to GB per schema. llguidance indexes the vocabulary once (a token trie: 7-15 s and ~0.4 GB
+for Gemma's on the 2-core development machine) and computes each step's allowed tokens lazily from the
+grammar, so a schema compiles in milliseconds and under a megabyte; the price is a mask computed per decoded
+token (1-2 ms on this vocabulary on the development CPU).
 
 :class:`JsonConstraints` holds the vocabulary index and one compiled matcher per schema;
 :meth:`JsonConstraints.prepare` compiles a list of schemas at load (with progress in the log), and
