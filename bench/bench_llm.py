@@ -4,7 +4,9 @@ text repeats itself with and without the small-model repetition control. Run fro
 
     python bench/bench_llm.py [--json] [--tokens-only]
 
-Loads the embedded SmolLM2-135M GGUF on CPU (about 10 s). Repetition is measured greedily (T=0, where
+Loads the embedded SmolLM2-135M GGUF on CPU (about 10 s). The "before" figure needs Outlines, no longer a
+requirement (constrained JSON is llguidance now): ``pip install 'outlines==1.3.3'`` to reproduce it.
+Repetition is measured greedily (T=0, where
 loops are worst) on a few questions, as the share of sentences that are repeats of an earlier one.
 """
 

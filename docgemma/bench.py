@@ -2,7 +2,7 @@
 
 * LLM calls per route (oracle model): direct, single tool, multi-tool — against seed 002's budget.
 * Deterministic overhead per turn with an instant fake model (target under 20 ms).
-* Outlines generator build time vs reuse, on the embedded CPU model.
+* JSON constraint build time vs reuse, on the embedded CPU model.
 * Wall time of a single-tool turn on the embedded CPU model (the tool answers from a local stub).
 * Per route and backend (:mod:`docgemma.bench_routes`): calls, prompt / uncached / decoded tokens, turn time
   and the agent's own share of it; ``--save`` keeps them in ``bench/results_routes.{json,md}``.
@@ -77,7 +77,7 @@ def deterministic_overhead(turns: int = 50) -> dict[str, float]:
 
 
 def cpu_model_figures() -> dict[str, Any]:
-    """Generator build vs reuse and a single-tool turn's wall time on the embedded CPU model."""
+    """Constraint build vs reuse and a single-tool turn's wall time on the embedded CPU model."""
     from docgemma.agent.schemas import intent_schema
     from docgemma.llm.transformers_backend import load_transformers_llm
 
@@ -86,10 +86,10 @@ def cpu_model_figures() -> dict[str, Any]:
     load_s = time.perf_counter() - start
     schema = intent_schema(default_registry().names)
     start = time.perf_counter()
-    llm.generator(schema)
+    llm.constraints.matcher(schema)  # the vocabulary index, then the schema
     build_s = time.perf_counter() - start
     start = time.perf_counter()
-    llm.generator(schema)
+    llm.constraints.matcher(schema)
     reuse_s = time.perf_counter() - start
     registry = default_registry({_tool(Role.DRUG_SAFETY): lambda args, ctx: success(
         {"boxed_warning": "Initiate in a facility with continuous ECG monitoring for at least 3 days."})})

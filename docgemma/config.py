@@ -74,8 +74,10 @@ class Settings:
     #: ``postgresql://user:password@host:port/db``: conversation threads and approval claims in PostgreSQL, shared
     #: by every app replica (``deploy/``). None = the SQLite file :attr:`checkpoint_path` (one process).
     checkpoint_url: str | None = None
-    #: ``on`` (default) or ``off``: local backends reuse the previous call's KV cache for a common prompt prefix.
-    prefix_cache: str = "on"
+    #: ``auto`` (default), ``on`` or ``off``: local backends reuse the previous call's KV cache for a common
+    #: prompt prefix. ``auto`` is ``on`` except where reuse is measured not to reproduce a full prefill (the
+    #: transformers backend with bf16 compute: see ``llm/prefix_cache.py``).
+    prefix_cache: str = "auto"
 
     @property
     def checkpoint_path(self) -> Path:
@@ -129,7 +131,7 @@ class Settings:
             ctgov_url=env.get("DOCGEMMA_CTGOV_URL", defaults.ctgov_url).rstrip("/"),
             tool_transport=_choice(env, "DOCGEMMA_TOOL_TRANSPORT", ("inprocess", "mcp"), defaults.tool_transport),
             checkpoint_url=_database_url(env, "DOCGEMMA_CHECKPOINT_URL"),
-            prefix_cache=_choice(env, "DOCGEMMA_PREFIX_CACHE", ("on", "off"), defaults.prefix_cache),
+            prefix_cache=_choice(env, "DOCGEMMA_PREFIX_CACHE", ("auto", "on", "off"), defaults.prefix_cache),
         )
 
 

@@ -60,7 +60,8 @@ def gemma_tokenizer() -> Tokenizer:
 
 def render_gemma(messages: Messages, n_images: int = 0) -> str:
     """Gemma 3's chat template (``tests/fixtures/gemma3/chat_template.jinja``), generation prompt included:
-    the system text is folded into the first user turn; images open the last user turn."""
+    the system text is folded into the first user turn; images follow the last user turn's text (MedGemma's
+    model card order, as the transformers backend sends them)."""
     items = list(messages)
     first = ""
     if items and items[0]["role"] == "system":
@@ -70,7 +71,7 @@ def render_gemma(messages: Messages, n_images: int = 0) -> str:
     for i, message in enumerate(items):
         role = "model" if message["role"] == "assistant" else message["role"]
         images = "<start_of_image>" * n_images if i == last_user else ""
-        out += f"<start_of_turn>{role}\n{first if i == 0 else ''}{images}{message['content'].strip()}<end_of_turn>\n"
+        out += f"<start_of_turn>{role}\n{first if i == 0 else ''}{message['content'].strip()}{images}<end_of_turn>\n"
     return out + "<start_of_turn>model\n"
 
 

@@ -12,7 +12,7 @@ from docgemma.clinical.entities import DrugDictionary
 from docgemma.config import ConfigError, Settings
 from docgemma.ehr.service import Ehr
 from docgemma.image_store import ImageStore
-from docgemma.llm import make_llm
+from docgemma.llm import LLM, make_llm
 from docgemma.ops.metrics import Metrics
 from docgemma.ops.store import ConversationStore, open_store
 from docgemma.tools.ehr_tools import ehr_executors, record_write_check
@@ -92,15 +92,16 @@ def network_probe(settings: Settings) -> Callable[[], bool]:
 
 
 def build_assistant(settings: Settings, ehr: Ehr | None = None, store: ConversationStore | None = None,
-                    metrics: Metrics | None = None) -> Assistant:
+                    metrics: Metrics | None = None, llm: LLM | None = None) -> Assistant:
     """Load the model, open the record and the conversation store (``store``, or the one ``settings`` name:
     SQLite under ``data_dir`` by default, PostgreSQL with ``DOCGEMMA_CHECKPOINT_URL``). With ``metrics``, each
-    model call's latency is observed."""
+    model call's latency is observed. ``llm``: a model already loaded (a notebook's), used instead of loading
+    the one ``settings`` name: one copy on the GPU."""
     store = store or open_store(settings)
     log.info("conversations: %s", store.where)
     DrugDictionary.warm()
     ehr = ehr or build_ehr(settings)
-    llm = make_llm(settings)
+    llm = llm if llm is not None else make_llm(settings)
     log.info("model: %s", llm.name)
     if metrics is not None:
         llm = metrics.timed(llm)

@@ -182,61 +182,218 @@ def demo_notebook() -> nbformat.NotebookNode:
     return new_notebook(cells=cells, metadata=_metadata())
 
 
+KAGGLE_INTRO = """# DocGemma Connect on Kaggle: MedGemma 1.5 4B on one GPU
+
+**Settings → Accelerator: GPU T4 x2** (the notebook uses one of the two T4s; an L4 works too). **P100 is not
+supported**: Kaggle's torch has no kernels for it (compute capability 6.0), and the model backend refuses it at
+load with that message. **Internet: on** (pip, and the Hub when MedGemma is not attached).
+
+MedGemma, either way:
+* **Kaggle Models** (no token): accept the terms on kaggle.com/models/google/medgemma, then *Add Input → Models →
+  MedGemma*, Transformers, variation `medgemma-1.5-4b-it` (any 4B instruction-tuned one is found);
+* **the Hugging Face Hub**: accept the terms at huggingface.co/google/medgemma-1.5-4b-it and add a secret
+  (*Add-ons → Secrets*) named `HF_TOKEN` holding a token of that account.
+
+The project: attach it as a dataset (*Add Input*; found at any depth under `/kaggle/input`), or put its git URL
+in `REPO_URL` in step 1.
+
+Steps: 1 settings, 2 the project, 3 dependencies (with the tested versions of `constraints.txt`), 4 the GPU,
+5 MedGemma's source, 6 load MedGemma, 7-8 golden suites, 9 an experiment suite, 10 the app behind a login.
+Each step says which earlier step to run first if it was skipped."""
+
+KAGGLE_SETTINGS = '''# Step 1: settings (edit here; nothing else needs editing).
+import os, pathlib
+REPO_URL = ""            # git URL of the project; only used when it is not attached as a dataset
+HF_TOKEN_SECRET = "HF_TOKEN"  # Kaggle secret read when MedGemma is not attached from Kaggle Models
+SHARE = True             # a public *.gradio.live link for the app (always behind a generated login)
+LIMIT = 0                # experiment cases per variant (0 = every case)
+VARIANTS = ""            # experiment variants, comma-separated (empty = all)
+GOLDEN_MODEL_FILE = "golden_tests/clinical_sessions.json"
+# One GPU: Kaggle gives two T4s and 4-bit MedGemma fits on one; set before torch first starts CUDA.
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "0")
+# Tests only (tests/integration/test_kaggle_notebook.py): a simulated /kaggle and small limits; unset on Kaggle.
+TEST_ROOT = os.environ.get("DOCGEMMA_KAGGLE_TEST_ROOT")
+KAGGLE = pathlib.Path(TEST_ROOT or "/kaggle")
+if TEST_ROOT:
+    SHARE, LIMIT, VARIANTS, GOLDEN_MODEL_FILE = False, 1, "full_desc_1shot,rule", "golden_tests/page_examples.json"
+print("Kaggle root:", KAGGLE)'''
+
+KAGGLE_PROJECT = '''# Step 2: the project, attached as a dataset (any depth under /kaggle/input) or cloned from REPO_URL.
+if "KAGGLE" not in globals():
+    raise SystemExit("Run step 1 (settings) first.")
+import os, shutil, subprocess, sys
+
+def find_project(root):
+    """The first directory under ``root`` holding the project (docgemma/ and requirements.txt), or None."""
+    for here, dirs, files in os.walk(root):
+        if "requirements.txt" in files and os.path.isfile(os.path.join(here, "docgemma", "__init__.py")):
+            return pathlib.Path(here)
+        dirs.sort()
+    return None
+
+WORK = KAGGLE / "working" / "docgemma"
+if not (WORK / "docgemma" / "__init__.py").is_file():
+    attached = find_project(KAGGLE / "input")
+    if attached is not None:
+        print("project attached at", attached)
+        shutil.copytree(attached, WORK, dirs_exist_ok=True)  # /kaggle/input is read-only
+    elif REPO_URL:
+        subprocess.run(["git", "clone", "--depth", "1", REPO_URL, str(WORK)], check=True)
+    else:
+        del WORK
+        raise SystemExit("The project was not found under " + str(KAGGLE / "input") +
+                         ": attach it as a dataset (Add Input), or set REPO_URL in step 1 and run steps 1-2 again.")
+os.chdir(WORK)
+if str(WORK) not in sys.path:
+    sys.path.insert(0, str(WORK))
+print("project:", WORK)'''
+
+KAGGLE_INSTALL = '''# Step 3: dependencies with the tested versions (-c constraints.txt). Kaggle's own CUDA torch is kept: the
+# torch line of requirements.txt is left out, so pip never swaps it for another build.
+if "WORK" not in globals():
+    raise SystemExit("Run step 2 (the project) first.")
+lines = (WORK / "requirements.txt").read_text().splitlines()
+kept = [line for line in lines if not line.split("#")[0].strip().lower().startswith("torch")]
+(WORK / "requirements-kaggle.txt").write_text("\\n".join(kept) + "\\n")
+command = [sys.executable, "-m", "pip", "install", "-q", "-r", "requirements-kaggle.txt", "-c", "constraints.txt"]
+if TEST_ROOT:  # CI: the same command, resolved against what is installed; nothing downloaded or changed
+    command += ["--dry-run", "--no-index"]
+subprocess.run(command, check=True, cwd=WORK)
+print("installed. If pip replaced a package this session had already imported, restart the session "
+      "(Run → Restart & clear cell outputs) and run from step 1: the project is already in place.")'''
+
+KAGGLE_GPU = '''# Step 4: the GPU. T4 (or L4) is supported; P100 is refused with the reason (no kernels in Kaggle's torch).
+if "WORK" not in globals():
+    raise SystemExit("Run step 2 (the project) first.")
+import torch
+from docgemma.llm.transformers_backend import check_gpu_supported
+
+if torch.cuda.is_available():
+    major, minor = torch.cuda.get_device_capability(0)
+    print(f"{torch.cuda.get_device_name(0)} (compute capability {major}.{minor}), "
+          f"{torch.cuda.device_count()} visible, torch {torch.__version__}")
+    check_gpu_supported(torch)
+else:
+    print("No GPU: the embedded CPU demo model (SmolLM2-135M) runs instead of MedGemma; it is not clinically "
+          "meaningful. On Kaggle: Settings → Accelerator → GPU T4 x2.")'''
+
+KAGGLE_SOURCE = '''# Step 5: where MedGemma comes from. Attached from Kaggle Models: no token. Otherwise the Hub, with the
+# HF_TOKEN secret (MedGemma is gated).
+if "WORK" not in globals():
+    raise SystemExit("Run step 2 (the project) first.")
+import torch
+from docgemma.llm.transformers_backend import kaggle_model_dir
+
+MODEL_DIR = kaggle_model_dir(KAGGLE / "input")
+if MODEL_DIR is not None:
+    print("MedGemma from Kaggle Models:", MODEL_DIR, "(no Hugging Face token needed)")
+    if torch.cuda.is_available():
+        os.environ["DOCGEMMA_MODEL"] = str(MODEL_DIR)
+else:
+    from kaggle_secrets import UserSecretsClient
+
+    try:
+        token = UserSecretsClient().get_secret(HF_TOKEN_SECRET)
+    except Exception as exc:  # the client raises a bare Exception for a secret that is not attached
+        token = None
+        print(f"No {HF_TOKEN_SECRET} secret ({type(exc).__name__}).")
+    if token:
+        os.environ["HF_TOKEN"] = token
+        print(f"MedGemma from the Hugging Face Hub, with the {HF_TOKEN_SECRET} secret.")
+    elif torch.cuda.is_available():
+        raise SystemExit("MedGemma is neither attached nor reachable: attach it from Kaggle Models (Add Input → "
+                         f"Models → MedGemma), or add the {HF_TOKEN_SECRET} secret (Add-ons → Secrets), then rerun this step.")
+    else:
+        print("No GPU: no MedGemma needed (the embedded demo model runs).")'''
+
+KAGGLE_LOAD = '''# Step 6: MedGemma in 4-bit NF4 on the GPU (vision tower and projector in 16-bit); the JSON constraints of
+# every agent schema are compiled now, so no turn waits for one.
+if "WORK" not in globals():
+    raise SystemExit("Run step 2 (the project) first.")
+import logging, time
+from docgemma.agent.schemas import agent_schemas
+from docgemma.llm.transformers_backend import load_transformers_llm
+from docgemma.tools.registry import default_registry
+
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", force=True)
+start = time.time()
+llm = load_transformers_llm(os.environ.get("DOCGEMMA_MODEL"))
+print(llm.describe(), f"loaded in {time.time() - start:.0f} s")
+start = time.time()
+llm.prepare_schemas(agent_schemas(default_registry()))
+print(f"{len(llm.constraint_build_s)} JSON constraints ready in {time.time() - start:.1f} s")
+logging.getLogger().setLevel(logging.WARNING)'''
+
+KAGGLE_GOLDEN_ORACLE = '''# Step 7: every golden file in oracle mode: the deterministic machinery, must all pass (no model needed).
+if "WORK" not in globals():
+    raise SystemExit("Run step 2 (the project) first.")
+import glob, io
+from docgemma.golden import run_file
+
+for path in sorted(glob.glob("golden_tests/*.json")):
+    report = io.StringIO()
+    code = run_file(pathlib.Path(path), None, None, report)
+    print(report.getvalue().splitlines()[0], "PASS" if code == 0 else "FAIL")'''
+
+KAGGLE_GOLDEN_MODEL = '''# Step 8: the same turns answered by the model (per-field accuracy, model calls per turn).
+if "llm" not in globals():
+    raise SystemExit("Run step 6 (load MedGemma) first.")
+from docgemma.golden import run_file
+
+with open("golden_model.jsonl", "w") as out:
+    run_file(pathlib.Path(GOLDEN_MODEL_FILE), llm, out)'''
+
+KAGGLE_EXPERIMENT = '''# Step 9: one experiment suite, TOOL_SELECT; red ticks are seed 002's figures on MedGemma 4B.
+if "llm" not in globals():
+    raise SystemExit("Run step 6 (load MedGemma) first.")
+from IPython.display import Image, display
+from docgemma.experiments import notebook
+
+result = notebook.run("tool_select", llm, limit=LIMIT or None, variants=[v for v in VARIANTS.split(",") if v] or None,
+                      out=pathlib.Path("experiments_out"))
+display(result.frame)
+for figure in result.figures:
+    display(Image(filename=str(figure)))'''
+
+KAGGLE_APP = '''# Step 10: the app, with the model of step 6 (loaded here if step 6 was skipped). The share link is public,
+# and the page can write to the patient record: it always asks for the login printed below.
+if "WORK" not in globals():
+    raise SystemExit("Run step 2 (the project) first.")
+import secrets
+from docgemma.config import Settings
+from docgemma.runtime import build_assistant, build_ehr, network_probe
+from docgemma.ui.app import NetworkStatus, build_demo
+
+if "demo" in globals():
+    demo.close()  # this step run again: stop the previous server first
+settings = Settings.from_env()
+ehr = build_ehr(settings)
+assistant = build_assistant(settings, ehr, llm=globals().get("llm"))
+demo = build_demo(assistant, ehr, assistant.llm.name, getattr(assistant.llm, "fallback_note", None),
+                  NetworkStatus(network_probe(settings)))
+LOGIN = ("clinician", secrets.token_urlsafe(12))
+demo.launch(share=SHARE, auth=LOGIN, prevent_thread_lock=True)
+print(f"Login: user {LOGIN[0]!r}, password {LOGIN[1]!r} (new each run; share it only with the clinicians testing)")'''
+
 KAGGLE_CELLS = [
-    ("md", "# DocGemma Connect on Kaggle: MedGemma 4B on the GPU\n\nSettings → Accelerator: **GPU T4 x2** (or P100); "
-           "Internet: **on**; Add-ons → Secrets: **HF_TOKEN** (a Hugging Face token whose account accepted the "
-           "MedGemma licence at huggingface.co/google/medgemma-1.5-4b-it).\n\nThis notebook installs the project, "
-           "loads MedGemma in 4-bit on the GPU, runs the golden suites (oracle and model), runs one node-level "
-           "experiment suite with seed 002's figures beside the measured ones, and launches the app with a public "
-           "share link."),
-    ("code", "!nvidia-smi"),
-    ("code", "# 1. The project: attached as a Kaggle dataset, or cloned (set REPO_URL to the repository you submitted).\n"
-             "import os, pathlib, shutil, subprocess, sys\n"
-             "REPO_URL = os.environ.get('DOCGEMMA_REPO_URL', '')  # e.g. https://github.com/<you>/docgemma-connect\n"
-             "WORK = pathlib.Path('/kaggle/working/docgemma')\n"
-             "attached = next(pathlib.Path('/kaggle/input').glob('*/docgemma/__init__.py'), None)\n"
-             "if not WORK.exists():\n"
-             "    if attached is not None:\n"
-             "        shutil.copytree(attached.parents[1], WORK)\n"
-             "    elif REPO_URL:\n"
-             "        subprocess.run(['git', 'clone', '--depth', '1', REPO_URL, str(WORK)], check=True)\n"
-             "    else:\n"
-             "        raise SystemExit('Attach the project as a dataset or set REPO_URL')\n"
-             "os.chdir(WORK); sys.path.insert(0, str(WORK))\nprint(WORK)"),
-    ("code", "# 2. Dependencies (Kaggle's own CUDA torch is kept; requirements.txt only adds what is missing).\n"
-             "!pip install -q -r requirements.txt"),
-    ("code", "# 3. The Hugging Face token from Kaggle secrets (MedGemma is a gated model).\n"
-             "from kaggle_secrets import UserSecretsClient\n\n"
-             "os.environ['HF_TOKEN'] = UserSecretsClient().get_secret('HF_TOKEN')\n"
-             "from huggingface_hub import whoami\nprint('logged in as', whoami(token=os.environ['HF_TOKEN'])['name'])"),
-    ("code", "# 4. MedGemma 4B, 4-bit NF4 on GPU 0 (the default of the transformers backend when CUDA is present).\n"
-             "import time\nfrom docgemma.llm.transformers_backend import load_transformers_llm\n\n"
-             "start = time.time()\nllm = load_transformers_llm()\nprint(llm.name, f'loaded in {time.time() - start:.0f} s')"),
-    ("md", "## Golden suites\n\nOracle mode checks the deterministic machinery (must be all green); model mode "
-           "measures MedGemma on the same turns (per-field accuracy, model calls per turn).\n\n"
-           "Command line equivalents: `python -m docgemma golden golden_tests/*.json` and "
-           "`python -m docgemma golden golden_tests/clinical_sessions.json --backend transformers --out golden_model.jsonl`."),
-    ("code", "import glob, io\nfrom docgemma.golden import run_file\n\n"
-             "for path in sorted(glob.glob('golden_tests/*.json')):\n"
-             "    report = io.StringIO()\n    code = run_file(pathlib.Path(path), None, None, report)\n"
-             "    print(report.getvalue().splitlines()[0], 'PASS' if code == 0 else 'FAIL')"),
-    ("code", "with open('golden_model.jsonl', 'w') as out:\n"
-             "    run_file(pathlib.Path('golden_tests/clinical_sessions.json'), llm, out)"),
-    ("md", "## One experiment suite: TOOL_SELECT\n\nCommand line equivalent: "
-           "`python -m docgemma experiment tool_select --backend transformers --out experiments_out/tool_select`. "
-           "The red ticks are seed 002's figures on MedGemma 4B."),
-    ("code", "from IPython.display import Image, display\nfrom docgemma.experiments import notebook\n\n"
-             "result = notebook.run('tool_select', llm, limit=None, variants=None, out=pathlib.Path('experiments_out'))\n"
-             "display(result.frame)\nfor figure in result.figures:\n    display(Image(filename=str(figure)))"),
-    ("md", "## The app, with a public share link\n\nThe experiment model is freed first, so the app's own load fits "
-           "on one T4."),
-    ("code", "import gc, torch\ndel llm, result\ngc.collect(); torch.cuda.empty_cache()\n\n"
-             "from docgemma.config import Settings\nfrom docgemma.runtime import build_assistant, build_ehr, network_probe\n"
-             "from docgemma.ui.app import NetworkStatus, build_demo\n\n"
-             "settings = Settings.from_env()\nehr = build_ehr(settings)\nassistant = build_assistant(settings, ehr)\n"
-             "demo = build_demo(assistant, ehr, assistant.llm.name, getattr(assistant.llm, 'fallback_note', None),\n"
-             "                  NetworkStatus(network_probe(settings)))\n"
-             "demo.launch(share=True)  # prints the public *.gradio.live link"),
+    ("md", KAGGLE_INTRO),
+    ("code", KAGGLE_SETTINGS),
+    ("code", KAGGLE_PROJECT),
+    ("code", KAGGLE_INSTALL),
+    ("code", KAGGLE_GPU),
+    ("code", KAGGLE_SOURCE),
+    ("code", KAGGLE_LOAD),
+    ("md", "## Golden suites\\n\\nOracle mode checks the deterministic machinery (must be all green); model mode "
+           "measures MedGemma on the same turns.\\n\\nCommand line equivalents: `python -m docgemma golden "
+           "golden_tests/*.json` and `python -m docgemma golden golden_tests/clinical_sessions.json --backend "
+           "transformers --out golden_model.jsonl`."),
+    ("code", KAGGLE_GOLDEN_ORACLE),
+    ("code", KAGGLE_GOLDEN_MODEL),
+    ("md", "## One experiment suite: TOOL_SELECT\\n\\nCommand line equivalent: `python -m docgemma experiment "
+           "tool_select --backend transformers --out experiments_out/tool_select`."),
+    ("code", KAGGLE_EXPERIMENT),
+    ("md", "## The app, behind a login\\n\\nThe model loaded in step 6 serves the app too (one copy on the GPU)."),
+    ("code", KAGGLE_APP),
 ]
 
 

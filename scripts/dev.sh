@@ -3,11 +3,13 @@
 #   bash scripts/dev.sh app    set up, then run the web app on the embedded default model
 #   bash scripts/dev.sh test   set up (with test tools), then run lint, types and the whole test suite
 #   bash scripts/dev.sh setup-llamacpp   set up, plus the optional llama.cpp backend (DOCGEMMA_BACKEND=llamacpp)
+#   bash scripts/dev.sh floors the backend's tests on the lowest versions requirements.txt allows of the model
+#                              stack (after `test`: it reuses .venv for everything else)
 # The virtual environment lives in .venv (override with DOCGEMMA_VENV).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-}"
-case "$mode" in app|test|setup|setup-llamacpp) ;; *) echo "usage: bash scripts/dev.sh app|test|setup|setup-llamacpp" >&2; exit 2 ;; esac
+case "$mode" in app|test|setup|setup-llamacpp|floors) ;; *) echo "usage: bash scripts/dev.sh app|test|setup|setup-llamacpp|floors" >&2; exit 2 ;; esac
 
 venv="${DOCGEMMA_VENV:-.venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
@@ -27,6 +29,23 @@ if [ "$mode" = setup-llamacpp ] || [ "$mode" = test ]; then
   python -c "import llama_cpp" 2>/dev/null \
     || echo "installing llama-cpp-python (builds llama.cpp from source the first time: ~11 min on 2 cores)" >&2
   python -m pip install -q -r requirements-llamacpp.txt -c constraints.txt  # a no-op once the pin is installed
+fi
+
+if [ "$mode" = floors ]; then
+  # A second environment holding only the model stack at its lower bounds (scripts/floors.py); everything else,
+  # torch's CPU wheel and the test tools included, comes from .venv through a .pth file placed after the
+  # environment's own site-packages, so the floor versions win. pip sees .venv's packages as installed and adds
+  # only what a floor version needs beyond them.
+  python -m pip install -q -r requirements-dev.txt -c constraints.txt
+  floors_venv="${DOCGEMMA_FLOORS_VENV:-.venv-floors}"
+  [ -x "$floors_venv/bin/python" ] || python3 -m venv "$floors_venv"
+  main_site="$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  floors_site="$("$floors_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  echo "$main_site" > "$floors_site/zz-docgemma-main-venv.pth"
+  # shellcheck disable=SC2046
+  "$floors_venv/bin/python" -m pip install -q $(python scripts/floors.py)
+  "$floors_venv/bin/python" -m pip list 2>/dev/null | grep -E -i '^(transformers|accelerate|bitsandbytes|llguidance|torch) ' >&2
+  exec "$floors_venv/bin/python" -m pytest -m floors "${@:2}"
 fi
 
 if [ "$mode" = app ]; then

@@ -25,6 +25,7 @@ from docgemma.agent.graph import build_graph
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.nodes.input_assembly import PatientContext
 from docgemma.agent.nodes.tool_execute import WriteCheck
+from docgemma.agent.schemas import agent_schemas
 from docgemma.agent.state import AgentState, Attachment, PatientRef, turn_input
 from docgemma.config import Settings
 from docgemma.image_store import ImageStore
@@ -54,6 +55,10 @@ class Assistant:
 
         self.llm = llm
         self.registry = registry
+        # Constraints built now, at load: on a 262k vocabulary a build on first use would delay a clinician's turn.
+        prepare = getattr(llm, "prepare_schemas", None)
+        if callable(prepare):
+            prepare(agent_schemas(registry))
         self.settings = settings or Settings()
         if image_store is None:
             # No durable store given (tests, golden runs): a private temporary one, removed with the assistant.

@@ -1,4 +1,4 @@
-"""Outlines schemas of the LLM nodes (seed 002 §6), decision-critical fields first.
+"""JSON schemas of the LLM nodes (seed 002 §6), decision-critical fields first.
 
 The tool-name ``Literal``s are built from the registry, so the registry stays the only list of tools.
 Every free-text field is bounded: the worst-case JSON fits the node's token cap (tested).
@@ -7,9 +7,12 @@ Every free-text field is bounded: the worst-case JSON fits the node's token cap 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, Field, StringConstraints, create_model
+
+if TYPE_CHECKING:
+    from docgemma.tools.registry import ToolRegistry
 
 Quality = Literal["success_rich", "success_partial", "no_results", "error_retryable", "error_fatal"]
 
@@ -79,3 +82,26 @@ def _missing_fields(args_model: type[BaseModel], fields: tuple[str, ...]) -> typ
     source = args_model.model_fields
     definitions: dict[str, Any] = {name: (source[name].annotation, source[name]) for name in fields}
     return create_model(args_model.__name__, __config__=args_model.model_config, **definitions)
+
+
+def agent_schemas(registry: ToolRegistry) -> dict[type[BaseModel], int]:
+    """Every schema the agent asks a model for, with its token cap: what a backend prepares at load.
+
+    Stage 2's schemas of only the missing fields (``missing_fields_schema``) depend on the message and are
+    not listed; a backend builds those on first use.
+    """
+    from docgemma.agent.settings import NODE_CONFIG
+    from docgemma.tools.imaging import IMAGE_TOOL_CONFIG, ImageAnalysisOutput
+
+    schemas: dict[type[BaseModel], int] = {
+        intent_schema(registry.names): NODE_CONFIG["intent_classify"].max_tokens,
+        tool_selection_schema(registry.names): NODE_CONFIG["tool_select_stage1"].max_tokens,
+        ResultAssessment: NODE_CONFIG["result_classify"].max_tokens,
+        RetryStrategy: NODE_CONFIG["error_retry"].max_tokens,
+        ImageFindingsOutput: NODE_CONFIG["image_analysis"].max_tokens,
+        ImageAnalysisOutput: IMAGE_TOOL_CONFIG.max_tokens,
+    }
+    stage2 = NODE_CONFIG["tool_select_stage2"].max_tokens
+    for spec in registry:
+        schemas.setdefault(spec.args_model, max(stage2, spec.arg_max_tokens))
+    return schemas

@@ -24,11 +24,12 @@ def make_llm(settings: Settings) -> LLM:
     if settings.backend == "transformers":
         from docgemma.llm.transformers_backend import load_transformers_llm
 
-        return load_transformers_llm(settings.model, prefix_cache=settings.prefix_cache == "on")
+        reuse = {"on": True, "off": False}.get(settings.prefix_cache)  # auto: the backend decides by compute dtype
+        return load_transformers_llm(settings.model, prefix_cache=reuse)
     if settings.backend == "llamacpp":
         from docgemma.llm.llamacpp_backend import load_llamacpp_llm
 
-        return load_llamacpp_llm(settings.model, prefix_cache=settings.prefix_cache == "on")
+        return load_llamacpp_llm(settings.model, prefix_cache=settings.prefix_cache != "off")
     if settings.backend == "openai":
         from docgemma.llm.openai_backend import OpenAICompatLLM
 

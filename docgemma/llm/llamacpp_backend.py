@@ -348,7 +348,7 @@ _OPTIONAL_SPACE = 'space ::= " "?'
 
 def compact_gbnf(schema: type[BaseModel]) -> str:
     """GBNF for ``schema`` (llama-cpp-python's JSON-schema converter) without optional whitespace: every token
-    the model decodes is content, as under the transformers backend's Outlines constraint."""
+    the model decodes is content, as under the transformers backend's llguidance constraint."""
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     grammar = str(json_schema_to_gbnf(json.dumps(schema.model_json_schema())))

@@ -2,8 +2,16 @@
 
 The agent's nodes send prompts that begin alike (role, patient context, conversation so far). After each
 call the backend keeps that call's token ids and its KV cache; the next call crops the cache to the longest
-common prefix of the two id sequences and lets ``model.generate`` prefill only the rest. At temperature 0
-the output is the same as without reuse (tests/integration/test_prefix_cache.py compares them).
+common prefix of the two id sequences and lets ``model.generate`` prefill only the rest.
+
+Reuse is not bit-identical to a full prefill: the prefix's keys and values were computed in a prefill of a
+different length, and matrix kernels round differently for different shapes. Measured on a tiny Gemma 3 in
+4-bit NF4 (``bench/bench_prefix_reuse.py``, ``bench/results_prefix_reuse.json``): the next-token logits
+differ by at most 4e-7 with float32 compute, and 48-token greedy decodes were identical in 8 of 8 prompt
+pairs; with bf16 compute by up to 7e-3, and one decode in 8 parted from the full prefill's (at token 47).
+In float32 (CPU, T4) the outputs at temperature 0 are the same as without reuse
+(tests/integration/test_prefix_cache.py compares them); with bf16 the backend leaves reuse off unless asked
+(``DOCGEMMA_PREFIX_CACHE=on``): an answer must not depend on which call came before it.
 
 Reuse is skipped, and the call prefilled in full, when:
 
@@ -26,6 +34,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+
+def unsupported() -> str | None:
+    """Why the installed transformers cannot serve a kept prefix exactly (None when it can).
+
+    Sliding-window layers must record their past (``DynamicSlidingWindowLayer.activate_past_recording``,
+    transformers 5.15 and later) and, while recording, hand attention only the window its mask is sized for
+    (5.18 and later; 5.15-5.17 return every recorded position and the sliding-window mask no longer matches:
+    "size of tensor a (320) must match the size of tensor b (64)"). Checked by behaviour, on a 4-token window.
+    """
+    import torch
+    import transformers
+    from transformers.cache_utils import DynamicSlidingWindowLayer
+
+    version = transformers.__version__
+    if not hasattr(DynamicSlidingWindowLayer, "activate_past_recording"):
+        return f"transformers {version} has no DynamicSlidingWindowLayer.activate_past_recording (5.18 or later works)"
+    layer = DynamicSlidingWindowLayer(sliding_window=4)
+    layer.activate_past_recording()
+    states = torch.zeros(1, 1, 6, 2)
+    layer.update(states, states)
+    step = torch.zeros(1, 1, 1, 2)
+    keys, _ = layer.update(step, step)
+    if keys.shape[-2] > layer.sliding_window:  # what the mask advertises: window - 1 past positions + the new one
+        return (f"transformers {version}'s recording sliding-window layers return {keys.shape[-2]} positions to a "
+                f"{layer.sliding_window}-position mask (5.18 or later works)")
+    return None
 
 
 @dataclass

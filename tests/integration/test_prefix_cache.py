@@ -18,7 +18,7 @@ from docgemma.llm.transformers_backend import TransformersLLM, embedded_model_fi
 from docgemma.tools.registry import default_registry
 from tests.tiny_gemma import build_tiny_gemma3
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.floors]
 INTENT = intent_schema(default_registry().names)
 CONTEXT = ("You are a clinical decision-support assistant. Patient: Maria Lopez, 67, atrial fibrillation, "
            "chronic kidney disease stage 3, on dofetilide 250 mcg twice daily and lisinopril 10 mg daily. "

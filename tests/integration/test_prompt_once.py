@@ -2,7 +2,8 @@
 one BOS, on real tokenizers with their real chat templates (SmolLM2's GGUF, Gemma 3's tokenizer with
 Gemma 3's template) and on a tiny random Gemma 3 with images.
 
-Outlines 1.3 wraps a ``str`` input in a user turn and templates it again, and tokenizers that add BOS add a
+Outlines 1.3 (the constraint library before llguidance) wrapped a ``str`` input in a user turn and templated
+it again, and tokenizers that add BOS add a
 second one after the template's: these tests capture what reaches ``generate`` and compare it with the
 tokenizer's (or processor's) own one-pass ``apply_chat_template(tokenize=True)``.
 """
@@ -29,7 +30,7 @@ from docgemma.tools.registry import default_registry
 from tests.tiny_gemma import CHAT_TEMPLATE as GEMMA3_TEMPLATE
 from tests.tiny_gemma import build_tiny_gemma3
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.floors]
 MESSAGES = [Message(role="system", content="Classify the request."),
             Message(role="user", content="Check FDA warnings for dofetilide")]
 GEMMA_CACHE = Path.home() / ".cache" / "docgemma" / "gemma3-tokenizer"  # shared with test_summary_budget
@@ -70,10 +71,7 @@ class CapturingModel:
 
 
 class NoConstraint:
-    """An Outlines-like logits processor that constrains nothing (the scripted model answers valid JSON)."""
-
-    def reset(self) -> None:
-        pass
+    """A logits processor that constrains nothing (the scripted model answers valid JSON)."""
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         return scores
@@ -82,7 +80,7 @@ class NoConstraint:
 def scripted(tokenizer: Any, **flags: Any) -> TransformersLLM:
     # No KV cache: the capturing stand-in has no model config to build one from (prefix reuse: test_prefix_cache).
     llm = TransformersLLM("scripted", CapturingModel(tokenizer, REPLY), tokenizer, prefix_cache=False, **flags)
-    llm._generators[INTENT] = SimpleNamespace(logits_processor=NoConstraint())  # no index build: ids are the test
+    llm._constraints = SimpleNamespace(processor=lambda schema: NoConstraint())  # no vocabulary index: ids are the test
     return llm
 
 
@@ -152,7 +150,7 @@ def test_smollm2_tokenizer_prompt_is_one_template_pass(smollm2_tokenizer: Any, k
 
 
 def test_embedded_model_json_call_sends_one_template_pass(smollm2_tokenizer: Any) -> None:
-    """End to end on the real embedded model and the real Outlines generator (its logits processor)."""
+    """End to end on the real embedded model and the real JSON constraint (its logits processor)."""
     llm = load_transformers_llm(str(embedded_model_file()))
     sent: list[list[int]] = []
     real_generate = llm.model.generate
@@ -199,7 +197,7 @@ def test_processor_prompt_is_one_template_pass_with_one_bos(tiny_gemma: Transfor
         del llm.model.generate
     content: list[dict[str, Any]] = [{"type": "image", "image": img} for img in images]
     conversation = [{"role": "system", "content": [{"type": "text", "text": MESSAGES[0]["content"]}]},
-                    {"role": "user", "content": [*content, {"type": "text", "text": MESSAGES[1]["content"]}]}]
+                    {"role": "user", "content": [{"type": "text", "text": MESSAGES[1]["content"]}, *content]}]  # model card order
     assert sent == [one_pass(llm.processor, conversation)]
     bos = llm.tokenizer.bos_token_id
     assert sent[0][0] == bos and sent[0].count(bos) == 1

@@ -11,7 +11,7 @@ from docgemma.llm.transformers_backend import TransformersLLM, load_transformers
 from docgemma.tools.registry import default_registry
 from tests.tiny_gemma import build_tiny_gemma3
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.floors]
 MESSAGES = [Message(role="system", content="Classify the request."), Message(role="user", content="What is hypertension?")]
 
 
@@ -26,13 +26,13 @@ def test_loads_as_image_text_model_without_quantization_on_cpu(llm: Transformers
     assert type(llm.model).__name__ == "Gemma3ForConditionalGeneration"
 
 
-def test_constrained_json_is_schema_valid_and_generators_are_reused(llm: TransformersLLM) -> None:
+def test_constrained_json_is_schema_valid_and_constraints_are_reused(llm: TransformersLLM) -> None:
     schema = intent_schema(default_registry().names)
     out = llm.generate_json(MESSAGES, schema, temperature=0.0, max_tokens=256)
     assert out.intent in ("DIRECT", "TOOL_NEEDED")  # type: ignore[attr-defined]
-    first = llm.generator(schema)
+    first = llm.constraints.matcher(schema)
     llm.generate_json(MESSAGES, schema, temperature=0.0, max_tokens=256)
-    assert llm.generator(schema) is first and list(llm.generator_build_s) == ["IntentClassification"]
+    assert llm.constraints.matcher(schema) is first and list(llm.constraint_build_s) == ["IntentClassification"]
 
 
 def test_image_goes_through_the_processor(llm: TransformersLLM) -> None:

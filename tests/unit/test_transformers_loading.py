@@ -2,7 +2,8 @@
 queries and the transformers loaders are faked, and the tests assert what ``from_pretrained`` receives.
 
 Pinned table (compute capability → model dtype = 4-bit compute dtype; always ``device_map={"": 0}``):
-A100 8.0 / A10G 8.6 / L4 8.9 / H100 9.0 → bfloat16; V100 7.0 / T4 7.5 / P100 6.0 → float32; never float16.
+A100 8.0 / A10G 8.6 / L4 8.9 / H100 9.0 → bfloat16; V100 7.0 / T4 7.5 → float32; never float16. A GPU the
+installed torch has no kernels for (Kaggle's P100, sm_60) is refused before anything loads.
 CPU → float32, no quantization, no device map.
 """
 
@@ -25,11 +26,15 @@ from docgemma.llm.base import LLMError, Message, clinically_meaningful
 from docgemma.llm.fake import FakeLLM
 from docgemma.llm.openai_backend import OpenAICompatLLM
 from docgemma.llm.transformers_backend import (
+    QUANTIZATION_SKIP,
     ModelAccessError,
     TransformersLLM,
+    UnsupportedGPUError,
     kaggle_model_dir,
     load_transformers_llm,
 )
+
+pytestmark = pytest.mark.floors
 
 
 class FakeModel:
@@ -110,9 +115,16 @@ class Loaders:
         return kwargs
 
 
-def fake_gpu(monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int] | None) -> None:
+#: What Kaggle's torch (2.x, CUDA 12) is built for: no sm_60, so a P100 cannot run it.
+KAGGLE_ARCHES = ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "compute_90"]
+
+
+def fake_gpu(monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int] | None, name: str = "GPU",
+             arches: list[str] = KAGGLE_ARCHES) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: capability is not None)
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    monkeypatch.setattr(torch.cuda, "get_arch_list", lambda: list(arches))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: name)
 
 
 @pytest.fixture(autouse=True)
@@ -122,7 +134,6 @@ def no_spaces_no_kaggle(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(("gpu", "capability", "dtype"), [
-    ("P100", (6, 0), torch.float32),
     ("V100", (7, 0), torch.float32),
     ("T4", (7, 5), torch.float32),
     ("A100", (8, 0), torch.bfloat16),
@@ -139,10 +150,50 @@ def test_gpu_dtype_and_placement(monkeypatch: pytest.MonkeyPatch, gpu: str, capa
     assert kwargs["dtype"] is dtype, gpu
     quant = kwargs["quantization_config"]
     assert quant.bnb_4bit_compute_dtype is dtype and quant.load_in_4bit and quant.bnb_4bit_quant_type == "nf4"
+    # Vision tower, projector and output head stay in 16/32-bit (tests/integration/test_medgemma_path.py loads it).
+    assert quant.llm_int8_skip_modules == QUANTIZATION_SKIP == ["model.vision_tower", "model.multi_modal_projector", "lm_head"]
     assert kwargs["device_map"] == {"": 0}  # one GPU even on Kaggle's 2×T4
     assert torch.float16 not in (kwargs["dtype"], quant.bnb_4bit_compute_dtype)
     assert llm.device == "cuda" and llm.quantization == "4-bit NF4" and llm.supports_images
     assert llm.name == "MedGemma 1.5 4B IT" and llm.clinically_meaningful
+
+
+@pytest.mark.parametrize(("capability", "asked", "reuse"), [
+    ((8, 0), None, False),   # bf16 compute: reuse is not exact, off unless asked for
+    ((8, 0), True, True),
+    ((7, 5), None, True),    # float32 compute (T4): exact, on
+    ((7, 5), False, False),
+])
+def test_prefix_reuse_default_follows_the_compute_dtype(monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int],
+                                                        asked: bool | None, reuse: bool) -> None:
+    fake_gpu(monkeypatch, capability)
+    Loaders(monkeypatch)
+    assert load_transformers_llm(MEDGEMMA_MODEL_ID, prefix_cache=asked).prefix_cache is reuse
+
+
+def test_p100_is_refused_with_what_to_choose(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kaggle's torch has no sm_60 kernels: the first CUDA operation would fail; the load says why first."""
+    fake_gpu(monkeypatch, (6, 0), name="Tesla P100-PCIE-16GB")
+    loaders = Loaders(monkeypatch)
+    with pytest.raises(UnsupportedGPUError) as raised:
+        load_transformers_llm(MEDGEMMA_MODEL_ID)
+    message = str(raised.value)
+    assert "Tesla P100" in message and "6.0" in message and "GPU T4 x2" in message and "sm_75" in message
+    assert isinstance(raised.value, LLMError) and not loaders.calls  # nothing was loaded
+
+
+@pytest.mark.parametrize(("capability", "arches"), [
+    ((7, 5), KAGGLE_ARCHES),                     # T4 on Kaggle
+    ((8, 9), KAGGLE_ARCHES),                     # L4: sm_86 code runs on 8.9
+    ((10, 0), KAGGLE_ARCHES),                    # a newer GPU: the PTX of compute_90 is compiled for it
+    ((6, 0), ["sm_60", "sm_70"]),                # a torch built with sm_60 runs a P100
+    ((6, 0), []),                                # a build that does not list its architectures: CUDA decides
+])
+def test_gpus_the_installed_torch_supports_load(monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int],
+                                                arches: list[str]) -> None:
+    fake_gpu(monkeypatch, capability, arches=arches)
+    Loaders(monkeypatch)
+    assert load_transformers_llm(MEDGEMMA_MODEL_ID).device == "cuda"
 
 
 def test_cpu_loads_float32_unquantized_without_device_map(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -225,7 +276,7 @@ def test_zerogpu_wraps_every_model_call(monkeypatch: pytest.MonkeyPatch) -> None
     spaces.GPU = gpu  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "spaces", spaces)
     llm = TransformersLLM("fake", FakeModel(), FakeTokenizer())
-    llm._generators[RetryStrategy] = SimpleNamespace(logits_processor=SimpleNamespace(reset=lambda: None))
+    llm._constraints = SimpleNamespace(processor=lambda schema: (lambda input_ids, scores: scores))
     messages = [Message(role="user", content="hi")]
     assert llm.generate_json(messages, RetryStrategy, temperature=0.0, max_tokens=4).strategy == "retry_same"
     list(llm.generate_text(messages, temperature=0.0, max_tokens=4))
