@@ -49,9 +49,10 @@ _STEMS = tuple((re.compile(stem), c.key) for c in CLASSES for stem in c.stems)
 _EPC = tuple((re.compile(p, re.IGNORECASE), c.key) for c in CLASSES for p in c.epc)
 
 #: Between the parts of a combination product: '/', '+', '&', ',', ';' (tokens of their own) and these words.
-SEPARATOR_WORDS = frozenset({"and", "with", "plus", "w/", "&", "+", "/", ",", ";", "in"})
+SEPARATOR_WORDS = frozenset({"and", "with", "plus", "w/", "&", "+", "/", ",", ";", "in", "-"})
 _TOKEN_RE = re.compile(r"[/+&,;()]|[^\s/+&,;()]+")
-_NUMBER_RE = re.compile(r"^(?:#|no\.?)?x?\d[\d.,]*(?:[a-zµ%/]+(?:/\d*[a-z]+)?)?$|^(?:nda|anda|bla)\d+$")
+_NUMBER_RE = re.compile(r"^(?:#|no\.?)?x?\d[\d.,]*(?:[a-zµ%/]+(?:/\d*[a-z]+)?)?$|^(?:nda|anda|bla)\d+$|"
+                        r"^q\d+(?:-\d+)?(?:h|hr|hrs|min)?$|^[()]$")
 #: Text around an allergen in a record ("Allergy to penicillin (substance)", "Penicillin allergy").
 _ALLERGY_AFFIXES = re.compile(
     r"^\s*(?:h/o|history of|known|suspected|drug)?\s*(?:allerg(?:y|ies|ic)|intoleran(?:ce|t)|adverse reaction|"
@@ -156,12 +157,25 @@ def epc_classes(epc_names: Iterable[str]) -> frozenset[str]:
 def _tokens(text: str) -> list[str]:
     cleaned = re.sub(r"[®™©*\"'`]", "", text.lower()).replace("’", "")
     cleaned = re.sub(r"(\d)\s+(mg|mcg|g|ml|%|iu|units?)\b", r"\1\2", cleaned)
-    out = []
+    out: list[str] = []
     for token in _TOKEN_RE.findall(cleaned):
         token = token.strip(".:") if token not in ("e.e.s.",) else token
-        if token:
+        if "-" in token.strip("-") and not _known_whole(token):
+            # "amoxicillin-clavulanate", "tolfenamic acid-acetaminophen": a hyphen between two names
+            # separates them, unless the hyphenated word is itself a name ("co-amoxiclav", "z-pak").
+            for part in re.split(r"(-+)", token):
+                if part:
+                    out.append("-" if part.startswith("-") else part)
+        elif token:
             out.append(token)
     return out
+
+
+def _known_whole(token: str) -> bool:
+    name = canonical(token)
+    return (token in PRODUCTS or name in PRODUCTS or name in KNOWN or token in CLASS_WORDS or token in FORM_WORDS
+            or bool(_NUMBER_RE.match(token)) or token in NON_DRUG_ALLERGENS
+            or bool(DrugDictionary.exact(token)))
 
 
 def _ignorable(token: str) -> bool:
@@ -212,13 +226,18 @@ def _match(tokens: list[str], allow_dictionary: bool) -> tuple[list[str], set[st
     i = 0
     while i < len(tokens):
         if tokens[i] in SEPARATOR_WORDS:
+            if tokens[i] in ("plus", "with", "+", "&") and not any(not _ignorable(t) for t in tokens[i + 1:]):
+                # "Nurofen Plus", "Tylenol with ...": a brand's line extension adds an ingredient it does not name.
+                unmatched.append(tokens[i])
             i += 1
             continue
         for j in range(min(len(tokens), i + 6), i, -1):
             span = tokens[i:j]
-            if any(t in SEPARATOR_WORDS for t in span[1:]):  # a phrase never spans two parts of a combination
+            joined = " ".join(span)
+            # A phrase spans two parts of a combination only as a product's own name ("nurofen plus").
+            if any(t in SEPARATOR_WORDS for t in span[1:]) and joined not in PRODUCTS:
                 continue
-            hit = _phrase(" ".join(span), allow_dictionary)
+            hit = _phrase(joined, allow_dictionary)
             if hit is not None:
                 ingredients += [n for n in hit[0] if n not in ingredients]
                 classes |= hit[1]
@@ -227,13 +246,7 @@ def _match(tokens: list[str], allow_dictionary: bool) -> tuple[list[str], set[st
                 break
         else:
             token = tokens[i]
-            if "-" in token.strip("-") and not _ignorable(token):  # "amoxicillin-clavulanate", "pip-tazo" unknown whole
-                sub = _match([p for p in re.split(r"-+", token) if p], allow_dictionary)
-                ingredients += [n for n in sub[0] if n not in ingredients]
-                classes |= sub[1]
-                non_drug = non_drug or sub[2]
-                unmatched += sub[3]
-            elif not _ignorable(token) and token not in SALT_WORDS:
+            if not _ignorable(token) and token not in SALT_WORDS:
                 unmatched.append(token)
             i += 1
     return ingredients, classes, non_drug, unmatched
