@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from docgemma.clinical.entities import DrugDictionary, combination_parts
+from docgemma.clinical.ingredients import resolve_local
 from docgemma.tools.order_extract import NOT_SPECIFIED, allergy_args, prescription_args
 from docgemma.tools.routing import Request
 
@@ -84,7 +85,27 @@ def drug_list(request: Request, *, near: tuple[str, ...] = ()) -> dict[str, Any]
         drugs = found if len(found) >= 2 else drugs
     if len(drugs) == 1:  # "the warfarin-aspirin interaction": a joined pair names two drugs
         drugs = combination_parts(drugs[0])
+    # A listed name the dictionary does not know ("between warfarin and zyxomab") is kept as written: the tool
+    # then says it could not identify it, instead of the name vanishing from the check.
+    drugs += [name for name in unknown_listed(request.query) if name.lower() not in (d.lower() for d in drugs)]
     return {"drug_names": drugs[:6]} if len(drugs) >= 2 else {}
+
+
+_LIST_RE = re.compile(r"\b(?:between|of|among|for|with|:)\s+(?P<items>[^?.!;]+)", re.IGNORECASE)
+_LIST_SPLIT_RE = re.compile(r"\s*(?:,|\band\b|&|\+|\bplus\b)\s*", re.IGNORECASE)
+
+
+def unknown_listed(query: str) -> list[str]:
+    """Items of a drug list ("between A, B and C") that no resolver or dictionary identifies, as written."""
+    found = _LIST_RE.search(query)
+    if found is None:
+        return []
+    items = [re.sub(r"^(?:the|a|an)\s+", "", i.strip(), flags=re.IGNORECASE) for i in _LIST_SPLIT_RE.split(found["items"])]
+    items = [i for i in items if i]
+    if len(items) < 2 or any(len(i.split()) > 3 for i in items):
+        return []
+    return [i for i in items if re.fullmatch(r"[A-Za-z][A-Za-z0-9\-]{2,39}", i) and not resolve_local(i).identified
+            and not DrugDictionary.find(i)]
 
 
 def topic(request: Request) -> dict[str, Any]:

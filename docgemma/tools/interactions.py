@@ -5,7 +5,8 @@ NLM's RxNav interaction API was shut down in January 2024, so interactions come 
 Every drug named is resolved to its ingredients first (a brand is looked up by its ingredients; a combination
 product by all of them), its newest label is fetched, and for every pair of drugs both directions are read:
 the passages of A's label (interactions section first, then contraindications, boxed warning, warnings) that
-name B — one of B's ingredients, B's brand, or B's drug class — and the same of B's label for A. A label that
+name B — one of B's ingredients, B's brand, or B's drug class or group ("NSAIDs", "oral anticoagulants";
+``drug_classes.INTERACTION_GROUPS``) — and the same of B's label for A. A label that
 names the other drug nowhere is reported as exactly that, "does not mention"; it is never called safe.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from docgemma.clinical.drug_classes import SYNONYMS
+from docgemma.clinical.drug_classes import INTERACTION_GROUPS, SYNONYMS
 from docgemma.clinical.ingredients import BY_KEY, LabelFacts, Resolution, classes_of, resolve_local
 from docgemma.tools.http import HttpClient, HttpError
 from docgemma.tools.outcome import Source, ToolOutcome, failure, success
@@ -54,6 +55,19 @@ def _date(raw: str) -> str:
 
 def _trim(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _around(sentence: str, start: int, end: int) -> str:
+    """The sentence, or the part of it around the name when it is long (the name always shows)."""
+    if len(sentence) <= PASSAGE_CHARS:
+        return sentence
+    left = max(0, min(start - PASSAGE_CHARS // 3, len(sentence) - PASSAGE_CHARS))
+    window = sentence[left:left + PASSAGE_CHARS]
+    if left > 0:
+        window = "…" + window.split(" ", 1)[-1]
+    if left + PASSAGE_CHARS < len(sentence):
+        window = window.rsplit(" ", 1)[0] + "…"
+    return window
 
 
 @dataclass(frozen=True)
@@ -109,7 +123,8 @@ def label_search(drug: Resolution, given: str) -> str:
         terms.append("(" + " AND ".join(f'openfda.substance_name:"{i}"' for i in ingredients) + ")")
     else:
         terms.append(f'openfda.generic_name:"{name}"')
-    if name and name.lower() not in ingredients:
+    spelled = {sep.join(ingredients).lower() for sep in ("-", "/", " and ", " ")}
+    if name and name.lower() not in spelled:  # a brand as written ("Coumadin"), not the ingredients spelled out
         terms.append(f'openfda.brand_name:"{name}"')
     return " OR ".join(terms)
 
@@ -178,6 +193,8 @@ def _terms(drug: Resolution, given: str, label: InteractionLabel | None) -> tupl
         names |= {b.lower() for b in label.brands} | ({label.generic} if label.generic else set())
     classes = {c for i in drug.ingredients for c in classes_of(i)} | set(drug.classes)
     words = {w for key in classes for w in (*BY_KEY[key].words, BY_KEY[key].name.lower()) if len(w) >= 4}
+    words |= {w for _group, _source, members, group_words in INTERACTION_GROUPS
+              if set(members) & set(drug.ingredients) for w in group_words}
     return {n for n in names if len(n) >= 3}, words
 
 
@@ -190,9 +207,10 @@ def _find(label: InteractionLabel, names: set[str], words: set[str], limit: int)
                              re.IGNORECASE)
         found: list[dict[str, str]] = []
         for title, text in label.sections:
-            for sentence in re.split(r"(?<=[.;])\s+", text):
-                if pattern.search(sentence) and len(found) < limit:
-                    found.append({"section": title, "text": _trim(sentence, PASSAGE_CHARS)})
+            for sentence in re.split(r"(?<!\bSt\.)(?<=[A-Za-z0-9)][.])\s+(?=[A-Z0-9])", text):
+                hit = pattern.search(sentence)
+                if hit and len(found) < limit:
+                    found.append({"section": title, "text": _around(sentence, hit.start(), hit.end())})
         if found:
             return kind, found
     return "", []
