@@ -261,3 +261,15 @@ def test_angioedema_with_lisinopril_is_a_severe_allergy_on_the_card(ehr: Ehr) ->
     card = card_for(assistant(ehr), f"Document an allergy for patient {pid}: angioedema with lisinopril")
     assert card["args"]["substance"] == "lisinopril" and card["args"]["reaction"] == "angioedema"
     assert card["args"]["severity"] == "severe"
+
+
+def test_grounding_accepts_the_same_product_by_its_ingredients() -> None:
+    from docgemma.agent.validation import ground
+
+    message = "Check FDA warnings for Augmentin"
+    spec = default_registry()["check_drug_safety"]
+    same, repairs = ground(spec, {"drug_name": "amoxicillin and clavulanate potassium"}, extract_entities(message),
+                           None, message)
+    assert same == {"drug_name": "amoxicillin and clavulanate potassium"} and repairs == []
+    other, repairs = ground(spec, {"drug_name": "aspirin"}, extract_entities(message), None, message)
+    assert other == {"drug_name": "amoxicillin-clavulanate"} and repairs
