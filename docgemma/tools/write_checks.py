@@ -16,7 +16,7 @@ from typing import Any
 
 from docgemma.clinical.allergy import allergy_findings, allergy_line
 from docgemma.clinical.dosing import dose_findings
-from docgemma.clinical.ingredients import LOCAL, IngredientResolver, classes_of
+from docgemma.clinical.ingredients import LOCAL, IngredientResolver, classes_of, resolve_local
 from docgemma.ehr.summary import ACTIVE_MED
 from docgemma.fhir import concept_code, display_text
 
@@ -84,7 +84,7 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
     for dose in dose_findings(single, str(args.get("dosage", "")), str(args.get("frequency", ""))):
         found.add(dose.text, dose.severe)
     for med in facts.medications:
-        active = resolver.resolve(display_text(med), confirm=False)
+        active = resolve_local(display_text(med))  # duplicates need no network call per active order
         shared = [i for i in product.ingredients if i in active.ingredients]
         since = str(med.get("authoredOn", "?"))[:10]
         if shared or (not product.ingredients and name.lower() and name.lower() in display_text(med).lower()):
