@@ -57,15 +57,15 @@ def _trim(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _around(sentence: str, start: int, end: int) -> str:
+def _around(sentence: str, start: int, end: int, limit: int = PASSAGE_CHARS) -> str:
     """The sentence, or the part of it around the name when it is long (the name always shows)."""
-    if len(sentence) <= PASSAGE_CHARS:
+    if len(sentence) <= limit:
         return sentence
-    left = max(0, min(start - PASSAGE_CHARS // 3, len(sentence) - PASSAGE_CHARS))
-    window = sentence[left:left + PASSAGE_CHARS]
+    left = max(0, min(start - limit // 3, len(sentence) - limit))
+    window = sentence[left:left + limit]
     if left > 0:
         window = "…" + window.split(" ", 1)[-1]
-    if left + PASSAGE_CHARS < len(sentence):
+    if left + limit < len(sentence):
         window = window.rsplit(" ", 1)[0] + "…"
     return window
 
@@ -198,7 +198,8 @@ def _terms(drug: Resolution, given: str, label: InteractionLabel | None) -> tupl
     return {n for n in names if len(n) >= 3}, words
 
 
-def _find(label: InteractionLabel, names: set[str], words: set[str], limit: int) -> tuple[str, list[dict[str, str]]]:
+def _find(label: InteractionLabel, names: set[str], words: set[str], limit: int,
+          chars: int = PASSAGE_CHARS) -> tuple[str, list[dict[str, str]]]:
     """("name" | "class" | "", passages): sentences of the label naming the drug, else its class."""
     for kind, terms in (("name", names), ("class", words)):
         if not terms:
@@ -210,7 +211,7 @@ def _find(label: InteractionLabel, names: set[str], words: set[str], limit: int)
             for sentence in re.split(r"(?<!\bSt\.)(?<=[A-Za-z0-9)][.])\s+(?=[A-Z0-9])", text):
                 hit = pattern.search(sentence)
                 if hit and len(found) < limit:
-                    found.append({"section": title, "text": _around(sentence, hit.start(), hit.end())})
+                    found.append({"section": title, "text": _around(sentence, hit.start(), hit.end(), chars)})
         if found:
             return kind, found
     return "", []
@@ -228,6 +229,8 @@ def check_drug_interactions(labels: Labels, args: BaseModel, context: ToolContex
             return failure(exc.error_type)
     terms = {name: _terms(drugs[name], name, found[name]) for name in given}
     limit = 2 if len(given) == 2 else 1
+    # Every direction must fit the answer: with many drugs each passage is shorter (the name always shows).
+    chars = max(130, min(PASSAGE_CHARS, 4200 // max(1, len(given) * (len(given) - 1))))
     pairs: list[dict[str, Any]] = []
     interactions: list[dict[str, Any]] = []
     not_mentioned: list[str] = []
@@ -243,7 +246,7 @@ def check_drug_interactions(labels: Labels, args: BaseModel, context: ToolContex
                 directions.append({"label_of": label.generic or x, "about": y, "status": "other drug not identified"})
                 continue
             checked_any = True
-            kind, passages = _find(label, *terms[y], limit)
+            kind, passages = _find(label, *terms[y], limit, chars)
             if passages:
                 directions.append({"label_of": label.generic or x, "about": y, "status": "mentions", "by": kind,
                                    "passages": passages})

@@ -223,7 +223,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         A.DrugInteractionArgs,
         "Can I give clarithromycin to a patient taking simvastatin?",
         arg_max_tokens=288,
-        result_cap=3500,
+        result_cap=7000,
         lookup=True,
         keywords=X.INTERACTION_WORDS,
         roles=frozenset({Role.INTERACTIONS}),

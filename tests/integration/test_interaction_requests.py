@@ -123,6 +123,9 @@ def test_every_drug_named_is_kept_up_to_six() -> None:
     assert result.tools[0]["args"]["drug_names"] == ["warfarin", "aspirin", "ibuprofen", "omeprazole", "clopidogrel",
                                                      "sertraline"]
     assert len(fake.searches) == 6 and "15 pairs, each in both directions" in result.answer
+    assert "truncated" not in result.answer
+    directions = [line for line in result.answer.splitlines() if line.startswith(("- The ", "- No FDA label"))]
+    assert len(directions) == 30
 
 
 def test_an_unknown_drug_is_said_unidentified_not_cleared() -> None:
