@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     chat.add_argument("--image", help="PNG, JPEG or DICOM file to attach")
     chat.add_argument("--thread", help="conversation id (continue an earlier conversation)")
     chat.add_argument("--approve", choices=["approve", "reject"], help="answer to a write approval")
-    chat.add_argument("--override-reason", help="approve a write with a severe allergy conflict, with this reason")
+    chat.add_argument("--override-reason", help="approve a write with a severe finding, with this reason")
     sub.add_parser("serve", help="the web app (same as python app.py)")
     golden = sub.add_parser("golden", help="run golden case files")
     golden.add_argument("files", nargs="+")

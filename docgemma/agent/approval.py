@@ -16,8 +16,8 @@ from typing import Any, Literal, TypedDict
 from docgemma.tools.registry import ToolSpec
 from docgemma.tools.review import PatientCard, WriteReview
 
-__all__ = ["ACTIONS", "ALREADY_HANDLED", "NO_PENDING", "Action", "ApprovalCard", "PatientCard", "WriteReview", "approval_request",
-           "as_review", "parse_decision", "pending_action_id"]
+__all__ = ["ACTIONS", "ALREADY_HANDLED", "NO_PENDING", "Action", "ApprovalCard", "CardFinding", "PatientCard",
+           "WriteReview", "approval_request", "as_review", "parse_decision", "pending_action_id"]
 
 Action = Literal["approve", "edit", "reject", "override"]
 ACTIONS: tuple[str, ...] = ("approve", "edit", "reject", "override")
@@ -28,8 +28,16 @@ ALREADY_HANDLED = (
 NO_PENDING = "There is no pending action to approve."
 
 
+class CardFinding(TypedDict):
+    """One safety finding on the card; a ``severe`` one refuses a plain approval (override with a reason)."""
+
+    text: str
+    severe: bool
+
+
 class ApprovalCard(TypedDict):
-    """What the clinician is shown before a write (:func:`approval_request`); a decision names its ``card_id``."""
+    """What the clinician is shown before a write (:func:`approval_request`); a decision names its ``card_id``.
+    ``warnings`` lists every finding, severe ones first; ``findings`` is the same list with a ``severe`` flag."""
 
     kind: Literal["approval"]
     tool: str
@@ -38,6 +46,9 @@ class ApprovalCard(TypedDict):
     preview: str
     warnings: list[str]
     severe: list[str]
+    findings: list[CardFinding]
+    #: How long the order runs, as the card shows it ("7 days", "until review"); "" when none was given.
+    duration: str
     override_required: bool
     patient: PatientCard | None
     notice: str
@@ -71,14 +82,18 @@ def approval_request(spec: ToolSpec, args: dict[str, Any], review: WriteReview, 
     lines = [f"{field.replace('_', ' ').capitalize()}: {value}" for field, value in args.items()
              if field != "patient_id" or not review.get("patient")]  # the patient is shown once, in its header
     severe = list(review.get("severe", []))
+    # Every severe finding is shown, and first: before duplicate orders, notes and parse warnings.
+    warnings = list(dict.fromkeys([*severe, *review.get("warnings", [])]))
     return ApprovalCard(**{
         "kind": "approval",
         "tool": spec.name,
         "label": spec.label,
         "args": args,
         "preview": f"{spec.label}\n" + "\n".join(lines),
-        "warnings": list(review.get("warnings", [])),
+        "warnings": warnings,
         "severe": severe,
+        "findings": [CardFinding(text=w, severe=w in severe) for w in warnings],
+        "duration": str(args.get("duration") or ""),
         "override_required": bool(severe),
         "patient": review.get("patient"),
         "notice": notice,

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from docgemma.agent.state import ExtractedEntities, PatientRef
 from docgemma.clinical.entities import DrugDictionary
+from docgemma.clinical.ingredients import resolve_local
 from docgemma.tools.outcome import ToolOutcome, failure
 from docgemma.tools.registry import ToolSpec
 
@@ -48,6 +49,13 @@ def stands_in(value: object, query: str) -> bool:
     return squash(value) in squash(query)
 
 
+def same_product(name: str, drugs: list[str]) -> bool:
+    """True when ``name`` is, by its ingredients, one of the drugs the message names ("Augmentin" and
+    "amoxicillin-clavulanate"; "co-amoxiclav" and "amoxicillin/clavulanate"): the one resolver decides."""
+    ingredients = set(resolve_local(name).ingredients)
+    return bool(ingredients) and any(ingredients == set(resolve_local(d).ingredients) for d in drugs)
+
+
 def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
            active: PatientRef | None, query: str = "") -> tuple[dict[str, Any], list[str]]:
     """Fill missing or invalid arguments from deterministic entities; return them and what was filled."""
@@ -68,7 +76,7 @@ def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
     drugs = entities["drug_mentions"]
     if "drug_name" in fields and drugs:
         name = args.get("drug_name")
-        known = isinstance(name, str) and DrugDictionary.canonical(name) in drugs
+        known = isinstance(name, str) and (DrugDictionary.canonical(name) in drugs or same_product(name, drugs))
         if not known and not stands_in(name, query):
             # Invalid (not a drug the message names): the first drug the message names fills it.
             args["drug_name"] = drugs[0]
@@ -76,7 +84,8 @@ def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
     if "drug_names" in fields and len(drugs) >= 2:
         raw = args.get("drug_names")
         given: list[Any] = raw if isinstance(raw, list) else []
-        grounded = [d for d in given if stands_in(d, query) or DrugDictionary.canonical(str(d)) in drugs]
+        grounded = [d for d in given if stands_in(d, query) or DrugDictionary.canonical(str(d)) in drugs
+                    or same_product(str(d), drugs)]
         if len(grounded) < 2 or len(grounded) < len(given):
             args["drug_names"] = drugs[:4]
             repairs.append("drug names set from the message")

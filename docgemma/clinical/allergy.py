@@ -1,67 +1,35 @@
-"""Allergy policy for writes and the summary: which drug conflicts with which recorded allergy (same substance,
-same drug class, or a related class), and which allergies are severe enough that ordering a conflicting drug
-needs an explicit override with a reason rather than a plain approval.
+"""Allergy policy for writes and the summary: which product conflicts with which recorded allergy (same
+substance, same drug class, or a related class — all on ingredients, see :mod:`.ingredients`), which allergies
+are severe enough that ordering a conflicting drug needs an explicit override with a reason, and what happens
+when the check cannot tell: a product or an allergen it cannot identify is never a silent pass.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-#: Drug classes for allergy cross-reactivity (allergy word → class members, generic names).
-ALLERGY_CLASSES: dict[str, tuple[str, ...]] = {
-    "penicillin": (
-        "penicillin",
-        "amoxicillin",
-        "ampicillin",
-        "piperacillin",
-        "flucloxacillin",
-        "dicloxacillin",
-        "cloxacillin",
-        "nafcillin",
-        "oxacillin",
-        "benzylpenicillin",
-        "phenoxymethylpenicillin",
-        "co-amoxiclav",
-    ),
-    "cephalosporin": (
-        "cefalexin",
-        "cephalexin",
-        "cefazolin",
-        "cefuroxime",
-        "ceftriaxone",
-        "cefotaxime",
-        "cefixime",
-        "cefepime",
-        "ceftazidime",
-        "cefaclor",
-        "cefadroxil",
-    ),
-    "sulfonamide": ("sulfamethoxazole", "sulfadiazine", "sulfasalazine", "trimethoprim-sulfamethoxazole"),
-    "sulfa": ("sulfamethoxazole", "sulfadiazine", "sulfasalazine", "trimethoprim-sulfamethoxazole"),
-    "nsaid": ("ibuprofen", "naproxen", "diclofenac", "ketorolac", "indomethacin", "celecoxib", "aspirin", "meloxicam"),
-    "aspirin": ("aspirin", "ibuprofen", "naproxen", "diclofenac", "ketorolac", "indomethacin"),
-}
-#: Cross-class reactivity worth a warning (penicillin-allergic patients and cephalosporins: low but real).
-RELATED_CLASSES = {"penicillin": ("cephalosporin",)}
+from docgemma.clinical.ingredients import LOCAL, Conflict, IngredientResolver, Resolution, conflicts
+from docgemma.fhir import display_text
+
 #: Reaction words that make an allergy severe whatever its recorded criticality.
-SEVERE_REACTIONS = ("anaphyla", "angioedema", "stevens-johnson", "toxic epidermal", "dress")
+SEVERE_REACTIONS = ("anaphyla", "angioedema", "angio-oedema", "stevens-johnson", "toxic epidermal", "dress",
+                    "bronchospasm", "laryngeal", "throat swelling", "hypotension", "collapse")
 
 
-def allergy_conflict(allergy: str, drug: str) -> str | None:
-    """Why ``drug`` conflicts with a recorded ``allergy`` (same substance or drug class), or None."""
-    allergy_l, drug_l = allergy.lower(), drug.lower()
-    if not drug_l:
-        return None
-    if drug_l in allergy_l:
-        return f"{drug} is the recorded allergen."
-    for word, members in ALLERGY_CLASSES.items():
-        if word in allergy_l or any(m in allergy_l for m in members):
-            if drug_l in members:
-                return f"{drug} belongs to the same drug class ({word})."
-            for related in RELATED_CLASSES.get(word, ()):
-                if drug_l in ALLERGY_CLASSES[related]:
-                    return f"{drug} is a {related}: cross-reactivity with {word} allergy is possible."
-    return None
+@dataclass(frozen=True)
+class AllergyFinding:
+    """One allergy finding on a product: its text for the card, and whether only an override can pass it."""
+
+    kind: Literal["substance", "class", "related", "unverified"]
+    text: str
+    severe: bool
+
+
+def allergy_conflict(allergy: str, drug: str, resolver: IngredientResolver = LOCAL) -> str | None:
+    """Why ``drug`` conflicts with a recorded ``allergy`` (text of the strongest conflict), or None."""
+    found = conflicts(resolver.allergen(allergy), resolver.resolve(drug))
+    return found[0].reason if found else None
 
 
 def is_direct_conflict(reason: str) -> bool:
@@ -89,3 +57,72 @@ def is_severe(allergy: dict[str, Any]) -> bool:
     if any(str(r.get("severity", "")).lower() == "severe" for r in allergy.get("reaction", []) or []):
         return True
     return any(word in text.lower() for text in reactions(allergy) for word in SEVERE_REACTIONS)
+
+
+def severity_unknown(allergy: dict[str, Any]) -> bool:
+    """No criticality (or "unable-to-assess") and no reaction severity: nothing says the allergy is mild."""
+    criticality = str(allergy.get("criticality", "")).lower()
+    graded = any(str(r.get("severity", "")).strip() for r in allergy.get("reaction", []) or [])
+    return criticality in ("", "unable-to-assess") and not graded
+
+
+def needs_override(allergy: dict[str, Any]) -> bool:
+    """A direct conflict with this allergy passes only with an override: severe, or of unknown severity
+    (an allergy recorded without a grade is not assumed to be mild)."""
+    return is_severe(allergy) or severity_unknown(allergy)
+
+
+def allergy_line(allergy: dict[str, Any]) -> str:
+    """``Allergy to penicillin (Anaphylaxis; criticality high)``."""
+    details = [", ".join(reactions(allergy))] if reactions(allergy) else []
+    if allergy.get("criticality"):
+        details.append(f"criticality {allergy['criticality']}")
+    return display_text(allergy) + (f" ({'; '.join(details)})" if details else "")
+
+
+def _label(conflict: Conflict, allergy: dict[str, Any], severe: bool) -> str:
+    head = "ALLERGY CONFLICT (SEVERE)" if severe else ("ALLERGY CROSS-REACTIVITY" if not conflict.direct
+                                                       else "ALLERGY CONFLICT")
+    tail = " Approving needs an explicit override with a reason." if severe else ""
+    return f"{head}: recorded allergy '{allergy_line(allergy)}' — {conflict.reason}{tail}"
+
+
+def allergy_findings(product: Resolution, allergies: list[dict[str, Any]],
+                     resolver: IngredientResolver = LOCAL) -> list[AllergyFinding]:
+    """Every allergy finding for ordering ``product`` (resolved by ``resolver``), severe ones first.
+
+    * a same-substance or same-class conflict: severe (override with a reason) when the allergy is severe or
+      of unknown severity, else a warning;
+    * a related-class cross-reactivity (a cephalosporin for a penicillin allergy): a warning;
+    * a product the resolver cannot identify, for a patient with any recorded allergy: severe — it could not be
+      verified against them;
+    * a recorded allergen the resolver cannot identify: the product could not be checked against it — severe
+      when that allergy needs an override, else a warning.
+    """
+    out: list[AllergyFinding] = []
+    unidentified: list[dict[str, Any]] = []
+    for allergy in allergies:
+        allergen = resolver.allergen(display_text(allergy))
+        found = conflicts(allergen, product)
+        if found:
+            best = found[0]
+            severe = best.direct and needs_override(allergy)
+            out.append(AllergyFinding(best.kind, _label(best, allergy, severe), severe))
+        if not allergen.identified:
+            unidentified.append(allergy)
+    if allergies and not product.resolved:
+        unknown = ", ".join(product.unresolved) or "no specific drug named"
+        listed = "; ".join(allergy_line(a) for a in allergies)
+        out.append(AllergyFinding("unverified", (
+            f"NOT VERIFIED AGAINST ALLERGIES: '{product.text}' could not be identified as known ingredients "
+            f"(not recognised: {unknown}), so it could not be checked against the recorded allergies ({listed}). "
+            "Approving needs an explicit override with a reason."), True))
+    for allergy in unidentified:
+        if product.non_drug:
+            continue
+        severe = needs_override(allergy)
+        out.append(AllergyFinding("unverified", (
+            f"ALLERGY NOT CHECKED: the recorded allergy '{allergy_line(allergy)}' names nothing this check can "
+            f"identify as a drug or drug class, so {product.text} could not be checked against it."
+            + (" Approving needs an explicit override with a reason." if severe else "")), severe))
+    return sorted(out, key=lambda f: not f.severe)

@@ -2,8 +2,9 @@
 for plausibility before the clinician approves it (a per-unit sanity range for every drug, and per-drug daily
 maxima from the US prescribing information of a few common drugs).
 
-Everything here only produces warnings for the approval card: the clinician decides. An order that cannot
-be parsed keeps its free text (``Dosage.text``) and says so on the card.
+Everything here only produces findings for the approval card: the clinician decides. An implausible dose or
+frequency, or a label maximum exceeded, is a *severe* finding (a plain approval is refused; an override needs
+a reason). An order that cannot be parsed keeps its free text (``Dosage.text``) and says so on the card.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ DRUG_MAXIMA: dict[str, tuple[float | None, float, str]] = {
     "furosemide": (600.0, 600.0, "Lasix label"),
 }
 
-_NUMBER = r"\d+(?:[.,]\d+)?(?:/\d+)?"  # 500, 0.5, 2,5 and 1/2
+_NUMBER = r"\d+(?:[.,]\d+)?(?:/\d+(?:[.,]\d+)?)?"  # 500, 0.5, 2,5, 1/2 and a combination's 875/125
 _UNIT = "(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")\b"
 #: "500 mg", or a range "1-2 tablets" / "500 to 1000 mg" (checked at its upper end, stored as doseRange).
 _DOSE_RE = re.compile(rf"(?<![\d.,/])({_NUMBER})(?:\s*(?:-|–|to)\s*({_NUMBER}))?\s*{_UNIT}", re.IGNORECASE)
@@ -102,12 +103,14 @@ _HOURS = {"s": 1 / 3600, "min": 1 / 60, "h": 1.0, "d": 24.0, "wk": 168.0, "mo": 
 
 @dataclass(frozen=True)
 class Dose:
-    """One dose: a number and a unit (UCUM code, display, family)."""
+    """One dose: a number and a unit (UCUM code, display, family). ``combination`` for a combination strength
+    ("875/125 mg"): ``value`` is then the first ingredient's amount and no single quantity is written."""
 
     value: float
     code: str
     display: str
     family: str
+    combination: bool = False
 
     @property
     def mg(self) -> float | None:
@@ -138,9 +141,19 @@ class Frequency:
         return 1.0 if self.count == 1 else 24.0 / self.interval_hours
 
 
+def _is_combination(text: str) -> bool:
+    """"875/125", "5/325": two strengths of a combination product, not the fraction "1/2" or "3/4"."""
+    if "/" not in text:
+        return False
+    top, bottom = (float(p.replace(",", ".")) for p in text.split("/", 1))
+    return not (0 < top < bottom <= 8)
+
+
 def _value(text: str) -> float:
     if "/" in text:
         top, bottom = text.split("/", 1)
+        if _is_combination(text):
+            return float(top.replace(",", "."))
         return float(top) / float(bottom) if float(bottom) else float("inf")
     return float(text.replace(",", "."))
 
@@ -158,8 +171,9 @@ def parse_dose_range(text: str) -> tuple[Dose, Dose] | None:
     if match is None:
         return None
     code, display, family = UNITS[match.group(3).lower()]
-    low = Dose(_value(match.group(1)), code, display, family)
-    high = Dose(_value(match.group(2)), code, display, family) if match.group(2) else low
+    combination = _is_combination(match.group(1))
+    low = Dose(_value(match.group(1)), code, display, family, combination)
+    high = Dose(_value(match.group(2)), code, display, family, combination) if match.group(2) else low
     return low, high
 
 
@@ -177,6 +191,13 @@ def parse_frequency(text: str) -> Frequency | None:
     ``3 times a day``, ``as needed``, ``once``); None when none is recognised."""
     t = " ".join((text or "").lower().replace("-", " ").split())
     as_needed = bool(re.search(r"\b(?:prn|as needed|when needed|as required)\b", t))
+    # A range ("every 4-6 hours", "q4-6h") is checked at its shortest interval: the most the order allows.
+    if m := re.search(r"\b(?:every|q)\s*(\d+(?:\.\d+)?)\s+(?:to\s+)?(\d+(?:\.\d+)?)\s*"
+                      r"(second|sec|minute|min|hour|hr|h|day|week|month)s?\b", t):
+        low = min(float(m.group(1)), float(m.group(2)))
+        if low <= 0:
+            return None
+        return Frequency(1, low, _PERIOD_UNITS[m.group(3)], as_needed)
     if m := re.search(r"\bevery (other|\d+(?:\.\d+)?|one|two|three|four|six|twelve)?\s*"
                       r"(second|sec|minute|min|hour|hr|h|day|week|month)s?\b", t):
         amount = m.group(1)
@@ -189,7 +210,7 @@ def parse_frequency(text: str) -> Frequency | None:
     if m := re.search(r"\bq\s*(\d+(?:\.\d+)?)\s*(h|hr|hrs|hours?|min|mins|minutes?)\b", t):
         unit = "min" if m.group(2).startswith("min") else "h"
         return Frequency(1, float(m.group(1)), unit, as_needed)
-    if m := re.search(r"\b(once|twice|thrice|one|two|three|four|five|six|\d+)\s*(?:times?|x)?\s*(?:a|per|each|every)?\s*"
+    if m := re.search(r"\b(once|twice|thrice|one|two|three|four|five|six|\d+)\s*(?:times?|x)?\s*(?:a|per|each|every|/)?\s*"
                       r"(day|daily|week|weekly|hour|hourly)\b", t):
         n = _number(m.group(1))
         if n is None or n <= 0 or n != int(n):
@@ -214,14 +235,57 @@ def parse_frequency(text: str) -> Frequency | None:
     return None
 
 
-def route_words(text: str) -> str | None:
-    """The words that name a route in ``text`` ("PO", "by mouth"), as written, or None (same vocabulary as
-    :func:`parse_route`)."""
+#: A frequency as a clinician types it, found in a message: every form :func:`parse_frequency` reads, and any
+#: "every <n> <unit>" (an implausible one included: it must reach the card, not vanish).
+_FREQUENCY_SPAN_RE = re.compile(
+    r"\b(?:every\s+(?:other\s+|\d+(?:\.\d+)?(?:\s*(?:-|–|to)\s*\d+(?:\.\d+)?)?\s*|one\s+|two\s+|three\s+|four\s+|"
+    r"six\s+|eight\s+|twelve\s+)?(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|morning|"
+    r"evening|night)"
+    r"|q\.?\s*\d+(?:\.\d+)?(?:\s*-\s*\d+)?\s*(?:h|hrs?|hours?|mins?|minutes?)"
+    r"|(?:once|twice|thrice|one|two|three|four|five|six|[1-9]\d*)\s*(?:times?|x)\s*(?:a|per|each|every|/)?\s*"
+    r"(?:day|daily|week|weekly|hour|hourly)"
+    r"|(?:once|twice|thrice)\s+(?:daily|weekly|a\s+day|a\s+week|per\s+day)"
+    r"|b\.i\.d\.?|t\.i\.d\.?|q\.i\.d\.?|q\.d\.?|o\.d\.?|bid|tid|qid|qds|tds|bd|od|qd|qhs|qam|qpm|nocte|mane"
+    r"|daily|nightly|hourly|weekly|monthly|at night|at bedtime|in the morning|in the evening"
+    r"|stat|once|single dose|one dose)\b",
+    re.IGNORECASE,
+)
+_AS_NEEDED_RE = re.compile(r"\b(?:prn|as needed|when needed|as required|if needed)\b", re.IGNORECASE)
+
+
+def frequency_match(text: str) -> tuple[str, list[tuple[int, int]]] | None:
+    """The frequency as written in ``text`` ("every 5 minutes", "tds", "every 6 hours as needed") and where its
+    words are; None when it names none."""
+    found = _FREQUENCY_SPAN_RE.search(text or "")
+    needed = _AS_NEEDED_RE.search(text or "")
+    if found is None:
+        return (needed.group(0), [needed.span()]) if needed else None
+    words, spans = found.group(0), [found.span()]
+    if needed and needed.group(0).lower() not in words.lower():
+        words += f" {needed.group(0)}"
+        spans.append(needed.span())
+    return words, spans
+
+
+def frequency_words(text: str) -> str | None:
+    """The frequency as written in ``text`` (see :func:`frequency_match`), or None."""
+    found = frequency_match(text)
+    return found[0] if found else None
+
+
+def route_match(text: str) -> re.Match[str] | None:
+    """Where ``text`` names a route ("PO", "by mouth"), or None (same vocabulary as :func:`parse_route`)."""
     for pattern, _code, _display in ROUTES:
         found = re.search(pattern, text or "", re.IGNORECASE)
         if found:
-            return found.group(0)
+            return found
     return None
+
+
+def route_words(text: str) -> str | None:
+    """The words that name a route in ``text``, as written, or None."""
+    found = route_match(text)
+    return found.group(0) if found else None
 
 
 def parse_route(text: str) -> tuple[str, str] | None:
@@ -233,11 +297,15 @@ def parse_route(text: str) -> tuple[str, str] | None:
     return None
 
 
-def dosage_instruction(dosage: str, frequency: str, notes: str | None = None) -> dict[str, Any]:
-    """A FHIR R4 ``Dosage``: always the text as ordered, plus doseQuantity, timing and route where parsed."""
-    out: dict[str, Any] = {"text": f"{dosage} {frequency}".strip()}
+def dosage_instruction(dosage: str, frequency: str, notes: str | None = None,
+                       duration: str | None = None) -> dict[str, Any]:
+    """A FHIR R4 ``Dosage``: always the text as ordered (duration included), plus doseQuantity, timing (with the
+    course length as ``boundsDuration``) and route where parsed. A combination strength ("875/125 mg") stays
+    text only: it is not one quantity."""
+    out: dict[str, Any] = {"text": " ".join(filter(None, (dosage, frequency, duration_phrase(duration)))).strip()}
     timing = parse_frequency(frequency)
     route = parse_route(" ".join(filter(None, (dosage, frequency, notes))))
+    course = parse_duration(duration or "")
     if timing is not None:
         if timing.count == 1:
             out["timing"] = {"repeat": {"count": 1}}
@@ -246,14 +314,115 @@ def dosage_instruction(dosage: str, frequency: str, notes: str | None = None) ->
                                         "periodUnit": timing.period_unit}}
         if timing.as_needed:
             out["asNeededBoolean"] = True
+    if course is not None and course.value is not None and "repeat" in out.get("timing", {}) \
+            and "count" not in out["timing"]["repeat"]:
+        out["timing"]["repeat"]["boundsDuration"] = course.quantity()
     if route is not None:
         out["route"] = {"coding": [{"system": SNOMED, "code": route[0], "display": route[1]}], "text": route[1]}
     doses = parse_dose_range(dosage)
-    if doses is not None and doses[0] == doses[1]:
+    if doses is not None and doses[0].combination:
+        pass
+    elif doses is not None and doses[0] == doses[1]:
         out["doseAndRate"] = [{"doseQuantity": _quantity(doses[0])}]
     elif doses is not None:
         out["doseAndRate"] = [{"doseRange": {"low": _quantity(doses[0]), "high": _quantity(doses[1])}}]
     return out
+
+
+def duration_phrase(duration: str | None) -> str:
+    """"7 days" → "for 7 days"; "until review", "x7d", "long-term" as written; "" for none."""
+    if not duration:
+        return ""
+    text = duration.strip()
+    return text if re.match(r"(?i)^(for|until|till|x|long|ongoing|indefinite|lifelong)\b", text) else f"for {text}"
+
+
+@dataclass(frozen=True)
+class Duration:
+    """How long an order runs: ``value`` ``unit`` (UCUM d, wk, mo), or words only ("until review")."""
+
+    label: str
+    value: float | None = None
+    unit: str | None = None
+
+    def quantity(self) -> dict[str, Any]:
+        """FHIR Duration (UCUM)."""
+        assert self.value is not None and self.unit is not None
+        shown = {"d": "days", "wk": "weeks", "mo": "months"}[self.unit]
+        return {"value": _plain(self.value), "unit": shown, "system": UCUM, "code": self.unit}
+
+
+_DURATION_UNITS = {"d": "d", "day": "d", "days": "d", "w": "wk", "wk": "wk", "wks": "wk", "week": "wk",
+                   "weeks": "wk", "m": "mo", "mo": "mo", "mos": "mo", "month": "mo", "months": "mo"}
+_SHOWN_UNITS = {"d": ("day", "days"), "wk": ("week", "weeks"), "mo": ("month", "months")}
+_COUNT = r"(\d+(?:\.\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen|twenty-one|" \
+         r"twenty one|thirty|a further|another)"
+_COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fourteen": 14, "twenty-one": 21,
+                "twenty one": 21, "thirty": 30}
+_DURATION_RES: tuple[re.Pattern[str], ...] = (
+    re.compile(rf"\b(?:for|over)\s+(?:the\s+next\s+|a\s+total\s+of\s+|a\s+further\s+|another\s+)?{_COUNT}\s*"
+               r"(days?|weeks?|wks?|months?|mos?)\b", re.IGNORECASE),
+    re.compile(r"(?<![\w/])x\s*(\d+(?:\.\d+)?)\s*(d|days?|w|wks?|weeks?|m|months?)\b", re.IGNORECASE),
+    re.compile(r"\b(\d+)\s*/\s*(7|52|12)\b(?!\s*(?:mg|mcg|g|ml|units?)\b)(?!/)", re.IGNORECASE),
+    re.compile(rf"\b{_COUNT}[\s-]*(days?|weeks?|months?)[\s-]+(?:course|supply|treatment)\b", re.IGNORECASE),
+    re.compile(r"\bfor\s+a\s+(fortnight)\b", re.IGNORECASE),
+)
+_OPEN_DURATION_RE = re.compile(
+    r"\b(?:until|till|til)\s+(?:further\s+notice|(?:the\s+)?(?:next\s+)?(?:review|reviewed|seen|follow[- ]?up|"
+    r"clinic(?:\s+review)?|discharge|symptoms?\s+(?:resolve|settle)\w*|finished|complete[d]?)(?:\s+in\s+clinic)?)\b"
+    r"|\b(?:long[- ]term|ongoing|indefinitely|lifelong|for\s+life)\b",
+    re.IGNORECASE,
+)
+
+
+def _count(word: str) -> float | None:
+    word = word.lower().strip()
+    if word in _COUNT_WORDS:
+        return float(_COUNT_WORDS[word])
+    try:
+        return float(word)
+    except ValueError:
+        return None
+
+
+def find_duration(text: str) -> tuple[Duration, str] | None:
+    """(the duration, the words as typed) in ``text``: "for 7 days", "x7d", "7/7", "2/52", "for 2 weeks",
+    "a 5-day course", "until review"; None when the message gives none."""
+    found = duration_match(text)
+    return (found[0], found[1].group(0)) if found else None
+
+
+def duration_match(text: str) -> tuple[Duration, re.Match[str]] | None:
+    """The duration in ``text`` and where it is written (see :func:`find_duration`)."""
+    for pattern in _DURATION_RES:
+        found = pattern.search(text or "")
+        if found is None:
+            continue
+        if found.group(1).lower() == "fortnight":
+            return Duration("2 weeks", 2.0, "wk"), found
+        if "/" in found.group(0):
+            value, unit = float(found.group(1)), {"7": "d", "52": "wk", "12": "mo"}[found.group(2)]
+        else:
+            amount = _count(found.group(1))
+            if amount is None or amount <= 0:
+                continue
+            value, unit = amount, _DURATION_UNITS[found.group(2).lower()]
+        one, many = _SHOWN_UNITS[unit]
+        return Duration(f"{_fmt(value)} {one if value == 1 else many}", value, unit), found
+    opened = _OPEN_DURATION_RE.search(text or "")
+    if opened is not None:
+        return Duration(" ".join(opened.group(0).split()).lower()), opened
+    return None
+
+
+def parse_duration(text: str) -> Duration | None:
+    """A duration argument ("7 days", "2 weeks", "until review") read back: None when it says none."""
+    text = (text or "").strip()
+    if not text or text.lower() == "not specified":
+        return None
+    found = find_duration(text if re.match(r"(?i)^(for|x|until|till|\d+\s*/)", text) else f"for {text}")
+    return found[0] if found else Duration(text)
 
 
 def _quantity(dose: Dose) -> dict[str, Any]:
@@ -268,36 +437,57 @@ def _fmt(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:g}"
 
 
-def dose_warnings(drug: str, dosage: str, frequency: str) -> list[str]:
-    """What is unparseable or implausible about the order (empty when it looks sane)."""
-    warnings: list[str] = []
+@dataclass(frozen=True)
+class DoseFinding:
+    """One dose or frequency finding for the card; ``severe`` ones refuse a plain approval."""
+
+    text: str
+    severe: bool
+
+
+def dose_findings(drug: str | None, dosage: str, frequency: str) -> list[DoseFinding]:
+    """What is unparseable, implausible or above the label maximum about the order (empty when it looks sane).
+    ``drug`` is the one ingredient whose label maxima apply (None for a combination or an unknown drug).
+
+    An implausible dose or frequency, or a label maximum exceeded, is severe: a typo of that size written with
+    one click is the error this check exists for. An order this system cannot read is a warning: its text is
+    kept as written and the card says so."""
+    out: list[DoseFinding] = []
     dose = parse_dose(dosage)
     timing = parse_frequency(frequency)
     if dose is None:
-        warnings.append(f"DOSE NOT UNDERSTOOD: '{dosage}' has no number with a unit (e.g. 500 mg); "
-                        "it would be stored as free text only.")
-    if timing is None:
-        warnings.append(f"FREQUENCY NOT UNDERSTOOD: '{frequency}' is not a frequency this system can read "
-                        "(e.g. twice daily, every 8 hours); it would be stored as free text only.")
+        out.append(DoseFinding(f"DOSE NOT UNDERSTOOD: '{dosage}' has no number with a unit (e.g. 500 mg); "
+                               "it would be stored as free text only.", False))
+    if timing is None and frequency.strip().lower() in ("", "not specified"):
+        out.append(DoseFinding("FREQUENCY NOT GIVEN: the order names no frequency (e.g. twice daily, every 8 hours); "
+                               "edit the order to add one.", False))
+    elif timing is None:
+        out.append(DoseFinding(f"FREQUENCY NOT UNDERSTOOD: '{frequency}' is not a frequency this system can read "
+                               "(e.g. twice daily, every 8 hours); it would be stored as free text only.", False))
     if dose is not None:
         limit, shown = SANITY_MAX[dose.family]
         amount = dose.mg if dose.mg is not None else dose.value
         if dose.value <= 0:
-            warnings.append(f"IMPLAUSIBLE DOSE: {dosage} is not a positive amount.")
+            out.append(DoseFinding(f"IMPLAUSIBLE DOSE: {dosage} is not a positive amount.", True))
         elif amount > limit:
-            warnings.append(f"IMPLAUSIBLE DOSE: {_fmt(dose.value)} {dose.display} per dose is above {shown}, "
-                            "the sanity limit for any single dose.")
+            out.append(DoseFinding(f"IMPLAUSIBLE DOSE: {_fmt(dose.value)} {dose.display} per dose is above {shown}, "
+                                   "the sanity limit for any single dose.", True))
     if timing is not None and timing.scheduled and timing.count != 1 and timing.interval_hours < MIN_INTERVAL_H:
-        warnings.append(f"IMPLAUSIBLE FREQUENCY: '{frequency}' means a dose more often than every hour.")
-    maxima = DRUG_MAXIMA.get(drug.lower().strip())
-    if maxima and dose is not None and dose.mg is not None and dose.mg > 0:
+        out.append(DoseFinding(f"IMPLAUSIBLE FREQUENCY: '{frequency}' means a dose more often than every hour.", True))
+    maxima = DRUG_MAXIMA.get((drug or "").lower().strip())
+    if maxima and dose is not None and dose.mg is not None and dose.mg > 0 and not dose.combination:
         single, daily, source = maxima
         if single is not None and dose.mg > single:
-            warnings.append(f"DOSE ABOVE LABEL MAXIMUM: {_fmt(dose.mg)} mg per dose of {drug} is above "
-                            f"{_fmt(single)} mg ({source}).")
+            out.append(DoseFinding(f"DOSE ABOVE LABEL MAXIMUM: {_fmt(dose.mg)} mg per dose of {drug} is above "
+                                   f"{_fmt(single)} mg ({source}).", True))
         if timing is not None and timing.scheduled:
             per_day = dose.mg * timing.per_day
             if per_day > daily:
-                warnings.append(f"DAILY DOSE ABOVE LABEL MAXIMUM: {_fmt(per_day)} mg/day of {drug} is above "
-                                f"{_fmt(daily)} mg/day ({source}).")
-    return warnings
+                out.append(DoseFinding(f"DAILY DOSE ABOVE LABEL MAXIMUM: {_fmt(per_day)} mg/day of {drug} is above "
+                                       f"{_fmt(daily)} mg/day ({source}).", True))
+    return sorted(out, key=lambda f: not f.severe)
+
+
+def dose_warnings(drug: str, dosage: str, frequency: str) -> list[str]:
+    """The texts of :func:`dose_findings` (severe ones first)."""
+    return [f.text for f in dose_findings(drug, dosage, frequency)]

@@ -154,6 +154,20 @@ class DrugDictionary:
         return names
 
     @classmethod
+    @lru_cache(maxsize=8192)
+    def exact(cls, phrase: str) -> str | None:
+        """The generic name when the dictionary knows the whole ``phrase`` as one drug (every word of it, not a
+        drug somewhere inside it: "amoxicillin xyzzol" is None), lower case."""
+        cls.warm()
+        words = phrase.split()
+        if not words:
+            return None
+        hits = cls._find(words, is_ignore_case=True)
+        whole = [data for data, first, last in hits if first == 0 and last == len(words)]
+        name = str(whole[0].get("name", "")).strip().lower() if len(whole) == 1 else ""
+        return name or None
+
+    @classmethod
     def canonical(cls, name: str) -> str | None:
         """The generic name for a drug name (``"Coumadin"`` → ``"warfarin"``), or None if unknown."""
         found = cls.find(name)

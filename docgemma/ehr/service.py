@@ -144,7 +144,7 @@ class Ehr:
             "target": [{"reference": target}, *([{"reference": patient}] if patient else [])],
             "recorded": now(),
             "activity": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v3-DataOperation", "code": "CREATE"}]},
-            **({"reason": [{"text": f"Clinician override of a severe allergy conflict: {override_reason}"}]}
+            **({"reason": [{"text": f"Clinician override of a severe finding: {override_reason}"}]}
                if override_reason else {}),
             "agent": [
                 {

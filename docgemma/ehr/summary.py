@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
-from docgemma.clinical.allergy import allergy_conflict
+from docgemma.clinical.ingredients import LOCAL, conflicts
 from docgemma.fhir import concept_code, display_text, encounter_reference, reference_id
 
 TOKEN_BUDGET = 1500
@@ -173,27 +173,26 @@ def _med_line(med: dict[str, Any], today: date, inferred: bool = False) -> str:
     return f"{display_text(med)}{dose}{since}{flag}"
 
 
-#: Words of a medication's name that are its form or strength, never the drug (e.g. "500 MG Oral Tablet").
-_FORM_WORDS = frozenset({"oral", "tablet", "tablets", "capsule", "capsules", "extended", "release", "delayed",
-                         "injection", "injectable", "solution", "suspension", "topical", "cream", "ointment", "hour",
-                         "inhaler", "inhalation", "metered", "dose", "chewable", "film", "coated", "prefilled",
-                         "syringe", "patch", "transdermal", "spray", "nasal", "drops", "ophthalmic", "actuat"})
-
-
 def drug_allergy_conflicts(meds: list[dict[str, Any]], allergies: list[dict[str, Any]]) -> list[str]:
-    """An active medication that conflicts with a recorded allergy (same substance, class or related class)."""
-    import re
-
+    """An active medication that conflicts with a recorded allergy (same substance, class or related class, on
+    the ingredients the one resolver finds in the medication's name, e.g. "Amoxicillin 250 MG / Clavulanate
+    125 MG Oral Tablet"), and the active medications it could not identify at all (never a silent pass)."""
     out: list[str] = []
+    unknown: list[str] = []
+    allergens = [(allergy, LOCAL.allergen(display_text(allergy))) for allergy in allergies]
     for med in meds:
         name = display_text(med)
-        words = [w for w in re.findall(r"[a-z][a-z-]{3,}", name.lower()) if w not in _FORM_WORDS]
-        for allergy in allergies:
-            allergen = display_text(allergy)
-            reason = next((r for w in words if (r := allergy_conflict(allergen, w))), None)
-            if reason:
+        product = LOCAL.resolve(name)
+        for allergy, allergen in allergens:
+            found = conflicts(allergen, product)
+            if found:
                 out.append(f"ALLERGY CONFLICT WITH ACTIVE DRUG: {name} is active despite the recorded allergy "
-                           f"'{allergen}' — {reason}")
+                           f"'{display_text(allergy)}' — {found[0].reason}")
+        if not product.resolved:
+            unknown.append(name)
+    if unknown and any(not allergen.non_drug for _allergy, allergen in allergens):
+        out.append(f"ALLERGY CHECK INCOMPLETE: could not identify the ingredients of {'; '.join(unknown)} to check "
+                   "them against the recorded allergies.")
     return out
 
 

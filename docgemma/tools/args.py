@@ -35,7 +35,7 @@ class DrugSafetyArgs(ToolArgs):
 
 class DrugInteractionArgs(ToolArgs):
     drug_names: list[Annotated[str, StringConstraints(min_length=2, max_length=40)]] = Field(
-        min_length=2, max_length=4, description="Two or more drug names (at most four)"
+        min_length=2, max_length=6, description="Two or more drug names (at most six); every pair is checked"
     )
 
 
@@ -84,7 +84,9 @@ class PrescribeMedicationArgs(ToolArgs):
     medication_name: str = Field(min_length=2, max_length=60)
     dosage: str = Field(min_length=1, max_length=30, description="e.g. 500 mg")
     frequency: str = Field(min_length=1, max_length=30, description="e.g. twice daily")
-    notes: str | None = Field(default=None, max_length=80)
+    duration: str | None = Field(default=None, max_length=30, description="e.g. 7 days, until review")
+    indication: str | None = Field(default=None, max_length=60, description="what it is for, e.g. otitis media")
+    notes: str | None = Field(default=None, max_length=120)
 
 
 class AddAllergyArgs(ToolArgs):

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from docgemma.clinical.dosing import dosage_instruction
+from docgemma.clinical.dosing import dosage_instruction, duration_phrase, parse_duration
 from docgemma.clinical.patient import PatientRef
 from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.search import encounter_reference
@@ -327,16 +327,22 @@ def prescribe_medication(ehr: Ehr, args: BaseModel, context: ToolContext) -> Too
         "resourceType": "MedicationRequest", "status": "active", "intent": "order",
         "subject": {"reference": f"Patient/{a.patient_id}"}, "authoredOn": date.today().isoformat(),
         "medicationCodeableConcept": {"text": a.medication_name},
-        "dosageInstruction": [dosage_instruction(a.dosage, a.frequency, a.notes)],
+        "dosageInstruction": [dosage_instruction(a.dosage, a.frequency, a.notes, a.duration)],
     }
+    course = parse_duration(a.duration or "")
+    if course is not None and course.value is not None:
+        # How long the supply is for: the course the clinician gave ("for 7 days", "x7d", "2/52").
+        resource["dispenseRequest"] = {"expectedSupplyDuration": course.quantity()}
+    if a.indication:
+        resource["reasonCode"] = [{"text": a.indication}]
     notes = [{"text": a.notes}] if a.notes else []
     if context.override_reason:
         reason = context.override_reason
-        notes.append({"text": f"Severe allergy conflict overridden by the approving clinician. Reason: {reason}"})
+        notes.append({"text": f"Severe finding overridden by the approving clinician. Reason: {reason}"})
     if notes:
         resource["note"] = notes
     return _write(ehr, "prescribe_medication", args, context, resource,
-                  f"{a.medication_name} {a.dosage} {a.frequency}")
+                  " ".join(filter(None, (a.medication_name, a.dosage, a.frequency, duration_phrase(a.duration)))))
 
 
 def save_clinical_note(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
@@ -355,7 +361,7 @@ def save_clinical_note(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolO
 def format_write(data: dict[str, Any]) -> str:
     """What was written (or found already written)."""
     verb = "Saved" if data["created"] else "Already saved earlier (not written again)"
-    override = f" — severe allergy conflict overridden; reason: {data['override_reason']}" if data.get("override_reason") else ""
+    override = f" — severe finding overridden; reason: {data['override_reason']}" if data.get("override_reason") else ""
     return f"{verb}: {data['written']} [{data['resource']}]{override}"
 
 

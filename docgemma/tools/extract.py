@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from docgemma.clinical.dosing import route_words
 from docgemma.clinical.entities import DrugDictionary, combination_parts
+from docgemma.clinical.ingredients import resolve_local
 from docgemma.tools import label_query, literature_query, trial_query
+from docgemma.tools.order_extract import NOT_SPECIFIED, allergy_args, prescription_args
 from docgemma.tools.routing import Request
 
-NOT_SPECIFIED = "not specified"
+__all__ = ["NOT_SPECIFIED"]
 #: Words asking for a drug's label warnings, or for drugs together: the tools' task keywords, and the clause
 #: whose drugs the extractor takes when a message names several.
 SAFETY_WORDS = ("safety", "warning", "warnings", "boxed warning", "fda")
@@ -25,35 +26,6 @@ INTERACTION_WORDS = ("interaction", "interactions", "combining", "together with"
 #: Words of a clause that asks about a drug's label (its drugs are the ones looked up).
 LABEL_WORDS = (*SAFETY_WORDS, "label", "labels", "labelling", "labeling", "package insert")
 
-DOSE_RE = re.compile(
-    r"\b(\d+(?:[.,]\d+)?\s*(?:mg|mcg|µg|micrograms?|g|grams?|units?|iu|ml|mmol|meq|mg/kg)(?![a-z]))", re.IGNORECASE
-)
-FREQUENCY_RE = re.compile(
-    r"\b((?:once|twice|three times|four times|[1-4]\s*(?:x|times))\s+(?:a|per|each)?\s*(?:day|daily|week|weekly)"
-    r"|(?:once|twice)\s+daily|three times daily|four times daily|every\s+\d+(?:\s*(?:-|to)\s*\d+)?\s*(?:hours?|hrs?|h)"
-    r"|every\s+(?:morning|evening|night|day|other day|week)|q\s?\d+\s?h|bid|b\.i\.d\.|tid|t\.i\.d\.|qid|q\.i\.d\.|qds|tds"
-    r"|bd|od|qd|qhs|nocte|daily|nightly|at night|at bedtime|weekly|as needed|prn|stat|every minute)\b",
-    re.IGNORECASE,
-)
-SEVERITY_RE = re.compile(r"\b(mild|moderate|severe|anaphyla\w*|life-threatening)\b", re.IGNORECASE)
-REACTION_RE = re.compile(
-    r"\((?P<paren>[^)]{2,60})\)|\b(?:reaction|reacts?|causing|caused|causes|with|presenting as|manifest(?:ing|ed)? as)"
-    r"\s*:?\s+(?P<word>[a-z][a-z \-]{1,58}?)(?=[.,;]|\s+for\b|\s+in\b|$)",
-    re.IGNORECASE,
-)
-REACTION_WORDS = re.compile(
-    r"\b(anaphylaxis|hives|urticaria|rash|angioedema|swelling|wheez\w*|bronchospasm|itching|pruritus|nausea|vomiting|"
-    r"diarrh\w*|stevens-johnson syndrome|sjs|cough|dizziness)\b",
-    re.IGNORECASE,
-)
-ALLERGEN_AFTER_RE = re.compile(
-    r"\b(?:allerg(?:y|ic|ies)\s+to|intoleran(?:ce|t)\s+to|reaction\s+to)\s+(?P<name>[a-z][a-z0-9\-/ ]{1,58}?)"
-    r"(?=[.,;(]|\s+(?:for|in|with|causing|that|which|reaction)\b|$)",
-    re.IGNORECASE,
-)
-ALLERGEN_BEFORE_RE = re.compile(r"\b(?P<name>[a-z][a-z0-9\-]{1,40})\s+allerg(?:y|ies)\b", re.IGNORECASE)
-_NOT_ALLERGENS = frozenset({"an", "a", "the", "new", "her", "his", "drug", "known", "severe", "mild", "moderate",
-                           "document", "record", "add", "log", "enter", "save", "note"})
 NOTE_TYPE_RE = re.compile(
     r"\b(progress|consult(?:ation)?|procedure|discharge|admission|soap|nursing|follow-up|h&p|operative)\s+note\b",
     re.IGNORECASE,
@@ -101,14 +73,35 @@ def one_drug(request: Request, *, near: tuple[str, ...] = ()) -> dict[str, Any]:
 
 
 def drug_list(request: Request, *, near: tuple[str, ...] = ()) -> dict[str, Any]:
-    """``drug_names``: two to four drugs (those in the clause holding ``near``'s words when more are named)."""
+    """``drug_names``: every drug named, two to six (those in the clause holding ``near``'s words when the
+    message names others elsewhere)."""
     drugs = list(request.entities["drug_mentions"])
     if len(drugs) > 2:
         found = drugs_near(request.query, near, drugs)
         drugs = found if len(found) >= 2 else drugs
     if len(drugs) == 1:  # "the warfarin-aspirin interaction": a joined pair names two drugs
         drugs = combination_parts(drugs[0])
-    return {"drug_names": drugs[:4]} if len(drugs) >= 2 else {}
+    # A listed name the dictionary does not know ("between warfarin and zyxomab") is kept as written: the tool
+    # then says it could not identify it, instead of the name vanishing from the check.
+    drugs += [name for name in unknown_listed(request.query) if name.lower() not in (d.lower() for d in drugs)]
+    return {"drug_names": drugs[:6]} if len(drugs) >= 2 else {}
+
+
+_LIST_RE = re.compile(r"\b(?:between|of|among|for|with|:)\s+(?P<items>[^?.!;]+)", re.IGNORECASE)
+_LIST_SPLIT_RE = re.compile(r"\s*(?:,|\band\b|&|\+|\bplus\b)\s*", re.IGNORECASE)
+
+
+def unknown_listed(query: str) -> list[str]:
+    """Items of a drug list ("between A, B and C") that no resolver or dictionary identifies, as written."""
+    found = _LIST_RE.search(query)
+    if found is None:
+        return []
+    items = [re.sub(r"^(?:the|a|an)\s+", "", i.strip(), flags=re.IGNORECASE) for i in _LIST_SPLIT_RE.split(found["items"])]
+    items = [i for i in items if i]
+    if len(items) < 2 or any(len(i.split()) > 3 for i in items):
+        return []
+    return [i for i in items if re.fullmatch(r"[A-Za-z][A-Za-z0-9\-]{2,39}", i) and not resolve_local(i).identified
+            and not DrugDictionary.find(i)]
 
 
 def label_request(request: Request) -> dict[str, Any]:
@@ -182,48 +175,14 @@ def timeline(request: Request) -> dict[str, Any]:
 
 
 def prescription(request: Request) -> dict[str, Any]:
-    """The patient, the one drug named, its dose, frequency and route ("not specified" when not stated)."""
-    query = request.query
-    out = patient_only(request)
-    drugs = request.entities["drug_mentions"]
-    if len(drugs) == 1:
-        out["medication_name"] = drugs[0]
-    dose = DOSE_RE.search(query)
-    frequency = FREQUENCY_RE.search(query)
-    route = route_words(query)  # the card's dosage parser reads the same route vocabulary
-    out["dosage"] = re.sub(r"(\d)\s*([a-zµ])", r"\1 \2", dose.group(1)) if dose else NOT_SPECIFIED
-    out["frequency"] = frequency.group(1) if frequency else NOT_SPECIFIED
-    if route:
-        out["notes"] = f"route: {route.lower()}"
-    return out
+    """The patient and the order as written: product, dose, frequency, route, duration, indication ("not
+    specified" when not stated); words no field took are kept in the note and shown (``order_extract``)."""
+    return prescription_args(request.query, request.entities, request.patient_id)
 
 
 def allergy(request: Request) -> dict[str, Any]:
-    """The patient, the substance ("allergy to X", "X allergy", else the one drug named), reaction, severity."""
-    query = request.query
-    out = patient_only(request)
-    for pattern in (ALLERGEN_AFTER_RE, ALLERGEN_BEFORE_RE):  # "allergy to X" is the clearer phrasing
-        found = pattern.search(query)
-        if found and found.group("name").strip().lower() not in _NOT_ALLERGENS:
-            out["substance"] = found.group("name").strip()
-            break
-    if "substance" not in out:
-        drugs = request.entities["drug_mentions"]
-        if len(drugs) == 1:
-            out["substance"] = drugs[0]
-    reaction = REACTION_RE.search(query)
-    words = REACTION_WORDS.search(query)
-    if reaction and (reaction.group("paren") or reaction.group("word")):
-        out["reaction"] = (reaction.group("paren") or reaction.group("word")).strip()[:60]
-    elif words:
-        out["reaction"] = words.group(1).lower()
-    elif "substance" in out:
-        out["reaction"] = NOT_SPECIFIED  # shown on the card for the clinician to fill, never invented
-    severity = SEVERITY_RE.search(query)
-    if severity:
-        word = severity.group(1).lower()
-        out["severity"] = "severe" if word.startswith(("anaphyla", "life")) else word
-    return out
+    """The patient, the substance and the reaction by meaning (``order_extract``), and a stated severity."""
+    return allergy_args(request.query, request.entities, request.patient_id)
 
 
 def note(request: Request) -> dict[str, Any]:

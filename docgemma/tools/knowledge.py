@@ -1,4 +1,6 @@
-"""Binds the knowledge tools (openFDA, literature, trials, imaging) to one shared HTTP client."""
+"""Binds the knowledge tools (openFDA, literature, trials, imaging) to one shared HTTP client, and the write
+checks to an ingredient resolver that the FDA labels can confirm (the checks themselves live in the tools
+layer's ``write_checks``; the resolver in the ground floor cannot reach openFDA on its own)."""
 
 from __future__ import annotations
 
@@ -7,10 +9,12 @@ from functools import partial
 
 import httpx
 
+from docgemma.clinical.ingredients import IngredientResolver
 from docgemma.config import Settings
-from docgemma.tools import imaging, literature, openfda, trials
+from docgemma.tools import imaging, interactions, literature, openfda, trials
 from docgemma.tools.http import HttpClient, hosts_of
 from docgemma.tools.registry import Executor, Formatter, ToolRegistry
+from docgemma.tools.write_checks import PreWriteCheck, allergy_check, prescription_check
 
 
 @dataclass
@@ -20,10 +24,19 @@ class KnowledgeTools:
     http: HttpClient
     executors: dict[str, Executor]
     formatters: dict[str, Formatter]
+    #: The ingredient resolver whose unknown products the FDA labels identify (cached per name).
+    resolver: IngredientResolver | None = None
 
     def bind(self, registry: ToolRegistry) -> ToolRegistry:
-        """The registry with these tools bound."""
-        return registry.with_executors(self.executors, self.formatters)
+        """The registry with these tools bound, and its write checks resolving products with the labels' help."""
+        bound = registry.with_executors(self.executors, self.formatters)
+        if self.resolver is None:
+            return bound
+        checks: dict[str, PreWriteCheck] = {
+            "prescribe_medication": partial(prescription_check, resolver=self.resolver),
+            "add_allergy": partial(allergy_check, resolver=self.resolver),
+        }
+        return bound.with_pre_write_checks({k: v for k, v in checks.items() if k in bound})
 
 
 def knowledge_tools(settings: Settings, transport: httpx.BaseTransport | None = None) -> KnowledgeTools:
@@ -32,6 +45,7 @@ def knowledge_tools(settings: Settings, transport: httpx.BaseTransport | None = 
     http = HttpClient(hosts_of(urls), deadline_s=settings.tool_timeout_s, transport=transport,
                       cache_max_entries=settings.http_cache_entries)
     fda = openfda.OpenFDA(http, settings.openfda_url, settings.openfda_api_key)
+    labels = interactions.Labels(http, settings.openfda_url, settings.openfda_api_key)
     lit = literature.Literature(http, settings.eutils_url, settings.europepmc_url, settings.ncbi_api_key,
                                 settings.ncbi_email)
     ctgov = trials.Trials(http, settings.ctgov_url)
@@ -39,16 +53,17 @@ def knowledge_tools(settings: Settings, transport: httpx.BaseTransport | None = 
         http,
         executors={
             "check_drug_safety": partial(openfda.check_drug_safety, fda),
-            "check_drug_interactions": partial(openfda.check_drug_interactions, fda),
+            "check_drug_interactions": partial(interactions.check_drug_interactions, labels),
             "search_medical_literature": partial(literature.search_medical_literature, lit),
             "find_clinical_trials": partial(trials.find_clinical_trials, ctgov),
             "analyze_medical_image": imaging.analyze_medical_image,
         },
         formatters={
             "check_drug_safety": openfda.format_safety,
-            "check_drug_interactions": openfda.format_interactions,
+            "check_drug_interactions": interactions.format_interactions,
             "search_medical_literature": literature.format_articles,
             "find_clinical_trials": trials.format_trials,
             "analyze_medical_image": imaging.format_analysis,
         },
+        resolver=IngredientResolver(lookup=labels.facts),
     )

@@ -1,20 +1,16 @@
-"""check_drug_safety and check_drug_interactions on openFDA drug labels (``/drug/label.json``).
+"""check_drug_safety on openFDA drug labels (``/drug/label.json``).
 
 A safety question is answered from the label section that answers it (pregnancy, lactation, renal or hepatic
 impairment, children, older adults, dosing, overdose, interactions: ``tools/label_sections.py``) first, then
 the boxed warning; without a topic, the boxed warning, contraindications and warnings. Each drug named is looked
-up on its own label.
-
-NLM's RxNav interaction API was shut down in January 2024, so interactions come from the labels
-themselves: each drug's ``drug_interactions`` section is searched for the other drug's names, in both
-directions. A label that does not mention the other drug is reported as exactly that — not as safety.
+up on its own label. Interactions, read from the same labels for every pair of drugs, are in
+:mod:`docgemma.tools.interactions`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from itertools import permutations
 from typing import Any
 
 from pydantic import BaseModel
@@ -198,56 +194,3 @@ def format_safety(data: dict[str, Any]) -> str:
         lines.append(f"No FDA label found for: {', '.join(data['labels_not_found'])}.")
     return "\n".join(lines)
 
-
-def _names(label: Label, query: str) -> set[str]:
-    names = {label.generic, query.lower(), *(b.lower() for b in label.brands)}
-    return {n for n in names if len(n) >= 3}
-
-
-def _passages(text: str, names: set[str]) -> list[str]:
-    sentences = re.split(r"(?<=[.;])\s+", text)
-    hits = [s for s in sentences if any(re.search(rf"\b{re.escape(n)}\b", s, re.IGNORECASE) for n in names)]
-    return [_trim(s, PASSAGE_CHARS) for s in hits[:2]]
-
-
-def check_drug_interactions(fda: OpenFDA, args: BaseModel, context: ToolContext) -> ToolOutcome:
-    """For each ordered pair (a, b): passages of a's interaction section that name b."""
-    names = [str(n) for n in args.drug_names]  # type: ignore[attr-defined]
-    labels: dict[str, Label] = {}
-    missing: list[str] = []
-    for name in names:
-        try:
-            label = fda.label(name)
-        except HttpError as exc:
-            return failure(exc.error_type)
-        if label is None:
-            missing.append(name)
-        else:
-            labels[name] = label
-    if len(labels) < 2:  # nothing to compare: at least two labels are needed
-        return failure("drug_not_in_database", drug=", ".join(missing))
-    findings = []
-    not_mentioned = []
-    for a, b in permutations(labels, 2):
-        passages = _passages(labels[a].drug_interactions, _names(labels[b], b))
-        if passages:
-            findings.append({"label_of": labels[a].generic, "mentions": labels[b].generic, "passages": passages})
-        else:
-            not_mentioned.append(f"{labels[a].generic} label does not mention {labels[b].generic}")
-    return success({
-        "drugs": [labels[n].generic for n in labels], "interactions": findings, "not_mentioned": not_mentioned,
-        "labels_not_found": missing,
-        "caveat": "A label that does not mention a drug is not proof that the combination is safe.",
-    }, [label.source for label in labels.values()])
-
-
-def format_interactions(data: dict[str, Any]) -> str:
-    """Passages per direction, then what the labels do not mention, then the caveat."""
-    lines = [f"Drugs checked: {', '.join(data['drugs'])}"]
-    for item in data["interactions"]:
-        lines.append(f"The {item['label_of']} label mentions {item['mentions']}: " + " ".join(item["passages"]))
-    lines += [f"{n}." for n in data["not_mentioned"]]
-    if data["labels_not_found"]:
-        lines.append(f"No FDA label found for: {', '.join(data['labels_not_found'])}.")
-    lines.append(data["caveat"])
-    return "\n".join(lines)

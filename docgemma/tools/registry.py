@@ -188,6 +188,14 @@ class ToolRegistry:
         """The full_desc list used in TOOL_SELECT stage 1 (seed 002 §16)."""
         return "\n\n".join(f"- {s.signature} — {s.full_desc}" for s in self.specs)
 
+    def with_pre_write_checks(self, checks: Mapping[str, PreWriteCheck]) -> ToolRegistry:
+        """A copy with these write tools' pre-write checks (e.g. bound to a label-backed ingredient resolver)."""
+        unknown = set(checks) - set(self.names)
+        if unknown:
+            raise KeyError(f"no such tool(s): {', '.join(sorted(unknown))}")
+        return ToolRegistry(tuple(replace(s, pre_write_check=checks[s.name]) if s.name in checks else s
+                                  for s in self.specs))
+
     def with_executors(self, executors: Mapping[str, Executor],
                        formatters: Mapping[str, Formatter] | None = None) -> ToolRegistry:
         """A copy with executors (and their result formatters) bound; unknown names are an error."""
@@ -231,7 +239,8 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "drug-drug interactions.",
         A.DrugInteractionArgs,
         "Can I give clarithromycin to a patient taking simvastatin?",
-        arg_max_tokens=192,
+        arg_max_tokens=288,
+        result_cap=7000,
         lookup=True,
         keywords=X.INTERACTION_WORDS,
         roles=frozenset({Role.INTERACTIONS}),
@@ -354,7 +363,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "Start lisinopril 10 mg once daily for patient abc-123.",
         writes=True,
         needs_patient=True,
-        arg_max_tokens=352,
+        arg_max_tokens=512,
         record=True,
         pre_write_check=prescription_check,
         # Seed §11 also lists "start" and "order"; they match questions ("is it safe to start X?") and would

@@ -2,20 +2,29 @@
 
 The record supplies the data (the patient, their allergies and active orders); the policy lives here, one
 function per write tool, bound to the tool as ``ToolSpec.pre_write_check`` in the registry; the patient
-check that applies to every write is ``ehr_tools.record_write_check``.
+check that applies to every write is ``ehr_tools.record_write_check``. Products are resolved to their
+ingredients by one resolver (:mod:`docgemma.clinical.ingredients`); the knowledge tools bind one that an FDA
+label can confirm (``KnowledgeTools.bind``), otherwise the local table decides.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from docgemma.clinical.allergy import allergy_conflict, is_direct_conflict, is_severe, reactions
-from docgemma.clinical.dosing import dose_warnings
-from docgemma.clinical.entities import DrugDictionary
+from docgemma.clinical.allergy import allergy_findings, allergy_line
+from docgemma.clinical.dosing import dose_findings
+from docgemma.clinical.ingredients import LOCAL, IngredientResolver, classes_of, resolve_local
 from docgemma.ehr.summary import ACTIVE_MED
 from docgemma.fhir import concept_code, display_text
+
+__all__ = ["Findings", "PatientFacts", "PreWriteCheck", "active_allergies", "active_orders", "allergy_check",
+           "allergy_line", "prescription_check"]
+
+#: The extractor's marker for words of the clinician's order that no field took (kept in the order's note).
+NOT_UNDERSTOOD = "not understood:"
 
 
 @dataclass(frozen=True)
@@ -28,10 +37,21 @@ class PatientFacts:
 
 @dataclass
 class Findings:
-    """A check's answer: warnings, and those of them that only an override with a reason can pass."""
+    """A check's answer: warnings (severe ones first), and those of them that only an override with a reason
+    can pass."""
 
     warnings: list[str]
     severe: list[str]
+
+    def add(self, text: str, severe: bool = False) -> None:
+        self.warnings.append(text)
+        if severe:
+            self.severe.append(text)
+
+    def ordered(self) -> Findings:
+        """Severe findings first (the card shows them before duplicate orders and notes), order kept otherwise."""
+        severe = set(self.severe)
+        return Findings(sorted(self.warnings, key=lambda w: w not in severe), list(self.severe))
 
 
 #: A write tool's own check: its arguments and the patient's facts → warnings.
@@ -51,45 +71,53 @@ def active_orders(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if r.get("resourceType") == "MedicationRequest" and r.get("status") in ACTIVE_MED]
 
 
-def prescription_check(args: dict[str, Any], facts: PatientFacts) -> Findings:
-    """Allergy and class conflicts (a severe direct one needs an override), duplicate orders, dose and frequency."""
+def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: IngredientResolver = LOCAL) -> Findings:
+    """Allergy conflicts on ingredients and classes (a severe direct one, or a product that cannot be verified
+    against the recorded allergies, needs an override), implausible doses and frequencies (severe), duplicate
+    orders, and words of the order that no field took."""
     found = Findings([], [])
     name = str(args.get("medication_name", ""))
-    drug = DrugDictionary.canonical(name) or name.lower()
-    for allergy in facts.allergies:
-        conflict = allergy_conflict(display_text(allergy), drug)
-        if not conflict:
-            continue
-        if is_severe(allergy) and is_direct_conflict(conflict):
-            text = (f"ALLERGY CONFLICT (SEVERE): recorded allergy '{allergy_line(allergy)}' — {conflict} "
-                    "Approving needs an explicit override with a reason.")
-            found.severe.append(text)
-        else:
-            text = f"ALLERGY CONFLICT: recorded allergy '{allergy_line(allergy)}' — {conflict}"
-        found.warnings.append(text)
+    product = resolver.resolve(name)
+    for finding in allergy_findings(product, facts.allergies, resolver):
+        found.add(finding.text, finding.severe)
+    single = product.ingredients[0] if product.resolved and len(product.ingredients) == 1 else None
+    for dose in dose_findings(single, str(args.get("dosage", "")), str(args.get("frequency", ""))):
+        found.add(dose.text, dose.severe)
     for med in facts.medications:
-        if drug and drug in display_text(med).lower():
-            found.warnings.append(
-                f"DUPLICATE ORDER: an active order already exists: {display_text(med)} "
-                f"(since {str(med.get('authoredOn', '?'))[:10]})."
-            )
-    found.warnings += dose_warnings(drug, str(args.get("dosage", "")), str(args.get("frequency", "")))
-    return found
+        active = resolve_local(display_text(med))  # duplicates need no network call per active order
+        shared = [i for i in product.ingredients if i in active.ingredients]
+        since = str(med.get("authoredOn", "?"))[:10]
+        if shared or (not product.ingredients and name.lower() and name.lower() in display_text(med).lower()):
+            found.add(f"DUPLICATE ORDER: an active order already contains {', '.join(shared) or name}: "
+                      f"{display_text(med)} (since {since}).")
+            continue
+        same = {c for i in product.ingredients for c in classes_of(i)} & {c for i in active.ingredients
+                                                                         for c in classes_of(i)}
+        if same:
+            found.add(f"SAME CLASS AS AN ACTIVE ORDER: {display_text(med)} (since {since}) is also of the class "
+                      f"{', '.join(sorted(same)).replace('_', ' ')}.")
+    notes = str(args.get("notes") or "")
+    if NOT_UNDERSTOOD in notes.lower():
+        words = notes[notes.lower().index(NOT_UNDERSTOOD) + len(NOT_UNDERSTOOD):].strip()
+        found.add(f"NOT UNDERSTOOD: {words} — these words of the order were not read into any field; they are "
+                  "kept in the order's note. Check them before approving.")
+    return found.ordered()
 
 
-def allergy_check(args: dict[str, Any], facts: PatientFacts) -> Findings:
-    """An allergy that is already on the list."""
+def allergy_check(args: dict[str, Any], facts: PatientFacts, resolver: IngredientResolver = LOCAL) -> Findings:
+    """An allergy already on the list: the same substance, or a class that already covers it."""
     found = Findings([], [])
-    substance = str(args.get("substance", "")).lower()
+    substance = str(args.get("substance", ""))
+    if not substance:
+        return found
+    new = resolver.allergen(substance)
     for allergy in facts.allergies:
-        if substance and substance in display_text(allergy).lower():
-            found.warnings.append(f"ALREADY RECORDED: '{display_text(allergy)}' is on the allergy list.")
+        recorded = resolver.allergen(display_text(allergy))
+        same = bool(set(new.ingredients) & set(recorded.ingredients)) or (
+            not new.ingredients and bool(new.classes) and new.classes <= recorded.classes)
+        text = re.escape(substance.lower())
+        if same or re.search(rf"\b{text}\b", display_text(allergy).lower()):
+            found.add(f"ALREADY RECORDED: '{display_text(allergy)}' is on the allergy list.")
+        elif set(new.classes) & set(recorded.classes):
+            found.add(f"RELATED ALLERGY ON RECORD: '{allergy_line(allergy)}' is of the same drug class.")
     return found
-
-
-def allergy_line(allergy: dict[str, Any]) -> str:
-    """``Allergy to penicillin (Anaphylaxis; criticality high)``."""
-    details = [", ".join(reactions(allergy))] if reactions(allergy) else []
-    if allergy.get("criticality"):
-        details.append(f"criticality {allergy['criticality']}")
-    return display_text(allergy) + (f" ({'; '.join(details)})" if details else "")

@@ -152,7 +152,7 @@ def approval_pointer(request: ApprovalCard) -> str:
     patient = request.get("patient") or {}
     who = f" for {escape(str(patient['name']))}" if patient.get("name") else ""
     notice = f"\n\n{escape(request['notice'])}" if request.get("notice") else ""
-    severe = " ⛔ Severe allergy conflict: approving needs an override with a reason." if request.get("override_required") else ""
+    severe = " ⛔ Severe finding: approving needs an override with a reason." if request.get("override_required") else ""
     return (f"**Approval needed before writing to the record:** {escape(str(request.get('label', 'write')))}{who} — "
             f"review the card below; nothing is written until you decide.{severe}{notice}")
 

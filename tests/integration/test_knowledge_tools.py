@@ -70,9 +70,11 @@ def test_interactions_quote_label_passages_in_both_directions() -> None:
     out = run(kt, "check_drug_interactions", drug_names=["warfarin", "aspirin"])
     data = out["data"]
     assert data["interactions"][0]["label_of"] == "warfarin sodium" and "aspirin" in data["interactions"][0]["passages"][0]
-    assert data["not_mentioned"] == ["aspirin label does not mention warfarin sodium"]
+    # The aspirin label names warfarin's class ("a blood thinning (anticoagulant) ... drug"), not warfarin.
+    assert data["not_mentioned"] == [] and data["pairs"][0]["directions"][1]["by"] == "class"
     text = kt.formatters["check_drug_interactions"](data)
-    assert "not proof that the combination is safe" in text and len(out["sources"]) == 2
+    assert "The aspirin label names the class of warfarin" in text and len(out["sources"]) == 2
+    assert "not evidence that the combination is harmless" in text and " safe" not in text.lower()
 
 
 def test_interactions_with_one_unknown_drug() -> None:

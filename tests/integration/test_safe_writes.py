@@ -309,7 +309,8 @@ def test_implausible_orders_warn() -> None:
     assert any("ABOVE LABEL MAXIMUM" in w for w in dose_warnings("acetaminophen", "1000 mg", "every 4 hours"))  # 6 g/day
     assert any("ABOVE LABEL MAXIMUM" in w for w in dose_warnings("warfarin", "50 mg", "once daily"))
     assert any(w.startswith("DOSE NOT UNDERSTOOD") for w in dose_warnings("metformin", "lots", "twice daily"))
-    assert any(w.startswith("FREQUENCY NOT UNDERSTOOD") for w in dose_warnings("metformin", "500 mg", "not specified"))
+    assert any(w.startswith("FREQUENCY NOT GIVEN") for w in dose_warnings("metformin", "500 mg", "not specified"))
+    assert any(w.startswith("FREQUENCY NOT UNDERSTOOD") for w in dose_warnings("metformin", "500 mg", "whenever"))
     assert any(w.startswith("IMPLAUSIBLE DOSE") for w in dose_warnings("newdrug", "20 g", "once daily"))  # per unit
     for drug, dose, frequency in [("metformin", "1000 mg", "twice daily"), ("amoxicillin", "500 mg", "every 8 hours"),
                                   ("ibuprofen", "400 mg", "three times daily"), ("lisinopril", "10 mg", "once daily"),

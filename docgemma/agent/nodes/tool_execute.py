@@ -28,8 +28,8 @@ log = logging.getLogger(__name__)
 
 
 REFUSED_PLAIN_APPROVAL = (
-    "Plain approval refused: this order has a severe allergy conflict. Nothing was written. Approve it only with "
-    "an explicit override and a reason (Override & approve), edit it, or reject it."
+    "Plain approval refused: this order has a severe finding (listed first on the card). Nothing was written. "
+    "Approve it only with an explicit override and a reason (Override & approve), edit it, or reject it."
 )
 EDITED = "Edited: every check was run again on the new values. Nothing is written until you approve this card."
 STALE = "The record changed since the card was shown: the checks were run again. Nothing was written; review this card."

@@ -1,0 +1,281 @@
+"""Reading a medication order and an allergy report off the clinician's message without losing a word.
+
+* A prescription: the product as the clinician wrote it ("Augmentin", "amoxicillin and clavulanate",
+  "Xyzzolam" — an unknown name stays, and the write check says it could not be verified), dose, frequency
+  (any "every <n> <unit>", an implausible one included), route, duration ("for 7 days", "x7d", "7/7",
+  "until review"), indication ("for otitis media"). Words that none of these took are kept in the order's
+  note with a "not understood:" marker, which the card shows as a finding.
+* An allergy: substance and reaction by meaning, not by position — the substance is what the ingredient
+  resolver identifies as a drug, class or allergen; the reaction is what the reaction vocabulary names
+  ("gets angioedema with lisinopril": substance lisinopril, reaction angioedema).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from docgemma.clinical.dosing import duration_match, frequency_match, route_match
+from docgemma.clinical.entities import ExtractedEntities
+from docgemma.clinical.ingredients import resolve_local
+
+NOT_SPECIFIED = "not specified"
+NOT_UNDERSTOOD = "not understood:"
+
+DOSE_RE = re.compile(
+    r"(?<![\w/.])(\d+(?:[.,]\d+)?(?:\s*/\s*\d+(?:[.,]\d+)?)?(?:\s*(?:-|to)\s*\d+(?:[.,]\d+)?)?\s*"
+    r"(?:mg|mcg|µg|micrograms?|milligrams?|g|grams?|units?|iu|ml|mmol|meq|mg/kg|tablets?|tabs?|capsules?|caps?|"
+    r"puffs?|drops?|sachets?)(?![a-z]))",
+    re.IGNORECASE,
+)
+_ORDER_VERB_RE = re.compile(
+    r"\b(?:please\s+)?(?:prescribe|prescription\s+(?:of|for)|order|start(?:ing)?|give|commence|begin|initiate|put|"
+    r"rx|dispense|add|write(?:\s+up)?)\b",
+    re.IGNORECASE,
+)
+#: Where the product's name ends: a number (dose), a frequency, duration or route word, or a preposition.
+_PRODUCT_END_RE = re.compile(
+    r"\s*(?:[,;:.!?()]|\d|\b(?:for|to|in|at|every|each|daily|once|twice|thrice|three|four|times?|bd|bid|tds|tid|qds|"
+    r"qid|od|qd|prn|stat|nocte|mane|po|iv|im|sc|sq|sl|pr|orally|oral|by|until|till|x\d|then|and then|starting|from|"
+    r"as|with\s+food|please|now|today|tomorrow|q\d)\b)",
+    re.IGNORECASE,
+)
+_PRODUCT_LEAD_RE = re.compile(r"^(?:(?:a|an|the|some|new|course\s+of|a\s+course\s+of|prescription\s+for|"
+                              r"script\s+for|her|him|them|patient|pt)\s+)+", re.IGNORECASE)
+_PATIENT_WORDS_RE = re.compile(
+    r"\b(?:for|to|on)\s+(?:the\s+|this\s+)?(?:active\s+)?(?:patient|pt|lady|gentleman|man|woman|child|boy|girl)\b|"
+    r"\b(?:for|to)\s+(?:her|him|them)\b|\b(?:her|him|them)\s+on\b|\bpatient(?:\s+id)?\b|\bmrn\b|"
+    r"\bthe\s+active\s+patient\b",
+    re.IGNORECASE,
+)
+_FILLER = frozenset({
+    "please", "kindly", "can", "could", "would", "you", "we", "i", "want", "like", "need", "to", "a", "an", "the", "of",
+    "and", "then", "for", "on", "in", "at", "with", "new", "course", "script", "prescription", "order", "medication",
+    "drug", "dose", "doses", "take", "taken", "give", "start", "prescribe", "put", "her", "him", "them", "his",
+    "she", "he", "they", "patient", "pt", "thanks", "thank", "ok", "now", "today", "go", "ahead", "it", "also",
+    "that", "this", "as", "is", "be", "by", "mouth", "via", "route", "id", "mrn", "let's", "lets", "tablet",
+    "tablets", "tab", "tabs", "capsule", "capsules", "cap", "caps", "mg", "g", "ml", "x", "rx", "up", "write",
+    "add", "commence", "begin", "initiate", "dispense", "starting", "from", "record", "chart", "ordering",
+    "prescribing", "please,", "orally", "oral",
+})
+_INDICATION_RE = re.compile(
+    r"\b(?:for|to\s+treat|treating|indication\s*:?|indicated\s+for|because\s+of|due\s+to)\s+"
+    r"(?P<what>(?:(?:her|his|their|the|a|an|suspected|presumed|likely)\s+)*[a-z][a-z0-9'\- ]{1,58}?)"
+    r"(?=\s*(?:[,;.!?()]|\bfor\b|\bto\b|\bx\d|\bevery\b|\bthen\b|\bstarting\b|\buntil\b|$))",
+    re.IGNORECASE,
+)
+#: How to take it: kept in the order's note as instructions.
+_INSTRUCTION_RE = re.compile(
+    r"\b(?:(?:take|given?|to be taken)\s+)?(?:with|after|before)\s+(?:food|meals?|breakfast|dinner|supper|milk)\b|"
+    r"\b(?:on an empty stomach|with (?:a full glass of )?water|do not crush|swallow whole|dissolved? in water)\b",
+    re.IGNORECASE,
+)
+_POSSESSIVES_RE = re.compile(r"^(?:(?:her|his|their|the|a|an)\s+)+", re.IGNORECASE)
+
+#: Reaction vocabulary (manifestations of drug and other allergies), longest phrases first when matched.
+REACTIONS: tuple[str, ...] = (
+    "anaphylactic shock", "anaphylactic reaction", "anaphylaxis", "anaphylactoid reaction", "angioedema",
+    "angio-oedema", "angioneurotic oedema", "angioneurotic edema", "stevens-johnson syndrome",
+    "stevens johnson syndrome", "toxic epidermal necrolysis", "dress syndrome", "sjs",
+    "urticaria", "hives", "maculopapular rash", "itchy rash", "skin rash", "rash", "itching", "itch", "pruritus",
+    "bronchospasm", "wheezing", "wheeze", "shortness of breath", "dyspnoea", "dyspnea", "difficulty breathing",
+    "throat swelling", "swollen throat", "lip swelling", "swollen lips", "tongue swelling", "facial swelling",
+    "swelling", "nausea and vomiting", "nausea", "vomiting", "diarrhoea", "diarrhea", "gi upset", "stomach upset",
+    "abdominal pain", "headache", "dizziness", "dry cough", "cough", "hypotension", "syncope", "palpitations",
+    "flushing", "red man syndrome", "myalgia", "tendon rupture", "tendinitis", "tendonitis", "photosensitivity",
+    "blistering", "blisters", "fever", "serum sickness", "interstitial nephritis", "hepatitis", "jaundice",
+    "neutropenia", "thrombocytopenia", "agranulocytosis", "confusion", "hallucinations", "seizures", "seizure",
+    "qt prolongation", "arrhythmia", "lip and tongue swelling", "erythema", "eczema", "dermatitis",
+    "contact dermatitis", "sneezing", "rhinitis", "watery eyes", "conjunctivitis", "hemolysis", "haemolysis",
+)
+_REACTION_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, REACTIONS), key=len, reverse=True)) + r")\b",
+                          re.IGNORECASE)
+SEVERITY_RE = re.compile(r"\b(mild|moderate|severe|anaphyla\w*|life-threatening|angio-?o?edema|"
+                         r"stevens[- ]johnson|toxic epidermal)\b", re.IGNORECASE)
+_ALLERGEN_AFTER_RE = re.compile(
+    r"\b(?:allerg(?:y|ic|ies)\s*(?:to|:)|intoleran(?:ce|t)\s+(?:to|of)|reaction\s+to|sensitivity\s+to|"
+    r"hypersensitivity\s+to)\s+(?P<name>[a-z][a-z0-9\-/ ]{1,58}?)"
+    r"(?=\s*[.,;(:]|\s+(?:for|in|with|causing|caused|that|which|reaction|presenting|manifest\w*|giving|"
+    r"resulting|leading|patient|please)\b|\s*$)",
+    re.IGNORECASE,
+)
+_ALLERGEN_BEFORE_RE = re.compile(r"\b(?P<name>[a-z][a-z0-9\-]{1,40}(?:\s+[a-z][a-z0-9\-]{1,40})?)\s+"
+                                 r"(?:allerg(?:y|ies)|intolerance|sensitivity)\b", re.IGNORECASE)
+_CAUSE_RE = re.compile(r"\b(?:with|after|from|to|on|taking|following|when\s+given|when\s+taking|due\s+to|caused\s+by|"
+                       r"secondary\s+to|because\s+of)\s+(?P<name>[a-z][a-z0-9\-/ ]{1,58}?)"
+                       r"(?=\s*[.,;(:]|\s+(?:for|in|with|causing|please|and|which|that|patient)\b|\s*$)",
+                       re.IGNORECASE)
+_FREE_REACTION_RE = re.compile(
+    r"\((?P<paren>[^)]{2,60})\)|\b(?:reaction|causing|caused|causes|presenting as|manifest(?:ing|ed)? as|"
+    r"reaction was|reacts? with)\s*:?\s+(?P<word>[a-z][a-z \-]{1,58}?)(?=[.,;]|\s+for\b|\s+in\b|\s+to\b|$)",
+    re.IGNORECASE,
+)
+_NOT_ALLERGENS = frozenset({"an", "a", "the", "new", "her", "his", "drug", "known", "severe", "mild", "moderate",
+                           "document", "record", "add", "log", "enter", "save", "note", "patient", "this", "that",
+                           "it", "please", "allergy", "reaction", "drug allergy", "medication"})
+
+
+def _patient_spans(query: str, entities: ExtractedEntities) -> list[tuple[int, int]]:
+    spans = [m.span() for m in _PATIENT_WORDS_RE.finditer(query)]
+    for text in [*entities["patient_names"], *entities["patient_ids"]]:
+        spans += [m.span() for m in re.finditer(re.escape(text), query, re.IGNORECASE)]
+    return spans
+
+
+def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    return any(a <= start and end <= b for a, b in spans)
+
+
+def _product(query: str, patient: list[tuple[int, int]]) -> tuple[str, tuple[int, int], tuple[int, int] | None] | None:
+    """The product as written after the order verb (and after "<patient> on" in "put her on ..."), where it
+    is, and where the skipped "<patient> on" is."""
+    verb = _ORDER_VERB_RE.search(query)
+    if verb is None:
+        return None
+    start = verb.end()
+    rest = query[start:]
+    # "put her on X", "start Grace Mensah on X": the product follows the patient and "on".
+    on = re.match(r"\s*(?P<who>.{1,60}?)\s+on\s+(?=[A-Za-z])", rest)
+    skipped: tuple[int, int] | None = None
+    if on and (_inside(patient, start + on.start("who"), start + on.end("who"))
+               or re.fullmatch(r"(?i)her|him|them|(?:the|this)\s+patient|patient|pt", on.group("who").strip())
+               or re.fullmatch(r"[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,3}", on.group("who").strip())):
+        skipped = (start, start + on.end())
+        start += on.end()
+        rest = query[start:]
+    lead = _PRODUCT_LEAD_RE.match(rest.lstrip())
+    start += len(rest) - len(rest.lstrip()) + (lead.end() if lead else 0)
+    rest = query[start:]
+    end = _PRODUCT_END_RE.search(rest)
+    words = rest[: end.start() if end else len(rest)].strip()
+    for a, _b in patient:  # a patient name right after the verb ("prescribe Grace Mensah amoxicillin") is not it
+        if a >= start and a < start + len(words):
+            words = query[start:a].strip()
+            break
+    if len(words) < 2:
+        return None
+    return words[:60], (start, start + len(words)), skipped
+
+
+def _leftover(query: str, spans: list[tuple[int, int]]) -> str:
+    """The clinician's words that no field took, in runs as written ("take with meals"); a run of filler words
+    only ("please", "for her") is dropped, and "" is returned when nothing else is left."""
+    runs: list[list[str]] = [[]]
+    for match in re.finditer(r"[^\s,;:.!?]+", query):
+        if _inside(spans, *match.span()):
+            runs.append([])
+            continue
+        runs[-1].append(match.group(0).strip("()\"'"))
+    kept = [" ".join(w for w in run if w) for run in runs
+            if any(w.lower() not in _FILLER and not re.fullmatch(r"[\d.,/%-]+", w) for w in run if w)]
+    return "; ".join(kept)
+
+
+def prescription_args(query: str, entities: ExtractedEntities, patient_id: str | None) -> dict[str, Any]:
+    """The order's fields as the clinician wrote them; unread words noted (see the module docstring)."""
+    out: dict[str, Any] = {"patient_id": patient_id} if patient_id else {}
+    patient = _patient_spans(query, entities)
+    spans: list[tuple[int, int]] = list(patient)
+    verb = _ORDER_VERB_RE.search(query)
+    if verb:
+        spans.append(verb.span())
+    product = _product(query, patient)
+    if product is not None and product[2] is not None:
+        spans.append(product[2])
+    drugs = entities["drug_mentions"]
+    if product is not None and (resolve_local(product[0]).resolved or len(drugs) != 1):
+        out["medication_name"] = product[0]
+        spans.append(product[1])
+    elif len(drugs) == 1:
+        out["medication_name"] = drugs[0]
+        if product is not None:
+            spans.append(product[1])
+    dose = DOSE_RE.search(query)
+    if dose:
+        out["dosage"] = re.sub(r"(\d)\s*([a-zµ])", r"\1 \2", " ".join(dose.group(1).split()))
+        spans.append(dose.span())
+    else:
+        out["dosage"] = NOT_SPECIFIED
+    frequency = frequency_match(query)
+    out["frequency"] = frequency[0] if frequency else NOT_SPECIFIED
+    spans += frequency[1] if frequency else []
+    duration = duration_match(query)
+    if duration:
+        out["duration"] = duration[0].label
+        spans.append(duration[1].span())
+    route = route_match(query)
+    notes: list[str] = []
+    if route:
+        notes.append(f"route: {route.group(0).lower()}")
+        spans.append(route.span())
+    instruction = _INSTRUCTION_RE.search(query)
+    if instruction:
+        notes.append(f"instructions: {instruction.group(0).lower()}")
+        spans.append(instruction.span())
+    for found in _INDICATION_RE.finditer(query):
+        lead = _POSSESSIVES_RE.match(found.group("what"))
+        begin = found.start("what") + (lead.end() if lead else 0)
+        what = query[begin:found.end("what")].strip()
+        if not what or _inside(spans, begin, found.end("what")) or any(a < found.end() and begin < b for a, b in patient):
+            continue
+        if not re.match(r"\d", what) and what.lower() not in ("review", "now", "today", "her", "him", "them"):
+            out["indication"] = what[:60]
+            spans.append(found.span())
+            break
+    left = _leftover(query, spans)
+    if left:
+        notes.append(f"{NOT_UNDERSTOOD} '{left}'")
+    if notes:
+        out["notes"] = "; ".join(notes)[:120]
+    return out
+
+
+def _is_reaction(text: str) -> bool:
+    return bool(_REACTION_RE.fullmatch(text.strip()))
+
+
+def _substance(text: str) -> str | None:
+    """``text`` when it names an allergen (drug, drug class or other allergen) and not a reaction."""
+    words = text.strip(" .,;:-")
+    if not words or words.lower() in _NOT_ALLERGENS or _is_reaction(words) or _REACTION_RE.search(words):
+        return None
+    return words
+
+
+def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None) -> dict[str, Any]:
+    """The patient, the substance and the reaction by meaning, and a severity the message states."""
+    out: dict[str, Any] = {"patient_id": patient_id} if patient_id else {}
+    for pattern in (_ALLERGEN_AFTER_RE, _ALLERGEN_BEFORE_RE):  # "allergy to X", "X allergy": the clearest phrasing
+        for found in pattern.finditer(query):
+            name = re.sub(r"^(?:(?:a|an|the|known|new|severe|mild|moderate|record|document|add|log|note|enter|save|"
+                          r"please|patient|her|his|has|had|with)\s+)+", "", found.group("name").strip(), flags=re.IGNORECASE)
+            if _substance(name):
+                out["substance"] = name
+                break
+        if "substance" in out:
+            break
+    if "substance" not in out:  # "angioedema with lisinopril", "hives after amoxicillin": what the resolver knows
+        for cause in _CAUSE_RE.finditer(query):
+            named = _substance(cause.group("name"))
+            if named and resolve_local(named).identified:
+                out["substance"] = named
+                break
+    if "substance" not in out:
+        drugs = [d for d in entities["drug_mentions"] if not _is_reaction(d)]
+        if len(drugs) == 1:
+            out["substance"] = drugs[0]
+    reactions = list(dict.fromkeys(m.group(1).lower() for m in _REACTION_RE.finditer(query)))
+    if reactions:
+        out["reaction"] = ", ".join(reactions)[:60]
+    else:
+        free = _FREE_REACTION_RE.search(query)
+        text = (free.group("paren") or free.group("word") or "").strip() if free else ""
+        if text and text.lower() != str(out.get("substance", "")).lower() and not resolve_local(text).resolved:
+            out["reaction"] = text[:60]
+        elif "substance" in out:
+            out["reaction"] = NOT_SPECIFIED  # shown on the card for the clinician to fill, never invented
+    severity = SEVERITY_RE.search(query)
+    if severity:
+        word = severity.group(1).lower()
+        out["severity"] = word if word in ("mild", "moderate", "severe") else "severe"
+    return out
