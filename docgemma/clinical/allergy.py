@@ -21,7 +21,7 @@ SEVERE_REACTIONS = ("anaphyla", "angioedema", "angio-oedema", "stevens-johnson",
 class AllergyFinding:
     """One allergy finding on a product: its text for the card, and whether only an override can pass it."""
 
-    kind: Literal["substance", "class", "related", "unverified"]
+    kind: Literal["substance", "class", "contraindicated", "related", "unverified"]
     text: str
     severe: bool
 

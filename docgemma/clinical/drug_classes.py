@@ -262,6 +262,13 @@ RELATED_INGREDIENTS: tuple[tuple[str, str, str], ...] = (
                                  "(Azactam label, Warnings; AAAAI/ACAAI drug allergy practice parameter 2022)"),
 )
 
+#: Ingredients a class allergy contraindicates outright, beyond the class itself: (allergen class, ingredient, why).
+#: A direct conflict (override with a reason), not the related-class warning.
+CONTRAINDICATED_AFTER: tuple[tuple[str, str, str], ...] = (
+    ("ace_inhibitor", "sacubitril", "sacubitril/valsartan is contraindicated in patients with a history of "
+                                    "angioedema related to previous ACE inhibitor or ARB therapy (Entresto label, 4)"),
+)
+
 #: Words that name several classes at once in an allergy record.
 UMBRELLA_WORDS: dict[str, tuple[str, ...]] = {
     "beta-lactam": ("penicillin", "cephalosporin", "carbapenem", "monobactam"),

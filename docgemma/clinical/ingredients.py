@@ -25,6 +25,7 @@ from typing import Literal
 
 from docgemma.clinical.drug_classes import (
     CLASSES,
+    CONTRAINDICATED_AFTER,
     FORM_WORDS,
     NON_DRUG_ALLERGENS,
     PRODUCTS,
@@ -121,7 +122,7 @@ class Resolution:
 class Conflict:
     """Why a product conflicts with a recorded allergen."""
 
-    kind: Literal["substance", "class", "related"]
+    kind: Literal["substance", "class", "contraindicated", "related"]
     reason: str
 
     @property
@@ -268,9 +269,27 @@ def _resolve_local(text: str) -> Resolution:
                       unresolved=tuple(unmatched), non_drug=non_drug and not ingredients)
 
 
+#: How allergy records name an allergen besides its plain name: an abbreviation, a class spelled out, the
+#: reaction written after the drug ("ramipril (angioedema)", "ACE inhibitor angioedema") or a syndrome named
+#: after the drug ("heparin-induced thrombocytopenia", "aspirin-exacerbated respiratory disease").
+_ALLERGY_SPELLINGS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bpcn\b", re.IGNORECASE), "penicillin"),
+    (re.compile(r"^\s*hit(?:\s*(?:type)?\s*(?:ii|2))?\s*$", re.IGNORECASE), "heparin"),
+    (re.compile(r"\bnon-?steroidal anti-?inflammator(?:y|ies)(?:\s+(?:drugs?|agents?|medications?|medicines?))?\b",
+                re.IGNORECASE), "nsaids"),
+    (re.compile(r"(?<=\S)\s*\((?:[^()]*)\)\s*$"), ""),
+    (re.compile(r"(?<=[a-z])-(?:induced|exacerbated|associated|related|sensitive)\b.*$", re.IGNORECASE), ""),
+    (re.compile(r"\s+(?:angio-?o?edema|anaphylaxis|anaphylactic reaction|rash|hives|urticaria|sjs|ten|dress|"
+                r"stevens-johnson syndrome|toxic epidermal necrolysis|bronchospasm)\s*$", re.IGNORECASE), ""),
+)
+
+
 def allergen_text(allergy: str) -> str:
     """The allergen named in an allergy record's text ("Allergy to penicillin (substance)" → "penicillin")."""
     text = allergy
+    for pattern, replacement in _ALLERGY_SPELLINGS:
+        spelled = pattern.sub(replacement, text).strip()
+        text = spelled or text
     for _ in range(3):
         stripped = _ALLERGY_AFFIXES.sub("", text).strip(" .,:;-")
         if stripped == text:
@@ -372,6 +391,9 @@ def conflicts(allergen: Resolution, drug: Resolution) -> list[Conflict]:
         what = ", ".join(members) if members else f"{', '.join(drug.ingredients) or drug.text} (class from the FDA label)"
         out.append(Conflict("class", f"{drug.shown()} contains {what}, of the same drug class as the recorded "
                                      f"allergen ({_names(same)})."))
+    for key, ingredient, why in CONTRAINDICATED_AFTER:
+        if key in allergen_classes and ingredient in drug.ingredients and not out:
+            out.append(Conflict("contraindicated", f"{drug.shown()} contains {ingredient}: {why}."))
     related = {r for key in allergen_classes for r in BY_KEY[key].related} & set(drug.classes) - allergen_classes
     if related and not out:
         notes = "; ".join(BY_KEY[k].related_note for k in sorted(allergen_classes)
