@@ -166,14 +166,15 @@ def answer_text(text: str) -> str:
 _WRITE = re.compile(r"^(?P<verb>[^:]+): (?P<what>.*?) \[(?P<type>[A-Za-z]+)/(?P<id>[^\]]+)\](?P<rest>.*)$", re.DOTALL)
 
 
-def write_line(confirmation: str) -> tuple[str, str, str]:
-    """A write's confirmation as (what was written, the record kind and id, the override reason or "")."""
+def write_line(confirmation: str) -> tuple[str, str, str, str]:
+    """A write's confirmation (``tools.ehr_tools.format_write``) as (what was written, its kind in clinical
+    words, its record reference ``Type/id``, the override reason or "")."""
     found = _WRITE.match(confirmation.strip())
     if not found:
-        return confirmation, "", ""
+        return confirmation, "", "", ""
     kind = RESOURCE_WORDS.get(found["type"], found["type"])
     rest = found["rest"].strip(" —-")
     reason = rest.split("reason:", 1)[1].strip() if "reason:" in rest else ""
     verb = found["verb"].strip()
     what = found["what"] if verb == "Saved" else f"{found['what']} ({verb.lower()})"
-    return what, f"{kind}, record id {found['id']}", reason
+    return what, kind, f"{found['type']}/{found['id']}", reason

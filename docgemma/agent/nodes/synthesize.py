@@ -148,7 +148,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
         Message(role="assistant", content=text),
     ][-CONVERSATION_CAP:]
     event = trace.event(decision, f"{len(text.split())} words")
-    confidence, sources = answer.confidence(state, llm), answer.sources(state)
+    confidence, sources = answer.confidence(state, llm, registry), answer.sources(state)
     return {
         "final_response": final,
         "confidence": confidence,
