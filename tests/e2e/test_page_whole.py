@@ -153,3 +153,29 @@ def test_a_ten_turn_conversation_leaves_nothing_clinical_in_the_browser_and_come
         page.screenshot(path=str(ARTIFACTS / "09_ten_turns_after_restart.png"), full_page=True)
     finally:
         app.stop()
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1440, "height": 900}, {"width": 390, "height": 844}])
+def test_the_examples_patients_and_timeline_are_where_a_new_user_looks(page: Any, tmp_path: Path,  # noqa: F811
+                                                                        viewport: dict[str, int]) -> None:
+    """Examples without scrolling at 1440×900 and on a phone; the demo patients listed to pick from; at desktop
+    width the timeline beside the conversation, not a long scroll under the patient panel."""
+    app = AppProcess(tmp_path, free_port(), "fake")
+    app.start()
+    try:
+        page.set_viewport_size(viewport)
+        page.goto(app.url + "/", wait_until="domcontentloaded")
+        page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+        first = page.get_by_text("What is hypertension?", exact=True).first
+        box = first.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= viewport["height"], box
+        page.screenshot(path=str(ARTIFACTS / f"10_on_load_{viewport['width']}px.png"))
+        if viewport["width"] >= 1000:
+            chat, timeline = page.locator("#chat").bounding_box(), page.locator("#timeline").bounding_box()
+            assert chat is not None and timeline is not None
+            assert timeline["x"] > chat["x"] + chat["width"] - 1 and timeline["y"] < viewport["height"]
+        page.locator("#patient-matches input").first.click()
+        names = page.get_by_role("option").all_inner_texts()
+        assert any("Amina Okafor" in n for n in names) and any("Grace Mensah" in n for n in names), names
+    finally:
+        app.stop()

@@ -174,3 +174,22 @@ def test_the_welcome_follows_the_mode(tmp_path: Path, text: str) -> None:
     assert text in welcome and "writes no medical text and reads no images" in welcome
     assert "You can attach an image" not in welcome  # the demo rules read no image
     app.store.close()
+
+
+def test_a_service_this_machine_cannot_reach_is_said_so_and_not_retried() -> None:
+    import httpx
+
+    from docgemma.agent.assistant import Assistant, TurnResult
+    from docgemma.config import Settings
+    from docgemma.tools.knowledge import knowledge_tools
+    from docgemma.tools.registry import default_registry
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("no route to host", request=request)
+
+    registry = knowledge_tools(Settings(), transport=httpx.MockTransport(refuse)).bind(default_registry())
+    result = Assistant(demo_llm(), registry).run_turn("t", "Check FDA warnings for dofetilide")
+    assert isinstance(result, TurnResult)
+    assert "RETRY" not in result.router_actions and "SKIP" in result.router_actions
+    assert "cannot be reached from this machine" in result.answer and "try again shortly" not in result.answer
+    assert [t["error_type"] for t in result.tools] == ["offline"]
