@@ -134,7 +134,11 @@ class Driver:
         self.page.locator("#patient-select").click()
         self.page.locator("#patient-summary").get_by_text(name, exact=False).first.wait_for(timeout=60_000)
 
-    def shot(self, name: str, full_page: bool = False) -> None:
+    def shot(self, name: str, full_page: bool = False, top: bool = True) -> None:
+        """A screenshot; ``top``: of the page scrolled to the top (the chat, the timeline and the panel's head)."""
+        if top:
+            self.page.evaluate("window.scrollTo(0, 0)")
+            self.page.wait_for_timeout(300)
         path = self.shots / f"{name}.png"
         self.page.screenshot(path=str(path), full_page=full_page)
         self.taken.append(path.name)
@@ -183,7 +187,7 @@ def _scene_image(d: Driver) -> None:
 def _scene_approval(d: Driver) -> None:
     d.ask("Prescribe amoxicillin 500 mg three times daily for Grace Mensah")
     d.page.locator("#approval").first.scroll_into_view_if_needed()
-    d.shot("scene6a_approval_card_severe_finding")
+    d.shot("scene6a_approval_card_severe_finding", top=False)
     d.page.locator("#override-reason textarea, #override-reason input").first.fill(
         "tolerated a supervised amoxicillin challenge in allergy clinic")
     d.click("#override")
