@@ -219,6 +219,8 @@ SCENES = [
 
 
 def examples() -> list[str]:
+    """The page's example prompts (from this checkout)."""
+    sys.path.insert(0, str(ROOT))
     from docgemma.ui.app import EXAMPLES
 
     return list(EXAMPLES)
