@@ -178,7 +178,9 @@ def test_approve_edit_reject_clicked_together_write_once(served: tuple[str, Assi
     stale = client.predict(edited, history, card, api_name="/approve")
     assert len(ehr.client.search("MedicationRequest", [("patient", pid)])) - before == written
     assert "no longer the one waiting" in str(stale[DECISION_NOTE]) or "no pending action" in str(stale[DECISION_NOTE])
-    newest = next((str(job.result()[CARD_REF]) for job in jobs if job.result()[CARD_REF]), "")
+    # The edit's output (when the edit won) shows the new card's reference; a refused click changes no output.
+    newest = next((job.result()[CARD_REF] for job in jobs
+                   if isinstance(job.result()[CARD_REF], str) and job.result()[CARD_REF]), "")
     final = client.predict(edited, history, newest, api_name="/approve") if newest else stale
     written = len(ehr.client.search("MedicationRequest", [("patient", pid)])) - before
     declined = "declined" in str(final[0]) or any("declined" in str(job.result()[0]) for job in jobs)
