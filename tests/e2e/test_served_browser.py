@@ -24,6 +24,6 @@ def test_the_mounted_page_streams_a_turn_and_approves_a_write(served: Served, pa
     page.locator("#approve").wait_for(state="visible", timeout=TIMEOUT_MS)
     page.locator("#approve").click()
     # The confirmation names the saved order (the welcome text also says "written to the record").
-    page.locator("#chat").get_by_text("metformin 500 mg twice daily", exact=False).first.wait_for(timeout=TIMEOUT_MS)
-    assert "Written to the record" in page.locator("#chat").inner_text()
+    page.locator("#chat .check-ok").first.wait_for(timeout=TIMEOUT_MS)  # the "Written to the record" badge
+    assert "Written to the record metformin 500 mg twice daily" in page.locator("#chat").inner_text()
     assert len(served.ehr.client.search("MedicationRequest", [("patient", pid)])) == before + 1
