@@ -39,7 +39,8 @@ IMAGE_ONLY = "*(an image, not shown again)*"
 IMAGE_GONE = "*(an image, no longer kept on this server)*"
 #: Looks up a patient's name by record id (the page's workspace); None where nothing is known.
 Names = Callable[[str], "str | None"]
-_RECORD_TOOLS = frozenset(spec.name for spec in default_registry() if spec.record)
+_RECORD_TOOLS = frozenset(spec.name for spec in default_registry() if spec.record and not spec.patient_search)
+_SEARCH_TOOLS = frozenset(spec.name for spec in default_registry() if spec.patient_search)
 
 
 def user_message(text: str) -> Message:
@@ -176,16 +177,19 @@ def _links(sources: list[Source]) -> list[str]:
     return [f"[{escape(s['title'])}]({s['url']})" for s in sources if str(s.get("url", "")).startswith("https://")]
 
 
-def _record_read(result: TurnResult) -> bool:
-    return any(t.get("status") == "success" and t.get("tool") in _RECORD_TOOLS for t in result.tools)
+def _used(result: TurnResult, tools: frozenset[str]) -> bool:
+    return any(t.get("status") == "success" and t.get("tool") in tools for t in result.tools)
 
 
 def source_line(result: TurnResult) -> str:
-    """The turn's sources as links (https only), and the patient record when the turn read it."""
+    """The turn's sources as links (https only), and the patient record when the turn read it: the active
+    patient's when a record tool read it, the record's patient list when the turn only searched it."""
     parts = _links(result.sources)
-    if _record_read(result):
+    if _used(result, _RECORD_TOOLS):
         who = f" of {escape(result.active_patient['name'])}" if result.active_patient else ""
         parts.append(f"the patient record{who}")
+    elif _used(result, _SEARCH_TOOLS):
+        parts.append("the patient record (search by name)")
     return " · ".join(parts)
 
 

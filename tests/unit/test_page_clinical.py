@@ -193,3 +193,16 @@ def test_a_service_this_machine_cannot_reach_is_said_so_and_not_retried() -> Non
     assert "RETRY" not in result.router_actions and "SKIP" in result.router_actions
     assert "cannot be reached from this machine" in result.answer and "try again shortly" not in result.answer
     assert [t["error_type"] for t in result.tools] == ["offline"]
+
+
+def test_the_record_is_a_source_named_for_whom_it_was_read() -> None:
+    from docgemma.agent.events import TurnResult
+    from docgemma.ui.events import source_line
+
+    grace = {"id": "g1", "name": "Grace Mensah"}
+    chart = TurnResult(answer="", active_patient=grace, tools=[{"tool": "get_patient_chart", "status": "success"}])
+    search = TurnResult(answer="", active_patient=grace, tools=[{"tool": "search_patient", "status": "success"}])
+    failed = TurnResult(answer="", active_patient=grace, tools=[{"tool": "get_patient_chart", "status": "error"}])
+    assert source_line(chart) == "the patient record of Grace Mensah"
+    assert source_line(search) == "the patient record (search by name)"  # not Grace's record: a search of names
+    assert source_line(failed) == ""
