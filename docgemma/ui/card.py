@@ -77,10 +77,22 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+def _optional_keys(tool: str) -> list[str]:
+    """The write tool's argument names (its args model), so that an optional value left out (an allergy's
+    severity) is still a field the clinician can fill in."""
+    from docgemma.tools.registry import default_registry
+
+    registry = default_registry()
+    return list(registry[tool].args_model.model_fields) if tool in registry else []
+
+
 def fields(card: ApprovalCard) -> tuple[list[Field], list[Check]]:
     """The card's values as form fields with the checks that name them, and the checks that name none."""
+    args = dict(card.get("args", {}))
+    for key in _optional_keys(str(card.get("tool", ""))):
+        args.setdefault(key, None)
     shown = [Field(k, FIELD_LABELS.get(k, k.replace("_", " ").capitalize()), _shown(v))
-             for k, v in card.get("args", {}).items() if k != "patient_id"][:MAX_FIELDS]
+             for k, v in args.items() if k != "patient_id"][:MAX_FIELDS]
     general: list[Check] = []
     for check in _checks(card):
         upper = check.text.upper()

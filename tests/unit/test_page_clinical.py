@@ -81,7 +81,8 @@ CARD: ApprovalCard = {  # type: ignore[typeddict-item]
 def test_the_card_is_a_form_with_each_check_beside_its_field_and_severity_in_words() -> None:
     shown, general = fields(CARD)
     assert [(f.label, f.value) for f in shown] == [("Drug", "metformin"), ("Dose", "5000000 mg"),
-                                                  ("Frequency", "every minute"), ("Duration", "7 days")]
+                                                  ("Frequency", "every minute"), ("Duration", "7 days"),
+                                                  ("Notes for the order", "")]  # optional, left out: still a field
     by_label = {f.label: f for f in shown}
     assert [c.severe for c in by_label["Dose"].checks] == [True] and "IMPLAUSIBLE DOSE" in by_label["Dose"].checks[0].text
     assert "IMPLAUSIBLE FREQUENCY" in by_label["Frequency"].checks[0].text
