@@ -33,7 +33,7 @@ WORDS: Mapping[str, str] = {
     "retry_same": "try again unchanged",
     "retry_different_args": "try again with other terms",
     "patient_names": "patient",
-    "patient_ids": "patient id",
+    "patient_ids": "patient",
     "drug_mentions": "drugs",
     "action_verbs": "action",
 }
