@@ -83,7 +83,7 @@ def network_probe(settings: Settings) -> Callable[[], bool]:
         try:
             http.get_json(f"{settings.openfda_url}/drug/label.json", {"limit": 1}, cache=False)
         except HttpError as exc:
-            return exc.error_type not in ("service_unavailable", "timeout")
+            return exc.error_type not in ("service_unavailable", "timeout", "offline")
         finally:
             http.close()
         return True

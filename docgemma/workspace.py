@@ -8,6 +8,8 @@ patients the same way.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
@@ -15,8 +17,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 from docgemma.agent.approval import ApprovalCard
 from docgemma.agent.events import AgentEvent, TurnResult
 from docgemma.agent.memory import SWITCH_PREFIX
-from docgemma.agent.state import Attachment
+from docgemma.agent.state import Attachment, TranscriptEntry
 from docgemma.ehr.client import FhirClientError
+from docgemma.fhir import display_text
+from docgemma.image_store import ImageRef, load_image_bytes
+from docgemma.images import ImageError
 from docgemma.llm.base import Message
 from docgemma.tools.args import PatientSearchArgs
 from docgemma.tools.ehr_tools import search_patient
@@ -31,7 +36,11 @@ if TYPE_CHECKING:
 #: record layer to say what they pass through.
 Record: TypeAlias = "Ehr"
 
-NO_PATIENT = "*No active patient. Search and select one, or ask the assistant to find a patient.*"
+NO_PATIENT = "*No active patient. Pick one of the demo patients above, search by name, or ask the assistant.*"
+#: Patients offered in the panel's list (the demo record has a handful; a hospital's would be searched instead).
+PATIENT_LIST_LIMIT = 50
+#: Clinical notes shown under the summary, newest first.
+NOTES_SHOWN = 3
 UNREADABLE = "*The patient record could not be read.*"
 
 
@@ -59,6 +68,8 @@ class PatientPanel:
     name: str | None = None
     summary: str | None = None
     images: list[RecordImage] = field(default_factory=list)
+    #: The newest clinical notes, "date · type: text" (a note saved from the chat shows here at once).
+    notes: list[str] = field(default_factory=list)
     #: Markdown shown instead of a summary (no active patient, or the record could not be read).
     message: str | None = None
 
@@ -73,6 +84,10 @@ class SavedConversation:
     pending: ApprovalCard | None = None
     #: The question of the turn paused for that write (it joins ``messages`` only when the turn ends).
     paused_question: str | None = None
+    #: Every finished turn as it was shown, and notes such as a patient chosen in the panel.
+    transcript: list[TranscriptEntry] = field(default_factory=list)
+    #: The last turn as far as the state holds it (its timeline, confidence and sources), if any.
+    last_turn: TurnResult | None = None
 
 
 class Workspace:
@@ -82,6 +97,7 @@ class Workspace:
         self.assistant = assistant
         self.ehr = ehr
         self.metrics = metrics
+        self._names: dict[str, str] = {}
 
     # ── conversation ──
 
@@ -110,7 +126,18 @@ class Workspace:
                     if m["role"] != "system" or m["content"].startswith(SWITCH_PREFIX)]
         pending = self.pending(thread)
         question = state.get("user_query") if pending is not None else None
-        return SavedConversation(messages=messages, pending=pending, paused_question=question or None)
+        last = TurnResult.from_state(state, 0.0) if state.get("timeline") else None
+        return SavedConversation(messages=messages, pending=pending, paused_question=question or None,
+                                 transcript=list(state.get("transcript", [])), last_turn=last)
+
+    def image(self, ref: ImageRef | None) -> tuple[str, bytes] | None:
+        """A turn's image from the image store (filename, bytes); None when it is no longer kept."""
+        if not ref or ref.get("error"):
+            return None
+        try:
+            return ref["filename"], load_image_bytes(ref)
+        except ImageError:  # cleaned up since (the store is bounded) or changed on disk
+            return None
 
     # ── patients ──
 
@@ -125,6 +152,28 @@ class Workspace:
         return [PatientMatch(id=str(m["id"]), name=str(m["name"]), birth_date=m.get("birth_date"))
                 for m in outcome["data"]["matches"]]
 
+    def patients(self) -> list[PatientMatch]:
+        """The patients on record, by name, for the panel's list (at most :data:`PATIENT_LIST_LIMIT`)."""
+        if self.ehr is None:
+            return []
+        try:
+            found = self.ehr.client.search("Patient", [("_count", str(PATIENT_LIST_LIMIT))], limit=PATIENT_LIST_LIMIT)
+        except FhirClientError:
+            return []
+        listed = [PatientMatch(id=str(p["id"]), name=display_text(p), birth_date=p.get("birthDate")) for p in found]
+        return sorted(listed, key=lambda p: p["name"].split()[-1:] + p["name"].split()[:1])
+
+    def patient_name(self, patient_id: str) -> str | None:
+        """The name of the patient with this id, or None (not a patient, or the record cannot be read)."""
+        if self.ehr is None:
+            return None
+        if patient_id not in self._names:
+            try:
+                self._names[patient_id] = display_text(self.ehr.client.read("Patient", patient_id))
+            except FhirClientError:
+                return None
+        return self._names[patient_id]
+
     def select_patient(self, thread: str, patient_id: str, name: str) -> bool:
         """Make this the conversation's active patient; True when that switched from another patient."""
         return self.assistant.set_active_patient(thread, {"id": patient_id, "name": name})
@@ -137,7 +186,27 @@ class Workspace:
         try:
             summary = self.ehr.summary(active["id"])
             images = self.ehr.images(active["id"])
+            notes = self.ehr.client.search("DocumentReference", [("patient", active["id"])], limit=200)
         except FhirClientError:
             return PatientPanel(message=UNREADABLE)
         return PatientPanel(name=active["name"], summary=summary.text,
-                            images=[RecordImage(d, f, b) for d, f, b in images])
+                            images=[RecordImage(d, f, b) for d, f, b in images], notes=_notes(notes))
+
+
+def _notes(documents: list[dict[str, Any]]) -> list[str]:
+    """The newest text notes among ``documents`` as "date · type: text" (images and other files are skipped)."""
+    out = []
+    for doc in sorted(documents, key=lambda d: str(d.get("date", "")), reverse=True):
+        for content in doc.get("content", []):
+            attachment = content.get("attachment", {})
+            if attachment.get("contentType", "").startswith("text/plain") and attachment.get("data"):
+                try:
+                    text = base64.b64decode(attachment["data"]).decode("utf-8", "replace")
+                except (binascii.Error, ValueError):
+                    continue
+                kind = (doc.get("type") or {}).get("text") or "note"
+                out.append(f"{str(doc.get('date', ''))[:10]} · {kind}: {' '.join(text.split())[:300]}")
+                break
+        if len(out) >= NOTES_SHOWN:
+            break
+    return out

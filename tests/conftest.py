@@ -16,6 +16,16 @@ from tests.postgres import postgres, postgres_url  # noqa: F401  (fixtures: a Po
 NAMES = default_registry().names
 
 
+@pytest.fixture(autouse=True)
+def _hosts_reachable_again() -> Any:
+    """A host one test found unreachable is taken as offline for a minute (tools/http.py): not in the next test."""
+    from docgemma.tools.http import forget_offline
+
+    forget_offline()
+    yield
+    forget_offline()
+
+
 def intent(kind: str = "TOOL_NEEDED", summary: str = "task", tool: str | None = None, scope: str = "clinical") -> Any:
     return intent_schema(NAMES)(intent=kind, task_summary=summary, suggested_tool=tool, scope=scope)
 

@@ -96,13 +96,17 @@ def strip_template_debris(text: str, *, streaming: bool = False) -> str:
     return (_DEBRIS_STREAM if streaming else _DEBRIS_FINAL).sub("", text)
 
 
-def confidence(state: AgentState, llm: Any = None) -> Confidence | None:
+def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None = None) -> Confidence | None:
     """How well the evidence of the turn supports its answer, by rule (no model call).
 
     * ``None`` for greetings and off-topic turns: nothing clinical was claimed.
     * ``low``: a question back to the clinician; a tool-needing turn with no successful tool call; the last
       tool call failed or found nothing; errors on two or more calls; or an answer from model knowledge
       alone (no tool) by a model flagged not clinically meaningful (:func:`clinically_meaningful`).
+    * ``high`` for facts from the patient record (``registry`` says which tools read or write it): every call
+      succeeded at the first attempt and found something — an exact patient match, a chart read, a write the
+      record confirmed. The record is the evidence itself; no model judged it, so the model's standing does
+      not lower it.
     * ``high``: every tool call succeeded at the first attempt (no errors, no retries), each result was
       judged complete (``success_rich``), the evidence is cited (at least one source) or read from the
       patient record (a successful call without citations), and a clinically meaningful model wrote it.
@@ -125,9 +129,12 @@ def confidence(state: AgentState, llm: Any = None) -> Confidence | None:
     last = qualities[-1] if qualities else ("success_partial" if results[-1]["status"] == "success" else "error")
     if not succeeded or last == "no_results" or last.startswith("error") or failed >= 2:
         return "low"
+    clean = failed == 0 and not state.get("error_messages") and not state.get("total_retries")
+    if registry is not None and clean and all(r["tool_name"] in registry and registry[r["tool_name"]].record
+                                              for r in results):
+        return "high"
     cited = any(r["sources"] for r in succeeded)
     from_record = any(not r["sources"] for r in succeeded)
-    clean = failed == 0 and not state.get("error_messages") and not state.get("total_retries")
     rich = bool(qualities) and all(q == "success_rich" for q in qualities)
     return "high" if meaningful and clean and rich and (cited or from_record) else "medium"
 

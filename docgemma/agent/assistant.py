@@ -26,7 +26,8 @@ from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.nodes.input_assembly import PatientContext
 from docgemma.agent.nodes.tool_execute import WriteCheck
 from docgemma.agent.schemas import agent_schemas
-from docgemma.agent.state import AgentState, Attachment, PatientRef, turn_input
+from docgemma.agent.state import AgentState, Attachment, PatientRef, TranscriptEntry, turn_input
+from docgemma.agent.transcript import appended, written
 from docgemma.config import Settings
 from docgemma.image_store import ImageStore
 from docgemma.llm.base import LLM
@@ -102,6 +103,8 @@ class Assistant:
         change = switched(state.get("active_patient"), value)
         if change:
             update["conversation"] = [*state.get("conversation", []), switch_marker(value)]
+            who = value["name"] if value else "none"
+            update["transcript"] = appended(state, TranscriptEntry(note=f"Active patient is now {who}."))
         self.graph.update_state(self._config(thread_id), update, as_node="synthesize")
         return change
 
@@ -156,16 +159,8 @@ class Assistant:
                 return
         state = self.graph.get_state(config).values
         result = TurnResult.from_state(state, (time.perf_counter() - start) * 1000)
-        result.writes = self._writes(state)
+        result.writes = written(state, self.registry)
         yield TurnDone(result)
-
-    def _writes(self, state: AgentState) -> list[str]:
-        """Confirmations of this turn's successful writes (what, and the resource id), from the tool results."""
-        out = []
-        for r in state.get("tool_results", []):
-            if r["status"] == "success" and r["tool_name"] in self.registry and self.registry[r["tool_name"]].writes:
-                out.append(self.registry[r["tool_name"]].formatter(r["data"]))
-        return out
 
     def run_turn(self, thread_id: str, message: str, attachment: Attachment | None = None) -> TurnResult | ApprovalCard:
         """Run a turn to its end; returns the result, or the approval request if a write is waiting."""

@@ -73,10 +73,14 @@ def _respond(call: Call, tools: ToolRegistry) -> BaseModel | dict[str, Any] | st
     return {k: values.get(k, "not specified") for k, info in fields.items() if info.is_required()}
 
 
+#: The demo rules' name: the status line shows it, and :mod:`docgemma.agent.modes` recognises the rules by it.
+DEMO_RULES_NAME = "Demo rules (no model: not clinically meaningful)"
+
+
 def demo_llm(tools: ToolRegistry | None = None) -> FakeLLM:
     """The rule-based demo model, choosing among ``tools`` (the default registry's)."""
     registry = tools or default_registry()
-    return FakeLLM(responder=lambda call: _respond(call, registry), name="Demo rules (no model: not clinically meaningful)",
+    return FakeLLM(responder=lambda call: _respond(call, registry), name=DEMO_RULES_NAME,
                    supports_images=True, clinically_meaningful=False)
 
 

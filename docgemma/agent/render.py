@@ -9,23 +9,6 @@ import re
 from docgemma.agent.state import ToolResult
 from docgemma.tools.outcome import Source
 
-DEMO_NOTE = (
-    "*The current model, {model}, is a small demo model that is not fit to write medical text, so this "
-    "answer is the retrieved information as the sources returned it, without interpretation.*"
-)
-DEMO_DIRECT = (
-    "The current model, {model}, is a small demo model that runs without a GPU. It cannot answer medical "
-    "questions from its own knowledge, and it will not try: an answer from it could be wrong.\n\n"
-    "On this demo you can still see every other part of the assistant work on real data: FDA drug labels "
-    "(\"Check FDA warnings for dofetilide\"), drug interactions (\"Check interactions between warfarin and "
-    "aspirin\"), medical literature and clinical trials, the patient record (\"Find patient Grace Mensah\", "
-    "\"What are her active medications?\"), and approved writes (\"Prescribe amoxicillin 500 mg three times "
-    "daily for Grace Mensah\"). Answers to medical questions need MedGemma on a GPU or a served model."
-)
-DEMO_IMAGE = (
-    "The current model, {model}, cannot read images (it has no vision) and cannot answer medical questions. "
-    "The image was received and is shown in the chat; analysing it needs MedGemma on a GPU."
-)
 DEMO_GREETING = "Hello. I am DocGemma Connect, a clinical decision-support assistant."
 _LABEL_RE = re.compile(r"^\[(?P<label>[^\]\n]+)\]\n?")
 
@@ -38,11 +21,10 @@ def result_section(result: ToolResult) -> str:
     return f"**{result['tool_label']}**\n\n{body.strip() or 'No details were returned.'}"
 
 
-def retrieved_facts(results: list[ToolResult], errors: list[str], sources: list[Source], model: str) -> str:
+def retrieved_facts(results: list[ToolResult], errors: list[str], sources: list[Source]) -> str:
     """The answer to a tool turn without a model: each successful result, what could not be retrieved,
-    and the sources."""
-    parts = [DEMO_NOTE.format(model=model)]
-    parts += [result_section(r) for r in results if r["status"] == "success"]
+    and the sources. That a demo writes no medical text is said once, on the page, not under every answer."""
+    parts = [result_section(r) for r in results if r["status"] == "success"]
     if errors:
         parts.append("**Not retrieved**\n\n" + "\n".join(f"- {e}" for e in errors))
     linked = [s for s in sources if s.get("title")]

@@ -24,7 +24,8 @@ from docgemma.llm.base import Message
 from docgemma.tools.outcome import Source
 
 __all__ = ["CARRIED_OVER", "NEW_TURN", "TURN_DEFAULTS", "AgentState", "Attachment", "ExtractedEntities",
-           "ImageFindings", "InputState", "PatientRef", "TimelineEvent", "ToolResult", "turn_defaults", "turn_input"]
+           "ImageFindings", "InputState", "PatientRef", "TimelineEvent", "ToolResult", "TranscriptEntry", "turn_defaults",
+           "turn_input"]
 
 #: First element of a list update that replaces, rather than extends, an accumulating list.
 NEW_TURN = "__new_turn__"
@@ -88,6 +89,22 @@ class TimelineEvent(TypedDict):
     model_ms: float
 
 
+class TranscriptEntry(TypedDict, total=False):
+    """One finished turn as the clinician saw it (or a note such as a patient switch), kept so that a reopened
+    conversation shows every turn whole. Never read by a prompt: the model sees ``conversation`` only."""
+
+    question: str
+    #: The turn's image (a reference into the image store; the bytes may have been evicted since).
+    image: ImageRef | None
+    answer: str
+    confidence: Confidence | None
+    sources: list[Source]
+    #: One confirmation per write of the turn, with its resource id and any override reason.
+    writes: list[str]
+    #: Set instead of a question and answer: a note in the conversation (a patient chosen in the panel).
+    note: str
+
+
 class AgentState(TypedDict, total=False):
     """Everything that flows through the graph; ``total=False`` since nodes write parts of it."""
 
@@ -99,6 +116,8 @@ class AgentState(TypedDict, total=False):
     # ── carried across turns (checkpointed per thread) ──
     conversation: list[Message]
     active_patient: PatientRef | None
+    #: Every finished turn as shown (``conversation`` is capped for the prompts; this is for the page).
+    transcript: list[TranscriptEntry]
     # ── INPUT_ASSEMBLY ──
     history: str
     input_notes: list[str]
@@ -153,7 +172,7 @@ class InputState(TypedDict, total=False):
 
 
 #: Fields that carry over from one turn to the next (checkpointed per thread).
-CARRIED_OVER: frozenset[str] = frozenset({"conversation", "active_patient"})
+CARRIED_OVER: frozenset[str] = frozenset({"conversation", "active_patient", "transcript"})
 
 #: The value of every per-turn field when a turn starts (INPUT_ASSEMBLY overrides what it derives). The four
 #: accumulating lists start with :data:`NEW_TURN` so that their reducer replaces the last turn's entries.

@@ -45,6 +45,23 @@ class HttpError(Exception):
         self.status = status
 
 
+#: How long a host that refused or could not be resolved is taken as offline (no new attempt meanwhile).
+OFFLINE_MEMORY_S = 60.0
+_UNREACHABLE: dict[str, float] = {}
+
+
+def known_offline() -> bool:
+    """True when a tool's API host could not be reached within the last :data:`OFFLINE_MEMORY_S` seconds (the
+    start-up probe or a look-up): the page and the greeting then say the look-ups are not available."""
+    now = time.monotonic()
+    return any(until > now for until in _UNREACHABLE.values())
+
+
+def forget_offline() -> None:
+    """Forget which hosts were unreachable (tests; a clinic whose connection came back need not wait)."""
+    _UNREACHABLE.clear()
+
+
 @dataclass
 class HttpClient:
     """JSON/text GETs with deadlines, retries, a cache and a host allow-list."""
@@ -112,6 +129,8 @@ class HttpClient:
         host = urlsplit(url).hostname or ""
         if host not in self.allowed_hosts:
             raise HttpError("invalid_args", f"host {host!r} is not one of the tools' API hosts")
+        if _UNREACHABLE.get(host, 0.0) > time.monotonic():
+            raise HttpError("offline", f"{host} could not be reached a moment ago: not tried again yet")
         start = time.monotonic()
         attempt = 0
         while True:
@@ -123,7 +142,10 @@ class HttpClient:
             except httpx.ConnectTimeout as exc:
                 raise HttpError("service_unavailable", f"cannot connect to {host} (timeout)") from exc
             except httpx.ConnectError as exc:
-                raise HttpError("service_unavailable", f"cannot connect to {host}") from exc
+                # No route, no name resolution, connection refused: this machine cannot reach the service. Said
+                # as such (not "try again shortly"), and not tried again for a while (see ``known_offline``).
+                _UNREACHABLE[host] = time.monotonic() + OFFLINE_MEMORY_S
+                raise HttpError("offline", f"cannot connect to {host}") from exc
             except httpx.TimeoutException as exc:
                 error: HttpError = HttpError("timeout", f"{host} did not answer in time")
                 error.__cause__ = exc

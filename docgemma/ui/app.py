@@ -30,23 +30,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING, ApprovalCard
-from docgemma.agent.assistant import Assistant
+from docgemma.agent.assistant import EMPTY_MESSAGE, Assistant
 from docgemma.agent.events import AgentEvent, TurnDone, TurnResult
+from docgemma.agent.modes import Mode, capabilities, mode_of
+from docgemma.agent.state import TranscriptEntry
 from docgemma.config import Settings
 from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image, size_error
+from docgemma.tools.http import known_offline
+from docgemma.ui.card import MAX_FIELDS, RECHECK, args_json, card_reference, check_markdown, edited_args
+from docgemma.ui.card import fields as card_fields
+from docgemma.ui.card import header_markdown as card_header
 from docgemma.ui.events import (
     WELCOME,
     apply_event,
-    approval_markdown,
     escape,
     restored_history,
     status_line,
     summary_markdown,
     timeline_markdown,
+    transcript_history,
     user_message,
 )
 from docgemma.ui.thread_id import new_thread_id, thread_from_browser
-from docgemma.workspace import Record, Workspace
+from docgemma.workspace import NO_PATIENT, PatientMatch, Record, Workspace
 
 if TYPE_CHECKING:
     from docgemma.ops.metrics import Metrics
@@ -80,6 +86,9 @@ DELETE_CACHE = (3600, 86400)
 BROWSER_KEY = "docgemma-conversation"
 BROWSER_SECRET = "docgemma-conversation-id"
 NO_TURN = "*No turn yet.*"
+#: A decision that names no card, or another card than the one waiting: it decides nothing.
+STALE_CLICK = ("That decision was for a card that is no longer the one waiting (it was edited, re-checked or "
+               "decided since): nothing was written. Review the card shown now.")
 _PREVIEWS = Path(tempfile.mkdtemp(prefix="docgemma-previews-"))
 atexit.register(shutil.rmtree, _PREVIEWS, ignore_errors=True)
 
@@ -92,13 +101,15 @@ def preview_image(filename: str, data: bytes, max_bytes: int, max_pixels: int = 
         return None
 
 
-def preview_png(filename: str, data: bytes, max_bytes: int, max_pixels: int = DEFAULT_MAX_PIXELS) -> str | None:
+def preview_png(filename: str, data: bytes, max_bytes: int, max_pixels: int = DEFAULT_MAX_PIXELS,
+                name: str = "") -> str | None:
     """A PNG file the chat can show; None when the upload is not a readable image. The caller deletes it
-    (:func:`delete_previews`) once Gradio has copied it into its cache."""
+    (:func:`delete_previews`) once Gradio has copied it into its cache; ``name`` (hex) names a preview that is
+    kept and reused instead."""
     image = preview_image(filename, data, max_bytes, max_pixels)
     if image is None:
         return None
-    path = _PREVIEWS / f"{uuid.uuid4().hex}.png"
+    path = _PREVIEWS / f"{name if name.isalnum() else uuid.uuid4().hex}.png"
     image.save(path, format="PNG")
     return str(path)
 
@@ -114,11 +125,15 @@ class NetworkStatus:
 
     def __init__(self, probe: Any) -> None:
         self.text = "checking…"
+        #: None until the probe has answered.
+        self.reachable: bool | None = None
         self._thread = threading.Thread(target=self._run, args=(probe,), daemon=True)
         self._thread.start()
 
     def _run(self, probe: Any) -> None:
-        self.text = "reachable" if probe() else "offline (drug, literature and trial look-ups will say so)"
+        self.reachable = bool(probe())
+        self.text = ("reachable" if self.reachable else
+                     "offline — the FDA, literature and trial look-ups are not available on this machine")
 
 
 def _gr() -> Any:
@@ -137,11 +152,15 @@ class Page:
     queued_image: Any
     record_images: Any
     selected: Any
+    header: Any
     status_md: Any
     chatbot: Any
     approval: Any
     approval_md: Any
     approval_args: Any
+    card_ref: Any
+    field_boxes: list[Any]
+    field_checks: list[Any]
     override_row: Any
     override_reason: Any
     override: Any
@@ -162,9 +181,62 @@ class Page:
     timeline: Any
     new_conversation: Any
 
+    def card_parts(self) -> list[Any]:
+        """Every component the approval card's updates touch."""
+        return [self.approval, self.approval_md, self.approval_args, self.card_id, self.override_row,
+                self.override_reason, *self.form_parts()]
+
+    def form_parts(self) -> list[Any]:
+        """The card's parts added after the API's outputs were fixed (appended there, in this order)."""
+        return [self.card_ref, *self.field_boxes, *self.field_checks, self.approve]
+
+
+def _approval_card(gr: Any) -> dict[str, Any]:
+    """The approval card: a header (who, findings), one field per value with its checks, the card's reference
+    (a decision names it), the buttons. Hidden until a write waits."""
+    parts: dict[str, Any] = {"field_boxes": [], "field_checks": []}
+    with gr.Group(visible=False, elem_id="approval") as parts["approval"]:
+        parts["approval_md"] = gr.Markdown(elem_id="approval-header")
+        for i in range(MAX_FIELDS):  # each value, with the checks about it right under it
+            parts["field_boxes"].append(gr.Textbox(visible=False, elem_id=f"card-field-{i}"))
+            parts["field_checks"].append(gr.Markdown(visible=False, elem_classes=["field-checks"],
+                                                     elem_id=f"card-checks-{i}"))
+        # The arguments as JSON: the /edit API's input (the page edits the fields above).
+        parts["approval_args"] = gr.Textbox(visible=False, label="Arguments (JSON)", lines=4)
+        with gr.Row(visible=False) as parts["override_row"]:
+            parts["override_reason"] = gr.Textbox(label="Override reason (required for a severe finding)",
+                                                  scale=3, elem_id="override-reason")
+            parts["override"] = gr.Button("Override & approve", variant="stop", scale=1, elem_id="override")
+        with gr.Row():
+            parts["approve"] = gr.Button("Approve", variant="primary", elem_id="approve")
+            parts["edit"] = gr.Button(RECHECK, elem_id="edit")
+            parts["reject"] = gr.Button("Reject", variant="stop", elem_id="reject")
+        # Shown so that what a click decides on is what the clinician sees: the id and version of this card.
+        parts["card_ref"] = gr.Textbox(label="Card", interactive=False, max_lines=1, elem_id="card-ref")
+        parts["decision_note"] = gr.Markdown(elem_id="decision-note")
+    return parts
+
+
+def _patient_panel(gr: Any) -> dict[str, Any]:
+    parts: dict[str, Any] = {}
+    with gr.Accordion("Patient", open=True, elem_id="patient-panel"):
+        parts["matches"] = gr.Dropdown(label="Patients on record (pick one, or search below)", choices=[],
+                                       interactive=True, elem_id="patient-matches")
+        parts["use"] = gr.Button("Make active patient", variant="primary", size="sm", elem_id="patient-select")
+        with gr.Row():
+            parts["patient_query"] = gr.Textbox(label="Search patient by name", scale=3, elem_id="patient-search")
+            parts["find"] = gr.Button("Search", scale=1, size="sm")
+        parts["patient_md"] = gr.Markdown(NO_PATIENT, elem_id="patient-summary")
+        parts["images"] = gr.Gallery(label="Images on record", height=160, columns=3, allow_preview=True,
+                                     elem_id="record-images")
+        parts["send_image"] = gr.Button("Send selected image to the chat", size="sm", elem_id="send-image")
+    return parts
+
 
 def layout() -> Page:
-    """The page's components, created inside the caller's ``gr.Blocks`` context."""
+    """The page's components, created inside the caller's ``gr.Blocks`` context: a header (the disclaimer,
+    once, and the status line), then three columns at desktop width (conversation | reasoning timeline |
+    patient), stacked in that order on a phone."""
     gr = _gr()
     thread = gr.State(lambda: new_thread_id())
     saved_thread = gr.BrowserState(None, storage_key=BROWSER_KEY, secret=BROWSER_SECRET)
@@ -172,66 +244,64 @@ def layout() -> Page:
     queued_image = gr.State(None)
     record_images = gr.State([])
     selected = gr.State(None)
-    gr.Markdown(
-        "## DocGemma Connect — clinical decision support\n"
-        "*Decision support for clinicians: verify before acting. Writes to the record need your approval.*"
-    )
+    header = gr.Markdown(header_markdown(None), elem_id="header")
     status_md = gr.Markdown(elem_id="status")
     with gr.Row():
-        with gr.Column(scale=3):
-            # The conversation survives reloads now: on a shared computer, the next clinician starts afresh here.
-            new_conversation = gr.Button("New conversation (clears this chat from this browser)", size="sm",
-                                         variant="secondary", elem_id="new-conversation")
+        with gr.Column(scale=5, min_width=340):
             chatbot = gr.Chatbot(value=[{"role": "assistant", "content": WELCOME}], label="Conversation",
-                                 height=560, elem_id="chat")
-            with gr.Group(visible=False, elem_id="approval") as approval:
-                approval_md = gr.Markdown()
-                approval_args = gr.Textbox(label="Arguments (edit, then 'Edit & approve': the checks run again "
-                                                 "and a new card is shown)", lines=4)
-                with gr.Row(visible=False) as override_row:
-                    override_reason = gr.Textbox(label="Override reason (required for a severe conflict)",
-                                                 scale=3, elem_id="override-reason")
-                    override = gr.Button("Override & approve", variant="stop", scale=1, elem_id="override")
-                with gr.Row():
-                    approve = gr.Button("Approve", variant="primary", elem_id="approve")
-                    edit = gr.Button("Edit & approve", elem_id="edit")
-                    reject = gr.Button("Reject", variant="stop", elem_id="reject")
-                decision_note = gr.Markdown(elem_id="decision-note")
+                                 elem_id="chat")
+            card = _approval_card(gr)
             with gr.Row():
                 follow_buttons = [gr.Button(visible=False, size="sm") for _ in range(MAX_FOLLOW_UPS)]
             queued_note = gr.Markdown()
             box = gr.MultimodalTextbox(
                 label=INPUT_LABEL,
-                show_label=True,
+                show_label=False,
                 placeholder="Ask a clinical question, or attach an image (PNG, JPEG, DICOM)",
                 file_types=[".png", ".jpg", ".jpeg", ".dcm", ".dicom"],
                 file_count="single",
                 elem_id="input",
             )
-            gr.Examples([[{"text": e, "files": []}] for e in EXAMPLES], inputs=box, label="Examples",
-                        examples_per_page=len(EXAMPLES))
-        with gr.Column(scale=2):
-            with gr.Accordion("Patient", open=True):
-                with gr.Row():
-                    patient_query = gr.Textbox(label="Search patient by name", scale=3, elem_id="patient-search")
-                    find = gr.Button("Search", scale=1)
-                matches = gr.Dropdown(label="Matches", choices=[], interactive=True, elem_id="patient-matches")
-                use = gr.Button("Make active patient", elem_id="patient-select")
-                patient_md = gr.Markdown("*No active patient.*", elem_id="patient-summary")
-                images = gr.Gallery(label="Images on record", height=160, columns=3, allow_preview=True,
-                                    elem_id="record-images")
-                send_image = gr.Button("Send selected image to the chat", size="sm", elem_id="send-image")
-            with gr.Accordion("Reasoning timeline (last turn)", open=True):
-                timeline = gr.Markdown(NO_TURN, elem_id="timeline")
+            gr.Examples([[{"text": e, "files": []}] for e in EXAMPLES], inputs=box, label="Examples (click one)",
+                        examples_per_page=len(EXAMPLES), elem_id="examples")
+            # The conversation survives reloads: on a shared computer, the next clinician starts afresh here.
+            new_conversation = gr.Button("New conversation (clears this chat from this browser)", size="sm",
+                                         variant="secondary", elem_id="new-conversation")
+        with gr.Column(scale=4, min_width=300), gr.Accordion("Reasoning timeline (last turn)", open=True):
+            timeline = gr.Markdown(NO_TURN, elem_id="timeline")
+        with gr.Column(scale=4, min_width=300):
+            panel = _patient_panel(gr)
     return Page(
-        thread=thread, saved_thread=saved_thread, new_conversation=new_conversation,
+        thread=thread, saved_thread=saved_thread, new_conversation=new_conversation, header=header,
         card_id=card_id, queued_image=queued_image, record_images=record_images, selected=selected,
-        status_md=status_md, chatbot=chatbot, approval=approval, approval_md=approval_md,
-        approval_args=approval_args, override_row=override_row, override_reason=override_reason, override=override,
-        approve=approve, edit=edit, reject=reject, decision_note=decision_note, follow_buttons=follow_buttons,
-        queued_note=queued_note, box=box, patient_query=patient_query, find=find, matches=matches, use=use,
-        patient_md=patient_md, images=images, send_image=send_image, timeline=timeline,
+        status_md=status_md, chatbot=chatbot, approval=card["approval"], approval_md=card["approval_md"],
+        approval_args=card["approval_args"], card_ref=card["card_ref"], field_boxes=card["field_boxes"],
+        field_checks=card["field_checks"], override_row=card["override_row"],
+        override_reason=card["override_reason"], override=card["override"], approve=card["approve"],
+        edit=card["edit"], reject=card["reject"], decision_note=card["decision_note"], follow_buttons=follow_buttons,
+        queued_note=queued_note, box=box, patient_query=panel["patient_query"], find=panel["find"],
+        matches=panel["matches"], use=panel["use"], patient_md=panel["patient_md"], images=panel["images"],
+        send_image=panel["send_image"], timeline=timeline,
     )
+
+
+def header_markdown(mode: Mode | None) -> str:
+    """The page's title and the decision-support disclaimer, once per page (not under every answer)."""
+    demo = ("  \n*This demo writes no medical text: a look-up's answer is the information as the source returned it, "
+            "without interpretation.*" if mode is not None and not mode.medical_text else "")
+    return ("## DocGemma Connect — clinical decision support\n"
+            "*Decision support only: verify before acting. Nothing is written to the record without your approval.*"
+            + demo)
+
+
+def welcome_text(mode: Mode, offline: bool | None) -> str:
+    """The greeting: what this installation really offers (see :mod:`docgemma.agent.modes`)."""
+    attach = (" You can attach an image (PNG, JPEG or DICOM)." if mode.images else
+              " An attached image (PNG, JPEG or DICOM) is shown, not read.")
+    return (f"Hello, I am **DocGemma Connect**, a clinical decision-support assistant. "
+            f"{escape(capabilities(mode, offline))}{attach} Pick a patient in the panel or ask about one by name. "
+            "Nothing is written to the record without your approval, and the timeline beside the chat shows how "
+            "each answer was reached.")
 
 
 class Handlers:
@@ -246,9 +316,14 @@ class Handlers:
         self.model_line = model_line
         self.note = note
         self.network = network
+        self.mode = mode_of(workspace.assistant.llm)
 
     def status(self) -> str:
         return status_line(self.model_line, self.note, self.network.text if self.network else "not checked")
+
+    def welcome(self) -> str:
+        offline = None if self.network is None or self.network.reachable is None else not self.network.reachable
+        return welcome_text(self.mode, offline or known_offline() or None)
 
     def patient_view(self, thread: str) -> tuple[str, list[tuple[str, str]], list[dict[str, Any]]]:
         panel = self.workspace.patient_panel(thread)
@@ -261,13 +336,13 @@ class Handlers:
             if shown is not None:
                 gallery.append((shown, image.description))
                 stored.append({"filename": image.filename, "data": image.data, "description": image.description})
-        return summary_markdown(str(panel.name), str(panel.summary)), gallery, stored
+        return summary_markdown(str(panel.name), str(panel.summary), panel.notes), gallery, stored
 
     def after_turn(self, result: TurnResult | None, thread: str, pending: bool = False) -> dict[Any, Any]:
         follow = list(result.follow_ups)[:MAX_FOLLOW_UPS] if result and not pending else []
         summary, gallery, stored = self.patient_view(thread)
         updates: dict[Any, Any] = {
-            self.page.timeline: timeline_markdown(result, pending=pending),
+            self.page.timeline: timeline_markdown(result, pending=pending, names=self.workspace.patient_name),
             self.page.patient_md: summary,
             self.page.images: gallery,
             self.page.record_images: stored,
@@ -279,7 +354,7 @@ class Handlers:
     def run_events(self, events: Iterator[AgentEvent], history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
         result: TurnResult | None = None
         for event in events:
-            history = apply_event(history, event)
+            history = apply_event(history, event, self.workspace.patient_name)
             if isinstance(event, TurnDone):
                 result = event.result
             yield {self.page.chatbot: history}
@@ -291,45 +366,81 @@ class Handlers:
 
     def card(self, pending: ApprovalCard | None) -> dict[Any, Any]:
         """The approval card's components for the waiting write (hidden when there is none)."""
-        editable = {k: v for k, v in pending["args"].items() if k != "patient_id"} if pending else {}
-        return {
-            self.page.approval: _gr().update(visible=pending is not None),
-            self.page.approval_md: approval_markdown(pending) if pending else "",
-            self.page.approval_args: json.dumps(editable, indent=1) if pending else "",
-            self.page.card_id: pending.get("card_id", "") if pending else "",  # the card the clinician is deciding on
-            self.page.override_row: _gr().update(visible=bool(pending and pending.get("override_required"))),
+        gr = _gr()
+        shown, general = card_fields(pending) if pending else ([], [])
+        updates: dict[Any, Any] = {
+            self.page.approval: gr.update(visible=pending is not None),
+            self.page.approval_md: card_header(pending, general) if pending else "",
+            self.page.approval_args: args_json(pending),
+            self.page.card_id: card_reference(pending) if pending else "",
+            self.page.card_ref: card_reference(pending) if pending else "",
+            self.page.override_row: gr.update(visible=bool(pending and pending.get("override_required"))),
             self.page.override_reason: "",
+            # A refused plain approval is not offered: the button is greyed out and says why.
+            self.page.approve: gr.update(
+                interactive=not (pending and pending.get("override_required")),
+                variant="secondary" if pending and pending.get("override_required") else "primary",
+                value="Approve (refused: severe finding)" if pending and pending.get("override_required") else "Approve"),
         }
+        for i, (box, checks) in enumerate(zip(self.page.field_boxes, self.page.field_checks, strict=True)):
+            f = shown[i] if i < len(shown) else None
+            updates[box] = gr.update(visible=f is not None, label=f.label if f else "", value=f.value if f else "",
+                                     lines=f.lines if f else 1)
+            updates[checks] = gr.update(visible=bool(f and f.checks), value=check_markdown(f.checks) if f else "")
+        return updates
 
     def restore(self, saved: object) -> dict[Any, Any]:
-        """On page load: reopen the conversation whose id the browser kept (chat, waiting card, patient panel),
-        or start a fresh one when the browser has none or sends something that is not such an id."""
+        """On page load: reopen the conversation whose id the browser kept (every turn, waiting card, patient
+        panel, last timeline), or start a fresh one when the browser has none or sends something else."""
         thread, restored = thread_from_browser(saved)
         if not restored:
             return self.new_conversation(thread)
         conversation = self.workspace.saved(thread)
         pending = conversation.pending
-        history = restored_history(conversation.messages, pending, conversation.paused_question)
-        paused = self.workspace.paused_turn(thread) if pending is not None else None
-        # Finished turns show no timeline: their steps were the live view of a turn, not kept for the page.
+        if conversation.transcript or not conversation.messages:
+            history = transcript_history(self.welcome(), conversation.transcript, pending,
+                                         conversation.paused_question, self.transcript_image)
+        else:  # a conversation saved before the transcript was kept: its prompt history is all there is
+            history = restored_history(conversation.messages, pending, conversation.paused_question)
+        last = self.workspace.paused_turn(thread) if pending is not None else conversation.last_turn
         return {self.page.thread: thread, self.page.saved_thread: thread, self.page.chatbot: history,
-                self.page.decision_note: "", **self.card(pending),
-                **self.after_turn(paused, thread, pending=pending is not None)}
+                self.page.decision_note: "", self.page.header: header_markdown(self.mode),
+                self.page.matches: self.patient_choices(), **self.card(pending),
+                **self.after_turn(last, thread, pending=pending is not None)}
+
+    def transcript_image(self, entry: TranscriptEntry) -> dict[str, Any] | None:
+        """A reopened turn's image as a chat message (a PNG preview), or None when the store no longer has it."""
+        found = self.workspace.image(entry.get("image"))
+        ref: dict[str, Any] = dict(entry.get("image") or {})
+        # Named by the image's hash: a page reopened again reuses the file (removed when the app exits).
+        png = preview_png(found[0], found[1], self.max_bytes, self.max_pixels, name=str(ref.get("sha256") or "")) \
+            if found else None
+        if png is None:
+            return None
+        return {"role": "user", "content": {"path": png, "alt_text": found[0] if found else "image"}}
 
     def new_conversation(self, thread: str | None = None) -> dict[Any, Any]:
         """A fresh conversation: a new id (kept by the browser), an empty chat, no card, no active patient. The
         previous conversation stays in the database, untouched (a write it left waiting is not made)."""
         thread = thread or new_thread_id()
         return {self.page.thread: thread, self.page.saved_thread: thread,
-                self.page.chatbot: [{"role": "assistant", "content": WELCOME}], self.page.decision_note: "",
+                self.page.chatbot: [{"role": "assistant", "content": self.welcome()}], self.page.decision_note: "",
+                self.page.header: header_markdown(self.mode), self.page.matches: self.patient_choices(),
                 self.page.queued_image: None, self.page.queued_note: "", **self.card(None),
                 **self.after_turn(None, thread)}
 
     def respond(
         self, message: dict[str, Any], history: list[Any], thread: str, queued: dict[str, Any] | None
     ) -> Iterator[dict[Any, Any]]:
+        message = message or {}  # an empty box sends nothing at all
         text = str(message.get("text") or "")
         files = message.get("files") or []
+        if not text.strip() and not files and not queued:
+            # Nothing to send: the screen stays as it was (the last answer is not replaced by a prompt to type).
+            # gr.skip() changes nothing; a generator that yields nothing would set every output to None.
+            _gr().Info(EMPTY_MESSAGE)
+            yield {self.page.chatbot: _gr().skip()}
+            return
         attachment: dict[str, Any] | None = None
         history = list(history)
         if text.strip():
@@ -360,12 +471,24 @@ class Handlers:
         finally:
             delete_previews(previews)  # Gradio copied them into its cache when the history was sent
 
-    def decide(
-        self, action: str, edited: str, history: list[Any], thread: str, card: str | None
-    ) -> Iterator[dict[Any, Any]]:
-        # The card id makes a click count only for the card it was made on: Approve, Edit and Reject run on
-        # separate queues, and whichever reaches the assistant first consumes the card.
-        decision: dict[str, Any] = {"action": action, **({"card_id": card} if card else {})}
+    def fields_json(self, thread: str, current: str, *values: str | None) -> str:
+        """The card's form fields as the JSON arguments a re-check sends (unchanged when no card waits)."""
+        pending = self.workspace.pending(thread)
+        edited = edited_args(pending, values) if pending else None
+        return current if edited is None else json.dumps(edited, indent=1)
+
+    def decide(self, action: str, edited: str, history: list[Any], thread: str,
+               card: str | None) -> Iterator[dict[Any, Any]]:
+        """A decision on the card whose reference the page shows (``card``). A decision without it, or on any
+        other card (one replaced by an edit, or already decided), is refused as stale: a click decides only
+        what the clinician saw."""
+        pending = self.workspace.pending(thread)
+        if not card or pending is None or card != card_reference(pending):
+            note = STALE_CLICK if pending is not None else NO_PENDING
+            _gr().Warning(note)
+            yield {self.page.decision_note: f"*{note}*"}
+            return
+        decision: dict[str, Any] = {"action": action, "card_id": card}
         if action == "override":
             decision["reason"] = edited
             if not edited.strip():
@@ -387,10 +510,16 @@ class Handlers:
         yield {self.page.decision_note: ""}
         yield from self.run_events(itertools.chain([first] if first else [], events), history, thread)
 
+    def patient_choices(self, found: list[PatientMatch] | None = None) -> Any:
+        """The patient list: every patient on record (the demo's handful), or the matches of a search."""
+        listed = self.workspace.patients() if found is None else found
+        choices = [(f"{p['name']} (born {p['birth_date'] or '?'})", f"{p['id']}|{p['name']}") for p in listed]
+        return _gr().update(choices=choices, value=choices[0][1] if found and choices else None)
+
     def search(self, query: str) -> Any:
-        found = self.workspace.search_patients(query)
-        choices = [(f"{p['name']} (born {p['birth_date'] or '?'})", f"{p['id']}|{p['name']}") for p in found]
-        return _gr().update(choices=choices, value=choices[0][1] if choices else None)
+        if not query.strip():
+            return self.patient_choices()
+        return self.patient_choices(self.workspace.search_patients(query))
 
     def select(self, choice: str | None, history: list[Any], thread: str) -> dict[Any, Any]:
         history = list(history or [])
@@ -398,11 +527,11 @@ class Handlers:
             pid, name = choice.split("|", 1)
             if self.workspace.select_patient(thread, pid, name):
                 # Said in the conversation, so nobody reads the next answer as being about the previous patient.
-                history.append({"role": "assistant", "content": f"Active patient is now **{escape(name)}**. "
+                history.append({"role": "assistant", "content": f"*Active patient is now {escape(name)}.* "
                                 "Earlier messages about the previous patient are not used for the next answers."})
         summary, gallery, stored = self.patient_view(thread)
         return {self.page.patient_md: summary, self.page.images: gallery, self.page.record_images: stored,
-                self.page.chatbot: history}
+                self.page.chatbot: history, self.page.decision_note: ""}
 
     def queue_image(self, index: int | None, stored: list[dict[str, Any]]) -> tuple[Any, str]:
         if index is None or index >= len(stored):
@@ -413,42 +542,35 @@ class Handlers:
 
 def wire(page: Page, on: Handlers, demo: Any) -> None:
     """Connect the components to the handlers. The ``api_name``s are the app's API: /respond, /approve, /edit,
-    /reject, /override, /search_patients, /select_patient."""
+    /reject, /override, /search_patients, /select_patient. A decision's API call names the card it decides on
+    (its last input, the reference the card shows, ``card_id`` in /respond's output)."""
     gr = _gr()
+    # The API's outputs keep their order; what the form added comes last.
     outputs = [
-        page.chatbot,
-        page.approval,
-        page.approval_md,
-        page.approval_args,
-        page.timeline,
-        page.patient_md,
-        page.images,
-        page.record_images,
-        page.box,
-        page.queued_image,
-        page.queued_note,
-        *page.follow_buttons,
-        page.card_id,
-        page.override_row,
-        page.override_reason,
-        page.decision_note,
+        page.chatbot, page.approval, page.approval_md, page.approval_args, page.timeline, page.patient_md, page.images,
+        page.record_images, page.box, page.queued_image, page.queued_note, *page.follow_buttons, page.card_id,
+        page.override_row, page.override_reason, page.decision_note, *page.form_parts(),
     ]
     chat = [page.box, page.chatbot, page.thread, page.queued_image]
-    card = [page.approval_args, page.chatbot, page.thread, page.card_id]
+    card = [page.approval_args, page.chatbot, page.thread, page.card_ref]
     page.box.submit(on.respond, chat, outputs, api_name="respond")
     page.approve.click(lambda e, h, t, c: (yield from on.decide("approve", e, h, t, c)), card, outputs, api_name="approve")
-    page.edit.click(lambda e, h, t, c: (yield from on.decide("edit", e, h, t, c)), card, outputs, api_name="edit")
+    # The form's fields become the /edit API's JSON first (a step of the page only), so the API keeps its inputs.
+    page.edit.click(on.fields_json, [page.thread, page.approval_args, *page.field_boxes], page.approval_args,
+                    api_visibility="private").then(
+        lambda e, h, t, c: (yield from on.decide("edit", e, h, t, c)), card, outputs, api_name="edit")
     page.reject.click(lambda e, h, t, c: (yield from on.decide("reject", e, h, t, c)), card, outputs, api_name="reject")
     page.override.click(
         lambda r, h, t, c: (yield from on.decide("override", r, h, t, c)),
-        [page.override_reason, page.chatbot, page.thread, page.card_id], outputs, api_name="override",
+        [page.override_reason, page.chatbot, page.thread, page.card_ref], outputs, api_name="override",
     )
     for button in page.follow_buttons:
         button.click(lambda q: {"text": q, "files": []}, button, page.box).then(on.respond, chat, outputs)
     page.find.click(on.search, page.patient_query, page.matches, api_name="search_patients")
     page.patient_query.submit(on.search, page.patient_query, page.matches)
     page.use.click(on.select, [page.matches, page.chatbot, page.thread],
-                   [page.patient_md, page.images, page.record_images, page.chatbot], api_name="select_patient")
+                   [page.patient_md, page.images, page.record_images, page.chatbot, page.decision_note],
+                   api_name="select_patient")
 
     def on_select(evt: Any) -> int:
         return int(evt.index)
@@ -459,9 +581,8 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     page.send_image.click(on.queue_image, [page.selected, page.record_images], [page.queued_image, page.queued_note])
     # Not API endpoints: an API client has its own session thread and nothing in a browser to restore.
     session = [page.thread, page.saved_thread, page.chatbot, page.decision_note, page.queued_image, page.queued_note,
-               page.approval, page.approval_md, page.approval_args, page.card_id, page.override_row,
-               page.override_reason, page.timeline, page.patient_md, page.images, page.record_images,
-               *page.follow_buttons]
+               page.header, page.matches, *page.card_parts(), page.timeline, page.patient_md, page.images,
+               page.record_images, *page.follow_buttons]
     # The status line comes after the restore, so that its showing means the page is the reopened conversation.
     demo.load(on.restore, page.saved_thread, session, api_visibility="private").then(on.status, None, page.status_md)
     page.new_conversation.click(on.new_conversation, None, session, api_visibility="private")
@@ -476,6 +597,7 @@ def build_demo(
     """The Blocks app: :func:`layout`, :class:`Handlers` on a :class:`~docgemma.workspace.Workspace`, :func:`wire`."""
     gr = _gr()
     workspace = Workspace(assistant, ehr, metrics)
+    # The CSS and the run history are serving options in Gradio 6: ui/style.page_options, wherever it is served.
     with gr.Blocks(title="DocGemma Connect", delete_cache=DELETE_CACHE) as demo:
         page = layout()
         wire(page, Handlers(workspace, page, assistant.settings, model_line, note, network), demo)

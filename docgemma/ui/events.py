@@ -10,60 +10,43 @@ echoes in model text are dropped.
 
 from __future__ import annotations
 
-import html
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from docgemma.agent.answer import strip_template_debris
-from docgemma.agent.approval import ApprovalCard, PatientCard
+from docgemma.agent.approval import ApprovalCard
 from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
 from docgemma.agent.memory import SWITCH_PREFIX
-from docgemma.agent.state import TimelineEvent
+from docgemma.agent.state import TimelineEvent, TranscriptEntry
 from docgemma.tools.outcome import Source
+from docgemma.tools.registry import default_registry
+from docgemma.ui import wording
+from docgemma.ui.markup import DETAIL_LIMIT, clip, demote_headings, escape, patient_header
+
+__all__ = ["DETAIL_LIMIT", "IMAGE_ONLY", "REOPENED", "WELCOME", "apply_event", "approval_pointer", "clip",
+           "demote_headings", "escape", "final_markdown", "patient_header", "restored_history", "status_line",
+           "summary_markdown", "timeline_markdown", "transcript_history", "user_message"]
 
 Message = dict[str, Any]
+#: The greeting when nothing is known about the installation (the page says what *this* one does: ``ui/modes``).
 WELCOME = (
-    "Hello, I am **DocGemma Connect**, a clinical decision-support assistant. Ask a clinical question; "
-    "check FDA drug safety warnings or interactions; find literature or recruiting trials; or search for a "
-    "patient in the panel on the right and ask about the chart. You can attach an image (PNG, JPEG or "
-    "DICOM). Nothing is written to the record without your approval, and every answer shows how it was "
-    "reached and how confident it is: verify before acting."
+    "Hello, I am **DocGemma Connect**, a clinical decision-support assistant. Nothing is written to the record "
+    "without your approval, and every answer shows how it was reached and how confident it is."
 )
 REOPENED = ("*Conversation reopened: this browser kept it (only its id). Not yours, or done? Press "
             "**New conversation**.*")
 IMAGE_ONLY = "*(an image, not shown again)*"
-_IMAGE_MD = re.compile(r"!\[")
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-#: Characters of a step's detail shown in the timeline panel: room for a prescription's arguments.
-DETAIL_LIMIT = 300
-
-
-def escape(text: str) -> str:
-    """Show text as text: HTML escaped, Markdown image syntax defused (no remote images)."""
-    return _IMAGE_MD.sub("!\\[", html.escape(text, quote=False))
-
-
-def demote_headings(text: str) -> str:
-    """Markdown headings as bold lines: in the chat a record's ``## Safety`` rendered as a page-size title. Each
-    is a paragraph of its own: right after a list, a bare bold line became part of the list's last item."""
-    return _HEADING.sub(r"\n**\1**\n", text)
-
-
-def clip(text: str, limit: int = DETAIL_LIMIT) -> str:
-    """At most ``limit`` characters, with an ellipsis when cut (a cut argument list must not look complete)."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+IMAGE_GONE = "*(an image, no longer kept on this server)*"
+#: Looks up a patient's name by record id (the page's workspace); None where nothing is known.
+Names = Callable[[str], "str | None"]
+_RECORD_TOOLS = frozenset(spec.name for spec in default_registry() if spec.record and not spec.patient_search)
+_SEARCH_TOOLS = frozenset(spec.name for spec in default_registry() if spec.patient_search)
 
 
 def user_message(text: str) -> Message:
     """The clinician's own message as the chat shows it: escaped like model text (a pasted
     ``![x](http://…)`` must not make the browser fetch anything)."""
     return {"role": "user", "content": escape(text)}
-
-
-def _detail(text: str) -> str:
-    """A timeline detail for people: the intent step's tool hint in plain words."""
-    return text.replace("(hint: ", "(suggested: ").strip()
 
 
 def _last_thought(history: list[Message], node: str, pending_only: bool) -> int | None:
@@ -82,8 +65,8 @@ def _answer_index(history: list[Message]) -> int:
     return len(history) - 1
 
 
-def apply_event(history: list[Message], event: AgentEvent) -> list[Message]:
-    """Return a new history with ``event`` applied."""
+def apply_event(history: list[Message], event: AgentEvent, names: Names | None = None) -> list[Message]:
+    """Return a new history with ``event`` applied (``names``: patient names for record ids in the steps)."""
     history = [dict(m) for m in history]
     if isinstance(event, NodeStart):
         meta: dict[str, Any] = {"title": event.label, "id": f"{event.node}:{len(history)}", "status": "pending"}
@@ -97,12 +80,14 @@ def apply_event(history: list[Message], event: AgentEvent) -> list[Message]:
         index = _last_thought(history, e["node"], pending_only=True)
         if index is not None:
             calls = _cost(e)
+            decision = wording.step_text(e["decision"], names)
+            detail = wording.step_text(e["detail"], names)
             history[index] = {
                 "role": "assistant",
-                "content": escape(f"{e['decision']}: {_detail(e['detail'])}" if e["detail"] else e["decision"]),
+                "content": escape(f"{decision}: {detail}" if detail else decision),
                 "metadata": {
                     **history[index]["metadata"],
-                    "title": f"{e['label']} — {e['decision']}{calls}",
+                    "title": f"{e['label']} — {decision}{calls}",
                     "status": "done",
                     "duration": round(e["duration_ms"] / 1000, 2),
                 },
@@ -123,9 +108,9 @@ def apply_event(history: list[Message], event: AgentEvent) -> list[Message]:
 
 def restored_history(messages: Sequence[Mapping[str, Any]], pending: ApprovalCard | None = None,
                      paused_question: str | None = None) -> list[Message]:
-    """The chat of a reopened conversation: the welcome, then the clinician's messages and the answers (no
-    reasoning steps: those were the old turns' live view), a patient switch as a note, and, when a write
-    waits, the paused turn's question and the pointer to its card. Everything escaped like live text."""
+    """The chat of a reopened conversation from its prompt history only (a thread saved before the transcript
+    was kept): the welcome, the clinician's messages and the answers, a patient switch as a note, and, when a
+    write waits, the paused turn's question and the pointer to its card. Everything escaped like live text."""
     history: list[Message] = [{"role": "assistant", "content": WELCOME}]
     if messages or pending is not None:
         # On a shared computer the next person sees whose conversation this is not: say it was reopened.
@@ -140,6 +125,10 @@ def restored_history(messages: Sequence[Mapping[str, Any]], pending: ApprovalCar
         elif text.startswith(SWITCH_PREFIX):
             who = text[len(SWITCH_PREFIX):].strip().removeprefix("now:").strip()
             history.append({"role": "assistant", "content": f"*Active patient changed to {escape(who)}.*"})
+    return _with_pending(history, pending, paused_question)
+
+
+def _with_pending(history: list[Message], pending: ApprovalCard | None, paused_question: str | None) -> list[Message]:
     if pending is not None:
         if paused_question:
             history.append(user_message(paused_question))
@@ -147,70 +136,97 @@ def restored_history(messages: Sequence[Mapping[str, Any]], pending: ApprovalCar
     return history
 
 
+#: Shows a turn's image in the chat: (filename, bytes) to a chat message, or None when it cannot be shown.
+ImageShown = Callable[[TranscriptEntry], "Message | None"]
+
+
+def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending: ApprovalCard | None = None,
+                       paused_question: str | None = None, image: ImageShown | None = None) -> list[Message]:
+    """The chat of a reopened conversation, whole: every finished turn as it was shown (question, image,
+    answer with its write confirmations, confidence and sources), patient notes, and a waiting card's pointer."""
+    history: list[Message] = [{"role": "assistant", "content": welcome}]
+    if entries or pending is not None:
+        history.append({"role": "assistant", "content": REOPENED})
+    for entry in entries:
+        if entry.get("note"):
+            history.append({"role": "assistant", "content": f"*{escape(str(entry['note']))}*"})
+            continue
+        if str(entry.get("question", "")).strip():
+            history.append(user_message(str(entry["question"])))
+        if entry.get("image"):
+            shown = image(entry) if image else None
+            history.append(shown or {"role": "user", "content": IMAGE_GONE})
+        result = TurnResult(answer=str(entry.get("answer", "")), confidence=entry.get("confidence"),
+                            sources=list(entry.get("sources", [])), writes=list(entry.get("writes", [])))
+        history.append({"role": "assistant", "content": final_markdown(result)})
+    return _with_pending(history, pending, paused_question)
+
+
 def approval_pointer(request: ApprovalCard) -> str:
     """The chat's line for a waiting card (the card is shown once, under the conversation)."""
     patient = request.get("patient") or {}
     who = f" for {escape(str(patient['name']))}" if patient.get("name") else ""
     notice = f"\n\n{escape(request['notice'])}" if request.get("notice") else ""
-    severe = " ⛔ Severe finding: approving needs an override with a reason." if request.get("override_required") else ""
+    severe = (" **Severe finding:** approving needs an override with a reason."
+              if request.get("override_required") else "")
     return (f"**Approval needed before writing to the record:** {escape(str(request.get('label', 'write')))}{who} — "
             f"review the card below; nothing is written until you decide.{severe}{notice}")
-
-
-def patient_header(patient: PatientCard | None) -> str:
-    """Who the write is for: name, birth date, sex, allergies, active medications (the id once, last)."""
-    if not patient:
-        return ""
-    allergies = "; ".join(escape(a) for a in patient.get("allergies", [])) or "none recorded"
-    meds = patient.get("medications", [])
-    listed = f": {'; '.join(escape(m) for m in meds)}" if meds else ""
-    more = " …" if patient.get("active_medications", 0) > len(meds) else ""
-    return (f"**Patient:** {escape(str(patient.get('name', '?')))} · born {escape(str(patient.get('birth_date', '?')))} · "
-            f"{escape(str(patient.get('gender', '?')))}  \n**Allergies:** {allergies}  \n"
-            f"**Active medications ({patient.get('active_medications', 0)})**{listed}{more}  \n"
-            f"*Patient ID {escape(str(patient.get('id', '?')))}*\n\n")
-
-
-def approval_markdown(request: ApprovalCard) -> str:
-    """The approval card: who it is for, any notice and safety warning first, then what will be written."""
-    notice = f"\n\nℹ️ **{escape(request['notice'])}**" if request.get("notice") else ""
-    severe = set(request.get("severe", []))
-    warnings = "".join(f"\n\n{'⛔' if w in severe else '⚠️'} **{escape(w)}**" for w in request.get("warnings", []))
-    override = ("\n\n⛔ **Severe conflict: a plain approval is refused. Give a reason and use 'Override & approve', "
-                "edit the order, or reject it.**" if request.get("override_required") else "")
-    preview = escape(request["preview"]).replace("\n", "  \n")
-    header = patient_header(request.get("patient"))
-    return f"**Approval needed before writing to the record**{notice}{warnings}{override}\n\n{header}{preview}"
 
 
 def _links(sources: list[Source]) -> list[str]:
     return [f"[{escape(s['title'])}]({s['url']})" for s in sources if str(s.get("url", "")).startswith("https://")]
 
 
+def _used(result: TurnResult, tools: frozenset[str]) -> bool:
+    return any(t.get("status") == "success" and t.get("tool") in tools for t in result.tools)
+
+
+def source_line(result: TurnResult) -> str:
+    """The turn's sources as links (https only), and the patient record when the turn read it: the active
+    patient's when a record tool read it, the record's patient list when the turn only searched it."""
+    parts = _links(result.sources)
+    if _used(result, _RECORD_TOOLS):
+        who = f" of {escape(result.active_patient['name'])}" if result.active_patient else ""
+        parts.append(f"the patient record{who}")
+    elif _used(result, _SEARCH_TOOLS):
+        parts.append("the patient record (search by name)")
+    return " · ".join(parts)
+
+
+def write_markdown(confirmation: str) -> str:
+    """One write's confirmation: what was written, its kind and record reference, and any override reason."""
+    what, kind, ref, reason = wording.write_line(confirmation)
+    text = f'<span class="check-ok">Written to the record</span> **{escape(what)}**'
+    if ref:
+        text += f" — {escape(kind)}, record reference `{escape(ref)}`"
+    if reason:
+        text += f"  \nSevere finding overridden by you; reason: *{escape(reason)}*"
+    return text + "\n\n"
+
+
 def final_markdown(result: TurnResult) -> str:
-    """What was written (with its resource id), then the answer with its confidence and sources as links (https
-    only)."""
-    written = "".join(f"✅ **Written to the record:** {escape(w)}\n\n" for w in result.writes)
-    text = written + demote_headings(escape(result.answer))
+    """What was written (with its record reference), then the answer with its confidence and sources."""
+    written = "".join(write_markdown(w) for w in result.writes)
+    text = written + demote_headings(escape(wording.answer_text(result.answer)))
     if result.confidence:
         text += f"\n\n*Confidence: {result.confidence}*"
-    links = _links(result.sources)
-    if links:
-        text += "\n\nSources: " + " · ".join(links)
+    sources = source_line(result)
+    if sources:
+        text += "\n\nSources: " + sources
     return text
 
 
-def timeline_markdown(result: TurnResult | None, pending: bool = False) -> str:
-    """The turn's structured steps: route, tools, results, retries, decisions, calls and time. With
-    ``pending`` the turn is paused for the clinician's approval: its steps so far, nothing written yet."""
+def timeline_markdown(result: TurnResult | None, pending: bool = False, names: Names | None = None) -> str:
+    """The turn's structured steps in clinical words: route, tools, results, retries, decisions, calls and
+    time. With ``pending`` the turn is paused for the clinician's approval: its steps so far, nothing written."""
     if result is None or not result.timeline:
         return "*No turn yet.*"
     # A numbered list, not a table: the panel is ~450 px wide at 1440 px, and a five-column table there
     # broke words letter by letter ("Understa/nding"). Each step: label, decision, time, calls; detail below.
     rows = []
     for i, e in enumerate(result.timeline, 1):
-        detail = escape(clip(_detail(e["detail"]).replace("\n", " ")))
-        decision = escape(e["decision"])
+        detail = escape(clip(wording.step_text(e["detail"].replace("\n", " "), names)))
+        decision = escape(wording.step_text(e["decision"], names))
         calls = _cost(e)
         rows.append(f"{i}. **{escape(e['label'])}** — {decision} · {e['duration_ms']:.0f} ms{calls}"
                     + (f"  \n   {detail}" if detail else ""))
@@ -225,28 +241,34 @@ def timeline_markdown(result: TurnResult | None, pending: bool = False) -> str:
             f"**prompt tokens:** {result.prompt_tokens}{_cached(result.cached_tokens)} · "
             f"**decoded tokens:** {result.decoded_tokens} · **time:** {result.latency_ms / 1000:.1f} s"
         )
-    route = " → ".join(result.router_actions) or ("waiting" if pending else "direct answer")
-    sources = " · ".join(_links(result.sources)) or "none"
+    route = wording.route(result.router_actions) or ("waiting" if pending else "direct answer")
+    sources = source_line(result) or "none"
     return f"{total}\n\n**Routing:** {escape(route)}\n\n" + "\n".join(rows) + f"\n\n**Sources:** {sources}"
 
 
-def summary_markdown(name: str, summary_text: str) -> str:
-    """The compiled patient summary for the patient panel (escaped; headings kept)."""
+def summary_markdown(name: str, summary_text: str, notes: Sequence[str] = ()) -> str:
+    """The compiled patient summary for the patient panel (escaped; headings kept), and the newest notes."""
     lines = []
     for line in summary_text.splitlines():
         if line.startswith("## "):
             lines.append(f"\n**{escape(line[3:])}**\n")  # a paragraph of its own, never inside a list item
         else:
             lines.append(escape(line) + ("" if line.lstrip().startswith("- ") else "  "))
+    if notes:
+        lines.append("\n**Clinical notes (newest first)**\n")
+        lines += [f"- {escape(n)}" for n in notes]
     return f"### {escape(name)}\n" + "\n".join(lines)
 
 
 def status_line(model: str, note: str | None, network: str) -> str:
-    """Which model and device answer, and whether the network tools are reachable."""
+    """Which model and device answer, and whether the network tools are reachable, in words a clinician
+    reads (no "CUDA")."""
     name = model.split(" · ")[0].strip()
+    if note:
+        note = note.replace("CUDA is not available", "No GPU on this machine")
     if note and name and name in note:
         note = note.replace(name, "this model")  # the label is already on the line, once is enough
-    warning = f" ⚠️ {escape(note)}" if note else ""
+    warning = f" {escape(note)}" if note else ""
     return f"**Model:** {escape(model)}.{warning} **Knowledge tools:** {escape(network)}."
 
 

@@ -66,7 +66,10 @@ def build_app(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str,
     def prometheus() -> Response:
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
-    return gr.mount_gradio_app(app, demo, path="", auth=auth, max_file_size=max_file_size)
+    from docgemma.ui.style import page_options
+
+    # page_options: the page's CSS, and Gradio's run history off (it kept answers with patient data in the browser).
+    return gr.mount_gradio_app(app, demo, path="", auth=auth, max_file_size=max_file_size, **page_options())
 
 
 def serve(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None, max_file_size: int,

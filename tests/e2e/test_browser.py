@@ -71,7 +71,8 @@ def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page
     ask(page, "Check FDA warnings for Coumadin")
     page.get_by_text("Confidence:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     chat = page.locator("#chat").inner_text()
-    assert "Choosing a resource — Drug Safety Report" in chat and "not fit to write medical text" in chat
+    assert "Choosing a resource — Drug Safety Report" in chat
+    assert "writes no medical text" in page.locator("#header").inner_text()  # said once, not under every answer
     page.locator("#timeline").get_by_text("Drug Safety Report", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     page.screenshot(path=str(ARTIFACTS / "01_answer_and_timeline.png"), full_page=True)
 
@@ -91,8 +92,9 @@ def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page
     page.screenshot(path=str(ARTIFACTS / "03_approval_card.png"), full_page=True)
     pid = ehr.client.search("Patient", [("name", "Mensah")])[0]["id"]
     assert ehr.client.search("MedicationRequest", [("patient", pid)]) == []
-    page.locator("#approve").click()  # penicillin anaphylaxis: a plain approval is refused, nothing is written
-    page.locator("#approval").get_by_text("Plain approval refused", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    # Penicillin anaphylaxis: a plain approval is not offered (greyed out), nothing is written.
+    assert not page.locator("#approve").is_enabled()
+    page.locator("#approval").get_by_text("plain approval is refused", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     assert ehr.client.search("MedicationRequest", [("patient", pid)]) == []
     page.locator("#override-reason textarea, #override-reason input").first.fill("tolerated a supervised challenge")
     page.locator("#override").click()

@@ -165,7 +165,7 @@ def test_offline_fails_fast_without_retries() -> None:
     http = HttpClient(frozenset({"127.0.0.1"}), max_retries=2)
     with pytest.raises(HttpError) as err:
         http.get_json("http://127.0.0.1:9/closed", {})
-    assert err.value.error_type == "service_unavailable" and http.stats["requests"] == 1
+    assert err.value.error_type == "offline" and http.stats["requests"] == 1
 
 
 def _raise(exc: type[Exception]) -> Callable[[httpx.Request], httpx.Response]:
@@ -181,7 +181,7 @@ def _status(code: int, body: bytes = b"", headers: dict[str, str] | None = None)
 FAULTS: dict[str, tuple[Callable[[httpx.Request], httpx.Response], str, int]] = {
     # fault: (handler, expected error type, expected requests per call: retries are bounded)
     "timeout": (_raise(httpx.ReadTimeout), "timeout", 3),
-    "connection_refused": (_raise(httpx.ConnectError), "service_unavailable", 1),
+    "connection_refused": (_raise(httpx.ConnectError), "offline", 1),
     "rate_limited_429": (_status(429, b'{"error":"API rate limit exceeded"}', {"Retry-After": "1"}), "rate_limit", 3),
     "server_error_500": (_status(500, b'{"error":{"code":"SERVER_ERROR","message":"Check your request and try again"}}'),
                          "server_error", 3),

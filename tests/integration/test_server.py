@@ -79,10 +79,11 @@ def test_probes_metrics_and_the_gradio_api_on_one_server(served: Served) -> None
                          api_name="/respond")
     out = client.predict({"text": "Prescribe metformin 500 mg twice daily for Amina Okafor", "files": []}, out[0],
                          None, api_name="/respond")
-    out = client.predict("{}", out[0], api_name="/approve")
+    card = out[10]  # the card's reference, which a decision names (the card's form parts come after the note)
+    out = client.predict("{}", out[0], card, api_name="/approve")
     assert "Written to the record" in str(out[0])
-    again = client.predict("{}", out[0], api_name="/approve")
-    assert "no pending action" in str(again[-1]) or "already handled" in str(again[-1])
+    again = client.predict("{}", out[0], card, api_name="/approve")
+    assert "no pending action" in str(again[9]) or "already handled" in str(again[9])
 
     text = httpx.get(f"{served.url}/metrics").text
     # The paused turn's calls are counted when it ends (on the replica that resumes it): two patient searches.

@@ -22,7 +22,8 @@ from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import default_registry
 from docgemma.ui import app as app_module
 from docgemma.ui.app import build_demo
-from docgemma.ui.events import apply_event, approval_markdown, status_line, summary_markdown, timeline_markdown
+from docgemma.ui.card import approval_markdown
+from docgemma.ui.events import apply_event, status_line, summary_markdown, timeline_markdown
 from tests.fixture_api import handler
 from tests.fixture_images import bomb_png
 
@@ -37,6 +38,8 @@ EVENT = {
 }
 # Positions in /respond's answer (gradio_client returns the value components: states and groups are left out).
 APPROVAL_CARD, APPROVAL_ARGS, TIMELINE, PATIENT_PANEL = 1, 2, 3, 4
+# The decision note under the card, and (appended when the card became a form) the card's reference.
+DECISION_NOTE, CARD_REF = 9, 10
 CT = Path(pydicom.__file__).parent / "data" / "test_files" / "CT_small.dcm"
 
 
@@ -70,8 +73,11 @@ def test_tool_call_is_nested_under_its_selection_step() -> None:
 
 
 def test_panels_text() -> None:
-    card = approval_markdown({"preview": "Prescription\nMedication name: amoxicillin", "warnings": ["ALLERGY CONFLICT: x"]})
-    assert card.index("ALLERGY CONFLICT") < card.index("amoxicillin")
+    severe = "ALLERGY CONFLICT (SEVERE): amoxicillin is a penicillin"
+    card = approval_markdown({"args": {"medication_name": "amoxicillin", "dosage": "500 mg"},  # type: ignore[typeddict-item]
+                              "warnings": [severe, "DUPLICATE ORDER: x"], "severe": [severe], "override_required": True})
+    assert card.index(severe) < card.index("**Drug:**")  # a severe finding is the first thing on the card
+    assert card.index("**Drug:**") < card.index("DUPLICATE ORDER") < card.index("**Dose:**")  # beside its field
     assert "**Patient**" in summary_markdown("Amina <b>", "## Patient\nAmina is 62.") and "<b>" not in summary_markdown(
         "A<b>", ""
     )
@@ -138,10 +144,10 @@ def test_tool_turn_image_turn_approval_and_bad_upload(served: tuple[str, Assista
     assert "ALLERGY CONFLICT" in str(out[APPROVAL_CARD]) and "Approval needed" in _text(history)
     assert not ehr.client.search("MedicationRequest", [("patient", pid)])
     assert "Grace Mensah" in str(out[APPROVAL_CARD]) and "Anaphylaxis" in str(out[APPROVAL_CARD])
-    out = client.predict(str(out[APPROVAL_ARGS]), history, api_name="/approve")  # severe conflict: plain click refused
+    out = client.predict(str(out[APPROVAL_ARGS]), history, out[CARD_REF], api_name="/approve")  # plain click refused
     assert "Plain approval refused" in str(out[APPROVAL_CARD])
     assert not ehr.client.search("MedicationRequest", [("patient", pid)])
-    out = client.predict("allergist-supervised challenge passed", out[0], api_name="/override")
+    out = client.predict("allergist-supervised challenge passed", out[0], out[CARD_REF], api_name="/override")
     orders = ehr.client.search("MedicationRequest", [("patient", pid)])
     assert len(orders) == 1 and "Written to the record" in _text(out[0]) and orders[0]["id"] in _text(out[0])
     assert "allergist-supervised challenge passed" in _text(out[0])
@@ -158,16 +164,24 @@ def test_approve_edit_reject_clicked_together_write_once(served: tuple[str, Assi
     before = len(ehr.client.search("MedicationRequest", [("patient", pid)]))
     out = client.predict({"text": f"Prescribe lisinopril 10 mg once daily for patient {pid}", "files": []}, [], None,
                          api_name="/respond")
-    history, args = out[0], str(out[APPROVAL_ARGS])
+    history, args, card = out[0], str(out[APPROVAL_ARGS]), out[CARD_REF]
     edited = args.replace("10 mg", "20 mg")
-    jobs = [client.submit(args, history, api_name="/approve"), client.submit(edited, history, api_name="/edit"),
-            client.submit(args, history, api_name="/reject"), client.submit(args, history, api_name="/approve")]
-    notes = [str(job.result()[-1]) for job in jobs]  # the last output: the decision note under the buttons
-    # A click that starts after the winner finished finds no card at all: that is said just as clearly.
-    assert sum("already handled" in n or "no pending action" in n for n in notes) == 3, notes
+    jobs = [client.submit(args, history, card, api_name="/approve"), client.submit(edited, history, card, api_name="/edit"),
+            client.submit(args, history, card, api_name="/reject"), client.submit(args, history, card, api_name="/approve")]
+    notes = [str(job.result()[DECISION_NOTE]) for job in jobs]
+    # A click that starts after the winner finished finds no card, or a newer one: that is said just as clearly.
+    assert sum("already handled" in n or "no pending action" in n or "no longer the one waiting" in n
+               for n in notes) == 3, notes
     written = len(ehr.client.search("MedicationRequest", [("patient", pid)])) - before
     assert written <= 1
-    final = client.predict(edited, history, api_name="/approve")  # approves the edited card if the edit won
+    # Approving the card the edit made needs that card's reference: the old one decides nothing.
+    stale = client.predict(edited, history, card, api_name="/approve")
+    assert len(ehr.client.search("MedicationRequest", [("patient", pid)])) - before == written
+    assert "no longer the one waiting" in str(stale[DECISION_NOTE]) or "no pending action" in str(stale[DECISION_NOTE])
+    # The edit's output (when the edit won) shows the new card's reference; a refused click changes no output.
+    newest = next((job.result()[CARD_REF] for job in jobs
+                   if isinstance(job.result()[CARD_REF], str) and job.result()[CARD_REF]), "")
+    final = client.predict(edited, history, newest, api_name="/approve") if newest else stale
     written = len(ehr.client.search("MedicationRequest", [("patient", pid)])) - before
     declined = "declined" in str(final[0]) or any("declined" in str(job.result()[0]) for job in jobs)
     assert written == (0 if declined else 1)
@@ -203,7 +217,7 @@ def test_page_is_honest_and_uploads_cannot_hurt(served: tuple[str, Assistant, Eh
     assert list(app_module._PREVIEWS.iterdir()) == []  # … and our file of it deleted after the turn
 
     out = client.predict({"text": "  ", "files": []}, [], None, api_name="/respond")
-    assert [m["role"] for m in out[0]] == ["assistant"] and "Please type a question" in _text(out[0])
+    assert not isinstance(out[0], list)  # an empty message changes nothing on the page (it replaced the answer)
 
     out = client.predict({"text": "Check FDA warnings for Coumadin", "files": []}, [], None, api_name="/respond")
     assert "Drug Safety Report" in str(out[TIMELINE]) and "Confidence: medium" in _text(out[0])

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from docgemma.agent.approval import ALREADY_HANDLED
+from docgemma.agent.approval import NO_PENDING
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
@@ -96,11 +96,13 @@ def test_a_restarted_app_reopens_the_conversation_patient_and_card_and_writes_on
     back = second.on.restore(thread)
     assert back[page.thread] == thread and back[page.saved_thread] == thread
     chat = [m["content"] for m in back[page.chatbot]]
-    assert chat[:2] == [WELCOME, REOPENED] and "Find patient Amina Okafor and check her chart" in chat and ALLERGY in chat
+    assert chat[:2] == [second.on.welcome(), REOPENED]
+    assert "Find patient Amina Okafor and check her chart" in chat and ALLERGY in chat
     assert not [m for m in back[page.chatbot] if m.get("metadata")]  # messages only: no old reasoning steps
     assert "Approval needed before writing to the record" in chat[-1]
     assert back[page.approval]["visible"] and back[page.card_id] == card
-    assert "penicillin" in back[page.approval_md].lower() and "Amina Okafor" in back[page.approval_md]
+    assert "Amina Okafor" in back[page.approval_md]
+    assert "penicillin" in back[page.field_boxes[0]]["value"].lower()  # the form's first field: the substance
     assert "Amina Okafor" in back[page.patient_md]
     assert "Waiting for your approval" in back[page.timeline]
 
@@ -108,7 +110,7 @@ def test_a_restarted_app_reopens_the_conversation_patient_and_card_and_writes_on
     assert "Written to the record" in approved[page.chatbot][-1]["content"]
     assert len(second.allergies("Okafor")) == 1
     again = second.last(second.on.decide("approve", back[page.approval_args], back[page.chatbot], thread, card))
-    assert ALREADY_HANDLED in again[page.decision_note] and len(second.allergies("Okafor")) == 1
+    assert NO_PENDING in again[page.decision_note] and len(second.allergies("Okafor")) == 1
 
     reloaded = second.on.restore(thread)  # after the decision: the answer is part of the conversation, no card
     assert not reloaded[page.approval]["visible"] and reloaded[page.card_id] == ""
@@ -124,7 +126,7 @@ def test_new_conversation_clears_chat_card_and_patient_and_keeps_the_old_thread_
     page = app.page
     assert is_thread_id(fresh[page.thread]) and fresh[page.thread] != thread
     assert fresh[page.saved_thread] == fresh[page.thread]
-    assert fresh[page.chatbot] == [{"role": "assistant", "content": WELCOME}]
+    assert fresh[page.chatbot] == [{"role": "assistant", "content": app.on.welcome()}]
     assert not fresh[page.approval]["visible"] and fresh[page.card_id] == ""
     assert fresh[page.patient_md] == NO_PATIENT and fresh[page.images] == []
     assert app.on.workspace.pending(thread) is not None  # the old conversation is left as it was, nothing written
@@ -135,7 +137,7 @@ def test_an_unknown_well_formed_id_opens_an_empty_conversation(tmp_path: Path) -
     app = App.start(tmp_path)
     thread = new_thread_id()
     back = app.on.restore(thread)
-    assert back[app.page.thread] == thread and back[app.page.chatbot] == [{"role": "assistant", "content": WELCOME}]
+    assert back[app.page.thread] == thread and back[app.page.chatbot] == [{"role": "assistant", "content": app.on.welcome()}]
     assert not back[app.page.approval]["visible"] and back[app.page.patient_md] == NO_PATIENT
     app.store.close()
 

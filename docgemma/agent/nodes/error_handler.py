@@ -21,7 +21,7 @@ from docgemma.tools.registry import ToolRegistry
 
 ASK_USER_ERRORS: frozenset[ErrorType] = frozenset({"invalid_args", "no_image"})
 SKIP_ERRORS: frozenset[ErrorType] = frozenset({"drug_not_in_database", "not_configured", "no_vision", "declined",
-                                               "not_requested"})
+                                               "not_requested", "offline"})
 
 
 def deterministic_action(state: AgentState, result: ToolResult) -> tuple[RouteAction, str] | None:

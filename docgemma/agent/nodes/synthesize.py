@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from docgemma.agent import answer, prompts, render
+from docgemma.agent import answer, modes, prompts, render, transcript
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
+from docgemma.tools.http import known_offline
 from docgemma.tools.registry import ToolRegistry
 
 SHORT_REPLY_TOKENS = 96
@@ -41,17 +42,19 @@ def _is_lookup(registry: ToolRegistry, name: str) -> bool:
     return name in registry and registry[name].lookup
 
 
-def all_failed_answer(errors: list[str]) -> str:
-    """The answer when every tool failed: what could not be retrieved, and no medical content."""
+def all_failed_answer(errors: list[str], offline: bool = False) -> str:
+    """The answer when every tool failed: what could not be retrieved, and no medical content. ``offline``:
+    every failure was a service this machine cannot reach, so "try again shortly" would not be true."""
     listed = "\n".join(f"- {e}" for e in errors)
+    after = ("These services need an internet connection, which this machine does not have now; the patient "
+             "record works without one." if offline else "Please try again shortly.")
     return (
         f"I could not retrieve the information needed for this request:\n{listed}\n\n"
-        "I have not answered from general knowledge, because the information could not be checked. "
-        "Please try again shortly."
+        f"I have not answered from general knowledge, because the information could not be checked. {after}"
     )
 
 
-def _demo_answer(state: AgentState, model: str, registry: ToolRegistry) -> tuple[str, str]:
+def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[str, str]:
     """The answer when the model may not write medical text (see the module docstring)."""
     done = [r for r in state.get("tool_results", []) if r["status"] == "success"]
     # A write is confirmed by the chat's own "written to the record" line: not repeated here.
@@ -62,16 +65,17 @@ def _demo_answer(state: AgentState, model: str, registry: ToolRegistry) -> tuple
         declined = [r for r in state.get("tool_results", []) if r["error_type"] == "declined"]
         # A declined write is the clinician's decision, not information that could not be retrieved.
         errors = [e for e in state.get("error_messages", []) if e not in {r["error"] for r in declined}]
-        text = render.retrieved_facts(succeeded, errors, answer.sources(state), model)
+        text = render.retrieved_facts(succeeded, errors, answer.sources(state))
         if declined:
             labels = " and ".join(dict.fromkeys(r["tool_label"] for r in declined))
             text += f"\n\nNothing was written to the record: you declined the {labels}."
         return text, "retrieved facts shown as returned (demo model writes no medical text)"
+    mode = modes.mode_of(llm)
     if state.get("scope") in ("greeting", "off_topic"):
-        return f"{render.DEMO_GREETING} {answer.CAPABILITIES}", "greeting (demo model: written by code)"
+        return f"{render.DEMO_GREETING} {modes.capabilities(mode, known_offline())}", "greeting (demo model: written by code)"
     if state["extracted_entities"]["has_image"]:
-        return render.DEMO_IMAGE.format(model=model), "image not analysed (demo model has no vision)"
-    return render.DEMO_DIRECT.format(model=model), "medical question not answered (demo model)"
+        return modes.no_vision(mode), "image not analysed (demo model has no vision)"
+    return modes.limits(mode, known_offline()), "medical question not answered (demo model)"
 
 
 def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
@@ -106,9 +110,10 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
         text, decision = f"Nothing was written to the record: you declined the {labels}.", "declined (no model call)"
     elif state.get("intent") == "TOOL_NEEDED" and not succeeded:
         errors = state.get("error_messages") or [str(r["error"]) for r in results]
-        text, decision = all_failed_answer(errors), "every resource failed: no answer from model memory"
+        offline = all(r["error_type"] == "offline" for r in results)
+        text, decision = all_failed_answer(errors, offline), "every resource failed: no answer from model memory"
     elif not clinically_meaningful(llm):
-        text, decision = _demo_answer(state, llm.name, registry)
+        text, decision = _demo_answer(state, llm, registry)
     else:
         brief = len(succeeded) == 1 and len(results) == 1 and _is_lookup(registry, succeeded[0]["tool_name"])
         config = NODE_CONFIG["synthesize"]
@@ -127,7 +132,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
         except LLMError:
             text, decision = ("".join(parts).strip() + "\n\n" + MODEL_FAILED).strip(), "model failed"
         if scope != "clinical":
-            extra = ("\n\n" if text else "") + answer.CAPABILITIES
+            extra = ("\n\n" if text else "") + modes.capabilities(modes.mode_of(llm), known_offline())
             trace.write(Token(extra))
             text += extra
     if not streamed:
@@ -143,11 +148,13 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
         Message(role="assistant", content=text),
     ][-CONVERSATION_CAP:]
     event = trace.event(decision, f"{len(text.split())} words")
+    confidence, sources = answer.confidence(state, llm, registry), answer.sources(state)
     return {
         "final_response": final,
-        "confidence": answer.confidence(state, llm),
-        "sources": answer.sources(state),
+        "confidence": confidence,
+        "sources": sources,
         "follow_ups": answer.follow_ups(state, registry),
         "conversation": conversation,
+        "transcript": transcript.appended(state, transcript.turn_entry(state, registry, final, confidence, sources)),
         "timeline": [event],
     }

@@ -1,0 +1,34 @@
+"""The conversation as the clinician saw it: one entry per finished turn (question, image, answer, confidence,
+sources, write confirmations) and notes such as a patient chosen in the panel. It is kept in the thread's
+state beside ``conversation`` (which is capped and shaped for prompts), so that a page reopened after a reload
+or a restart shows every turn whole. No prompt reads it."""
+
+from __future__ import annotations
+
+from docgemma.agent.state import AgentState, Confidence, TranscriptEntry
+from docgemma.tools.outcome import Source
+from docgemma.tools.registry import ToolRegistry
+
+#: Turns kept for the page; older ones drop off (the record, not the chat, is the clinical record).
+TRANSCRIPT_CAP = 200
+
+
+def written(state: AgentState, registry: ToolRegistry) -> list[str]:
+    """Confirmations of the turn's successful writes (what, the resource id, any override reason)."""
+    out = []
+    for r in state.get("tool_results", []):
+        if r["status"] == "success" and r["tool_name"] in registry and registry[r["tool_name"]].writes:
+            out.append(registry[r["tool_name"]].formatter(r["data"]))
+    return out
+
+
+def turn_entry(state: AgentState, registry: ToolRegistry, answer: str, confidence: Confidence | None,
+               sources: list[Source]) -> TranscriptEntry:
+    """The finished turn of ``state`` as the page shows it."""
+    return TranscriptEntry(question=state.get("user_query", ""), image=state.get("attachment"), answer=answer,
+                           confidence=confidence, sources=list(sources), writes=written(state, registry))
+
+
+def appended(state: AgentState, entry: TranscriptEntry) -> list[TranscriptEntry]:
+    """The thread's transcript with ``entry`` added (the oldest dropped past :data:`TRANSCRIPT_CAP`)."""
+    return [*state.get("transcript", []), entry][-TRANSCRIPT_CAP:]

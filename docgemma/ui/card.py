@@ -1,0 +1,168 @@
+"""The approval card as a form: what will be written, one field per value (drug, dose, frequency, duration;
+substance, reaction, severity; note type and text), each with the checks about it beside it, severity said in
+words and colour (an emoji alone is an empty box where no emoji font is installed).
+
+Generic over the card's data (``agent.approval.ApprovalCard``): whatever arguments a write tool has become
+fields, and whatever warnings its check returns are shown, next to the field they name or at the top. Pure
+functions (no Gradio): the layout in ``ui/app.py`` shows what these return.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from docgemma.agent.approval import ApprovalCard
+from docgemma.ui.markup import escape, patient_header
+
+#: Form fields the page has room for (the largest write tool has five values besides the patient).
+MAX_FIELDS = 6
+#: Field names as a clinician says them; an argument not named here is shown by its own name.
+FIELD_LABELS: Mapping[str, str] = {
+    "medication_name": "Drug", "dosage": "Dose", "route": "Route", "frequency": "Frequency",
+    "duration": "Duration", "notes": "Notes for the order", "substance": "Substance", "reaction": "Reaction",
+    "severity": "Severity (mild, moderate or severe)", "note_type": "Note type", "note_text": "Note text",
+}
+#: Words in a check that tie it to a field (the drug's own name also ties a check to the drug field).
+FIELD_WORDS: Mapping[str, tuple[str, ...]] = {
+    "dosage": ("DOSE", "MAXIMUM"),
+    "frequency": ("FREQUENCY",),
+    "duration": ("DURATION",),
+    "route": ("ROUTE",),
+    "medication_name": ("ALLERGY CONFLICT", "DUPLICATE ORDER", "INTERACTION"),
+    "substance": ("ALREADY RECORDED",),
+}
+#: Multi-line fields.
+LONG_FIELDS = frozenset({"note_text", "notes"})
+RECHECK = "Re-check with my changes"
+
+
+@dataclass
+class Check:
+    """One finding of the safety review: severe (needs an override) or a warning."""
+
+    text: str
+    severe: bool
+
+
+@dataclass
+class Field:
+    """One value of the write, as the form shows it."""
+
+    key: str
+    label: str
+    value: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def lines(self) -> int:
+        return 4 if self.key in LONG_FIELDS else 1
+
+
+def _checks(card: ApprovalCard) -> list[Check]:
+    severe = set(card.get("severe", []))
+    listed = [Check(w, w in severe) for w in card.get("warnings", [])]
+    listed += [Check(s, True) for s in card.get("severe", []) if s not in card.get("warnings", [])]
+    # Severe first: the finding that refuses a plain approval is the first thing read.
+    return sorted(listed, key=lambda c: not c.severe)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _optional_keys(tool: str) -> list[str]:
+    """The write tool's argument names (its args model), so that an optional value left out (an allergy's
+    severity) is still a field the clinician can fill in."""
+    from docgemma.tools.registry import default_registry
+
+    registry = default_registry()
+    return list(registry[tool].args_model.model_fields) if tool in registry else []
+
+
+def fields(card: ApprovalCard) -> tuple[list[Field], list[Check]]:
+    """The card's values as form fields with the checks that name them, and the checks that name none."""
+    args = dict(card.get("args", {}))
+    for key in _optional_keys(str(card.get("tool", ""))):
+        args.setdefault(key, None)
+    shown = [Field(k, FIELD_LABELS.get(k, k.replace("_", " ").capitalize()), _shown(v))
+             for k, v in args.items() if k != "patient_id"][:MAX_FIELDS]
+    general: list[Check] = []
+    for check in _checks(card):
+        upper = check.text.upper()
+        home = next((f for f in shown if any(w in upper for w in FIELD_WORDS.get(f.key, ()))), None)
+        if home is None:  # a check naming the drug or substance itself ("amoxicillin belongs to …")
+            home = next((f for f in shown if f.key in ("medication_name", "substance") and f.value
+                         and f.value.lower() in check.text.lower()), None)
+        (home.checks if home else general).append(check)
+    return shown, general
+
+
+def check_markdown(checks: Sequence[Check]) -> str:
+    """Checks in words and colour: "SEVERE" in red, "Warning" in amber (the classes are styled in ``CSS``)."""
+    return "\n\n".join(
+        f'<span class="check-severe">SEVERE</span> {escape(c.text)}' if c.severe
+        else f'<span class="check-warning">Warning</span> {escape(c.text)}' for c in checks)
+
+
+def header_markdown(card: ApprovalCard, general: Sequence[Check]) -> str:
+    """Above the form: what this is, who it is for, the card's notice and the checks that name no field."""
+    title = f"**Approval needed before writing to the record: {escape(str(card.get('label', 'write')))}**"
+    notice = f'\n\n<span class="check-notice">Note</span> {escape(card["notice"])}' if card.get("notice") else ""
+    refused = ('\n\n<span class="check-severe">SEVERE</span> **A plain approval is refused for this card.** '
+               "Give a reason and use *Override & approve*, change the values and re-check, or reject it."
+               if card.get("override_required") else "")
+    # Every severe finding at the top as well (it is why a plain approval is refused), then the unplaced checks.
+    top = [c for c in _checks(card) if c.severe] + [c for c in general if not c.severe]
+    checks = f"\n\n{check_markdown(top)}" if top else ""
+    clean = "" if card.get("warnings") or card.get("severe") else \
+        '\n\n<span class="check-ok">No findings</span> The safety checks found nothing for these values.'
+    return f"{title}{refused}{notice}{checks}{clean}\n\n{patient_header(card.get('patient'))}"
+
+
+def card_reference(card: ApprovalCard) -> str:
+    """The id (with its version) of the card on the page: a decision names it, and is refused for any other."""
+    return str(card.get("card_id", ""))
+
+
+def edited_args(card: ApprovalCard, values: Sequence[str | None]) -> dict[str, Any] | None:
+    """The arguments the form's fields hold, for a re-check; None when the page sent no field values (an API
+    call, which sends the arguments as JSON instead). An emptied optional field is left out."""
+    keys = [f.key for f in fields(card)[0]]
+    sent = [str(v) if v is not None else "" for v in values[: len(keys)]]
+    if not any(v.strip() for v in sent):
+        return None
+    out: dict[str, Any] = {}
+    for key, value in zip(keys, sent, strict=False):
+        original = card["args"].get(key)
+        if not value.strip() and original in (None, ""):
+            continue
+        if isinstance(original, list):
+            out[key] = [v.strip() for v in value.split(",") if v.strip()]
+        else:
+            out[key] = value.strip()
+    return out
+
+
+def args_json(card: ApprovalCard | None) -> str:
+    """The editable arguments as JSON, the ``/edit`` API's input (the page itself edits the fields)."""
+    if card is None:
+        return ""
+    return json.dumps({k: v for k, v in card["args"].items() if k != "patient_id"}, indent=1)
+
+
+def approval_markdown(card: ApprovalCard) -> str:
+    """The whole card as text (the header, then each field with its checks): for a front end without the
+    form, and for the tests."""
+    shown, general = fields(card)
+    rows = []
+    for f in shown:
+        checks = f"  \n{check_markdown(f.checks)}" if f.checks else ""
+        rows.append(f"**{escape(f.label)}:** {escape(f.value)}{checks}")
+    return header_markdown(card, general) + "\n\n".join(rows)

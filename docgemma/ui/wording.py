@@ -1,0 +1,180 @@
+"""Clinical words for what the page shows: the reasoning steps and the timeline speak of "needs a look-up",
+"data returned" and "Prescription", not ``TOOL_NEEDED``, ``success_partial`` or ``prescribe_medication``;
+arguments read as a line ("medication: amoxicillin · dose: 500 mg"), a patient by name, and record ids and
+FHIR type names stay out of the chat except where an id is the point (a write's confirmation).
+
+Pure functions on strings (no Gradio): the agent's timeline keeps its exact words for the CLI, the golden
+records and the tests; only the page translates them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Mapping
+
+from docgemma.tools.registry import default_registry
+
+#: The agent's internal words and their meaning for a clinician (decisions, result classes, routes, errors).
+WORDS: Mapping[str, str] = {
+    "TOOL_NEEDED": "needs a look-up",
+    "DIRECT": "answer directly",
+    "success_rich": "complete result",
+    "success_partial": "data returned",
+    "no_results": "nothing found",
+    "error_retryable": "failed, can be retried",
+    "error_fatal": "failed",
+    "SYNTHESIZE": "write the answer",
+    "TOOL_SELECT": "consult the next resource",
+    "ERROR_HANDLER": "handle the failure",
+    "ASK_USER": "ask you",
+    "SKIP": "stop trying this resource",
+    "RETRY": "try again",
+    "retry_same": "try again unchanged",
+    "retry_different_args": "try again with other terms",
+    "patient_names": "patient",
+    "patient_ids": "patient",
+    "drug_mentions": "drugs",
+    "action_verbs": "action",
+}
+#: Error types (``tools/outcome.py``), translated where a step names one ("error: timeout", "declined: …").
+ERROR_WORDS: Mapping[str, str] = {
+    "timeout": "timed out",
+    "service_unavailable": "service unavailable",
+    "offline": "not reachable (offline)",
+    "rate_limit": "service busy",
+    "server_error": "service error",
+    "not_found": "not found",
+    "drug_not_in_database": "drug not in the database",
+    "invalid_args": "information missing",
+    "invalid_response": "unreadable reply",
+    "no_image": "no image attached",
+    "not_configured": "not available here",
+    "no_vision": "needs a vision model",
+    "declined": "declined by you",
+    "not_requested": "not asked for",
+    "generic": "failed",
+}
+#: Argument names as a clinician says them.
+ARGUMENT_WORDS: Mapping[str, str] = {
+    "medication_name": "medication", "dosage": "dose", "drug_name": "drug", "drug_names": "drugs",
+    "note_type": "note type", "note_text": "note", "name": "looking for", "query": "search", "condition": "condition",
+    "fhir_id": "record item", "resource_type": "kind", "include_notes": "with notes", "date_from": "from",
+    "date_to": "to", "start_date": "from", "end_date": "to",
+}
+#: FHIR resource types as clinical words.
+RESOURCE_WORDS: Mapping[str, str] = {
+    "MedicationRequest": "prescription", "AllergyIntolerance": "allergy", "DocumentReference": "note",
+    "Condition": "condition", "Observation": "result", "Encounter": "visit", "Procedure": "procedure",
+    "DiagnosticReport": "report", "CarePlan": "care plan", "Immunization": "immunization", "Patient": "patient",
+    "Media": "image",
+}
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_ARGS = re.compile(r"(?:arguments|args): (\{.*?\})(?=;|$)")
+_BRACKETED_ID = re.compile(rf"\s*\[(?:[A-Za-z]+/)?{_UUID}\]")
+_TYPED_ID = re.compile(rf"\b({'|'.join(RESOURCE_WORDS)})/({_UUID})")
+_ID = re.compile(rf"(,\s*)?\b(?:ID |id )?({_UUID})")
+_RESOURCE_AT_LINE_START = re.compile(rf"^(\s*(?:- )?)({'|'.join(RESOURCE_WORDS)}) ", re.MULTILINE)
+
+PatientName = Callable[[str], "str | None"]
+
+
+def _labels() -> dict[str, str]:
+    return {spec.name: spec.label for spec in default_registry()}
+
+
+_TOOL_LABELS = _labels()
+_TERMS = re.compile(r"\b(" + "|".join(sorted([*WORDS, *_TOOL_LABELS], key=len, reverse=True)) + r")\b")
+
+
+_ERRORS = "|".join(ERROR_WORDS)
+_ERROR_NAMED = re.compile(rf"\berror: ({_ERRORS})\b|^({_ERRORS}):")
+
+
+def words(text: str) -> str:
+    """``text`` with internal words (decisions, classes, routes, error types, tool names) in clinical words."""
+    text = _ERROR_NAMED.sub(lambda m: f"failed: {ERROR_WORDS[m.group(1)]}" if m.group(1)
+                            else f"{ERROR_WORDS[m.group(2)]}:", text)
+    return _TERMS.sub(lambda m: _TOOL_LABELS.get(m.group(1)) or WORDS[m.group(1)], text)
+
+
+def _value(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def argument_line(args: Mapping[str, object], patient_name: PatientName | None = None) -> str:
+    """Arguments as a readable line: ``medication: amoxicillin · dose: 500 mg``; a patient by name."""
+    parts = []
+    for key, value in args.items():
+        if value is None or value == "":
+            continue
+        if key == "patient_id":
+            name = patient_name(str(value)) if patient_name else None
+            parts.append(f"patient: {name or 'the patient on record'}")
+            continue
+        parts.append(f"{ARGUMENT_WORDS.get(key, key.replace('_', ' '))}: {_value(value)}")
+    return " · ".join(parts)
+
+
+def _arguments(match: re.Match[str], patient_name: PatientName | None) -> str:
+    try:
+        args = ast.literal_eval(match.group(1))
+    except (ValueError, SyntaxError):
+        return match.group(0)
+    return argument_line(args, patient_name) if isinstance(args, dict) else match.group(0)
+
+
+def _without_ids(text: str, patient_name: PatientName | None) -> str:
+    text = _TYPED_ID.sub(lambda m: RESOURCE_WORDS[m.group(1)], text)
+
+    def named(m: re.Match[str]) -> str:
+        # "Grace Mensah (born …, ID <uuid>)": the name is there already, the id goes; a bare id becomes the name.
+        if m.group(1):
+            return ""
+        return (patient_name(m.group(2)) if patient_name else None) or ""
+
+    return _ID.sub(named, text)
+
+
+def step_text(text: str, patient_name: PatientName | None = None) -> str:
+    """A reasoning step's decision or detail in clinical words: arguments as a line, internal words
+    translated, record ids replaced by the patient's name or dropped, entity lists as ``drugs: …``."""
+    text = _ARGS.sub(lambda m: _arguments(m, patient_name), text)
+    text = _BRACKETED_ID.sub("", text)
+    text = _without_ids(text, patient_name)
+    text = text.replace("(hint: ", "(suggested: ")
+    return re.sub(r"\(\s*\)|\s{2,}", " ", words(text)).strip().rstrip(";").strip()
+
+
+def route(actions: list[str]) -> str:
+    """The turn's routing decisions in order, in clinical words."""
+    return " → ".join(WORDS.get(a, a) for a in actions)
+
+
+def answer_text(text: str) -> str:
+    """An answer as the chat shows it: record item ids in brackets dropped and FHIR type names that open a
+    line of record data in clinical words ("Observation Creatinine …" → "Result: Creatinine …"); a write
+    confirmation keeps its id (see :func:`write_line`)."""
+    text = _BRACKETED_ID.sub("", text)
+    return _RESOURCE_AT_LINE_START.sub(lambda m: f"{m.group(1)}{RESOURCE_WORDS[m.group(2)].capitalize()}: ", text)
+
+
+_WRITE = re.compile(r"^(?P<verb>[^:]+): (?P<what>.*?) \[(?P<type>[A-Za-z]+)/(?P<id>[^\]]+)\](?P<rest>.*)$", re.DOTALL)
+
+
+def write_line(confirmation: str) -> tuple[str, str, str, str]:
+    """A write's confirmation (``tools.ehr_tools.format_write``) as (what was written, its kind in clinical
+    words, its record reference ``Type/id``, the override reason or "")."""
+    found = _WRITE.match(confirmation.strip())
+    if not found:
+        return confirmation, "", "", ""
+    kind = RESOURCE_WORDS.get(found["type"], found["type"])
+    rest = found["rest"].strip(" —-")
+    reason = rest.split("reason:", 1)[1].strip() if "reason:" in rest else ""
+    verb = found["verb"].strip()
+    what = found["what"] if verb == "Saved" else f"{found['what']} ({verb.lower()})"
+    return what, kind, f"{found['type']}/{found['id']}", reason
