@@ -10,6 +10,7 @@ import sys
 
 from docgemma.__main__ import main as cli
 from docgemma.config import Settings
+from docgemma.llm.platform import on_zerogpu, zerogpu_wrapper
 
 log = logging.getLogger("docgemma.app")
 
@@ -33,6 +34,10 @@ def ensure_embedded_model() -> None:
 
 def prepare(settings: Settings) -> None:
     """What a Space needs before the app loads its model."""
+    if on_zerogpu():
+        # spaces first, before anything asks torch about CUDA; ZeroGPU never runs the CPU demo model.
+        zerogpu_wrapper()
+        return
     if settings.backend == "transformers" and settings.model is None:
         ensure_embedded_model()
 

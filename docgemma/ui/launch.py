@@ -68,7 +68,7 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
     """Load everything and serve until SIGTERM or Ctrl-C; ``on_ready(url)`` once the page answers.
 
     Raises :class:`~docgemma.config.ConfigError` for an address, setting or service the app cannot use."""
-    from docgemma.llm.platform import on_zerogpu
+    from docgemma.llm.platform import on_zerogpu, zerogpu_wrapper
     from docgemma.ops.listen import ensure_can_listen
     from docgemma.ops.metrics import Metrics
     from docgemma.ops.store import open_store
@@ -76,6 +76,9 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
     from docgemma.ui import server
     from docgemma.ui.app import NetworkStatus, build_demo
 
+    zerogpu = on_zerogpu()
+    if zerogpu:
+        zerogpu_wrapper()  # imports spaces: before the model touches CUDA, and so that it patches Blocks.launch
     host, port = address()
     ensure_can_listen(host, port, "set GRADIO_SERVER_PORT to a free port")
     store = open_store(settings)
@@ -96,7 +99,7 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
         if on_ready is not None:
             announce_when_answering(url, on_ready)
 
-    serve = server.serve_through_gradio if on_zerogpu() else server.serve
+    serve = server.serve_through_gradio if zerogpu else server.serve
     try:
         serve(demo, server.readiness(settings, store, ehr), metrics, auth=auth,
               max_file_size=settings.max_image_bytes, host=host, port=port, on_started=started)
