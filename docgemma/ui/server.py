@@ -96,7 +96,9 @@ def serve(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str
 
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
-            if on_started is not None and not self.should_exit:
+            if stop.is_set:  # a stop asked for before uvicorn took the signals over
+                self.should_exit = True
+            elif on_started is not None and not self.should_exit:
                 on_started()
 
     app = EndStreamsOnStop(build_app(demo, ready, metrics, auth=auth, max_file_size=max_file_size), stop)
