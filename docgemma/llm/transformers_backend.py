@@ -26,8 +26,9 @@ backend keeps the previous call's KV cache and prefills only what follows the co
 (:mod:`docgemma.llm.prefix_cache`). By default it is off with bf16 compute, where reuse does not reproduce a
 full prefill (:func:`reuse_by_default`); ``DOCGEMMA_PREFIX_CACHE=on``/``off`` decides instead.
 
-On a ZeroGPU Space (the ``spaces`` package importable) the model calls run under ``spaces.GPU``; there the
-KV cache is not kept (each call runs in a GPU worker, so the cache it fills does not come back).
+On a ZeroGPU Space (``SPACES_ZERO_GPU`` set: :mod:`docgemma.llm.platform`) the model calls run under
+``spaces.GPU``; there the KV cache is not kept (each call runs in a GPU worker, so the cache it fills does not
+come back). Elsewhere, ``spaces`` being importable (it is on every Space) changes nothing.
 
 Heavy imports (torch, transformers, llguidance) happen inside functions so that importing this module is
 free and a missing package gives an error that says what to install.
@@ -47,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from docgemma.config import MEDGEMMA_MODEL_ID
+from docgemma.llm import platform
 from docgemma.llm.base import (
     LLMError,
     Messages,
@@ -97,8 +99,6 @@ def embedded_model_file() -> Path:
 #: sentence until the token cap). The n-gram ban also covers the prompt, so it is long enough to let the
 #: model quote a name or a drug from it; models that are clinically meaningful decode unchanged.
 SMALL_MODEL_REPETITION: dict[str, Any] = {"repetition_penalty": 1.15, "no_repeat_ngram_size": 6}
-#: Seconds a ZeroGPU Space may hold the GPU for one model call (the default 60 s is short for 512 tokens).
-ZEROGPU_DURATION_S = 120
 #: Where Kaggle mounts attached models and datasets.
 KAGGLE_INPUT = Path("/kaggle/input")
 GATED_HINT = (
@@ -402,16 +402,8 @@ def _sampling(temperature: float) -> dict[str, Any]:
 
 
 def _zerogpu() -> Any:
-    """``spaces.GPU(duration=…)`` when the ``spaces`` package is importable (a ZeroGPU Space), else None.
-
-    ``spaces.GPU`` is documented as effect-free outside ZeroGPU; not importing it at all keeps the
-    common path free of it.
-    """
-    try:
-        spaces = importlib.import_module("spaces")
-    except ImportError:
-        return None
-    return spaces.GPU(duration=ZEROGPU_DURATION_S)
+    """``spaces.GPU`` (its duration from the call's token budget) on a ZeroGPU Space, else None."""
+    return platform.zerogpu_wrapper()
 
 
 def compute_dtype(torch: Any) -> Any:
@@ -523,7 +515,7 @@ def load_transformers_llm(model: str | None = None, prefix_cache: bool | None = 
             model = str(kaggle) if kaggle else MEDGEMMA_MODEL_ID
         else:
             model = str(embedded_model_file())
-            fallback_note = f"CUDA is not available: running {EMBEDDED_LABEL} instead of MedGemma."
+            fallback_note = platform.cpu_fallback_note(torch, EMBEDDED_LABEL)  # an error on GPU hardware
             log.warning(fallback_note)
 
     start = time.perf_counter()

@@ -19,7 +19,6 @@ import atexit
 import itertools
 import json
 import logging
-import os
 import shutil
 import tempfile
 import threading
@@ -604,26 +603,3 @@ def build_demo(
     demo.queue(default_concurrency_limit=1)
     return demo
 
-
-def launch(settings: Settings) -> None:
-    """Load the model and serve on ``GRADIO_SERVER_NAME``:``GRADIO_SERVER_PORT`` (127.0.0.1:7860), with
-    ``/healthz``, ``/readyz`` and ``/metrics`` beside the page (``ui/server.py``)."""
-    from docgemma.ops.metrics import Metrics
-    from docgemma.ops.store import open_store
-    from docgemma.runtime import build_assistant, build_ehr, network_probe
-    from docgemma.ui.server import readiness, serve
-
-    store = open_store(settings)
-    metrics = Metrics()
-    ehr = build_ehr(settings)
-    assistant = build_assistant(settings, ehr, store, metrics)
-    note = getattr(assistant.llm, "fallback_note", None)
-    describe = getattr(assistant.llm, "describe", None)
-    model_line = describe() if callable(describe) else assistant.llm.name
-    demo = build_demo(assistant, ehr, model_line, note, NetworkStatus(network_probe(settings)), metrics)
-    auth = None
-    if settings.auth:
-        user, _, password = settings.auth.partition(":")
-        auth = (user, password)
-    serve(demo, readiness(settings, store, ehr), metrics, auth=auth, max_file_size=settings.max_image_bytes,
-          host=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))

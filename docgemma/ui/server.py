@@ -8,10 +8,16 @@ monitoring system use beside it.
 
 The probes are not behind ``DOCGEMMA_AUTH``: they say nothing about patients. The Gradio API names (/respond,
 /approve, /edit, /reject, /override, /search_patients, /select_patient) are the page's, unchanged.
+
+Two ways to serve the same page and probes: :func:`serve` (uvicorn, everywhere but ZeroGPU) and
+:func:`serve_through_gradio` (``gradio.Blocks.launch``: on ZeroGPU the ``spaces`` package initialises only
+there). Both end open event streams at SIGTERM and exit promptly (``ui/shutdown.py``).
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -37,21 +43,15 @@ def readiness(settings: Settings, store: ConversationStore, ehr: Record | None) 
     return Readiness(checks)
 
 
-def build_app(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None = None,
-              max_file_size: int | None = None) -> FastAPI:
-    """FastAPI with the probes and ``/metrics``, and the Gradio page at ``/``."""
-    import gradio as gr
-    from fastapi import FastAPI
+def probe_routes(demo: Any, ready: Readiness, metrics: Metrics) -> list[Any]:
+    """``/healthz``, ``/readyz`` and ``/metrics`` as routes for a FastAPI app (ours, or Gradio's own)."""
     from fastapi.responses import JSONResponse, Response
+    from fastapi.routing import APIRoute
     from prometheus_client import CONTENT_TYPE_LATEST
 
-    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-
-    @app.get("/healthz")
     def healthz() -> dict[str, str]:
         return {"status": "alive"}
 
-    @app.get("/readyz")
     def readyz() -> JSONResponse:
         ok, parts = ready.report()
         failed = [name for name, state in parts.items() if state != "ok"]
@@ -62,22 +62,82 @@ def build_app(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str,
     if queue is not None:
         metrics.watch_queue(lambda: len(queue))
 
-    @app.get("/metrics")
     def prometheus() -> Response:
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
+    return [APIRoute("/healthz", healthz, methods=["GET"]), APIRoute("/readyz", readyz, methods=["GET"]),
+            APIRoute("/metrics", prometheus, methods=["GET"])]
+
+
+def build_app(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None = None,
+              max_file_size: int | None = None) -> FastAPI:
+    """FastAPI with the probes and ``/metrics``, and the Gradio page at ``/``."""
+    import gradio as gr
+    from fastapi import FastAPI
+
     from docgemma.ui.style import page_options
 
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, routes=probe_routes(demo, ready, metrics))
     # page_options: the page's CSS, and Gradio's run history off (it kept answers with patient data in the browser).
     return gr.mount_gradio_app(app, demo, path="", auth=auth, max_file_size=max_file_size, **page_options())
 
 
 def serve(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None, max_file_size: int,
-          host: str, port: int) -> None:
-    """Serve until stopped (uvicorn, one process: replicas are separate processes behind a load balancer)."""
+          host: str, port: int, on_started: Callable[[], None] | None = None) -> None:
+    """Serve until SIGTERM or Ctrl-C (uvicorn, one process: replicas are separate processes behind a load
+    balancer); ``on_started`` runs once the socket listens."""
     import uvicorn
 
-    # A stop (SIGTERM from the orchestrator) waits at most 10 s for open requests: Gradio's event streams stay
-    # open while a browser is connected, and would otherwise hold the replica up until it is killed.
-    uvicorn.run(build_app(demo, ready, metrics, auth=auth, max_file_size=max_file_size), host=host, port=port,
-                log_level="warning", timeout_graceful_shutdown=10)
+    from docgemma.ui.shutdown import GRACE_S, EndStreamsOnStop, StopSignal, stop_on_signals
+
+    stop = StopSignal()
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            stop.set()  # end the event streams now, or uvicorn waits for them until the grace period ends
+            super().handle_exit(sig, frame)
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if stop.is_set:  # a stop asked for before uvicorn took the signals over
+                self.should_exit = True
+            elif on_started is not None and not self.should_exit:
+                on_started()
+
+    app = EndStreamsOnStop(build_app(demo, ready, metrics, auth=auth, max_file_size=max_file_size), stop)
+    server = Server(uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=GRACE_S))
+    with stop_on_signals(stop.set):
+        server.run()
+
+
+def serve_through_gradio(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None,
+                         max_file_size: int, host: str, port: int,
+                         on_started: Callable[[], None] | None = None) -> None:
+    """Serve with ``demo.launch()``, as ZeroGPU needs, with the same probes (routes of Gradio's app) and the same
+    prompt stop. Differences from :func:`serve`: Gradio's own server settings (no SSR), and the probes are
+    answered by Gradio's app rather than ours."""
+    from starlette.middleware import Middleware
+
+    from docgemma.ui.shutdown import GRACE_S, EndStreamsOnStop, StopSignal, stop_on_signals
+    from docgemma.ui.style import page_options
+
+    stop = StopSignal()
+    stopping = threading.Event()
+
+    def on_stop() -> None:
+        stop.set()
+        stopping.set()
+
+    with stop_on_signals(on_stop):
+        demo.launch(server_name=host, server_port=port, auth=auth, max_file_size=max_file_size,
+                    prevent_thread_lock=True, quiet=True, ssr_mode=False, **page_options(),
+                    app_kwargs={"routes": probe_routes(demo, ready, metrics), "docs_url": None, "redoc_url": None,
+                                "openapi_url": None, "middleware": [Middleware(EndStreamsOnStop, stop=stop)]})
+        if on_started is not None:
+            on_started()
+        while not stopping.wait(0.5):
+            pass
+        demo.close(verbose=False)
+        thread = getattr(demo.server, "thread", None)
+        if thread is not None:
+            thread.join(GRACE_S + 1)

@@ -152,7 +152,7 @@ def test_the_web_app_sets_gradios_upload_limit(cli_env: Path, monkeypatch: pytes
     upload reached the app before being refused. The page is served mounted on FastAPI (``ui/server.py``), so
     the limit must reach the mounted Blocks; the server itself is not started (it would serve until stopped)."""
     from docgemma.ui import server
-    from docgemma.ui.app import launch
+    from docgemma.ui.launch import launch
 
     seen: dict[str, object] = {}
 

@@ -22,6 +22,8 @@ def test_pyproject_declares_build_system_dependencies_and_console_script() -> No
     assert "dependencies" in project["project"]["dynamic"]
     dynamic = project["tool"]["setuptools"]["dynamic"]
     assert dynamic["dependencies"]["file"] == ["requirements.txt"]  # one list, also used by scripts/dev.sh
+    assert "version" in project["project"]["dynamic"] and "version" not in project["project"]
+    assert dynamic["version"] == {"attr": "docgemma.__version__"}  # what `docgemma --version` prints
     module, _, attr = project["project"]["scripts"]["docgemma"].partition(":")
     assert callable(getattr(importlib.import_module(module), attr))
 

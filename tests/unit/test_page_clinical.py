@@ -82,7 +82,8 @@ def test_the_card_is_a_form_with_each_check_beside_its_field_and_severity_in_wor
     shown, general = fields(CARD)
     assert [(f.label, f.value) for f in shown] == [("Drug", "metformin"), ("Dose", "5000000 mg"),
                                                   ("Frequency", "every minute"), ("Duration", "7 days"),
-                                                  ("Indication", ""), ("Notes for the order", "")]  # optional, left out: still a field
+                                                  # optional ones left out are still fields
+                                                  ("Indication", ""), ("Notes for the order", "")]
     by_label = {f.label: f for f in shown}
     assert [c.severe for c in by_label["Dose"].checks] == [True] and "IMPLAUSIBLE DOSE" in by_label["Dose"].checks[0].text
     assert "IMPLAUSIBLE FREQUENCY" in by_label["Frequency"].checks[0].text

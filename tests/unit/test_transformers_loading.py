@@ -22,7 +22,7 @@ from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.schemas import RetryStrategy
 from docgemma.config import MEDGEMMA_MODEL_ID
 from docgemma.llm import transformers_backend as backend
-from docgemma.llm.base import LLMError, Message, clinically_meaningful
+from docgemma.llm.base import LLMError, Message, MissingDependencyError, clinically_meaningful
 from docgemma.llm.fake import FakeLLM
 from docgemma.llm.openai_backend import OpenAICompatLLM
 from docgemma.llm.transformers_backend import (
@@ -130,6 +130,8 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int] | None
 @pytest.fixture(autouse=True)
 def no_spaces_no_kaggle(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "spaces", None)  # import fails: not a ZeroGPU Space
+    for name in ("SPACES_ZERO_GPU", "ACCELERATOR"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(backend, "KAGGLE_INPUT", tmp_path / "no-kaggle")
 
 
@@ -204,6 +206,37 @@ def test_cpu_loads_float32_unquantized_without_device_map(monkeypatch: pytest.Mo
     assert llm.device == "cpu" and llm.quantization is None and not llm.supports_images
 
 
+def test_cpu_without_gpu_hardware_runs_the_demo_model_with_a_plain_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_gpu(monkeypatch, None)
+    Loaders(monkeypatch, vision=False)
+    llm = load_transformers_llm(None)
+    assert llm.fallback_note == f"CUDA is not available: running {backend.EMBEDDED_LABEL} instead of MedGemma."
+
+
+def test_gpu_space_whose_cuda_fails_says_so_loudly(monkeypatch: pytest.MonkeyPatch,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """A GPU Space with a torch built for a newer driver: the page and the log say the GPU failed and why,
+    instead of a quiet "CUDA is not available" over the CPU demo."""
+    fake_gpu(monkeypatch, None)
+    monkeypatch.setenv("ACCELERATOR", "t4-small")
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+
+    def too_old() -> None:
+        raise RuntimeError("The NVIDIA driver on your system is too old (found version 12020).")
+
+    monkeypatch.setattr(torch.cuda, "init", too_old)
+    Loaders(monkeypatch, vision=False)
+    with caplog.at_level("ERROR", logger="docgemma.llm.platform"):
+        llm = load_transformers_llm(None)
+    note = str(llm.fallback_note)
+    assert note.startswith("GPU FAILURE") and "t4-small" in note and "CUDA 13.0" in note
+    assert "driver on your system is too old" in note and "not MedGemma" in note
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [note]
+    from docgemma.ui.events import status_line
+
+    assert "GPU FAILURE" in status_line(llm.describe(), llm.fallback_note, "reachable")
+
+
 def test_kaggle_models_directory_is_preferred_to_the_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for variation in ("medgemma-27b-it", "medgemma-1.5-4b-it"):
         path = tmp_path / "medgemma" / "transformers" / variation / "1"
@@ -258,16 +291,16 @@ def test_missing_other_model_names_the_model(monkeypatch: pytest.MonkeyPatch) ->
         load_transformers_llm("/models/x")
 
 
-def test_zerogpu_wraps_every_model_call(monkeypatch: pytest.MonkeyPatch) -> None:
+def recording_spaces(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[int]]:
+    """A ``spaces`` module whose GPU wrapper records each wrapped call and the duration it would ask for."""
     wrapped: list[str] = []
     durations: list[int] = []
 
-    def gpu(duration: int) -> Any:
-        durations.append(duration)
-
+    def gpu(duration: Any) -> Any:
         def decorate(fn: Any) -> Any:
             def run(*args: Any, **kwargs: Any) -> Any:
                 wrapped.append(fn.__name__)
+                durations.append(duration(*args, **kwargs))  # as spaces does for a dynamic duration
                 return fn(*args, **kwargs)
             return run
         return decorate
@@ -275,13 +308,36 @@ def test_zerogpu_wraps_every_model_call(monkeypatch: pytest.MonkeyPatch) -> None
     spaces = ModuleType("spaces")
     spaces.GPU = gpu  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "spaces", spaces)
+    return wrapped, durations
+
+
+def test_zerogpu_wraps_every_model_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    wrapped, durations = recording_spaces(monkeypatch)
+    monkeypatch.setenv("SPACES_ZERO_GPU", "true")
     llm = TransformersLLM("fake", FakeModel(), FakeTokenizer())
     llm._constraints = SimpleNamespace(processor=lambda schema: (lambda input_ids, scores: scores))
     messages = [Message(role="user", content="hi")]
     assert llm.generate_json(messages, RetryStrategy, temperature=0.0, max_tokens=4).strategy == "retry_same"
-    list(llm.generate_text(messages, temperature=0.0, max_tokens=4))
+    list(llm.generate_text(messages, temperature=0.0, max_tokens=512))
     assert wrapped == ["_generate_ids_impl", "_stream_impl"] and llm.model.generated == 2
-    assert durations and all(d >= 60 for d in durations)
+    # Each call asks for what its token budget needs: a short JSON call much less than a long answer.
+    assert durations == [21, 72] and not llm.prefix_cache
+
+
+def test_spaces_importable_without_zerogpu_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``spaces`` package is on every Space, GPU or CPU: only ZeroGPU's variable turns the wrapper on."""
+    wrapped, _ = recording_spaces(monkeypatch)
+    monkeypatch.delenv("SPACES_ZERO_GPU", raising=False)
+    llm = TransformersLLM("fake", FakeModel(), FakeTokenizer())
+    assert llm._generate_ids == llm._generate_ids_impl and llm._stream == llm._stream_impl
+    assert llm.prefix_cache and wrapped == []  # the prefix cache stays on outside ZeroGPU
+
+
+def test_zerogpu_without_the_spaces_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPACES_ZERO_GPU", "1")
+    monkeypatch.setitem(sys.modules, "spaces", None)  # import spaces -> ImportError
+    with pytest.raises(MissingDependencyError, match="pip install spaces"):
+        TransformersLLM("fake", FakeModel(), FakeTokenizer())
 
 
 def test_without_spaces_model_calls_are_plain() -> None:

@@ -1,0 +1,107 @@
+"""Starting the web app (``python app.py``, ``docgemma serve``): check the address, load the model and the
+stores, build the page, serve it, and say when it answers.
+
+Served on ``GRADIO_SERVER_NAME``:``GRADIO_SERVER_PORT`` (127.0.0.1:7860) with ``/healthz``, ``/readyz`` and
+``/metrics`` beside the page (``ui/server.py``): through uvicorn everywhere, except on a ZeroGPU Space, where
+the ``spaces`` package initialises only from ``gradio.Blocks.launch`` and the app serves through it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+
+from docgemma.config import ConfigError, Settings
+
+log = logging.getLogger(__name__)
+
+#: Seconds to wait for the page to answer once the server listens, before giving up on saying "ready".
+READY_TIMEOUT_S = 60.0
+
+
+def address() -> tuple[str, int]:
+    """Host and port from Gradio's variables, as ``gradio`` itself reads them."""
+    host = os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1")
+    raw = os.environ.get("GRADIO_SERVER_PORT", "7860")
+    try:
+        port = int(raw)
+    except ValueError:
+        raise ConfigError(f"GRADIO_SERVER_PORT={raw!r} is not a port number") from None
+    if not 0 < port < 65536:
+        raise ConfigError(f"GRADIO_SERVER_PORT={port} is not a port number (1-65535)")
+    return host, port
+
+
+def local_url(host: str, port: int) -> str:
+    """The page's address from this machine (a wildcard bind answers on loopback)."""
+    shown = {"0.0.0.0": "127.0.0.1", "::": "[::1]", "": "127.0.0.1"}.get(host, host)
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}/"
+
+
+def announce_when_answering(url: str, on_ready: Callable[[str], None], timeout_s: float = READY_TIMEOUT_S) -> None:
+    """In the background: GET ``url`` until the page answers, then call ``on_ready(url)`` once."""
+
+    def poll() -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    if response.status == 200:
+                        on_ready(url)
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.1)
+        log.error("the page at %s did not answer within %.0f s", url, timeout_s)
+
+    threading.Thread(target=poll, name="docgemma-ready", daemon=True).start()
+
+
+def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) -> None:
+    """Load everything and serve until SIGTERM or Ctrl-C; ``on_ready(url)`` once the page answers.
+
+    Raises :class:`~docgemma.config.ConfigError` for an address, setting or service the app cannot use."""
+    from docgemma.llm.platform import on_zerogpu, zerogpu_wrapper
+    from docgemma.ops.listen import ensure_can_listen
+    from docgemma.ops.metrics import Metrics
+    from docgemma.ops.store import open_store
+    from docgemma.runtime import build_assistant, build_ehr, network_probe
+    from docgemma.ui import server
+    from docgemma.ui.app import NetworkStatus, build_demo
+
+    zerogpu = on_zerogpu()
+    if zerogpu:
+        zerogpu_wrapper()  # imports spaces: before the model touches CUDA, and so that it patches Blocks.launch
+    host, port = address()
+    ensure_can_listen(host, port, "set GRADIO_SERVER_PORT to a free port")
+    store = open_store(settings)
+    metrics = Metrics()
+    ehr = build_ehr(settings)
+    assistant = build_assistant(settings, ehr, store, metrics)
+    note = getattr(assistant.llm, "fallback_note", None)
+    describe = getattr(assistant.llm, "describe", None)
+    model_line = describe() if callable(describe) else assistant.llm.name
+    demo = build_demo(assistant, ehr, model_line, note, NetworkStatus(network_probe(settings)), metrics)
+    auth = None
+    if settings.auth:
+        user, _, password = settings.auth.partition(":")
+        auth = (user, password)
+    url = local_url(host, port)
+
+    def started() -> None:
+        if on_ready is not None:
+            announce_when_answering(url, on_ready)
+
+    serve = server.serve_through_gradio if zerogpu else server.serve
+    try:
+        serve(demo, server.readiness(settings, store, ehr), metrics, auth=auth,
+              max_file_size=settings.max_image_bytes, host=host, port=port, on_started=started)
+    finally:
+        store.close()
