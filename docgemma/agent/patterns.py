@@ -56,41 +56,47 @@ def is_write_request(query: str) -> bool:
     return not is_question(query) and bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query))
 
 
-def _add(needed: set[str], spec: ToolSpec | None) -> None:
+def _add(needed: dict[str, str], spec: ToolSpec | None, signal: str) -> None:
     if spec is not None:
-        needed.add(spec.name)
+        needed.setdefault(spec.name, signal)
 
 
-def required_tools(state: AgentState, tools: ToolRegistry) -> set[str]:
-    """Names of the tools the query needs (only tools of ``tools``: one not registered is never required)."""
+def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, str]:
+    """The tools the query needs (only tools of ``tools``: one not registered is never required), each with
+    the signal that requires it (a rule family, for the timeline and the rules' measurement)."""
     query = state.get("user_query", "")
     entities = state.get("extracted_entities")
-    needed: set[str] = set()
+    needed: dict[str, str] = {}
     writes = is_write_request(query)
     write_tools = {s.name for s in tools if s.writes}
     for spec in tools:
         if spec.matches(query) and (writes or not spec.writes):
-            needed.add(spec.name)
+            _add(needed, spec, "write_keywords" if spec.writes else "task_keywords")
     drugs = entities["drug_mentions"] if entities else []
     order = tools.first(Role.MEDICATION_ORDER)
     # An order verb with a drug is a medication order, unless the message asks for another write ("start a
     # note", "add a penicillin allergy").
-    if order and writes and drugs and _ORDER_RE.search(query) and not needed & (write_tools - {order.name}):
-        needed.add(order.name)
+    if order and writes and drugs and _ORDER_RE.search(query) and not set(needed) & (write_tools - {order.name}):
+        _add(needed, order, "order_verb")
     names = entities["patient_names"] if entities else []
     ids = entities["patient_ids"] if entities else []
     if names and not ids:
-        _add(needed, next((s for s in tools if s.patient_search), None))
+        _add(needed, next((s for s in tools if s.patient_search), None), "patient_name")
     refers = _PATIENT_RE.search(query) or names or ids or state.get("active_patient")
     # In a write, "her medications" / "her record" say where to write; only "chart", "summary" or "review" ask
     # to read the chart too ("Review abc-123's chart and record a penicillin allergy").
-    chart_read = not needed & write_tools or _REVIEW_RE.search(query)
+    chart_read = not set(needed) & write_tools or _REVIEW_RE.search(query)
     if _CHART_RE.search(query) and refers and chart_read and not CONNECTION_RE.search(query):
-        _add(needed, tools.first(Role.CHART))
+        _add(needed, tools.first(Role.CHART), "chart_words")
     # "Is spironolactone safe with her kidney function?": a drug's safety is a label look-up.
     if drugs and _SAFE_RE.search(query) and not writes:
-        _add(needed, tools.first(Role.DRUG_SAFETY))
+        _add(needed, tools.first(Role.DRUG_SAFETY), "drug_safe")
     return needed
+
+
+def required_tools(state: AgentState, tools: ToolRegistry) -> set[str]:
+    """Names of the tools the query needs (see :func:`tool_signals`)."""
+    return set(tool_signals(state, tools))
 
 
 def succeeded_tools(state: AgentState) -> set[str]:

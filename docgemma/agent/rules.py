@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from docgemma.agent.patterns import CONNECTION_RE, is_write_request, remaining_tools, required_tools
+from docgemma.agent.patterns import CONNECTION_RE, is_write_request, remaining_tools, tool_signals
 from docgemma.agent.state import AgentState
 from docgemma.tools.registry import ToolRegistry
 from docgemma.tools.routing import Role
@@ -60,12 +60,14 @@ Scope = Literal["clinical", "greeting", "off_topic"]
 
 @dataclass(frozen=True)
 class RuleDecision:
-    """A decision code is sure of: the intent, the first tool (TOOL_NEEDED) and why."""
+    """A decision code is sure of: the intent, the first tool (TOOL_NEEDED), why, and the rule family that
+    made it (``bench/bench_rules.py`` measures each family's precision)."""
 
     intent: Intent
     tool: str | None
     reason: str
     scope: Scope = "clinical"
+    rule: str = ""
 
 
 def _patient_known(state: AgentState) -> bool:
@@ -94,36 +96,41 @@ def decide(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
     entities = state["extracted_entities"]
     drugs = entities["drug_mentions"]
     if GREETING_RE.match(query):
-        return RuleDecision("DIRECT", None, "a greeting", scope="greeting")
+        return RuleDecision("DIRECT", None, "a greeting", scope="greeting", rule="greeting")
 
     needed = remaining_tools(state, tools)
     if state.get("selected_patient") and not needed:
-        return RuleDecision("DIRECT", None, "the clinician picked the patient; nothing more was asked")
+        return RuleDecision("DIRECT", None, "the clinician picked the patient; nothing more was asked",
+                            rule="patient_picked")
     if needed:
-        matched = ", ".join(sorted(required_tools(state, tools)))
-        return RuleDecision("TOOL_NEEDED", needed[0], f"the request names what it needs ({matched})")
+        signals = tool_signals(state, tools)
+        matched = ", ".join(sorted(signals))
+        return RuleDecision("TOOL_NEEDED", needed[0], f"the request names what it needs ({matched})",
+                            rule=signals[needed[0]])
 
     tool = record_tool(state, tools)
     if tool:
-        return RuleDecision("TOOL_NEEDED", tool, "a question about the active patient's record")
+        return RuleDecision("TOOL_NEEDED", tool, "a question about the active patient's record", rule="record_question")
 
     if entities["has_image"]:
         image_tool = next((s for s in tools if s.needs_image), None)
         if IMAGE_REQUEST_RE.search(query) and image_tool:
-            return RuleDecision("TOOL_NEEDED", image_tool.name, "an attached image to analyse")
-        return RuleDecision("DIRECT", None, "an attached image with a general question: answered from the image findings")
+            return RuleDecision("TOOL_NEEDED", image_tool.name, "an attached image to analyse", rule="image")
+        return RuleDecision("DIRECT", None, "an attached image with a general question: answered from the image findings",
+                            rule="image")
 
     if IMPERATIVE_RE.match(query) and drugs:
         together = tools.first(Role.INTERACTIONS)
         if len(drugs) >= 2 and together:
-            return RuleDecision("TOOL_NEEDED", together.name, f"a request about {len(drugs)} drugs")
+            return RuleDecision("TOOL_NEEDED", together.name, f"a request about {len(drugs)} drugs", rule="drug_request")
         safety = tools.first(Role.DRUG_SAFETY)
         if safety:
-            return RuleDecision("TOOL_NEEDED", safety.name, f"a request about the drug {drugs[0]}")
+            return RuleDecision("TOOL_NEEDED", safety.name, f"a request about the drug {drugs[0]}", rule="drug_request")
 
     general = EXPLAIN_RE.match(query) and not PATIENT_REF_RE.search(query)
     if general and not entities["patient_ids"] and not entities["patient_names"]:
-        return RuleDecision("DIRECT", None, "a general medical question (no patient, no lookup asked for)")
+        return RuleDecision("DIRECT", None, "a general medical question (no patient, no lookup asked for)",
+                            rule="general_question")
     return None
 
 
