@@ -27,6 +27,13 @@ DEMO_IMAGE = (
     "The image was received and is shown in the chat; analysing it needs MedGemma on a GPU."
 )
 DEMO_GREETING = "Hello. I am DocGemma Connect, a clinical decision-support assistant."
+#: No rule was sure of the request and the demo model was not asked to guess (one sentence; the closest
+#: actions follow as buttons).
+DEMO_UNDECIDED = (
+    "On this demo ({model}, not fit to judge medical requests) code acts on requests that name what they need "
+    "— a drug's FDA warnings or interactions, the patient's record, studies or trials — and it did not "
+    "recognise one here, so nothing was guessed: the closest actions are below."
+)
 _LABEL_RE = re.compile(r"^\[(?P<label>[^\]\n]+)\]\n?")
 
 

@@ -110,6 +110,9 @@ class AgentState(TypedDict, total=False):
     scope: Literal["clinical", "greeting", "off_topic"]
     task_summary: str
     suggested_tool: str | None
+    #: No rule was sure and the model is not fit to judge (not clinically meaningful), so it was not asked:
+    #: the answer says what the demo can do here and offers the closest actions.
+    undecided: bool
     # ── tool loop ──
     current_tool: str | None
     current_args: dict[str, Any] | None
@@ -169,6 +172,7 @@ TURN_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "scope": "clinical",
     "task_summary": "",
     "suggested_tool": None,
+    "undecided": False,
     "current_tool": None,
     "current_args": None,
     "tool_results": [NEW_TURN],

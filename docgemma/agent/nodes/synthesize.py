@@ -7,8 +7,9 @@ Three answers are written by code, never by the model:
 * a tool-needing turn where no tool could be chosen.
 A model flagged not clinically meaningful (``clinically_meaningful = False``: the embedded CPU demo model)
 writes no medical prose at all: a tool turn's answer is the retrieved facts rendered by code
-(:mod:`docgemma.agent.render`), a medical question without a tool gets an honest "cannot answer", and a
-greeting gets the capabilities.
+(:mod:`docgemma.agent.render`), a medical question without a tool gets an honest "cannot answer", a
+request no rule was sure of gets one sentence on what the demo can do here (the closest actions follow as
+buttons), and a greeting gets the capabilities.
 The model's text passes through the :class:`~docgemma.agent.answer.Scrubber`, which replaces any tool
 name with its clinical label, and an empty generation is replaced by a plain statement.
 """
@@ -67,6 +68,8 @@ def _demo_answer(state: AgentState, model: str, registry: ToolRegistry) -> tuple
             labels = " and ".join(dict.fromkeys(r["tool_label"] for r in declined))
             text += f"\n\nNothing was written to the record: you declined the {labels}."
         return text, "retrieved facts shown as returned (demo model writes no medical text)"
+    if state.get("undecided"):
+        return render.DEMO_UNDECIDED.format(model=model), "no rule was sure and the demo model was not asked"
     if state.get("scope") in ("greeting", "off_topic"):
         return f"{render.DEMO_GREETING} {answer.CAPABILITIES}", "greeting (demo model: written by code)"
     if state["extracted_entities"]["has_image"]:
