@@ -44,6 +44,22 @@ _WRITE_CLAUSE_RE = re.compile(
 _ORDER_RE = re.compile(r"(?:^|[,;:.!]\s*|\b(?:and|then|please)\s+)(prescribe|order|start|give)\b", re.IGNORECASE)
 
 
+#: Words asking for more than the recorded facts: a trend, a comparison, a judgement.
+_INTERPRET_RE = re.compile(
+    r"\b(why|should|trend\w*|chang\w*|over (?:the|time)|since|compar\w*|explain|interpret\w*|safe\w*|risk\w*|mean\w*|"
+    r"normal|worse\w*|better|improv\w*|significan\w*|concern\w*|and|also|then)\b",
+    re.IGNORECASE,
+)
+#: A short question is answered with the record's facts in one line, written by code.
+SHORT_QUESTION_WORDS = 8
+
+
+def is_short_record_question(query: str) -> bool:
+    """A short question for recorded facts ("any allergies?", "her last creatinine?"), with no request for a
+    trend, comparison or judgement and no second ask, which a clinically meaningful model answers better."""
+    return len(query.split()) <= SHORT_QUESTION_WORDS and not _INTERPRET_RE.search(query)
+
+
 def is_question(query: str) -> bool:
     """True for a question (it may mention a write word without asking for a write)."""
     if re.match(r"^\s*(please|kindly|(can|could|would) you)\b", query, re.IGNORECASE):

@@ -4,7 +4,9 @@ turn's confidence, sources and follow-up suggestions (seed 000 dual output, seed
 Three answers are written by code, never by the model:
 * a clarification question from the deterministic ask_user rules;
 * a tool-needing turn where every tool failed (the model would otherwise answer from memory);
-* a tool-needing turn where no tool could be chosen.
+* a tool-needing turn where no tool could be chosen;
+* a question one record read answered, when the tool wrote its one-line statement (any model for a short
+  question, the demo model always): "Grace Mensah — allergies on record: penicillin (anaphylaxis, …)".
 A model flagged not clinically meaningful (``clinically_meaningful = False``: the embedded CPU demo model)
 writes no medical prose at all: a tool turn's answer is the retrieved facts rendered by code
 (:mod:`docgemma.agent.render`), a medical question without a tool gets an honest "cannot answer", a
@@ -21,6 +23,7 @@ from typing import Any
 from docgemma.agent import answer, prompts, render
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
+from docgemma.agent.patterns import is_short_record_question
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
@@ -77,6 +80,20 @@ def _demo_answer(state: AgentState, model: str, registry: ToolRegistry) -> tuple
     return render.DEMO_DIRECT.format(model=model), "medical question not answered (demo model)"
 
 
+def _record_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> str | None:
+    """The one-line answer to a question about the record, when one record read answered it and the tool wrote
+    the line: always for a model not fit for medicine, and for a short question for any model (the facts
+    themselves are the answer; a trend or a judgement goes to the model)."""
+    results = state.get("tool_results", [])
+    if len(results) != 1 or results[0]["status"] != "success" or results[0]["tool_name"] not in registry:
+        return None
+    if not registry[results[0]["tool_name"]].record:
+        return None
+    if clinically_meaningful(llm) and not is_short_record_question(state["user_query"]):
+        return None
+    return render.record_line(results[0])
+
+
 def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
     """Write the answer; see the module docstring."""
     trace = NodeTrace("synthesize", llm)
@@ -110,6 +127,8 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
     elif state.get("intent") == "TOOL_NEEDED" and not succeeded:
         errors = state.get("error_messages") or [str(r["error"]) for r in results]
         text, decision = all_failed_answer(errors), "every resource failed: no answer from model memory"
+    elif (line := _record_answer(state, llm, registry)) is not None:
+        text, decision = line, "the record's facts in one line, by code (no model call)"
     elif not clinically_meaningful(llm):
         text, decision = _demo_answer(state, llm.name, registry)
     else:
