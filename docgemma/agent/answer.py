@@ -99,7 +99,7 @@ def strip_template_debris(text: str, *, streaming: bool = False) -> str:
 def confidence(state: AgentState, llm: Any = None) -> Confidence | None:
     """How well the evidence of the turn supports its answer, by rule (no model call).
 
-    * ``None`` for greetings and off-topic turns: nothing clinical was claimed.
+    * ``None`` for greetings, off-topic turns and acknowledgements: nothing clinical was claimed.
     * ``low``: a question back to the clinician; a tool-needing turn with no successful tool call; the last
       tool call failed or found nothing; errors on two or more calls; or an answer from model knowledge
       alone (no tool) by a model flagged not clinically meaningful (:func:`clinically_meaningful`).
@@ -109,7 +109,7 @@ def confidence(state: AgentState, llm: Any = None) -> Confidence | None:
     * ``medium``: everything between — evidence with a retry, one error along the way, a partial result;
       or an answer from a clinically meaningful model's general knowledge (nothing checked against a source).
     """
-    if state.get("scope") in ("greeting", "off_topic"):
+    if state.get("scope") in ("greeting", "off_topic", "acknowledgement"):
         return None
     meaningful = llm is None or clinically_meaningful(llm)
     if state.get("clarification_request"):

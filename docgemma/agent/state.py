@@ -107,7 +107,8 @@ class AgentState(TypedDict, total=False):
     patient_context: str | None
     # ── INTENT_CLASSIFY ──
     intent: Literal["DIRECT", "TOOL_NEEDED"]
-    scope: Literal["clinical", "greeting", "off_topic"]
+    #: "acknowledgement": the clinician asks for nothing ("don't add anything yet"); answered by code.
+    scope: Literal["clinical", "greeting", "off_topic", "acknowledgement"]
     task_summary: str
     suggested_tool: str | None
     #: No rule was sure and the model is not fit to judge (not clinically meaningful), so it was not asked:

@@ -48,6 +48,11 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "electrolytes": ("sodium", "potassium", "chloride", "bicarbonate"),
     "weight": ("body weight", "body mass index"),
     "pregnancy": ("pregnan", "preeclampsia", "pre-eclampsia", "protein/creatinine"),
+    # Abbreviations clinicians type, and the names LOINC gives those results.
+    "tsh": ("thyrotropin", "tsh"),
+    "hba1c": ("a1c", "glycated"),
+    "egfr": ("glomerular", "egfr"),
+    "oxygen saturation": ("oxygen saturation", "spo2"),
 }
 
 
@@ -265,7 +270,8 @@ def get_patient_timeline(ehr: Ehr, args: BaseModel, context: ToolContext) -> Too
             visits.append(visit)
         patient = next((display_text(r) for r in records if r["resourceType"] == "Patient"), None)
         return {"range": f"{a.start_date or 'start'} to {a.end_date or 'today'}", "results": visits,
-                "total": len(encounters), "unreadable": skipped, "patient": patient}
+                "total": len(encounters), "unreadable": skipped, "patient": patient,
+                "brief": record_brief.visits(visits, len(encounters), skipped)}
 
     return success(tolerant(timeline, resources))
 

@@ -100,13 +100,30 @@ def _encounters(records: list[dict[str, Any]], when: When) -> str:
     return f"last seen {when(last) or 'on an unrecorded date'} ({kind}){count}"
 
 
+def visits(found: list[dict[str, Any]], total: int, skipped: int = 0) -> str:
+    """The timeline in one line (``found``: the visits newest first, each with ``date`` and ``type``): when the
+    patient was last seen, then the earlier visits."""
+    if not found:
+        text = "no visits on record in that period"
+    else:
+        def one(visit: dict[str, Any]) -> str:
+            return f"{visit.get('date') or 'an unrecorded date'} ({visit.get('type') or 'visit'})"
+
+        earlier = [one(v) for v in found[1:MAX_ITEMS]]
+        text = f"last seen {one(found[0])}" + (f"; earlier: {'; '.join(earlier)}" if earlier else "")
+        text += _more(total, min(len(found), MAX_ITEMS))
+    return text + (f" ({unreadable_note(skipped)})" if skipped else "")
+
+
 def brief(args: Any, records: list[dict[str, Any]], when: When, skipped: int = 0) -> str | None:
     """The one-line statement of a record query (``records`` newest first), or None when the query names
     no section or result (nothing short to say: the lines are the answer)."""
     kind, name, category = args.resource_type, args.name, args.category
     if name:
         name = ABBREVIATIONS.get(name.lower(), name)
-        found = _latest(records, when)
+        # "Kidney function" also finds a "kidney review" visit and the CKD diagnosis: the results are the answer.
+        results = [r for r in records if r.get("resourceType") in ("Observation", "DiagnosticReport")]
+        found = _latest(results or records, when)
         text = (f"{name}, latest: {_listed(found)}" if found else f"no {name} results on record")
     elif kind == "AllergyIntolerance":
         text = _allergies(records)

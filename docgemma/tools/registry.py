@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
     from docgemma.llm.base import LLM
 
+#: Words for a study: a literature search's, unless the message asks for studies that enrol patients
+#: (``Role.TRIALS``).
+STUDY_WORDS = ("studies", "study", "rct", "rcts")
 #: Longest formatted tool result handed to a prompt (characters).
 RESULT_CHAR_CAP = 1500
 
@@ -201,7 +204,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         A.DrugSafetyArgs,
         "What are the FDA boxed warnings for amiodarone?",
         lookup=True,
-        keywords=X.SAFETY_WORDS,
+        keywords=(*X.SAFETY_WORDS, "black box", "black-box", "contraindications"),
         roles=frozenset({Role.DRUG_SAFETY}),
         extract=partial(X.one_drug, near=X.SAFETY_WORDS),
         follow_up=suggest.drug_safety,
@@ -216,7 +219,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "Can I give clarithromycin to a patient taking simvastatin?",
         arg_max_tokens=192,
         lookup=True,
-        keywords=X.INTERACTION_WORDS,
+        keywords=(*X.INTERACTION_WORDS, "ddi", "ddis", "drug-drug"),
         roles=frozenset({Role.INTERACTIONS}),
         extract=partial(X.drug_list, near=X.INTERACTION_WORDS),
         follow_up=suggest.interactions,
@@ -230,7 +233,8 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         A.LiteratureSearchArgs,
         "Find recent studies on SGLT2 inhibitors in heart failure.",
         lookup=True,
-        keywords=("studies", "study", "research", "evidence", "literature", "pubmed"),
+        keywords=(*STUDY_WORDS, "research", "evidence", "literature", "pubmed", "articles", "papers", "published",
+                  "cochrane", "systematic review", "meta-analysis", "meta-analyses"),
         roles=frozenset({Role.LITERATURE}),
         extract=X.topic,
         follow_up=suggest.literature,
@@ -245,7 +249,8 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "Are there recruiting trials for triple-negative breast cancer?",
         arg_max_tokens=160,
         lookup=True,
-        keywords=("trial", "trials", "recruiting", "experimental"),
+        keywords=("trial", "trials", "recruiting", "experimental", "enrolling"),
+        roles=frozenset({Role.TRIALS}),
         extract=X.trial_condition,
         follow_up=suggest.trials,
     ),
@@ -307,7 +312,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         result_cap=3000,
         record=True,
         roles=frozenset({Role.CONNECTIONS}),
-        extract=X.patient_only,
+        extract=X.connection_item,
     ),
     ToolSpec(
         "get_patient_timeline",
@@ -355,6 +360,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         record=True,
         pre_write_check=allergy_check,
         keywords=("allergy", "allergic"),
+        roles=frozenset({Role.ALLERGY_ENTRY}),
         extract=X.allergy,
     ),
     ToolSpec(
@@ -369,6 +375,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=800,
         record=True,
         keywords=("note",),
+        roles=frozenset({Role.NOTE_ENTRY}),
         extract=X.note,
     ),
     ToolSpec(

@@ -44,6 +44,13 @@ def weak() -> FakeLLM:
     ("Grace Mensah", "What allergies does she have?",
      "Grace Mensah — allergies on record: penicillin (anaphylaxis, high criticality)"),
     ("Grace Mensah", "What was her last creatinine?", "Grace Mensah — no creatinine results on record"),
+    ("Grace Mensah", "any allergies?", "Grace Mensah — allergies on record: penicillin (anaphylaxis, high criticality)"),
+    ("Grace Mensah", "meds?", "Grace Mensah — no active medications on record"),
+    ("Grace Mensah", "last kidney function?", "Grace Mensah — no kidney function results on record"),
+    ("Grace Mensah", "when was she last seen?", "Grace Mensah — last seen 2026-11-03 (Acute illness visit)"),
+    ("Joseph Mwangi", "What was his last INR?", "Joseph Mwangi — INR, latest: INR in Platelet poor plasma"),
+    ("Joseph Mwangi", "meds?", "Joseph Mwangi — active medications: warfarin sodium 5 MG Oral Tablet"),
+    ("Amina Okafor", "last kidney function?", "Amina Okafor — kidney function, latest: "),
 ])
 def test_a_record_question_is_one_line_naming_the_patient(registry: ToolRegistry, patient: str, question: str,
                                                          answer: str) -> None:

@@ -5,8 +5,9 @@ Three answers are written by code, never by the model:
 * a clarification question from the deterministic ask_user rules;
 * a tool-needing turn where every tool failed (the model would otherwise answer from memory);
 * a tool-needing turn where no tool could be chosen;
-* a question one record read answered, when the tool wrote its one-line statement (any model for a short
-  question, the demo model always): "Grace Mensah — allergies on record: penicillin (anaphylaxis, …)".
+* a message that asks for nothing ("don't prescribe anything yet"): an acknowledgement;
+* a short question one record read answered, when the tool wrote its one-line statement (any model):
+  "Grace Mensah — allergies on record: penicillin (anaphylaxis, …)".
 A model flagged not clinically meaningful (``clinically_meaningful = False``: the embedded CPU demo model)
 writes no medical prose at all: a tool turn's answer is the retrieved facts rendered by code
 (:mod:`docgemma.agent.render`), a medical question without a tool gets an honest "cannot answer", a
@@ -38,6 +39,7 @@ NO_TOOL_CHOSEN = (
 )
 EMPTY_ANSWER = "I was unable to produce an answer this time. Please rephrase the question or try again."
 MODEL_FAILED = "The model failed while writing the answer. Please try again."
+NOTHING_DONE = "Understood: nothing has been done, and nothing was written to the record."
 
 
 def _is_lookup(registry: ToolRegistry, name: str) -> bool:
@@ -80,16 +82,16 @@ def _demo_answer(state: AgentState, model: str, registry: ToolRegistry) -> tuple
     return render.DEMO_DIRECT.format(model=model), "medical question not answered (demo model)"
 
 
-def _record_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> str | None:
-    """The one-line answer to a question about the record, when one record read answered it and the tool wrote
-    the line: always for a model not fit for medicine, and for a short question for any model (the facts
-    themselves are the answer; a trend or a judgement goes to the model)."""
+def _record_answer(state: AgentState, registry: ToolRegistry) -> str | None:
+    """The one-line answer to a short question about the record ("any allergies?", "her last creatinine?"),
+    when one record read answered it and the tool wrote the line, for any model: the facts are the answer. A
+    trend, a judgement or a list of details goes to the model (a demo model shows every retrieved line)."""
     results = state.get("tool_results", [])
     if len(results) != 1 or results[0]["status"] != "success" or results[0]["tool_name"] not in registry:
         return None
     if not registry[results[0]["tool_name"]].record:
         return None
-    if clinically_meaningful(llm) and not is_short_record_question(state["user_query"]):
+    if not is_short_record_question(state["user_query"]):
         return None
     return render.record_line(results[0])
 
@@ -116,6 +118,8 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
     selected = state.get("selected_patient")
     if state.get("clarification_request"):
         text, decision = str(state["clarification_request"]), "asked the clinician (no model call)"
+    elif scope == "acknowledgement" and not results:
+        text, decision = NOTHING_DONE, "nothing was asked (no model call)"
     elif selected and not results:
         text = f"{selected['name']} (ID {selected['id']}) is now the active patient."
         decision = "patient selected (no model call)"
@@ -127,7 +131,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
     elif state.get("intent") == "TOOL_NEEDED" and not succeeded:
         errors = state.get("error_messages") or [str(r["error"]) for r in results]
         text, decision = all_failed_answer(errors), "every resource failed: no answer from model memory"
-    elif (line := _record_answer(state, llm, registry)) is not None:
+    elif (line := _record_answer(state, registry)) is not None:
         text, decision = line, "the record's facts in one line, by code (no model call)"
     elif not clinically_meaningful(llm):
         text, decision = _demo_answer(state, llm.name, registry)
