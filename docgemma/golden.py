@@ -35,6 +35,16 @@ from docgemma.tools.outcome import ToolOutcome, failure
 from docgemma.tools.registry import ToolContext, ToolRegistry, default_registry
 
 PREVIOUS_SEARCH = "<from_previous_search_result>"
+#: Held-out phrasing sets (``golden_tests/heldout_*.json``), written apart from the rules, measure them on wording
+#: no rule was written from. Their failed expectations are reported but do not fail the run: gating on them would
+#: make them a tuning target. ``bench/bench_rules.py`` reports them; the golden test checks every rule decision
+#: on them is right and that no write is made that a message did not ask for.
+HELDOUT_PREFIX = "heldout_"
+
+
+def is_heldout(path: Path) -> bool:
+    """True for a held-out phrasing set (see :data:`HELDOUT_PREFIX`)."""
+    return path.name.startswith(HELDOUT_PREFIX)
 
 
 def sample_image() -> Attachment:
@@ -331,4 +341,7 @@ def run_file(path: Path, llm: LLM | None, out: TextIO | None = None, report: Tex
         report.write("(oracle echo: the oracle answered that field itself; it checks the wiring, not accuracy)\n")
     for line in failed:
         report.write(f"FAIL {line}\n")
+    if oracle and failed and is_heldout(path):
+        report.write("(a held-out phrasing set: its failures are measured by bench/bench_rules.py, not gated)\n")
+        return 0
     return 1 if (oracle and failed) else 0

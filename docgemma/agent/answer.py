@@ -99,7 +99,7 @@ def strip_template_debris(text: str, *, streaming: bool = False) -> str:
 def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None = None) -> Confidence | None:
     """How well the evidence of the turn supports its answer, by rule (no model call).
 
-    * ``None`` for greetings and off-topic turns: nothing clinical was claimed.
+    * ``None`` for greetings, off-topic turns and acknowledgements: nothing clinical was claimed.
     * ``low``: a question back to the clinician; a tool-needing turn with no successful tool call; the last
       tool call failed or found nothing; errors on two or more calls; or an answer from model knowledge
       alone (no tool) by a model flagged not clinically meaningful (:func:`clinically_meaningful`).
@@ -113,7 +113,7 @@ def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None
     * ``medium``: everything between — evidence with a retry, one error along the way, a partial result;
       or an answer from a clinically meaningful model's general knowledge (nothing checked against a source).
     """
-    if state.get("scope") in ("greeting", "off_topic"):
+    if state.get("scope") in ("greeting", "off_topic", "acknowledgement"):
         return None
     meaningful = llm is None or clinically_meaningful(llm)
     if state.get("clarification_request"):
@@ -161,6 +161,8 @@ def follow_ups(state: AgentState, registry: ToolRegistry) -> list[str]:
     asked = _normalised(state.get("user_query", ""))
     if state.get("scope") in ("greeting", "off_topic"):
         return [q for q in TOPIC_SUGGESTIONS if _normalised(q) != asked]
+    if state.get("undecided"):
+        return closest_actions(state, registry)
     tried = {r["tool_name"] for r in state.get("tool_results", [])}
     patient = state.get("active_patient")
     facts = TurnFacts(
@@ -175,6 +177,22 @@ def follow_ups(state: AgentState, registry: ToolRegistry) -> list[str]:
     if not out:
         out.append("Find recent studies on this topic")
     return [q for q in out if _normalised(q) != asked][:3]
+
+
+def closest_actions(state: AgentState, registry: ToolRegistry) -> list[str]:
+    """Up to three requests the rules act on, nearest to what the message named (a patient's name, its drugs,
+    the active patient), for a turn no rule was sure of; the example requests when it named nothing."""
+    entities = state["extracted_entities"]
+    patient = state.get("active_patient")
+    facts = TurnFacts(drugs=tuple(entities["drug_mentions"]), patient_name=patient["name"] if patient else None,
+                      tried_roles=frozenset())
+    out = [f"Find patient {name}" for name in entities["patient_names"][:1]]
+    for spec in sorted(registry, key=lambda s: not s.record):  # the record's tools first, as in follow_ups
+        if spec.follow_up:
+            out += spec.follow_up(facts)
+    asked = _normalised(state.get("user_query", ""))
+    unique = [q for q in dict.fromkeys([*out, *TOPIC_SUGGESTIONS]) if _normalised(q) != asked]
+    return unique[:3]
 
 
 def _normalised(question: str) -> str:

@@ -85,3 +85,15 @@ def no_vision(mode: Mode) -> str:
         f"The current model, {mode.model}, has no vision: it"
     return (f"{subject} cannot read images or answer medical questions. The image was received and is shown in "
             "the chat; reading it needs MedGemma on a GPU.")
+
+
+def undecided(mode: Mode, offline: bool | None) -> str:
+    """The answer when no rule was sure of the request and a model not fit to judge it was not asked to guess
+    (one sentence; the closest actions follow as buttons)."""
+    acts_on = ["a drug's FDA warnings or interactions", "the patient's record", "studies or trials"] if not offline \
+        else ["the patient's record"]
+    subject = "this demo runs on rules, without a language model:" if mode.rules else \
+        f"on this demo ({mode.model}, not fit to judge medical requests)"
+    return (f"{subject[:1].upper()}{subject[1:]} code acts on requests that name what they need — "
+            f"{', '.join(acts_on)} — and it did not recognise one here, so nothing was guessed: the closest "
+            "actions are below.")

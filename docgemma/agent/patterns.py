@@ -3,29 +3,78 @@
 Each tool's keywords are on its spec (``ToolSpec.keywords``); every tool whose keywords match contributes (a
 query may need several tools: "find patient X, check her chart and verify metformin safety"), which
 generalises the seed's single-pattern match. The other signals (a named patient, a chart, an order verb with a
-drug, a drug's safety) ask the registry for the tool by flag or role, never by name.
+drug, a drug's safety, a risk question about two drugs, a dictated note, a question about the record) ask the
+registry for the tool by flag or role, never by name. Each signal is a rule family: :func:`tool_signals` names
+the family that required each tool, and ``bench/bench_rules.py`` measures each family's precision on phrasings
+it was not written from. A signal fires only on a form it is sure of; everything else is left to the model.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from docgemma.agent.state import AgentState
-from docgemma.tools.registry import ToolRegistry, ToolSpec
+from docgemma.tools.extract import REACTION_WORDS
+from docgemma.tools.registry import STUDY_WORDS, ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
 
 # "record" is also a verb ("record an allergy"): it names the chart only after a possessive or article.
 _CHART_RE = re.compile(
-    r"\b(chart|summary|meds|medications|labs|history)\b|\b(her|his|their|the|patient'?s|medical|health)\s+records?\b",
+    r"\b(chart|summary|history)\b|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b", re.IGNORECASE,
+)
+#: Sections of the record: for a patient the message names ("find John Smith and check his meds") they are a
+#: chart review; about the active patient ("what meds is she on?") they are a question for the record query.
+_SECTION_RE = re.compile(r"\b(meds|medications|labs)\b", re.IGNORECASE)
+#: How findings relate, or what an item was for: the connections tool (the model judges which record item to
+#: start from unless the message gives its id).
+CONNECTION_RE = re.compile(
+    r"\b(connect\w*|linked|link between|relat(?:ed|es|ion)\s+(?:to|between)|treating|(?:prescribed|given|started)\s+for)\b",
     re.IGNORECASE,
 )
-#: How findings relate: the model judges which record item to start from (explore_connections), so such a
-#: question requires no fixed tool.
-CONNECTION_RE = re.compile(r"\b(connect\w*|linked|link between|relat(?:ed|es|ion)\s+(?:to|between)|treating)\b",
-                           re.IGNORECASE)
 _REVIEW_RE = re.compile(r"\b(chart|summary|review)\b", re.IGNORECASE)
-_SAFE_RE = re.compile(r"\b(safe|safety)\b", re.IGNORECASE)
+#: A drug's label question: with one drug named, these words ask for its warnings.
+_SAFE_RE = re.compile(
+    r"\b(safe|safety|dangerous|danger|toxicity|contraindications|contraindicated|label|labelling|labeling|warnings?|"
+    r"precautions)\b",
+    re.IGNORECASE,
+)
 _PATIENT_RE = re.compile(r"\b(patient|his|her|their)\b", re.IGNORECASE)
+#: The message refers to a patient (the active one when no id or name is given).
+PATIENT_REF_RE = re.compile(
+    r"\b(she|he|her|his|hers|him|they|their|them|(my|this|the|our)\s+patient('?s)?|pt)\b", re.IGNORECASE
+)
+#: Results the record holds, by the names clinicians use (abbreviations included).
+_LAB_WORDS = (
+    r"labs?|lab results?|results?|creatinine|egfr|kidney|renal|potassium|sodium|glucose|hba1c|a1c|hemoglobin|"
+    r"haemoglobin|cholesterol|lipids?|ldl|hdl|blood pressure|bp|vitals?|vital signs|weight|bmi|heart rate|pulse|"
+    r"temperature|temp|inr|tsh|thyroid|lfts?|liver function|platelets?|wbc|crp|ferritin|troponin|bnp|urine pcr|upcr|"
+    r"sats|spo2|electrolytes|fbc|blood count"
+)
+#: What a patient's record holds: a question about one of these for the active patient reads the record.
+RECORD_CONCEPT_RE = re.compile(
+    rf"\b({_LAB_WORDS}|allerg\w*|conditions?|diagnos[ie]s|problems?|problem list|immuni[sz]ations?|vaccines?|"
+    r"vaccinations?|procedures?|surgery|surgeries|medications?|meds|prescriptions?|drugs?|notes?|visits?|encounters?|"
+    r"admissions?|history|timeline|trend|last seen|seen last|last time|"
+    # "Is she on any blood thinners?", "what is he taking?": her medications.
+    r"(?:is|are)\s+(?:she|he|they)\s+(?:on|taking)|what\s+(?:is|'s)\s+(?:she|he)\s+(?:on|taking))\b",
+    re.IGNORECASE,
+)
+TIMELINE_RE = re.compile(
+    r"\b(visits?|encounters?|admissions?|appointments?|timeline|what happened|last time|previous notes?|last seen|"
+    r"seen last)\b",
+    re.IGNORECASE,
+)
+#: Words that make a short question general rather than about the patient's own record ("BP targets?").
+_GENERAL_WORDS_RE = re.compile(
+    r"\b(targets?|goals?|normal|ranges?|guidelines?|defin\w*|causes?|caused|treat\w*|manag\w*|doses?|dosing|dosage|"
+    r"side effects|interpret\w*|mean\w*|explain|why|how|should|recommend\w*|first[- ]line|choice|pregnan\w*|"
+    r"children|kids|adults|elderly|vs|versus|what\s+is|what\s+are|what's\s+a|next|what\s+to\s+do|"
+    # A topic after a preposition ("potassium in DKA?", "meds for hypertension?") or a value the clinician gives
+    # ("INR 4.5 what to do?") makes it a question about that, not about what the record holds.
+    r"in|for|with|during|after|before|when|if|to)\b|\b\d+(?:[.,]\d+)?\b",
+    re.IGNORECASE,
+)
 #: A question: it asks about something, so it never requests a write ("Should I start metformin?",
 #: "does she have an allergy?"). "Can you ..." / "Could you ..." are requests, not questions.
 _QUESTION_RE = re.compile(
@@ -33,15 +82,120 @@ _QUESTION_RE = re.compile(
     r"can (i|we|she|he|they)|could (i|we)|may|might|would (i|we|it)|will|any)\b",
     re.IGNORECASE,
 )
-#: A write verb in command position: at the start of a clause, after a polite opener or "and"/"then".
-_WRITE_CLAUSE_RE = re.compile(
-    r"(?:^|[,;:.!]\s*|\b(?:and|then|please|kindly)\s+|\b(?:can|could|would) you\s+|\bgo ahead and\s+|"
+#: Where a clause begins: the start, punctuation, a spaced dash ("Joseph Mwangi - start ceftriaxone"),
+#: "and"/"then"/"please", a polite opener.
+_CLAUSE_START = (
+    r"(?:^|[,;:.!]\s*|\s[-–]\s*|\b(?:and|then|now|also|please|pls|plz|kindly)\s+(?:to\s+)?|\b(?:can|could|would) you\s+|"
+    r"\bgo ahead and\s+|"
     r"\bi(?: want|'d like| would like| need) to\s+|\blet'?s\s+)"
-    r"(prescribe|order|start|record|document|add|save|write|log|enter|put)\b",
+)
+#: A write verb in command position (see ``_CLAUSE_START``); "Rx" is how prescriptions are written.
+_WRITE_CLAUSE_RE = re.compile(
+    _CLAUSE_START + r"(prescribe|order|start|record|document|add|save|write|log|enter|put|rx)\b", re.IGNORECASE,
+)
+#: "Put her on nifedipine …", "Put Amina Okafor on dapagliflozin …": an order, as clinicians say it.
+_PUT_ON = r"put\s+(?:him|her|them|the\s+patient|this\s+patient|pt|[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,3})\s+on"
+#: Verbs of a medication order (with a drug named): "Start lisinopril 10 mg daily for abc-123".
+_ORDER_RE = re.compile(
+    r"(?:^|[,;:.!]\s*|\s[-–]\s*|\b(?:and|then|please|pls|plz)\s+(?:to\s+)?)(prescribe|order|start|"
+    r"give(?!\s+(?:me|us)\b)|rx\b|"
+    + _PUT_ON + r")\b",
     re.IGNORECASE,
 )
-#: Verbs of a medication order (with a drug named): "Start lisinopril 10 mg daily for abc-123".
-_ORDER_RE = re.compile(r"(?:^|[,;:.!]\s*|\b(?:and|then|please)\s+)(prescribe|order|start|give)\b", re.IGNORECASE)
+#: A note the clinician dictates: "Note: …", "Note for Grace Mensah: …", "Progress note, Kofi Asante: …". The
+#: words before the colon are the request; the rest is the note's text, which requests nothing.
+_DICTATION_RE = re.compile(
+    r"^\s*(?:(?:progress|clinical|consult(?:ation)?|ward|nursing|discharge|procedure|soap|follow-up|brief|quick)\s+)?"
+    r"note\b(?P<head>[^:\n]{0,60}):\s*\S",
+    re.IGNORECASE,
+)
+#: "Record that she had a rash with doxycycline": documenting a reaction is an allergy entry.
+_REACTION_VERB_RE = re.compile(_CLAUSE_START + r"(record|document|log|enter|add)\b", re.IGNORECASE)
+#: A study that enrols patients is a trial: "enrolling studies for …", "studies looking for volunteers".
+_ENROLMENT_RE = re.compile(
+    r"\b(enrol\w*|enroll\w*|recruit\w*|volunteers?|accepting\s+(?:new\s+)?(?:patients|participants|volunteers)|"
+    r"(?:could|can)\s+join|join\s+(?:a|an|the|this)\s+(?:study|trial)|take\s+part\s+in|participate\s+in|"
+    r"eligible\s+(?:for|to\s+join)|looking\s+for\s+(?:participants|volunteers|patients|subjects)|"
+    r"sign(?:ing)?\s+up|open\s+to\s+(?:recruitment|enrolment|enrollment))\b",
+    re.IGNORECASE,
+)
+#: A question about two or more drugs given together: harm, levels, effect, QT, serotonin, bleeding, "OK with".
+_RISK_RE = re.compile(
+    r"\b(problems?|issues?|concerns?|concerned|risks?|risky|worr(?:y|ied)|ok|okay|alright|safe(?:ly)?|together|combo|"
+    r"combination|combin(?:e|ed|ing)|co-?prescri\w*|co-?administ\w*|levels?|raises?|raised|raising|increases?|"
+    r"decreases?|lowers?|reduces?|knock\w*|blunt\w*|potentiat\w*|inhibit\w*|induc(?:e|es|er|ers|ing)|interact\w*|"
+    r"interfer\w*|qtc?|serotonin\w*|bleed\w*|toxicit\w*|contraindicated|less\s+effective|effectiveness|affects?|mix\w*|"
+    r"on\s+top\s+of|each\s+other|(?:already|patients?|pts?|someone|somebody|person|he'?s|she'?s|who'?s|who\s+is|is|"
+    r"are)\s+on|(?:can|could|should|if)\s+(?:i|we)\s+add|(?:taken|used|given|co-?administered)\s+(?:together\s+)?with)\b"
+    r"|\+|&",
+    re.IGNORECASE,
+)
+#: A comparison or a choice between drugs is not a question about giving them together.
+_COMPARE_RE = re.compile(
+    r"\b(vs\.?|versus|compar\w*|differen\w*|better|best|rather\s+than|instead\s+of|switch\w*|alternatives?|or|which)\b",
+    re.IGNORECASE,
+)
+#: "How does amiodarone inhibit warfarin metabolism?": a question about how, not whether, is general knowledge.
+_MECHANISM_RE = re.compile(
+    r"^\s*(?:how\s+(?:does|do|is|are|can)|why|explain|describe)\b|\bmechanism|\bpharmacolog\w*", re.IGNORECASE,
+)
+#: A request to look something up, at the start of a clause ("Check warfarin + amiodarone, and find …").
+_IMPERATIVE_CLAUSE_RE = re.compile(
+    r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?(check|look\s+up|verify|review|get|pull|show|give\s+me|"
+    r"find|search|run|screen)\b",
+    re.IGNORECASE,
+)
+#: A question about a dose is not a look-up of the drugs it names ("give me the warfarin dose with amiodarone").
+_DOSE_QUESTION_RE = re.compile(r"\b(doses?|dosing|dosage|titrat\w*|how\s+much)\b", re.IGNORECASE)
+_CLAUSE_SPLIT_RE = re.compile(r"[,;]|\band then\b|\bthen\b|\band\s+(?=(?:find|check|look|search|get|show|write|"
+                              r"save|record|document|add|prescribe|order|start)\b)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Need:
+    """Why a tool is required (the rule family) and where the message asks for it (for the run order)."""
+
+    signal: str
+    position: int
+
+
+# ── message forms ──────────────────────────────────────────────────────────────────────────────────
+
+
+def dictation(query: str) -> tuple[str, str] | None:
+    """(request, note text) of a dictated note ("Note for Grace Mensah: febrile …"), or None. A note that is
+    itself a question ("Note: is this dose right?") is not one."""
+    found = _DICTATION_RE.match(query)
+    if not found or query.rstrip().endswith("?"):
+        return None
+    cut = query.index(":")
+    return query[:cut], query[cut + 1:]
+
+
+def request_part(query: str) -> str:
+    """The part of the message that asks for something: a dictated note's words before the colon (the note's
+    text is data, and a "safety-netted" in it asks for no drug label)."""
+    dictated = dictation(query)
+    return dictated[0] if dictated else query
+
+
+#: Words asking for more than the recorded facts: a trend, a comparison, a judgement, a second ask, a list of
+#: what happened.
+_INTERPRET_RE = re.compile(
+    r"\b(why|should|trend\w*|chang\w*|over (?:the|time)|since|compar\w*|explain|interpret\w*|safe\w*|risk\w*|mean\w*|"
+    r"normal|worse\w*|better|improv\w*|significan\w*|concern\w*|and|also|then|happen\w*|details?|notes?|all|full|"
+    r"summar\w*|list\s+all|history)\b",
+    re.IGNORECASE,
+)
+#: A short question is answered with the record's facts in one line, written by code.
+SHORT_QUESTION_WORDS = 8
+
+
+def is_short_record_question(query: str) -> bool:
+    """A short question for recorded facts ("any allergies?", "her last creatinine?", "when was he last seen?"),
+    with no request for a trend, comparison, judgement or details and no second ask (which a clinically
+    meaningful model answers better, and for which the demo shows every retrieved line)."""
+    return len(query.split()) <= SHORT_QUESTION_WORDS and not _INTERPRET_RE.search(query)
 
 
 def is_question(query: str) -> bool:
@@ -52,45 +206,196 @@ def is_question(query: str) -> bool:
 
 
 def is_write_request(query: str) -> bool:
-    """True when the clinician asks for a write in command form; questions never are."""
+    """True when the clinician asks for a write in command form, or dictates a note; questions never are."""
+    if dictation(query):
+        return True
     return not is_question(query) and bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query))
 
 
-def _add(needed: set[str], spec: ToolSpec | None) -> None:
-    if spec is not None:
-        needed.add(spec.name)
+def record_role(query: str) -> Role:
+    """Which record tool a question about the record needs: how items relate, the visits, or a record query."""
+    if CONNECTION_RE.search(query):
+        return Role.CONNECTIONS
+    return Role.RECORD_HISTORY if TIMELINE_RE.search(query) else Role.RECORD_QUERY
 
 
-def required_tools(state: AgentState, tools: ToolRegistry) -> set[str]:
-    """Names of the tools the query needs (only tools of ``tools``: one not registered is never required)."""
+def is_short_record_ask(query: str, drugs: list[str]) -> bool:
+    """A bare question about one part of the active patient's record, without a pronoun: "any allergies?",
+    "meds?", "LFTs?", "latest INR?", "BP trend?", "antenatal visits so far?". Short (six words at most), naming
+    a record concept and no drug, and nothing that makes it a general question ("BP targets?")."""
+    words = query.split()
+    return (0 < len(words) <= 6 and bool(RECORD_CONCEPT_RE.search(query)) and not drugs
+            and not _GENERAL_WORDS_RE.search(query) and not is_write_request(query))
+
+
+# ── signals ────────────────────────────────────────────────────────────────────────────────────────
+
+
+def _one_edit(word: str, keyword: str) -> bool:
+    """True when ``word`` is ``keyword`` with one letter dropped, added, changed or two swapped, inside the word
+    (an inflection — "prescribed", "warning" — is not a typo of its stem)."""
+    if word == keyword or keyword.startswith(word) or word.startswith(keyword) or abs(len(word) - len(keyword)) > 1:
+        return False
+    if len(word) == len(keyword):
+        diff = [i for i, (a, b) in enumerate(zip(word, keyword, strict=True)) if a != b]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and word[diff[0]] == keyword[diff[1]] and word[diff[1]] == keyword[diff[0]])
+    short, long = (word, keyword) if len(word) < len(keyword) else (keyword, word)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+#: Long task words a clinician misspells ("intractions", "reasearch", "recruting"): a word one edit away from
+#: one of them is read as it. Only look-up words: a misspelt write verb never writes.
+_TYPO_VOCABULARY = ("interaction", "interactions", "research", "literature", "evidence", "warnings", "recruiting",
+                    "enrolling", "contraindications", "studies")
+
+
+def corrected(text: str) -> str:
+    """``text`` with misspelt task words (``_TYPO_VOCABULARY``, seven letters or more) spelt right."""
+    def fix(match: re.Match[str]) -> str:
+        word = match.group(0)
+        lowered = word.lower()
+        if len(lowered) < 7:
+            return word
+        return next((k for k in _TYPO_VOCABULARY if _one_edit(lowered, k)), word)
+
+    return re.sub(r"[A-Za-z]+", fix, text)
+
+
+def _add(needed: dict[str, Need], spec: ToolSpec | None, signal: str, position: int) -> None:
+    if spec is not None and spec.name not in needed:
+        needed[spec.name] = Need(signal, position)
+
+
+def _clauses(text: str) -> list[tuple[int, str]]:
+    """(start, clause) of the message's clauses."""
+    bounds, start = [], 0
+    for match in _CLAUSE_SPLIT_RE.finditer(text):
+        bounds.append((start, match.start()))
+        start = match.end()
+    bounds.append((start, len(text)))
+    out = []
+    for begin, end in bounds:
+        clause = text[begin:end]
+        stripped = clause.lstrip()
+        out.append((begin + len(clause) - len(stripped), stripped))
+    return out
+
+
+def _drugs_in(text: str, drugs: list[str]) -> list[str]:
+    lowered = text.lower()
+    return [d for d in drugs if d.lower() in lowered or any(part in lowered for part in re.split(r"[-/ ]", d.lower())
+                                                            if len(part) > 3)]
+
+
+def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, Need]:
+    """The tools the query needs (only tools of ``tools``: one not registered is never required), each with the
+    signal that requires it (its rule family) and where the message asks for it."""
     query = state.get("user_query", "")
+    text = corrected(request_part(query))
     entities = state.get("extracted_entities")
-    needed: set[str] = set()
+    needed: dict[str, Need] = {}
     writes = is_write_request(query)
     write_tools = {s.name for s in tools if s.writes}
-    for spec in tools:
-        if spec.matches(query) and (writes or not spec.writes):
-            needed.add(spec.name)
     drugs = entities["drug_mentions"] if entities else []
+    names = entities["patient_names"] if entities else []
+    ids = entities["patient_ids"] if entities else []
+    enrolment = _ENROLMENT_RE.search(text)
+    trials = tools.first(Role.TRIALS)
+    literature = tools.first(Role.LITERATURE)
+
+    if dictation(query):
+        _add(needed, tools.first(Role.NOTE_ENTRY), "dictated_note", len(text))
+    # A write tool's words count in a clause that asks for a write: "I documented the allergy, now prescribe
+    # cefalexin" asks for a prescription, not an allergy entry.
+    # When no write clause names what to write ("abc-123 is allergic to latex, please record"), the message does.
+    write_clauses = [(start, c) for start, c in _clauses(text) if _WRITE_CLAUSE_RE.search(c)] if writes else []
+    named_in_clause = any(s.writes and s.mention(c) is not None for s in tools for _start, c in write_clauses)
+    if writes and not named_in_clause and not (drugs and _ORDER_RE.search(text)):
+        write_clauses = [(0, text)]
+    for spec in tools:
+        position = spec.mention(text)
+        if position is not None and spec.writes:
+            position = next((start + found for start, c in write_clauses if (found := spec.mention(c)) is not None),
+                            None)
+        if position is None or (spec.writes and not writes):
+            continue
+        if spec is literature and enrolment and trials:
+            # "studies looking for volunteers": a study that enrols is a trial; the literature only when a
+            # word other than "study" asks for it.
+            # "research recruiting volunteers" is a study that enrols; "recruiting trials … and research on …"
+            # asks for both.
+            trial_word = re.search(r"\btrials?\b", text, re.IGNORECASE)
+            yields = (*STUDY_WORDS, *(() if trial_word else ("research",)))
+            other_words = tuple(k for k in spec.keywords if k not in yields)
+            if not any(re.search(rf"\b{re.escape(k)}\b", text, re.IGNORECASE) for k in other_words):
+                continue
+        _add(needed, spec, "write_keywords" if spec.writes else "task_keywords", position)
+    if enrolment and trials and re.search(rf"\b({'|'.join(STUDY_WORDS)}|research|trials?)\b", text, re.IGNORECASE):
+        _add(needed, trials, "enrolling_trials", enrolment.start())
+
     order = tools.first(Role.MEDICATION_ORDER)
     # An order verb with a drug is a medication order, unless the message asks for another write ("start a
     # note", "add a penicillin allergy").
-    if order and writes and drugs and _ORDER_RE.search(query) and not needed & (write_tools - {order.name}):
-        needed.add(order.name)
-    names = entities["patient_names"] if entities else []
-    ids = entities["patient_ids"] if entities else []
+    ordered = _ORDER_RE.search(text)
+    if order and writes and drugs and ordered and not set(needed) & (write_tools - {order.name}):
+        _add(needed, order, "put_on" if ordered.group(1).lower().startswith("put") else "order_verb", ordered.start())
+    allergy = tools.first(Role.ALLERGY_ENTRY)
+    reaction = REACTION_WORDS.search(text)
+    if allergy and writes and reaction and drugs and _REACTION_VERB_RE.search(text) and not (order and order.name in needed):
+        # "Record that she had rash with doxycycline and write a note …", "<patient> gets angioedema with
+        # ramipril, please document it": documenting a reaction to a drug. A reaction told inside a note's own
+        # clause ("document in her note that she had a rash") is the note's text.
+        clause = next((c for start, c in _clauses(text) if start <= reaction.start() <= start + len(c)), text)
+        note = tools.first(Role.NOTE_ENTRY)
+        if not (note and note.mention(clause) is not None):
+            _add(needed, allergy, "reaction_entry", reaction.start())
+
     if names and not ids:
-        _add(needed, next((s for s in tools if s.patient_search), None))
-    refers = _PATIENT_RE.search(query) or names or ids or state.get("active_patient")
+        _add(needed, next((s for s in tools if s.patient_search), None), "patient_name", 0)
+    refers = _PATIENT_RE.search(text) or names or ids or state.get("active_patient")
     # In a write, "her medications" / "her record" say where to write; only "chart", "summary" or "review" ask
     # to read the chart too ("Review abc-123's chart and record a penicillin allergy").
-    chart_read = not needed & write_tools or _REVIEW_RE.search(query)
-    if _CHART_RE.search(query) and refers and chart_read and not CONNECTION_RE.search(query):
-        _add(needed, tools.first(Role.CHART))
+    chart_read = not set(needed) & write_tools or _REVIEW_RE.search(text)
+    chart_words = _CHART_RE.search(text) or ((names or ids) and _SECTION_RE.search(text))
+    if chart_words and refers and chart_read and not CONNECTION_RE.search(text):
+        _add(needed, tools.first(Role.CHART), "chart_words", 0)
+
+    lookups = {s.name for s in tools if not s.writes and not s.patient_search} & set(needed)
+    dosing = _DOSE_QUESTION_RE.search(text)
+    if len(drugs) >= 2 and not writes:
+        together = tools.first(Role.INTERACTIONS)
+        # "Check warfarin + amiodarone, and find recent evidence …": a look-up clause naming two drugs.
+        for start, clause in _clauses(text):
+            in_clause = _drugs_in(clause, drugs)
+            if (_IMPERATIVE_CLAUSE_RE.match(clause) and len(in_clause) >= 2 and not dosing
+                    and not any(s.mention(clause) is not None for s in tools if s is not together)):
+                _add(needed, together, "drug_request", start)
+        # "Does omeprazole blunt clopidogrel?", "QT risk if I add X to Y?": a risk question about the drugs.
+        if not lookups and _RISK_RE.search(text) and not _COMPARE_RE.search(text) and not _MECHANISM_RE.search(text):
+            _add(needed, together, "risk_question", 0)
     # "Is spironolactone safe with her kidney function?": a drug's safety is a label look-up.
-    if drugs and _SAFE_RE.search(query) and not writes:
-        _add(needed, tools.first(Role.DRUG_SAFETY))
+    together_needed = any(n.signal in ("risk_question", "drug_request") for n in needed.values())
+    if drugs and not writes and not together_needed and (len(drugs) == 1 or not lookups):
+        safe = _SAFE_RE.search(text)
+        if safe and (len(drugs) == 1 or len(_drugs_in(text, drugs)) == 1):
+            _add(needed, tools.first(Role.DRUG_SAFETY), "drug_safe", safe.start())
+        elif _IMPERATIVE_CLAUSE_RE.match(text) and not needed and not dosing:
+            # "Check amoxicillin for my patient": a look-up of the one drug named.
+            _add(needed, tools.first(Role.INTERACTIONS if len(drugs) >= 2 else Role.DRUG_SAFETY), "drug_request", 0)
+
+    # "When was Maria Garcia last seen?", "Samuel Kariuki's liver function?": a question about the record of the
+    # patient the message names, read once the patient is found.
+    besides_search = set(needed) - {s.name for s in tools if s.patient_search}
+    about_record = RECORD_CONCEPT_RE.search(text) or CONNECTION_RE.search(text)
+    if (names or ids) and not writes and not besides_search and about_record:
+        _add(needed, tools.first(record_role(text)), "record_question", len(text))
     return needed
+
+
+def required_tools(state: AgentState, tools: ToolRegistry) -> set[str]:
+    """Names of the tools the query needs (see :func:`tool_signals`)."""
+    return set(tool_signals(state, tools))
 
 
 def succeeded_tools(state: AgentState) -> set[str]:
@@ -98,22 +403,19 @@ def succeeded_tools(state: AgentState) -> set[str]:
     return {r["tool_name"] for r in state.get("tool_results", []) if r["status"] == "success"}
 
 
-def run_order(query: str, spec: ToolSpec) -> tuple[int, int]:
-    """Sort key: a patient search first and the chart next (later tools need the patient), writes last,
-    everything else in the order the clinician asked for it (where its keywords first occur)."""
+def run_order(spec: ToolSpec, need: Need) -> tuple[int, int]:
+    """Sort key: a patient search first and the chart next (later tools need the patient), writes last, and
+    otherwise in the order the clinician asked for them (where each was asked for)."""
     if spec.patient_search:
         return (0, 0)
     if Role.CHART in spec.roles:
         return (1, 0)
-    if spec.writes:
-        return (3, 0)
-    position = spec.mention(query)
-    return (2, len(query) if position is None else position)
+    return (3 if spec.writes else 2, need.position)
 
 
 def remaining_tools(state: AgentState, tools: ToolRegistry) -> list[str]:
     """Required tools neither done nor given up on, in the order they should run (see :func:`run_order`)."""
     done = succeeded_tools(state) | set(state.get("skipped_tools", []))
-    needed = required_tools(state, tools) - done
-    query = state.get("user_query", "")
-    return [s.name for s in sorted((s for s in tools if s.name in needed), key=lambda s: run_order(query, s))]
+    signals = tool_signals(state, tools)
+    needed = [s for s in tools if s.name in signals and s.name not in done]
+    return [s.name for s in sorted(needed, key=lambda s: run_order(s, signals[s.name]))]

@@ -13,12 +13,33 @@ DEMO_GREETING = "Hello. I am DocGemma Connect, a clinical decision-support assis
 _LABEL_RE = re.compile(r"^\[(?P<label>[^\]\n]+)\]\n?")
 
 
+def patient_of_result(result: ToolResult) -> str | None:
+    """The name of the patient whose record a result comes from, when the tool says it."""
+    data = result.get("data")
+    patient = data.get("patient") if isinstance(data, dict) else None
+    name = patient.get("name") if isinstance(patient, dict) else patient
+    return str(name) if name else None
+
+
+def record_line(result: ToolResult) -> str | None:
+    """A record result's one-line statement, naming its patient ("Grace Mensah — allergies on record: …"),
+    when the tool wrote one."""
+    data = result.get("data")
+    line = data.get("brief") if isinstance(data, dict) and result["status"] == "success" else None
+    if not line:
+        return None
+    patient = patient_of_result(result)
+    return f"{patient} — {line}" if patient else str(line)[:1].upper() + str(line)[1:]
+
+
 def result_section(result: ToolResult) -> str:
-    """One tool result as a titled section: its clinical label, then the formatted facts."""
+    """One tool result as a titled section: its clinical label (and whose record it is), then the facts."""
     text = result["formatted_result"].strip()
     found = _LABEL_RE.match(text)
     body = text[found.end():] if found else text
-    return f"**{result['tool_label']}**\n\n{body.strip() or 'No details were returned.'}"
+    patient = patient_of_result(result)
+    title = f"{result['tool_label']} — {patient}" if patient else result["tool_label"]
+    return f"**{title}**\n\n{body.strip() or 'No details were returned.'}"
 
 
 def retrieved_facts(results: list[ToolResult], errors: list[str], sources: list[Source]) -> str:

@@ -3,9 +3,11 @@
 
 :func:`decide` is pure. It returns a :class:`RuleDecision` when the message carries an explicit signal
 (a task pattern, an imperative write, a named patient or id, a drug with an explicit request, a request
-about the active patient's record, an image to analyse), or a general question no tool can help with;
-otherwise ``None`` and the model is asked. Precision matters as much as recall: "What is warfarin?" is a
-question about a drug, not a lookup; "does she have an allergy?" is not a request to record one.
+about the active patient's record, an image to analyse), or a general question, greeting or "don't" no tool
+can help with; otherwise ``None`` and the model is asked. Precision matters as much as recall: "What is
+warfarin?" is a question about a drug, not a lookup; "does she have an allergy?" is not a request to record one;
+"Don't add anything to her record yet" asks for nothing. Each decision names its rule family
+(``RuleDecision.rule``), whose precision ``bench/bench_rules.py`` measures on phrasings no rule was written from.
 """
 
 from __future__ import annotations
@@ -14,58 +16,93 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from docgemma.agent.patterns import CONNECTION_RE, is_write_request, remaining_tools, required_tools
+from docgemma.agent.patterns import (
+    CONNECTION_RE,
+    PATIENT_REF_RE,
+    RECORD_CONCEPT_RE,
+    is_short_record_ask,
+    is_write_request,
+    record_role,
+    remaining_tools,
+    request_part,
+    tool_signals,
+)
 from docgemma.agent.state import AgentState
 from docgemma.tools.registry import ToolRegistry
-from docgemma.tools.routing import Role
 
 GREETING_RE = re.compile(
-    r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|thx|bye|goodbye)\b[\s\w,!.?']{0,30}$",
+    r"^\s*(?:ok(?:ay)?,?\s+|great,?\s+)?(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|thx|cheers|bye|"
+    r"goodbye)\b[\s\w,!.?']{0,30}$",
     re.IGNORECASE,
 )
-#: A general-knowledge question: definition, mechanism, explanation.
+#: "What can you do?": the capabilities, written by code.
+CAPABILITY_RE = re.compile(
+    r"^\s*(?:so\s+|and\s+)?(?:what\s+(?:can|do)\s+you\s+do|what\s+are\s+you|who\s+are\s+you|how\s+can\s+you\s+help"
+    r"(?:\s+me)?|what\s+can\s+you\s+help(?:\s+me)?\s+with|what\s+can\s+i\s+ask(?:\s+you)?|help)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+#: "Don't add anything yet", "Hold off on the prescription", "No need to add the allergy", "I already wrote the
+#: note": the clinician asks for nothing to be done.
+NOTHING_TO_DO_RE = re.compile(
+    r"^\s*(?:ok(?:ay)?,?\s+|please\s+|pls\s+|no,?\s+)?(?:don'?t|dont|do\s+not|no\s+need\s+to|hold\s+off|not\s+yet|"
+    r"never\s*mind|cancel\s+that|leave\s+it|forget\s+it|scrap\s+that|"
+    # A past-tense statement of the clinician's own action: "I already wrote the note", "We documented it earlier".
+    r"(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:already\s+)?(?:wrote|written|done|did|documented|recorded|added|prescribed|"
+    r"saved|entered|ordered|sent|charted|noted))\b",
+    re.IGNORECASE,
+)
+#: A later clause that asks for something after all ("…, now prescribe cefalexin", "…, check interactions").
+_ASKS_RE = re.compile(
+    r"^\s*(?:please\s+|pls\s+|also\s+|just\s+|can\s+you\s+|could\s+you\s+)?(prescribe|order|start|record|document|add|"
+    r"save|write|log|enter|check|find|look|search|show|get|pull|verify|review|give)\b",
+    re.IGNORECASE,
+)
+#: "Note that she is allergic to penicillin": maybe a fact to document, maybe one to keep in mind. Not a read.
+NOTE_THAT_RE = re.compile(r"^\s*(?:please\s+)?(?:note|nb)\b(?!\s*(?:for\b[^:]*)?:)", re.IGNORECASE)
+#: A general-knowledge question: definition, mechanism, explanation, who/when/which in general.
 EXPLAIN_RE = re.compile(
-    r"^\s*(please\s+)?(what\s+(is|are|was|were|does|do|causes?)|explain|define|describe|how\s+(does|do|is|are)|why\b|"
-    r"tell\s+me\s+about|what's|whats)\b",
+    r"^\s*(please\s+|(?:can|could)\s+you\s+)?(what\s+(is|are|was|were|does|do|causes?|r)|explain|define|describe|"
+    r"how\s+(does|do|is|are)|why\b|"
+    r"tell\s+me\s+about|what's|whats|who\s+(?:is|are|can|should|may)\s+(?:allowed|able|eligible|qualified|"
+    r"responsible|permitted)|who\s+(?:should|needs?|qualifies)|how\s+(?:should|can|would)\s+(?:i|we|you|one)|"
+    r"when\s+(?:would|should|do|does|is|are|can)\s+(?:you|i|we|one|it|a|an|the)\b)\b",
     re.IGNORECASE,
 )
-#: The message refers to a patient (the active one when no id or name is given).
-PATIENT_REF_RE = re.compile(
-    r"\b(she|he|her|his|hers|him|they|their|them|(my|this|the|our)\s+patient('?s)?|pt)\b", re.IGNORECASE
-)
-#: What a patient's record holds: a question about one of these for the active patient reads the record.
-RECORD_CONCEPT_RE = re.compile(
-    r"\b(labs?|lab results?|results?|creatinine|egfr|kidney|renal|potassium|sodium|glucose|hba1c|a1c|hemoglobin|"
-    r"haemoglobin|cholesterol|ldl|blood pressure|bp|vitals?|vital signs|weight|bmi|heart rate|temperature|allerg\w*|"
-    r"conditions?|diagnos[ie]s|problems?|immuni[sz]ations?|vaccines?|vaccinations?|procedures?|surgery|surgeries|"
-    r"medications?|meds|prescriptions?|drugs?|notes?|visits?|encounters?|admissions?|history|timeline|trend)\b",
+#: "What is a phase 2 trial?": a definition, even when it says a tool's word (nothing after it to look up).
+DEFINITION_RE = re.compile(
+    r"^\s*(?:(?:what\s+(?:is|are)\s+(?:a|an)\s+|define\s+|what\s+is\s+meant\s+by\s+)"
+    r"(?!.*\b(?:for|on|about|in|with|regarding|comparing|of)\b)[\w\s\-']{1,50}\??\s*$"
+    r"|what\s+(?:is|are)\s+the\s+(?:phases?|types?|kinds?|stages?|steps?|principles?|components?|definition|meaning|"
+    r"purpose)\s+of\s+(?:an?\s+|the\s+)?[\w\s\-']{1,40}\??\s*$)",
     re.IGNORECASE,
 )
-TIMELINE_RE = re.compile(r"\b(visits?|encounters?|admissions?|timeline|what happened|last time|previous notes?)\b",
-                         re.IGNORECASE)
 #: A request to do something (not a question): "check", "look up", "verify", "review" ...
 IMPERATIVE_RE = re.compile(
     r"^\s*(please\s+|can you\s+|could you\s+)?(check|look\s+up|verify|review|get|pull|show|give\s+me|find|search)\b",
     re.IGNORECASE,
 )
+_IMAGE_WORDS = r"(?:image|images|x-?rays?|xrays?|film|scan|ct|mri|ultrasound|slide|photo|picture|radiograph)"
 IMAGE_REQUEST_RE = re.compile(
-    r"\b(analy[sz]e|interpret|read|assess|evaluate|look at)\b.*\b(image|x-?ray|film|scan|ct|mri|ultrasound|slide|photo)\b"
-    r"|\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion)\b",
+    rf"\b(analy[sz]e|interpret|read|assess|evaluate|look at)\b.*\b{_IMAGE_WORDS}\b"
+    rf"|\b(?:on|in)\s+(?:this|the|that|these)\s+(?:chest\s+)?{_IMAGE_WORDS}\b"
+    r"|\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion|bleed)\b",
     re.IGNORECASE,
 )
 
 Intent = Literal["DIRECT", "TOOL_NEEDED"]
-Scope = Literal["clinical", "greeting", "off_topic"]
+Scope = Literal["clinical", "greeting", "off_topic", "acknowledgement"]
 
 
 @dataclass(frozen=True)
 class RuleDecision:
-    """A decision code is sure of: the intent, the first tool (TOOL_NEEDED) and why."""
+    """A decision code is sure of: the intent, the first tool (TOOL_NEEDED), why, and the rule family that
+    made it (``bench/bench_rules.py`` measures each family's precision)."""
 
     intent: Intent
     tool: str | None
     reason: str
     scope: Scope = "clinical"
+    rule: str = ""
 
 
 def _patient_known(state: AgentState) -> bool:
@@ -73,19 +110,34 @@ def _patient_known(state: AgentState) -> bool:
     return bool(entities["patient_ids"] or entities["patient_names"] or state.get("active_patient"))
 
 
-def record_tool(state: AgentState, tools: ToolRegistry) -> str | None:
-    """A read of the active patient's record ("her last potassium", "his visits this year"), or None."""
+def record_tool(state: AgentState, tools: ToolRegistry) -> tuple[str, str] | None:
+    """(tool, rule family) for a read of the active patient's record: "her last potassium", "his visits this
+    year", or a bare short question with a patient active ("any allergies?", "LFTs?"); else None."""
     query = state.get("user_query", "")
     entities = state["extracted_entities"]
-    refers = PATIENT_REF_RE.search(query) or entities["patient_ids"]
-    if not (refers and _patient_known(state) and RECORD_CONCEPT_RE.search(query)) or is_write_request(query):
+    if is_write_request(query) or not _patient_known(state) or NOTE_THAT_RE.match(query):
+        return None
+    about_record = RECORD_CONCEPT_RE.search(query) or CONNECTION_RE.search(query)
+    if (PATIENT_REF_RE.search(query) or entities["patient_ids"]) and about_record:
+        family = "record_question"
+    elif state.get("active_patient") and is_short_record_ask(query, entities["drug_mentions"]):
+        family = "short_record_question"
+    else:
         return None
     # A connection question needs the connections tool; which item to explore from is still the model's call
-    # (stage 2), but intent and tool are not: asking the model for them cost two calls over the budget.
-    role = (Role.CONNECTIONS if CONNECTION_RE.search(query)
-            else Role.RECORD_HISTORY if TIMELINE_RE.search(query) else Role.RECORD_QUERY)
-    spec = tools.first(role)
-    return spec.name if spec else None
+    # (stage 2) unless the message gives its id, but intent and tool are not.
+    spec = tools.first(record_role(query))
+    return (spec.name, family) if spec else None
+
+
+def _nothing_to_do(query: str, state: AgentState, tools: ToolRegistry) -> bool:
+    """"Don't prescribe anything yet", "I already wrote the note myself": nothing asked, unless another clause
+    asks for a look-up ("don't prescribe it, check interactions instead")."""
+    if not NOTHING_TO_DO_RE.match(query) or "?" in query:
+        return False
+    lookups = [s for s in tools if s.lookup and s.matches(query)]
+    later = re.split(r"[,;.]|\b(?:but|instead|and|now|then|so)\b", query)[1:]
+    return not lookups and not any(_ASKS_RE.match(part) for part in later)
 
 
 def decide(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
@@ -94,36 +146,42 @@ def decide(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
     entities = state["extracted_entities"]
     drugs = entities["drug_mentions"]
     if GREETING_RE.match(query):
-        return RuleDecision("DIRECT", None, "a greeting", scope="greeting")
+        return RuleDecision("DIRECT", None, "a greeting", scope="greeting", rule="greeting")
+    if CAPABILITY_RE.match(query):
+        return RuleDecision("DIRECT", None, "a question about what the assistant can do", scope="greeting",
+                            rule="capabilities")
+    if _nothing_to_do(query, state, tools):
+        return RuleDecision("DIRECT", None, "the clinician asks for nothing to be done", scope="acknowledgement",
+                            rule="nothing_to_do")
+    no_patient = not PATIENT_REF_RE.search(query) and not entities["patient_ids"] and not entities["patient_names"]
+    if DEFINITION_RE.match(query) and not drugs and no_patient and not entities["has_image"]:
+        return RuleDecision("DIRECT", None, "a definition (nothing to look up)", rule="definition")
 
     needed = remaining_tools(state, tools)
     if state.get("selected_patient") and not needed:
-        return RuleDecision("DIRECT", None, "the clinician picked the patient; nothing more was asked")
+        return RuleDecision("DIRECT", None, "the clinician picked the patient; nothing more was asked",
+                            rule="patient_picked")
     if needed:
-        matched = ", ".join(sorted(required_tools(state, tools)))
-        return RuleDecision("TOOL_NEEDED", needed[0], f"the request names what it needs ({matched})")
+        signals = tool_signals(state, tools)
+        matched = ", ".join(sorted(signals))
+        return RuleDecision("TOOL_NEEDED", needed[0], f"the request names what it needs ({matched})",
+                            rule=signals[needed[0]].signal)
 
-    tool = record_tool(state, tools)
-    if tool:
-        return RuleDecision("TOOL_NEEDED", tool, "a question about the active patient's record")
+    found = record_tool(state, tools)
+    if found:
+        return RuleDecision("TOOL_NEEDED", found[0], "a question about the active patient's record", rule=found[1])
 
     if entities["has_image"]:
         image_tool = next((s for s in tools if s.needs_image), None)
         if IMAGE_REQUEST_RE.search(query) and image_tool:
-            return RuleDecision("TOOL_NEEDED", image_tool.name, "an attached image to analyse")
-        return RuleDecision("DIRECT", None, "an attached image with a general question: answered from the image findings")
+            return RuleDecision("TOOL_NEEDED", image_tool.name, "an attached image to analyse", rule="image")
+        return RuleDecision("DIRECT", None, "an attached image with a general question: answered from the image findings",
+                            rule="image")
 
-    if IMPERATIVE_RE.match(query) and drugs:
-        together = tools.first(Role.INTERACTIONS)
-        if len(drugs) >= 2 and together:
-            return RuleDecision("TOOL_NEEDED", together.name, f"a request about {len(drugs)} drugs")
-        safety = tools.first(Role.DRUG_SAFETY)
-        if safety:
-            return RuleDecision("TOOL_NEEDED", safety.name, f"a request about the drug {drugs[0]}")
-
-    general = EXPLAIN_RE.match(query) and not PATIENT_REF_RE.search(query)
+    general = EXPLAIN_RE.match(request_part(query)) and not PATIENT_REF_RE.search(query)
     if general and not entities["patient_ids"] and not entities["patient_names"]:
-        return RuleDecision("DIRECT", None, "a general medical question (no patient, no lookup asked for)")
+        return RuleDecision("DIRECT", None, "a general medical question (no patient, no lookup asked for)",
+                            rule="general_question")
     return None
 
 

@@ -126,9 +126,13 @@ class AgentState(TypedDict, total=False):
     patient_context: str | None
     # ── INTENT_CLASSIFY ──
     intent: Literal["DIRECT", "TOOL_NEEDED"]
-    scope: Literal["clinical", "greeting", "off_topic"]
+    #: "acknowledgement": the clinician asks for nothing ("don't add anything yet"); answered by code.
+    scope: Literal["clinical", "greeting", "off_topic", "acknowledgement"]
     task_summary: str
     suggested_tool: str | None
+    #: No rule was sure and the model is not fit to judge (not clinically meaningful), so it was not asked:
+    #: the answer says what the demo can do here and offers the closest actions.
+    undecided: bool
     # ── tool loop ──
     current_tool: str | None
     current_args: dict[str, Any] | None
@@ -188,6 +192,7 @@ TURN_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "scope": "clinical",
     "task_summary": "",
     "suggested_tool": None,
+    "undecided": False,
     "current_tool": None,
     "current_args": None,
     "tool_results": [NEW_TURN],

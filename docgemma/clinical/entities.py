@@ -45,7 +45,51 @@ _NOT_A_NAME = frozenset({
     "Save", "Write", "Start", "Order", "Get", "Give", "What", "When", "Which", "Who", "How", "Is", "Are", "Does",
     "Do", "Can", "Could", "Please", "The", "This", "That", "Her", "His", "Their", "Patient", "Dr", "Doctor", "Nurse",
     "FDA", "Today", "Tomorrow", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
+    "What's", "Whats", "Who's", "Where's", "How's", "Put", "Note", "Progress", "Rx", "Hi", "Hello", "Hey", "Good",
+    "Morning", "Afternoon", "Evening", "Thanks", "Thank", "Any", "Anyone", "Latest", "Last", "New", "Recent",
+    "Mr", "Mrs", "Ms", "Miss", "Mr.", "Mrs.", "Ms.", "St", "St.", "Saint", "Switch", "Commence",
 })
+#: Capitalised words of clinical topics, never part of a person's name: a message that is only a capitalised
+#: pair ("Heart Failure", "Sickle Cell") names a topic, not a patient.
+_CLINICAL_WORDS = frozenset({
+    "heart", "failure", "cancer", "disease", "syndrome", "acute", "chronic", "type", "kidney", "renal", "liver",
+    "lung", "breast", "blood", "pressure", "cell", "sickle", "atrial", "fibrillation", "infection", "fever", "pain",
+    "attack", "stroke", "asthma", "diabetes", "malaria", "tuberculosis", "pneumonia", "hypertension", "sepsis",
+    "injury", "fracture", "deficiency", "disorder", "insufficiency", "arrest", "shock", "test", "trial", "trials",
+    "study", "studies", "report", "guidelines", "guideline", "score", "covid", "hiv", "aids", "hepatitis", "anaemia",
+    "anemia", "multiple", "sclerosis", "cystic", "fibrosis", "coronary", "artery", "myocardial", "infarction",
+    "pulmonary", "embolism", "deep", "vein", "thrombosis", "urinary", "tract", "skin", "bone", "brain", "spinal",
+    "mental", "health", "clinical", "medical", "emergency", "intensive", "care", "unit", "ward", "clinic", "hospital",
+    "drug", "drugs", "safety", "warning", "warnings", "interaction", "interactions", "evidence", "research",
+})
+_CLINICAL_SUFFIX_RE = re.compile(r"(itis|osis|emia|aemia|oma|pathy|algia|ectomy|plasty|scopy|gram|ology|iasis|plegia)$",
+                                 re.IGNORECASE)
+#: Where a capitalised full name can only be a person the clinician is looking for: a search verb with nothing
+#: after the name; "anyone named …" (any case); "is … registered / in the system"; "put … on <drug>"; "when was …
+#: last seen"; a name alone, with "please", or before " - " / ":" / "," at the start of a message; "<type> note,
+#: … :". Each is a whole-message or tightly bounded form, so a capitalised disease in a sentence is not taken.
+_NAME_CONTEXT_RES = (
+    re.compile(rf"^\s*(?i:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?i:find|look\s+up|look\s+for|pull\s+up|search\s+for|"
+               rf"open|bring\s+up)\s+"
+               rf"({_FULL_NAME})\s*(?i:please|pls)?\s*[?.!]*\s*$"),
+    re.compile(rf"^\s*(?i:is|are)\s+({_FULL_NAME})\s+(?i:registered|in\s+the\s+system|on\s+the\s+system|"
+               rf"a\s+patient|on\s+file|known\s+here|here)\b"),
+    re.compile(rf"\b(?i:put|start|commence|switch)\s+({_FULL_NAME})\s+(?i:on)\b"),
+    re.compile(rf"\b(?i:when\s+(?:was|did))\s+({_FULL_NAME})\s+(?i:last)\b"),
+    re.compile(rf"^\s*({_FULL_NAME})\s*(?:\s[-–]\s|:\s|,\s|\s+(?i:please|pls)\s*[?.!]*\s*$|[?.!]*\s*$)"),
+    re.compile(rf"\b(?i:note)\s*[,\-–]\s*({_FULL_NAME})\s*:"),
+)
+#: A name of one word or more where only a person can be meant: "anyone named Ahmed?" (any case), "who is
+#: Kariuki?", "Mrs Oduya".
+_SURNAME_CONTEXT_RES = (
+    re.compile(r"\b(?:anyone|anybody|someone|somebody|any\s+patients?|a\s+patient)\s+(?:named|called)\s+"
+               r"([a-z][\w'\-]*(?:\s+[a-z][\w'\-]*){0,3}?)\s*(?:[?.!,]|$)", re.IGNORECASE),
+    re.compile(rf"^\s*(?i:who\s+is)\s+({_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}})\s*\?"),
+    # "mrs" in any case is only ever a title; "Mr", "Ms" and "Miss" only capitalised ("MR" is modified release or
+    # mitral regurgitation, "miss" a verb), before a capitalised surname.
+    re.compile(r"\b(?i:mrs)\.?\s+([A-Za-z][a-z\-]*(?:'(?!s\b)[A-Za-z][a-z]+)?)\b(?!\s+[A-Z])"),
+    re.compile(r"\b(?:Mr|Ms|Miss)\.?\s+([A-Z][a-z\-]*(?:'(?!s\b)[A-Z]?[a-z]+)?)\b(?!\s+[A-Z])"),
+)
 TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9\-/]*")
 
 #: Combination brands and common abbreviations the dictionary does not resolve (or resolves to one part).
@@ -192,26 +236,34 @@ def extract_patient_ids(text: str) -> list[str]:
     return found
 
 
-def _clean_name(candidate: str) -> str | None:
+def _clean_name(candidate: str, *, words_needed: int = 2) -> str | None:
     words = candidate.split()
     while words and words[-1] in _NOT_A_NAME:
         words.pop()
-    if len(words) < 2 or words[0] in _NOT_A_NAME or DrugDictionary.find(" ".join(words)):
+    while words and words[0] in _NOT_A_NAME:  # "What's Joseph Mwangi's INR": the name is what follows
+        words.pop(0)
+    if len(words) < words_needed or DrugDictionary.find(" ".join(words)):
+        return None
+    if any(w.lower() in _CLINICAL_WORDS or _CLINICAL_SUFFIX_RE.search(w) for w in words):
         return None
     return " ".join(words)
 
 
 def extract_patient_names(text: str) -> list[str]:
-    """Capitalised full names introduced as a patient ("Find patient John Smith", "Mrs Ama Owusu"),
-    in a possessive ("Grace Mensah's chart"), or after "for" in a record request ("Prescribe
-    amoxicillin 500 mg for Grace Mensah"). Hyphens and apostrophes stay part of a name."""
+    """Capitalised full names introduced as a patient ("Find patient John Smith", "Mrs Ama Owusu",
+    "anyone named Maria Garcia?", "Is Fatima Bello registered here?", "Put Amina Okafor on …", a name alone),
+    in a possessive ("Grace Mensah's chart"), after "for" in a record request ("Prescribe amoxicillin 500 mg
+    for Grace Mensah"), or a surname where only a person can be meant ("who is Kariuki?", "mrs oduya").
+    Hyphens and apostrophes stay part of a name."""
     candidates = [*NAME_RE.findall(text), *POSSESSIVE_NAME_RE.findall(text)]
     if _RECORD_REQUEST_RE.search(text):
         candidates += FOR_NAME_RE.findall(text)
+    candidates += [found for pattern in _NAME_CONTEXT_RES for found in pattern.findall(text)]
     names: list[str] = []
-    for candidate in candidates:
-        name = _clean_name(candidate)
-        if name and not any(name in other or other in name for other in names):
+    for candidate, needed in [*((c, 2) for c in candidates),
+                              *((c, 1) for pattern in _SURNAME_CONTEXT_RES for c in pattern.findall(text))]:
+        name = _clean_name(candidate, words_needed=needed)
+        if name and not any(name.lower() in other.lower() or other.lower() in name.lower() for other in names):
             names.append(name)
     return names
 

@@ -21,6 +21,7 @@ from docgemma.ehr.service import Ehr, idempotency_key
 from docgemma.ehr.summary import note_text, quantity_text
 from docgemma.ehr.validate import tolerant, unreadable_note
 from docgemma.fhir import concept_code, display_text, patient_of
+from docgemma.tools import record_brief
 from docgemma.tools.outcome import ToolOutcome, failure, success
 from docgemma.tools.registry import Executor, Formatter, ToolContext, ToolSpec
 from docgemma.tools.review import PatientCard, WriteCheck, WriteReview
@@ -47,6 +48,11 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "electrolytes": ("sodium", "potassium", "chloride", "bicarbonate"),
     "weight": ("body weight", "body mass index"),
     "pregnancy": ("pregnan", "preeclampsia", "pre-eclampsia", "protein/creatinine"),
+    # Abbreviations clinicians type, and the names LOINC gives those results.
+    "tsh": ("thyrotropin", "tsh"),
+    "hba1c": ("a1c", "glycated"),
+    "egfr": ("glomerular", "egfr"),
+    "oxygen saturation": ("oxygen saturation", "spo2"),
 }
 
 
@@ -145,7 +151,7 @@ def query_patient_data(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolO
         params.append(("category", a.category))
     types = [a.resource_type] if a.resource_type else (["Observation"] if a.category else list(CLINICAL_TYPES))
     try:
-        ehr.client.read("Patient", a.patient_id)
+        patient = ehr.client.read("Patient", a.patient_id)
         found = [r for t in types for r in ehr.client.search(t, params, limit=500)]
     except FhirClientError as exc:
         return _fail(exc)
@@ -156,8 +162,11 @@ def query_patient_data(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolO
             terms = search_terms(a.name)
             records = [r for r in records if any(t in f"{display_text(r)} {line(r)}".lower() for t in terms)]
         records = sorted(records, key=_when, reverse=True)
+        # The patient's name and a one-line statement travel with the lines: a short question is answered
+        # with that line, naming whose record it is.
         return {"query": described, "results": [line(r) for r in records[:25]], "total": len(records),
-                "unreadable": skipped}
+                "unreadable": skipped, "patient": display_text(patient),
+                "brief": record_brief.brief(a, records, _when, skipped)}
 
     return success(tolerant(lines, found))
 
@@ -259,8 +268,10 @@ def get_patient_timeline(ehr: Ehr, args: BaseModel, context: ToolContext) -> Too
             if a.include_notes:
                 visit["notes"] = [note_text(r) for r in items if r["resourceType"] == "DocumentReference" and note_text(r)]
             visits.append(visit)
+        patient = next((display_text(r) for r in records if r["resourceType"] == "Patient"), None)
         return {"range": f"{a.start_date or 'start'} to {a.end_date or 'today'}", "results": visits,
-                "total": len(encounters), "unreadable": skipped}
+                "total": len(encounters), "unreadable": skipped, "patient": patient,
+                "brief": record_brief.visits(visits, len(encounters), skipped)}
 
     return success(tolerant(timeline, resources))
 

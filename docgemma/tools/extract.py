@@ -16,9 +16,10 @@ from docgemma.clinical.entities import DrugDictionary, combination_parts
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.tools import label_query, literature_query, trial_query
 from docgemma.tools.order_extract import NOT_SPECIFIED, allergy_args, prescription_args
+from docgemma.tools.order_extract import REACTION_RE as REACTION_WORDS
 from docgemma.tools.routing import Request
 
-__all__ = ["NOT_SPECIFIED"]
+__all__ = ["NOT_SPECIFIED", "REACTION_WORDS"]
 #: Words asking for a drug's label warnings, or for drugs together: the tools' task keywords, and the clause
 #: whose drugs the extractor takes when a message names several.
 SAFETY_WORDS = ("safety", "warning", "warnings", "boxed warning", "fda")
@@ -33,7 +34,8 @@ NOTE_TYPE_RE = re.compile(
 
 #: Record concepts → query_patient_data filters.
 _CONCEPTS: tuple[tuple[re.Pattern[str], dict[str, str]], ...] = (
-    (re.compile(r"\b(medications?|meds|prescriptions?|drugs?)\b", re.I), {"resource_type": "MedicationRequest"}),
+    (re.compile(r"\b(medications?|meds|prescriptions?|drugs?)\b|\b(?:is|are)\s+(?:she|he|they)\s+(?:on|taking)\b"
+                r"|\bwhat\s+(?:is|'s)\s+(?:she|he)\s+(?:on|taking)\b", re.I), {"resource_type": "MedicationRequest"}),
     (re.compile(r"\ballerg\w*", re.I), {"resource_type": "AllergyIntolerance"}),
     (re.compile(r"\b(conditions?|diagnos[ie]s|problems?)\b", re.I), {"resource_type": "Condition"}),
     (re.compile(r"\b(immuni[sz]ations?|vaccines?|vaccinations?)\b", re.I), {"resource_type": "Immunization"}),
@@ -43,11 +45,21 @@ _CONCEPTS: tuple[tuple[re.Pattern[str], dict[str, str]], ...] = (
     (re.compile(r"\b(labs?|lab results?)\b", re.I), {"resource_type": "Observation", "category": "laboratory"}),
 )
 _LAB_NAME_RE = re.compile(
-    r"\b(kidney function|renal function|liver function|creatinine|egfr|potassium|sodium|glucose|hba1c|a1c|hemoglobin|"
-    r"haemoglobin|cholesterol|ldl|hdl|blood pressure|heart rate|weight|bmi|temperature|inr|tsh|platelets?|"
-    r"white cell count|wbc|troponin|bnp)\b",
+    r"\b(kidney function|renal function|liver function(?: tests?)?|lfts?|creatinine|egfr|potassium|sodium|glucose|"
+    r"hba1c|a1c|hemoglobin|haemoglobin|cholesterol|lipids?|ldl|hdl|blood pressure|bp|heart rate|pulse|weight|bmi|"
+    r"temperature|temp|inr|tsh|thyroid function|platelets?|white cell count|wbc|troponin|bnp|crp|ferritin|urine pcr|"
+    r"upcr|protein[/: -]creatinine(?: ratio)?|oxygen saturation|sats|spo2|electrolytes|u&e|blood count|fbc|cbc)\b",
     re.IGNORECASE,
 )
+#: What a record search is named when the clinician abbreviates it (the names results carry, or a concept the
+#: record tool expands: "liver function" finds ALT, AST and bilirubin).
+_LAB_NAMES = {
+    "lft": "liver function", "lfts": "liver function", "liver function test": "liver function",
+    "liver function tests": "liver function", "temp": "temperature", "bp": "blood pressure", "pulse": "heart rate",
+    "urine pcr": "protein/creatinine", "upcr": "protein/creatinine", "sats": "oxygen saturation",
+    "spo2": "oxygen saturation", "u&e": "electrolytes", "fbc": "blood count", "cbc": "blood count",
+    "lipid": "lipids", "thyroid function": "thyroid",
+}
 
 
 _CLAUSE_RE = re.compile(r"[,;]|\band then\b|\bthen\b")
@@ -155,7 +167,8 @@ def record_query(request: Request) -> dict[str, Any]:
     out = patient_only(request)
     lab = _LAB_NAME_RE.search(query)
     if lab:
-        out["name"] = lab.group(1).lower()
+        name = lab.group(1).lower()
+        out["name"] = _LAB_NAMES.get(name, "protein/creatinine" if name.startswith("protein") else name)
         return out
     for pattern, filters in _CONCEPTS:
         if pattern.search(query):
@@ -163,6 +176,37 @@ def record_query(request: Request) -> dict[str, Any]:
             break
     if out.get("resource_type") in ("MedicationRequest", "Condition") and re.search(r"\b(active|current)\b", query, re.I):
         out["status"] = "active"
+    return out
+
+
+#: A record item's id in brackets after the words naming it: "the aspirin (751be8bb-…)", "condition (cond-123)".
+_ITEM_ID_RE = re.compile(r"\b(?P<words>[\w\- ]{2,60}?)\s*\(\s*(?P<id>[A-Za-z0-9][A-Za-z0-9.\-]{2,63})\s*\)")
+_ITEM_TYPES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(conditions?|diagnos[ie]s|problems?)\b", re.I), "Condition"),
+    (re.compile(r"\b(encounters?|visits?|admissions?)\b", re.I), "Encounter"),
+    (re.compile(r"\b(observations?|results?|labs?|vitals?)\b", re.I), "Observation"),
+    (re.compile(r"\b(notes?|documents?)\b", re.I), "DocumentReference"),
+    (re.compile(r"\b(medications?|meds|prescriptions?|orders?)\b", re.I), "MedicationRequest"),
+)
+
+
+def connection_item(request: Request) -> dict[str, Any]:
+    """The patient, and the record item to explore when the message gives its id in brackets after its name
+    ("what was the aspirin (751be8bb-…) prescribed for?" → that MedicationRequest). An id given that way
+    names the item, not a patient: the patient is then the active one."""
+    found = _ITEM_ID_RE.search(request.query)
+    if not found:
+        return patient_only(request)
+    item = found.group("id")
+    others = [i for i in request.entities["patient_ids"] if i.lower() != item.lower()]
+    patient = others[0] if len(others) == 1 else request.active_patient_id if not others else None
+    out: dict[str, Any] = {"patient_id": patient} if patient else {}
+    words = found.group("words")
+    kind = next((t for pattern, t in _ITEM_TYPES if pattern.search(words)), None)
+    if kind is None and DrugDictionary.find(words):
+        kind = "MedicationRequest"
+    if kind:
+        out.update(fhir_id=item, resource_type=kind)
     return out
 
 

@@ -88,7 +88,7 @@ REACTIONS: tuple[str, ...] = (
     "qt prolongation", "arrhythmia", "lip and tongue swelling", "erythema", "eczema", "dermatitis",
     "contact dermatitis", "sneezing", "rhinitis", "watery eyes", "conjunctivitis", "hemolysis", "haemolysis",
 )
-_REACTION_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, REACTIONS), key=len, reverse=True)) + r")\b",
+REACTION_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, REACTIONS), key=len, reverse=True)) + r")\b",
                           re.IGNORECASE)
 SEVERITY_RE = re.compile(r"\b(mild|moderate|severe|anaphyla\w*|life-threatening|angio-?o?edema|"
                          r"stevens[- ]johnson|toxic epidermal)\b", re.IGNORECASE)
@@ -231,13 +231,13 @@ def prescription_args(query: str, entities: ExtractedEntities, patient_id: str |
 
 
 def _is_reaction(text: str) -> bool:
-    return bool(_REACTION_RE.fullmatch(text.strip()))
+    return bool(REACTION_RE.fullmatch(text.strip()))
 
 
 def _substance(text: str) -> str | None:
     """``text`` when it names an allergen (drug, drug class or other allergen) and not a reaction."""
     words = text.strip(" .,;:-")
-    if not words or words.lower() in _NOT_ALLERGENS or _is_reaction(words) or _REACTION_RE.search(words):
+    if not words or words.lower() in _NOT_ALLERGENS or _is_reaction(words) or REACTION_RE.search(words):
         return None
     return words
 
@@ -264,7 +264,7 @@ def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None
         drugs = [d for d in entities["drug_mentions"] if not _is_reaction(d)]
         if len(drugs) == 1:
             out["substance"] = drugs[0]
-    reactions = list(dict.fromkeys(m.group(1).lower() for m in _REACTION_RE.finditer(query)))
+    reactions = list(dict.fromkeys(m.group(1).lower() for m in REACTION_RE.finditer(query)))
     if reactions:
         out["reaction"] = ", ".join(reactions)[:60]
     else:

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
     from docgemma.llm.base import LLM
 
+#: Words for a study: a literature search's, unless the message asks for studies that enrol patients
+#: (``Role.TRIALS``).
+STUDY_WORDS = ("studies", "study", "rct", "rcts")
 #: Longest formatted tool result handed to a prompt (characters).
 RESULT_CHAR_CAP = 1500
 
@@ -226,7 +229,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=256,
         result_cap=2400,
         lookup=True,
-        keywords=X.SAFETY_WORDS,
+        keywords=(*X.SAFETY_WORDS, "black box", "black-box", "contraindications"),
         roles=frozenset({Role.DRUG_SAFETY}),
         extract=X.label_request,
         follow_up=suggest.drug_safety,
@@ -242,7 +245,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=288,
         result_cap=7000,
         lookup=True,
-        keywords=X.INTERACTION_WORDS,
+        keywords=(*X.INTERACTION_WORDS, "ddi", "ddis", "drug-drug"),
         roles=frozenset({Role.INTERACTIONS}),
         extract=partial(X.drug_list, near=X.INTERACTION_WORDS),
         follow_up=suggest.interactions,
@@ -257,7 +260,8 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         "Find recent studies on SGLT2 inhibitors in heart failure.",
         arg_max_tokens=320,
         lookup=True,
-        keywords=("studies", "study", "research", "evidence", "literature", "pubmed"),
+        keywords=(*STUDY_WORDS, "research", "evidence", "literature", "pubmed", "articles", "papers", "published",
+                  "cochrane", "systematic review", "meta-analysis", "meta-analyses"),
         roles=frozenset({Role.LITERATURE}),
         extract=X.literature_search,
         model_fills=("publication_types", "since_year", "newest_first"),
@@ -274,7 +278,8 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=544,
         result_cap=2500,  # five trials, each with its conditions, interventions and nearest sites
         lookup=True,
-        keywords=("trial", "trials", "recruiting", "experimental"),
+        keywords=("trial", "trials", "recruiting", "experimental", "enrolling"),
+        roles=frozenset({Role.TRIALS}),
         extract=X.trial_search,
         model_fills=("intervention", "location", "distance_km", "status", "phase", "age_group", "other_terms"),
         follow_up=suggest.trials,
@@ -337,7 +342,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         result_cap=3000,
         record=True,
         roles=frozenset({Role.CONNECTIONS}),
-        extract=X.patient_only,
+        extract=X.connection_item,
     ),
     ToolSpec(
         "get_patient_timeline",
@@ -385,6 +390,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         record=True,
         pre_write_check=allergy_check,
         keywords=("allergy", "allergic"),
+        roles=frozenset({Role.ALLERGY_ENTRY}),
         extract=X.allergy,
     ),
     ToolSpec(
@@ -399,6 +405,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=800,
         record=True,
         keywords=("note",),
+        roles=frozenset({Role.NOTE_ENTRY}),
         extract=X.note,
     ),
     ToolSpec(

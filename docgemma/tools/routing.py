@@ -43,6 +43,13 @@ class Role(str, Enum):
     MEDICATION_ORDER = "medication_order"
     #: A literature search (a trials search is suggested after it).
     LITERATURE = "literature"
+    #: A search for studies that enrol patients: "studies" with an enrolment word ("recruiting", "volunteers")
+    #: is this tool's request, not the literature's.
+    TRIALS = "trials"
+    #: Documenting an adverse reaction to a substance ("record that she had a rash with doxycycline").
+    ALLERGY_ENTRY = "allergy_entry"
+    #: Saving a note the clinician dictates ("Note for Grace Mensah: …", "Progress note, <patient>: …").
+    NOTE_ENTRY = "note_entry"
 
 
 @dataclass(frozen=True)

@@ -51,8 +51,31 @@ def test_a_medical_question_gets_an_honest_answer_not_invented_medicine(embedded
     assert result.path == ["input_assembly", "intent_classify", "synthesize"]
 
 
-def test_a_request_code_is_unsure_of_goes_to_the_model(embedded: Any) -> None:
+class ForcedMeaningful:
+    """The embedded model with the clinically-meaningful path forced (as the routes bench does); its free text
+    is cut short, since only the route is under test."""
+
+    clinically_meaningful = True
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def generate_text(self, messages: Any, *, temperature: float, max_tokens: int, images: Any = ()) -> Any:
+        return self.inner.generate_text(messages, temperature=temperature, max_tokens=min(max_tokens, 8), images=images)
+
+
+def test_a_request_no_rule_is_sure_of_is_not_asked_of_the_demo_model(embedded: Any) -> None:
     result = Assistant(embedded, default_registry()).run_turn("e2e", "Check ICD I10 coding guidance")
+    assert isinstance(result, TurnResult)
+    assert result.llm_calls == 0 and "nothing was guessed" in result.answer and result.follow_ups
+    assert not any(name in result.answer for name in default_registry().names)
+
+
+def test_a_request_no_rule_is_sure_of_goes_to_a_meaningful_model(embedded: Any) -> None:
+    result = Assistant(ForcedMeaningful(embedded), default_registry()).run_turn("e2e", "Check ICD I10 coding guidance")
     assert isinstance(result, TurnResult)
     assert result.timeline[1]["node"] == "intent_classify" and result.timeline[1]["llm_calls"] == 1
     assert result.timeline[1]["prompt_tokens"] > 100

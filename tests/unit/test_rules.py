@@ -27,7 +27,7 @@ def state(query: str, active: dict[str, str] | None = None, image: bool = False)
     ("Prescribe amoxicillin 500 mg three times daily for Grace Mensah", None, "search_patient"),
     ("Prescribe amoxicillin 500 mg three times daily for Grace Mensah", GRACE, "search_patient"),
     ("Start lisinopril 10 mg once daily for patient abc-123", None, "prescribe_medication"),
-    ("What are her active medications?", GRACE, "get_patient_chart"),
+    ("What are her active medications?", GRACE, "query_patient_data"),  # the list, not the whole chart
     ("What was her last potassium?", GRACE, "query_patient_data"),
     ("Show his visits this year", GRACE, "get_patient_timeline"),
     ("Record a penicillin allergy (hives) for abc-123", None, "add_allergy"),

@@ -52,6 +52,7 @@ def test_roles_replace_name_lookups() -> None:
         Role.CHART: "get_patient_chart", Role.RECORD_QUERY: "query_patient_data",
         Role.RECORD_HISTORY: "get_patient_timeline", Role.MEDICATION_ORDER: "prescribe_medication",
         Role.LITERATURE: "search_medical_literature", Role.CONNECTIONS: "explore_connections",
+        Role.TRIALS: "find_clinical_trials", Role.ALLERGY_ENTRY: "add_allergy", Role.NOTE_ENTRY: "save_clinical_note",
     }
     assert all(sum(role in s.roles for s in registry) == 1 for role in Role)
     assert [s.name for s in registry if s.needs_image] == ["analyze_medical_image"]

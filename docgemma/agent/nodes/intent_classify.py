@@ -4,6 +4,10 @@ When the message settles the intent (:func:`docgemma.agent.rules.decide`: a task
 write, a patient's record, a general question, a greeting) it is decided by rule, with no model call, and
 the timeline says "decided by rule" and why. Otherwise the model classifies; if its output is unusable,
 the deterministic entities decide (a drug, a patient or an image present → TOOL_NEEDED).
+
+A model flagged not clinically meaningful (the embedded demo model, the fake demo backend) is not asked
+either: its classification is noise that costs 30-90 s on a CPU. The turn is marked ``undecided`` and the
+answer says what the demo can do here, with the closest actions as buttons.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from docgemma.agent.schemas import intent_schema
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
-from docgemma.llm.base import LLM, LLMError
+from docgemma.llm.base import LLM, LLMError, clinically_meaningful
 from docgemma.tools.registry import ToolRegistry
 
 
@@ -36,6 +40,16 @@ def intent_classify(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> d
             "task_summary": query[:140],
             "suggested_tool": decided.tool,
             "timeline": [trace.event(decided.intent, detail)],
+        }
+    if not clinically_meaningful(llm):
+        return {
+            "intent": "DIRECT",
+            "scope": "clinical",
+            "task_summary": query[:140],
+            "suggested_tool": None,
+            "undecided": True,
+            "timeline": [trace.event("not decided", "no rule is sure of this request, and the current model is not "
+                                                    "fit to judge it: not asked (no model call)")],
         }
     note = ""
     try:

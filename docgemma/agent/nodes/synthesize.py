@@ -4,11 +4,15 @@ turn's confidence, sources and follow-up suggestions (seed 000 dual output, seed
 Three answers are written by code, never by the model:
 * a clarification question from the deterministic ask_user rules;
 * a tool-needing turn where every tool failed (the model would otherwise answer from memory);
-* a tool-needing turn where no tool could be chosen.
+* a tool-needing turn where no tool could be chosen;
+* a message that asks for nothing ("don't prescribe anything yet"): an acknowledgement;
+* a short question one record read answered, when the tool wrote its one-line statement (any model):
+  "Grace Mensah — allergies on record: penicillin (anaphylaxis, …)".
 A model flagged not clinically meaningful (``clinically_meaningful = False``: the embedded CPU demo model)
 writes no medical prose at all: a tool turn's answer is the retrieved facts rendered by code
-(:mod:`docgemma.agent.render`), a medical question without a tool gets an honest "cannot answer", and a
-greeting gets the capabilities.
+(:mod:`docgemma.agent.render`), a medical question without a tool gets an honest "cannot answer", a
+request no rule was sure of gets one sentence on what the demo can do here (the closest actions follow as
+buttons), and a greeting gets the capabilities.
 The model's text passes through the :class:`~docgemma.agent.answer.Scrubber`, which replaces any tool
 name with its clinical label, and an empty generation is replaced by a plain statement.
 """
@@ -20,6 +24,7 @@ from typing import Any
 from docgemma.agent import answer, modes, prompts, render, transcript
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
+from docgemma.agent.patterns import is_short_record_question
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
@@ -35,6 +40,7 @@ NO_TOOL_CHOSEN = (
 )
 EMPTY_ANSWER = "I was unable to produce an answer this time. Please rephrase the question or try again."
 MODEL_FAILED = "The model failed while writing the answer. Please try again."
+NOTHING_DONE = "Understood: nothing has been done, and nothing was written to the record."
 
 
 def _is_lookup(registry: ToolRegistry, name: str) -> bool:
@@ -71,11 +77,27 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
             text += f"\n\nNothing was written to the record: you declined the {labels}."
         return text, "retrieved facts shown as returned (demo model writes no medical text)"
     mode = modes.mode_of(llm)
+    if state.get("undecided"):
+        return modes.undecided(mode, known_offline()), "no rule was sure and the demo model was not asked"
     if state.get("scope") in ("greeting", "off_topic"):
         return f"{render.DEMO_GREETING} {modes.capabilities(mode, known_offline())}", "greeting (demo model: written by code)"
     if state["extracted_entities"]["has_image"]:
         return modes.no_vision(mode), "image not analysed (demo model has no vision)"
     return modes.limits(mode, known_offline()), "medical question not answered (demo model)"
+
+
+def _record_answer(state: AgentState, registry: ToolRegistry) -> str | None:
+    """The one-line answer to a short question about the record ("any allergies?", "her last creatinine?"),
+    when one record read answered it and the tool wrote the line, for any model: the facts are the answer. A
+    trend, a judgement or a list of details goes to the model (a demo model shows every retrieved line)."""
+    results = state.get("tool_results", [])
+    if len(results) != 1 or results[0]["status"] != "success" or results[0]["tool_name"] not in registry:
+        return None
+    if not registry[results[0]["tool_name"]].record:
+        return None
+    if not is_short_record_question(state["user_query"]):
+        return None
+    return render.record_line(results[0])
 
 
 def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
@@ -100,6 +122,8 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
     selected = state.get("selected_patient")
     if state.get("clarification_request"):
         text, decision = str(state["clarification_request"]), "asked the clinician (no model call)"
+    elif scope == "acknowledgement" and not results:
+        text, decision = NOTHING_DONE, "nothing was asked (no model call)"
     elif selected and not results:
         text = f"{selected['name']} (ID {selected['id']}) is now the active patient."
         decision = "patient selected (no model call)"
@@ -112,6 +136,8 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
         errors = state.get("error_messages") or [str(r["error"]) for r in results]
         offline = all(r["error_type"] == "offline" for r in results)
         text, decision = all_failed_answer(errors, offline), "every resource failed: no answer from model memory"
+    elif (line := _record_answer(state, registry)) is not None:
+        text, decision = line, "the record's facts in one line, by code (no model call)"
     elif not clinically_meaningful(llm):
         text, decision = _demo_answer(state, llm, registry)
     else:
