@@ -112,6 +112,11 @@ _DICTATION_RE = re.compile(
 #: "Record that she had a rash with doxycycline": documenting a reaction is an allergy entry.
 _REACTION_VERB_RE = re.compile(_CLAUSE_START + r"(record|document|log|enter|add)\b", re.IGNORECASE)
 #: A study that enrols patients is a trial: "enrolling studies for …", "studies looking for volunteers".
+#: Trials named as a kind of publication ("randomised controlled trials of …", "controlled trials").
+_PUBLISHED_TRIALS_RE = re.compile(r"\b(?:randomi[sz]ed\s+(?:controlled\s+|clinical\s+)?|controlled\s+)trials?\b",
+                                  re.IGNORECASE)
+#: Any other word the trials tool answers to.
+_TRIAL_WORD_RE = re.compile(r"\b(?:trials?|recruiting|experimental|enrolling)\b", re.IGNORECASE)
 _ENROLMENT_RE = re.compile(
     r"\b(enrol\w*|enroll\w*|recruit\w*|volunteers?|accepting\s+(?:new\s+)?(?:patients|participants|volunteers)|"
     r"(?:could|can)\s+join|join\s+(?:a|an|the|this)\s+(?:study|trial)|take\s+part\s+in|participate\s+in|"
@@ -330,6 +335,12 @@ def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, Need]:
             other_words = tuple(k for k in spec.keywords if k not in yields)
             if not any(re.search(rf"\b{re.escape(k)}\b", text, re.IGNORECASE) for k in other_words):
                 continue
+        if spec is trials and literature and not enrolment and _PUBLISHED_TRIALS_RE.search(text) \
+                and not _TRIAL_WORD_RE.search(_PUBLISHED_TRIALS_RE.sub("", text)):
+            # "randomised controlled trials of X" names a kind of publication: the literature, filtered by study
+            # type; a trial to enrol a patient in says so ("recruiting", "ongoing", "a trial in Nairobi").
+            _add(needed, literature, "published_trials", position)
+            continue
         _add(needed, spec, "write_keywords" if spec.writes else "task_keywords", position)
     if enrolment and trials and re.search(rf"\b({'|'.join(STUDY_WORDS)}|research|trials?)\b", text, re.IGNORECASE):
         _add(needed, trials, "enrolling_trials", enrolment.start())

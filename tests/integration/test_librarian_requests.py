@@ -130,8 +130,7 @@ CASES: list[Case] = [
           "(+1 more)", "NCT90000012", "Sites: Aga Khan University Hospital (Nairobi, Kenya; 3 km, not yet recruiting)")),
     Case("Any enrolling studies for HIV cryptococcal meningitis?", "find_clinical_trials",
          {"condition": "HIV cryptococcal meningitis", "status": "RECRUITING"},
-         [ct(**{"query.cond": "HIV cryptococcal meningitis", "filter.overallStatus": "RECRUITING"})],
-         graph=False),  # "studies" routes to the literature search today: the routing rules' part
+         [ct(**{"query.cond": "HIV cryptococcal meningitis", "filter.overallStatus": "RECRUITING"})]),
     Case("Phase 3 trials of semaglutide in NASH that are recruiting", "find_clinical_trials",
          {"condition": "NASH", "intervention": "semaglutide", "status": "RECRUITING", "phase": "3"},
          [ct(**{"query.cond": "NASH", "query.intr": "semaglutide", "filter.overallStatus": "RECRUITING",
@@ -187,8 +186,7 @@ CASES: list[Case] = [
     Case("latest RCTs on tranexamic acid in trauma", "search_medical_literature",
          {"query": "tranexamic acid in trauma", "publication_types": ["randomized controlled trial"],
           "since_year": YEAR - 5, "newest_first": True},
-         [esearch('(tranexamic acid in trauma) AND ("Randomized Controlled Trial"[pt])', newest=True, since=YEAR - 5)],
-         graph=False),  # "trials" routes to the trials search today
+         [esearch('(tranexamic acid in trauma) AND ("Randomized Controlled Trial"[pt])', newest=True, since=YEAR - 5)]),
     Case("guidelines for management of severe malaria in children", "search_medical_literature",
          {"query": "management of severe malaria in children", "publication_types": ["guideline"]},
          [esearch('(management of severe malaria in children) AND ("Guideline"[pt] OR "Practice Guideline"[pt])')]),
@@ -212,7 +210,7 @@ CASES: list[Case] = [
          {"query": "early goal-directed therapy in sepsis", "publication_types": ["randomized controlled trial"],
           "since_year": YEAR, "newest_first": True},
          [esearch('(early goal-directed therapy in sepsis) AND ("Randomized Controlled Trial"[pt])', newest=True,
-                  since=YEAR)], graph=False),  # "trials" routes to the trials search today
+                  since=YEAR)]),
     Case("recent meta-analyses on SGLT2 inhibitors in heart failure (PubMed down)", "search_medical_literature",
          {"query": "SGLT2 inhibitors in heart failure", "publication_types": ["meta-analysis"], "since_year": YEAR - 5,
           "newest_first": True},
@@ -226,8 +224,7 @@ CASES: list[Case] = [
          {"drug_name": "valproic acid", "topic": "pregnancy"}, [label_search("valproic acid")],
          ("Drug: valproic acid (label effective 2024-05-09)", "Pregnancy [pregnancy]: 8.1 Pregnancy",
           "contraindicated in women who are pregnant", "Boxed warning: WARNING: LIFE THREATENING ADVERSE REACTIONS",
-          "Contraindications: Hepatic disease"),
-         graph=False),  # routed DIRECT by the rules today ("label" is not a safety word yet)
+          "Contraindications: Hepatic disease")),
     Case("Is there a boxed warning for fluoroquinolones like levofloxacin?", "check_drug_safety",
          {"drug_name": "levofloxacin"}, [label_search("levofloxacin")],
          ("Drug: levofloxacin", "Boxed warning: WARNING: SERIOUS ADVERSE REACTIONS INCLUDING TENDINITIS",
@@ -251,8 +248,7 @@ CASES: list[Case] = [
          ("Pediatric use [pediatric use]: 8.4 Pediatric Use: children under the age of two", "Boxed warning:")),
     Case("What does the lisinopril label say about overdose?", "check_drug_safety",
          {"drug_name": "lisinopril", "topic": "overdose"}, [label_search("lisinopril")],
-         ("Overdosage [overdosage]: The most likely manifestation of overdosage is hypotension", "Boxed warning:"),
-         graph=False),  # routed DIRECT by the rules today
+         ("Overdosage [overdosage]: The most likely manifestation of overdosage is hypotension", "Boxed warning:")),
     Case("Check the FDA warnings for lisinopril and metformin in pregnancy", "check_drug_safety",
          {"drug_name": "lisinopril", "other_drugs": ["metformin"], "topic": "pregnancy"},
          [label_search("lisinopril"), label_search("metformin")],

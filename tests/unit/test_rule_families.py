@@ -219,3 +219,15 @@ def test_a_record_item_given_by_id_is_explored_from_the_active_patient() -> None
     assert d is not None and d[1] == "explore_connections"
     assert prefill(REG["explore_connections"], state(query, GRACE)) == {
         "patient_id": "gm-001", "fhir_id": "751be8bb-11e8-5579-a23e-59f151606c89", "resource_type": "MedicationRequest"}
+
+
+@pytest.mark.parametrize(("query", "tool"), [
+    ("randomised controlled trials of dexamethasone in tuberculous meningitis", "search_medical_literature"),
+    ("Any randomized trials comparing early vs late feeding in pancreatitis?", "search_medical_literature"),
+    ("controlled trials on zinc for childhood diarrhoea", "search_medical_literature"),
+    ("recruiting randomised trials of semaglutide in Kenya", "find_clinical_trials"),
+    ("ongoing trials for sickle cell disease", "find_clinical_trials"),
+])
+def test_randomised_trials_name_a_kind_of_publication_unless_one_could_enrol(query: str, tool: str) -> None:
+    d = decided(query)
+    assert d is not None and d[1] == tool, d
