@@ -21,7 +21,7 @@ from docgemma.tools.routing import Role
 
 # "record" is also a verb ("record an allergy"): it names the chart only after a possessive or article.
 _CHART_RE = re.compile(
-    r"\b(chart|summary|history)\b|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b", re.IGNORECASE,
+    r"\b(chart|summary|history|overview)\b|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b", re.IGNORECASE,
 )
 #: Sections of the record: for a patient the message names ("find John Smith and check his meds") they are a
 #: chart review; about the active patient ("what meds is she on?") they are a question for the record query.
@@ -29,14 +29,15 @@ _SECTION_RE = re.compile(r"\b(meds|medications|labs)\b", re.IGNORECASE)
 #: How findings relate, or what an item was for: the connections tool (the model judges which record item to
 #: start from unless the message gives its id).
 CONNECTION_RE = re.compile(
-    r"\b(connect\w*|linked|link between|relat(?:ed|es|ion)\s+(?:to|between)|treating|(?:prescribed|given|started)\s+for)\b",
+    r"\b(connect\w*|linked|link between|relat(?:ed|es|ion)\s+(?:to|between)|treating|(?:prescribed|given|started)\s+for|"
+    r"came\s+out\s+of|resulted\s+from|(?:led|leads?)\s+to|arose\s+from)\b",
     re.IGNORECASE,
 )
 _REVIEW_RE = re.compile(r"\b(chart|summary|review)\b", re.IGNORECASE)
 #: A drug's label question: with one drug named, these words ask for its warnings.
 _SAFE_RE = re.compile(
     r"\b(safe|safety|dangerous|danger|toxicity|contraindications|contraindicated|label|labelling|labeling|warnings?|"
-    r"precautions)\b",
+    r"precautions|(?:ok|okay|alright|fine)\s+to\s+(?:prescribe|give|use|start|take))\b",
     re.IGNORECASE,
 )
 _PATIENT_RE = re.compile(r"\b(patient|his|her|their)\b", re.IGNORECASE)
@@ -56,6 +57,8 @@ RECORD_CONCEPT_RE = re.compile(
     rf"\b({_LAB_WORDS}|allerg\w*|conditions?|diagnos[ie]s|problems?|problem list|immuni[sz]ations?|vaccines?|"
     r"vaccinations?|procedures?|surgery|surgeries|medications?|meds|prescriptions?|drugs?|notes?|visits?|encounters?|"
     r"admissions?|history|timeline|trend|last seen|seen last|last time|"
+    # The history abbreviations clinicians type: past medical/surgical history, drug, social and family history.
+    r"PMH|PMHx|PSH|PSHx|DHx|SHx|FHx|Hx|"
     # "Is she on any blood thinners?", "what is he taking?": her medications.
     r"(?:is|are)\s+(?:she|he|they)\s+(?:on|taking)|what\s+(?:is|'s)\s+(?:she|he)\s+(?:on|taking))\b",
     re.IGNORECASE,
@@ -106,7 +109,7 @@ _ORDER_RE = re.compile(
 #: words before the colon are the request; the rest is the note's text, which requests nothing.
 _DICTATION_RE = re.compile(
     r"^\s*(?:(?:progress|clinical|consult(?:ation)?|ward|nursing|discharge|procedure|soap|follow-up|brief|quick)\s+)?"
-    r"note\b(?P<head>[^:\n]{0,60}):\s*\S",
+    r"(?:note|document|documentation)\b(?P<head>[^:\n]{0,60}):\s*\S",
     re.IGNORECASE,
 )
 #: "Record that she had a rash with doxycycline": documenting a reaction is an allergy entry.

@@ -28,7 +28,9 @@ from docgemma.agent.patterns import (
     tool_signals,
 )
 from docgemma.agent.state import AgentState
+from docgemma.tools.extract import record_item
 from docgemma.tools.registry import ToolRegistry
+from docgemma.tools.routing import Role
 
 GREETING_RE = re.compile(
     r"^\s*(?:ok(?:ay)?,?\s+|great,?\s+)?(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|thx|cheers|bye|"
@@ -118,6 +120,11 @@ def record_tool(state: AgentState, tools: ToolRegistry) -> tuple[str, str] | Non
     if is_write_request(query) or not _patient_known(state) or NOTE_THAT_RE.match(query):
         return None
     about_record = RECORD_CONCEPT_RE.search(query) or CONNECTION_RE.search(query)
+    if state.get("active_patient") and record_item(query) and "?" in query:
+        # "what's the apixaban (<id>) for?", "what's hanging off the AF dx <id>?": a question about one item of
+        # the record named by its id; only the connections tool starts from an item.
+        spec = tools.first(Role.CONNECTIONS)
+        return (spec.name, "record_item") if spec else None
     if (PATIENT_REF_RE.search(query) or entities["patient_ids"]) and about_record:
         family = "record_question"
     elif state.get("active_patient") and is_short_record_ask(query, entities["drug_mentions"]):

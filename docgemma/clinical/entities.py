@@ -36,7 +36,7 @@ POSSESSIVE_NAME_RE = re.compile(rf"\b({_FULL_NAME})'s\b")
 #: :func:`extract_patient_names`), since "trials for Heart Failure" puts a capitalised disease there.
 FOR_NAME_RE = re.compile(rf"\b(?:for|to|on)\s+({_FULL_NAME})")
 _RECORD_REQUEST_RE = re.compile(
-    r"\b(prescrib\w*|order|start|record|document|note|allerg\w*|chart|record|meds|medications?|labs?|results?|"
+    r"\b(presc\w*|order|start|record|document|note|allerg\w*|chart|record|meds|medications?|labs?|results?|"
     r"visits?|history|timeline|summary|admit|discharge)\b", re.IGNORECASE,
 )
 #: Words that begin a sentence or name a thing, never a person's first name.
@@ -61,6 +61,10 @@ _CLINICAL_WORDS = frozenset({
     "pulmonary", "embolism", "deep", "vein", "thrombosis", "urinary", "tract", "skin", "bone", "brain", "spinal",
     "mental", "health", "clinical", "medical", "emergency", "intensive", "care", "unit", "ward", "clinic", "hospital",
     "drug", "drugs", "safety", "warning", "warnings", "interaction", "interactions", "evidence", "research",
+    # Named tools of practice ("wells criteria", "sepsis bundle"), looked up as lower-case searches.
+    "criteria", "rule", "rules", "scale", "bundle", "protocol", "pathway", "classification", "staging", "dose",
+    "dosing", "regimen", "algorithm", "calculator", "formula", "sign", "signs", "symptoms", "management",
+    "treatment", "therapy", "vaccine", "vaccination", "schedule", "chart", "results", "labs", "notes",
 })
 _CLINICAL_SUFFIX_RE = re.compile(r"(itis|osis|emia|aemia|oma|pathy|algia|ectomy|plasty|scopy|gram|ology|iasis|plegia)$",
                                  re.IGNORECASE)
@@ -71,17 +75,30 @@ _CLINICAL_SUFFIX_RE = re.compile(r"(itis|osis|emia|aemia|oma|pathy|algia|ectomy|
 _NAME_CONTEXT_RES = (
     re.compile(rf"^\s*(?i:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?i:find|look\s+up|look\s+for|pull\s+up|search\s+for|"
                rf"open|bring\s+up)\s+"
-               rf"({_FULL_NAME})\s*(?i:please|pls)?\s*[?.!]*\s*$"),
+               rf"({_FULL_NAME})(?:\s*(?i:please|pls)?\s*[?.!]*\s*$|\s*,\s|\s+(?i:and|then)\s)"),
+    # "Joseph Mwangi gets a rash with …", "Grace Mensah has …": a name as the subject that opens the message.
+    re.compile(rf"^\s*({_FULL_NAME})\s+(?i:gets|got|has|had|is|was|developed|reports|reported|complains|"
+               rf"complained|reacted|came\s+in|presented|presents)\b"),
     re.compile(rf"^\s*(?i:is|are)\s+({_FULL_NAME})\s+(?i:registered|in\s+the\s+system|on\s+the\s+system|"
                rf"a\s+patient|on\s+file|known\s+here|here)\b"),
     re.compile(rf"\b(?i:put|start|commence|switch)\s+({_FULL_NAME})\s+(?i:on)\b"),
     re.compile(rf"\b(?i:when\s+(?:was|did))\s+({_FULL_NAME})\s+(?i:last)\b"),
+    # "does Grace Mensah have any allergies?", "has Joseph Mwangi had his bloods?".
+    re.compile(rf"^\s*(?i:does|did|has|is)\s+({_FULL_NAME})\s+(?i:have|had|got|take|taking|been|on)\b"),
+    # "Next patient is Grace Mensah", "patient: Grace Mensah".
+    re.compile(rf"\b(?i:patient)\s*(?:(?i:is)\s+|:\s*)({_FULL_NAME})\b"),
     re.compile(rf"^\s*({_FULL_NAME})\s*(?:\s[-–]\s|:\s|,\s|\s+(?i:please|pls)\s*[?.!]*\s*$|[?.!]*\s*$)"),
     re.compile(rf"\b(?i:note)\s*[,\-–]\s*({_FULL_NAME})\s*:"),
 )
 #: A name of one word or more where only a person can be meant: "anyone named Ahmed?" (any case), "who is
 #: Kariuki?", "Mrs Oduya".
 _SURNAME_CONTEXT_RES = (
+    # "look for maria garcia": a search verb and two lower-case words, the whole message. Names in lower case are
+    # taken only here, where the message is nothing but the search, and never when a word is clinical.
+    re.compile(r"^\s*(?:please\s+|pls\s+)?(?:find|look\s+up|look\s+for|search\s+for|pull\s+up)\s+(?:patient\s+)?"
+               r"(?!(?:an?|the|my|our|his|her|their|some|any|new|recent|latest|more|other|all|this|that|mrs?|ms|miss|"
+               r"dr|mr)\.?\s)"
+               r"([a-z][a-z'\-]+\s+[a-z][a-z'\-]+)\s*[?.!]*\s*$"),
     re.compile(r"\b(?:anyone|anybody|someone|somebody|any\s+patients?|a\s+patient)\s+(?:named|called)\s+"
                r"([a-z][\w'\-]*(?:\s+[a-z][\w'\-]*){0,3}?)\s*(?:[?.!,]|$)", re.IGNORECASE),
     re.compile(rf"^\s*(?i:who\s+is)\s+({_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}})\s*\?"),

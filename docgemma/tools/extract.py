@@ -179,10 +179,12 @@ def record_query(request: Request) -> dict[str, Any]:
     return out
 
 
-#: A record item's id in brackets after the words naming it: "the aspirin (751be8bb-…)", "condition (cond-123)".
-_ITEM_ID_RE = re.compile(r"\b(?P<words>[\w\- ]{2,60}?)\s*\(\s*(?P<id>[A-Za-z0-9][A-Za-z0-9.\-]{2,63})\s*\)")
+#: A record item's id after the words naming it: in brackets ("the aspirin (751be8bb-…)", "condition (cond-123)"),
+#: or a UUID right after them ("the falls assessment visit c19cf5d7-…", "the AF dx 749be1e9-…").
+_ITEM_ID_RE = re.compile(r"\b(?P<words>[\w\- ]{2,60}?)\s*(?:\(\s*(?P<id>[A-Za-z0-9][A-Za-z0-9.\-]{2,63})\s*\)|"
+                         r"(?P<uuid>[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12})\b)", re.IGNORECASE)
 _ITEM_TYPES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(conditions?|diagnos[ie]s|problems?)\b", re.I), "Condition"),
+    (re.compile(r"\b(conditions?|diagnos[ie]s|problems?|dx)\b", re.I), "Condition"),
     (re.compile(r"\b(encounters?|visits?|admissions?)\b", re.I), "Encounter"),
     (re.compile(r"\b(observations?|results?|labs?|vitals?)\b", re.I), "Observation"),
     (re.compile(r"\b(notes?|documents?)\b", re.I), "DocumentReference"),
@@ -190,23 +192,33 @@ _ITEM_TYPES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+def record_item(query: str) -> tuple[str, str] | None:
+    """(id, FHIR resource type) of a record item the message names by its id after the words that say what it
+    is ("the aspirin (751be8bb-…)", "the falls visit c19cf5d7-…"); None when there is none, or its kind is not
+    said (a bare id may be a patient's)."""
+    for found in _ITEM_ID_RE.finditer(query):
+        words = found.group("words")
+        kind = next((t for pattern, t in _ITEM_TYPES if pattern.search(words)), None)
+        if kind is None and DrugDictionary.find(words):
+            kind = "MedicationRequest"
+        if kind:
+            item = found.group("id") or found.group("uuid")
+            return (item.lower() if found.group("uuid") else item), kind
+    return None
+
+
 def connection_item(request: Request) -> dict[str, Any]:
-    """The patient, and the record item to explore when the message gives its id in brackets after its name
-    ("what was the aspirin (751be8bb-…) prescribed for?" → that MedicationRequest). An id given that way
-    names the item, not a patient: the patient is then the active one."""
-    found = _ITEM_ID_RE.search(request.query)
+    """The patient, and the record item to explore when the message names it by id (:func:`record_item`:
+    "what was the aspirin (751be8bb-…) prescribed for?" → that MedicationRequest). An id given that way names
+    the item, not a patient: the patient is then the active one."""
+    found = record_item(request.query)
     if not found:
         return patient_only(request)
-    item = found.group("id")
+    item, kind = found
     others = [i for i in request.entities["patient_ids"] if i.lower() != item.lower()]
     patient = others[0] if len(others) == 1 else request.active_patient_id if not others else None
     out: dict[str, Any] = {"patient_id": patient} if patient else {}
-    words = found.group("words")
-    kind = next((t for pattern, t in _ITEM_TYPES if pattern.search(words)), None)
-    if kind is None and DrugDictionary.find(words):
-        kind = "MedicationRequest"
-    if kind:
-        out.update(fhir_id=item, resource_type=kind)
+    out.update(fhir_id=item, resource_type=kind)
     return out
 
 
