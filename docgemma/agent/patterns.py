@@ -37,7 +37,9 @@ _REVIEW_RE = re.compile(r"\b(chart|summary|review)\b", re.IGNORECASE)
 #: A drug's label question: with one drug named, these words ask for its warnings.
 _SAFE_RE = re.compile(
     r"\b(safe|safety|dangerous|danger|toxicity|contraindications|contraindicated|label|labelling|labeling|warnings?|"
-    r"precautions|(?:ok|okay|alright|fine)\s+to\s+(?:prescribe|give|use|start|take))\b",
+    r"precautions|(?:ok|okay|alright|fine)\s+to\s+(?:prescribe|give|use|start|take)|"
+    # "is doxycycline ok in the 2nd trimester?", "can I still give nitrofurantoin if eGFR is 28?"
+    r"(?:ok|okay|alright|fine)\s+(?:in|for|during|if)|can\s+(?:i|we)\s+(?:still\s+)?(?:give|use))\b",
     re.IGNORECASE,
 )
 _PATIENT_RE = re.compile(r"\b(patient|his|her|their)\b", re.IGNORECASE)
@@ -96,11 +98,13 @@ _CLAUSE_START = (
 _WRITE_CLAUSE_RE = re.compile(
     _CLAUSE_START + r"(prescribe|order|start|record|document|add|save|write|log|enter|put|rx)\b", re.IGNORECASE,
 )
+_NEGATED_CLAUSE_RE = re.compile(
+    r"^\s*(?:ok(?:ay)?,?\s+|no,?\s+)?(?:don'?t|dont|do\s+not|no\s+need\s+to|hold\s+off|never|not\s+yet)\b", re.IGNORECASE)
 #: "Put her on nifedipine …", "Put Amina Okafor on dapagliflozin …": an order, as clinicians say it.
 _PUT_ON = r"put\s+(?:him|her|them|the\s+patient|this\s+patient|pt|[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,3})\s+on"
 #: Verbs of a medication order (with a drug named): "Start lisinopril 10 mg daily for abc-123".
 _ORDER_RE = re.compile(
-    r"(?:^|[,;:.!]\s*|\s[-–]\s*|\b(?:and|then|please|pls|plz)\s+(?:to\s+)?)(prescribe|order|start|"
+    r"(?:^|[,;:.!]\s*|\s[-–—]\s*|\b(?:and|then|please|pls|plz|ok|okay|so|now)\s+(?:to\s+)?)(prescribe|order|start|"
     r"give(?!\s+(?:me|us)\b)|rx\b|"
     + _PUT_ON + r")\b",
     re.IGNORECASE,
@@ -108,7 +112,11 @@ _ORDER_RE = re.compile(
 #: A note the clinician dictates: "Note: …", "Note for Grace Mensah: …", "Progress note, Kofi Asante: …". The
 #: words before the colon are the request; the rest is the note's text, which requests nothing.
 _DICTATION_RE = re.compile(
-    r"^\s*(?:(?:progress|clinical|consult(?:ation)?|ward|nursing|discharge|procedure|soap|follow-up|brief|quick)\s+)?"
+    # At the start of the message or of a later sentence ("ok don't prescribe it. just document: …"), after an
+    # optional "write/save/add a" ("write a note: …").
+    r"(?:^|(?<=[.!;])\s+|\s[-–—]\s+)\s*(?:(?:ok(?:ay)?|just|then|now|so|please|pls)[,]?\s+)*"
+    r"(?:(?:write|save|add|make|put|enter|record)\s+(?:a|an|the|this|her|his|their|my)?\s*)?"
+    r"(?:(?:progress|clinical|consult(?:ation)?|ward|nursing|discharge|procedure|soap|follow-up|brief|quick)\s+)?"
     r"(?:note|document|documentation)\b(?P<head>[^:\n]{0,60}):\s*\S",
     re.IGNORECASE,
 )
@@ -155,7 +163,7 @@ _IMPERATIVE_CLAUSE_RE = re.compile(
 )
 #: A question about a dose is not a look-up of the drugs it names ("give me the warfarin dose with amiodarone").
 _DOSE_QUESTION_RE = re.compile(r"\b(doses?|dosing|dosage|titrat\w*|how\s+much)\b", re.IGNORECASE)
-_CLAUSE_SPLIT_RE = re.compile(r"[,;]|\band then\b|\bthen\b|\band\s+(?=(?:find|check|look|search|get|show|write|"
+_CLAUSE_SPLIT_RE = re.compile(r"[,;]|\.\s+|\s[-–—]+\s|\band then\b|\bthen\b|\band\s+(?=(?:find|check|look|search|get|show|write|"
                               r"save|record|document|add|prescribe|order|start)\b)", re.IGNORECASE)
 
 
@@ -173,10 +181,10 @@ class Need:
 def dictation(query: str) -> tuple[str, str] | None:
     """(request, note text) of a dictated note ("Note for Grace Mensah: febrile …"), or None. A note that is
     itself a question ("Note: is this dose right?") is not one."""
-    found = _DICTATION_RE.match(query)
+    found = _DICTATION_RE.search(query)
     if not found or query.rstrip().endswith("?"):
         return None
-    cut = query.index(":")
+    cut = query.index(":", found.start())
     return query[:cut], query[cut + 1:]
 
 
@@ -317,10 +325,12 @@ def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, Need]:
     # A write tool's words count in a clause that asks for a write: "I documented the allergy, now prescribe
     # cefalexin" asks for a prescription, not an allergy entry.
     # When no write clause names what to write ("abc-123 is allergic to latex, please record"), the message does.
-    write_clauses = [(start, c) for start, c in _clauses(text) if _WRITE_CLAUSE_RE.search(c)] if writes else []
+    # A clause that says not to write ("don't prescribe the clarithro. just document: …") asks for no write.
+    asked = [(start, c) for start, c in _clauses(text) if not _NEGATED_CLAUSE_RE.match(c)]
+    write_clauses = [(start, c) for start, c in asked if _WRITE_CLAUSE_RE.search(c)] if writes else []
     named_in_clause = any(s.writes and s.mention(c) is not None for s in tools for _start, c in write_clauses)
     if writes and not named_in_clause and not (drugs and _ORDER_RE.search(text)):
-        write_clauses = [(0, text)]
+        write_clauses = asked
     for spec in tools:
         position = spec.mention(text)
         if position is not None and spec.writes:
@@ -352,7 +362,11 @@ def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, Need]:
     # An order verb with a drug is a medication order, unless the message asks for another write ("start a
     # note", "add a penicillin allergy").
     ordered = _ORDER_RE.search(text)
-    if order and writes and drugs and ordered and not set(needed) & (write_tools - {order.name}):
+    # "start empagliflozin 10mg od and save a note …": the verb's own object is a drug, so it is an order even
+    # beside another write.
+    object_word = text[ordered.end():].split()[:1] if ordered else []
+    drug_object = bool(object_word and _drugs_in(object_word[0], drugs))
+    if order and writes and drugs and ordered and (drug_object or not set(needed) & (write_tools - {order.name})):
         _add(needed, order, "put_on" if ordered.group(1).lower().startswith("put") else "order_verb", ordered.start())
     allergy = tools.first(Role.ALLERGY_ENTRY)
     reaction = REACTION_WORDS.search(text)

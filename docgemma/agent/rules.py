@@ -143,7 +143,7 @@ def _nothing_to_do(query: str, state: AgentState, tools: ToolRegistry) -> bool:
     if not NOTHING_TO_DO_RE.match(query) or "?" in query:
         return False
     lookups = [s for s in tools if s.lookup and s.matches(query)]
-    later = re.split(r"[,;.]|\b(?:but|instead|and|now|then|so)\b", query)[1:]
+    later = re.split(r"[,;.]|\s[-–—]+\s|\b(?:but|instead|and|now|then|so|just|only)\b", query)[1:]
     return not lookups and not any(_ASKS_RE.match(part) for part in later)
 
 

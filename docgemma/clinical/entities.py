@@ -74,8 +74,11 @@ _CLINICAL_SUFFIX_RE = re.compile(r"(itis|osis|emia|aemia|oma|pathy|algia|ectomy|
 #: … :". Each is a whole-message or tightly bounded form, so a capitalised disease in a sentence is not taken.
 _NAME_CONTEXT_RES = (
     re.compile(rf"^\s*(?i:please\s+|pls\s+|can\s+you\s+|could\s+you\s+)?(?i:find|look\s+up|look\s+for|pull\s+up|search\s+for|"
-               rf"open|bring\s+up)\s+"
-               rf"({_FULL_NAME})(?:\s*(?i:please|pls)?\s*[?.!]*\s*$|\s*,\s|\s+(?i:and|then)\s)"),
+               rf"search|open|bring\s+up)\s+"
+               rf"({_FULL_NAME})(?:\s*(?i:for\s+me)?\s*(?i:please|pls)?\s*[?.!]*\s*$|\s*,\s|\s+(?i:and|then)\s)"),
+    # "do we have a Maria Garcia in the system?", "what meds is Margaret Oduya on?"
+    re.compile(rf"^\s*(?i:do\s+we\s+have|have\s+we\s+got|is\s+there)\s+(?i:an?\s+)?({_FULL_NAME})\b"),
+    re.compile(rf"\b(?i:is|was)\s+({_FULL_NAME})\s+(?i:on|taking)\b"),
     # "Joseph Mwangi gets a rash with …", "Grace Mensah has …": a name as the subject that opens the message.
     re.compile(rf"^\s*({_FULL_NAME})\s+(?i:gets|got|has|had|is|was|developed|reports|reported|complains|"
                rf"complained|reacted|came\s+in|presented|presents)\b"),
@@ -87,7 +90,7 @@ _NAME_CONTEXT_RES = (
     re.compile(rf"^\s*(?i:does|did|has|is)\s+({_FULL_NAME})\s+(?i:have|had|got|take|taking|been|on)\b"),
     # "Next patient is Grace Mensah", "patient: Grace Mensah".
     re.compile(rf"\b(?i:patient)\s*(?:(?i:is)\s+|:\s*)({_FULL_NAME})\b"),
-    re.compile(rf"^\s*({_FULL_NAME})\s*(?:\s[-–]\s|:\s|,\s|\s+(?i:please|pls)\s*[?.!]*\s*$|[?.!]*\s*$)"),
+    re.compile(rf"^\s*({_FULL_NAME})\s*(?:\s[-–—]\s|:\s|,\s|\s+(?i:please|pls)\s*(?:[?.!]*\s*$|\s[-–—,]\s?)|[?.!]*\s*$)"),
     re.compile(rf"\b(?i:note)\s*[,\-–]\s*({_FULL_NAME})\s*:"),
 )
 #: A name of one word or more where only a person can be meant: "anyone named Ahmed?" (any case), "who is

@@ -22,7 +22,9 @@ def unique_match(args: dict[str, Any], data: Any, current: PatientRef | None) ->
 
 def chart_patient(args: dict[str, Any], data: Any, current: PatientRef | None) -> PatientRef | None:
     """A chart that was read makes its patient the active one (named from the chart when it says)."""
-    patient = data.get("patient", {}) if isinstance(data, dict) else {}
+    patient = data.get("patient") if isinstance(data, dict) else None
+    if not isinstance(patient, dict):  # a record server's chart without a patient object: the id asked for
+        patient = {}
     pid = str(patient.get("id") or args["patient_id"])
     same = current is not None and current["id"] == pid
     name = patient.get("name") or (current["name"] if same and current else f"patient {pid}")
