@@ -255,7 +255,7 @@ class Assistant:
             text += " Your message was not sent: send it again."
         elif clicked and clicked not in ("approve", "override"):
             text += f" Your '{clicked}' changed nothing."
-        resume = Command(resume={**held.decision, "card_id": card, "recovered": record})
+        resume: Command[Any] = Command(resume={**held.decision, "card_id": card, "recovered": record})
         yield from self._carry_out(thread_id, card, resume, note=text)
 
     def _noted(self, thread_id: str, result: TurnResult, note: str) -> TurnResult:

@@ -140,7 +140,7 @@ def test_both_replicas_approving_the_same_card_at_once_write_once(deployment: De
     answers = [deployment.a.read(), deployment.b.read()]
     assert sorted(len(answer["writes"]) for answer in answers) == [0, 1], answers
     # The loser finds the card claimed: still being carried out on the other replica, or already handled there.
-    assert [answer["answer"] for answer in answers if not answer["writes"]][0] in (ALREADY_HANDLED, BEING_WRITTEN)
+    assert next(answer["answer"] for answer in answers if not answer["writes"]) in (ALREADY_HANDLED, BEING_WRITTEN)
     assert deployment.orders() == before + 1
 
 
