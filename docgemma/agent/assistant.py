@@ -9,14 +9,10 @@ checkpointer.
 from __future__ import annotations
 
 import logging
-import os
-import signal
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -33,7 +29,7 @@ from docgemma.agent.approval import (
     RECOVERED_WRITTEN,
     ApprovalCard,
 )
-from docgemma.agent.claims import CardClaims, Claim, MemoryClaims, process_owner
+from docgemma.agent.claims import CardClaims, Claim, MemoryClaims, crash_point, holding, process_owner
 from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
 from docgemma.agent.graph import build_graph
 from docgemma.agent.memory import switch_marker, switched
@@ -53,16 +49,9 @@ log = logging.getLogger(__name__)
 
 #: (tool name, action id) -> the resource the action wrote ("MedicationRequest/…"), or None when the record holds
 #: no write under the action's idempotency key; raises ConnectionError when the record cannot be asked.
-WriteLookup = Callable[[str, str], "str | None"]
+WriteLookup = Callable[[str, str], str | None]
 #: The parts of a decision a caller may send (anything else, such as a recovery marker, is the Assistant's own).
 DECISION_KEYS = ("action", "args", "reason", "card_id")
-
-
-def _crash_point(step: str) -> None:
-    """Test-only: with DOCGEMMA_TEST_CRASH_AT=step this process kills itself (SIGKILL) at that step of an
-    approval, for the crash-recovery tests (tests/integration/test_approval_crash.py). Unset in production."""
-    if os.environ.get("DOCGEMMA_TEST_CRASH_AT") == step:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Assistant:
@@ -185,7 +174,7 @@ class Assistant:
         if refusal is not None:
             yield TurnDone(TurnResult(answer=refusal, notes=[refusal]))
             return
-        _crash_point("claimed")
+        crash_point("claimed")
         yield from self._carry_out(thread_id, card, Command(resume={**asked, "card_id": card}))
 
     def _carry_out(self, thread_id: str, card: str, resume: Command[Any], note: str = "") -> Iterator[AgentEvent]:
@@ -199,15 +188,15 @@ class Assistant:
             for result in (chunk.get("tool_execute") or {}).get("tool_results", []):
                 name = result["tool_name"]
                 if result["status"] == "success" and name in self.registry and self.registry[name].writes:
-                    _crash_point("wrote")  # in the record, not yet in the row
+                    crash_point("wrote")  # in the record, not yet in the row
                     record = str((result.get("data") or {}).get("resource", ""))
                     written = self.claims.advance(thread_id, card, self.owner, "written", record_id=record,
                                                   lease_s=self.lease_s)
-                    _crash_point("written")  # in the row, the turn not yet finished
+                    crash_point("written")  # in the row, the turn not yet finished
 
         finished = False
         try:
-            with self._lease(thread_id, card):
+            with holding(self.claims, thread_id, card, self.owner, self.lease_s):
                 for event in self._run(resume, thread_id, on_update):
                     if isinstance(event, TurnDone) and note:
                         event = TurnDone(self._noted(thread_id, event.result, note))
@@ -266,26 +255,6 @@ class Assistant:
         result.answer = f"{note}\n\n{result.answer}" if result.answer else note
         result.notes = [note, *result.notes]
         return result
-
-    @contextmanager
-    def _lease(self, thread_id: str, card: str) -> Iterator[None]:
-        """Renew this process's claim on ``card`` every third of a lease while the decision runs (a slow model
-        call must not look like a dead process)."""
-        stop = threading.Event()
-
-        def renew() -> None:
-            while not stop.wait(self.lease_s / 3):
-                try:
-                    self.claims.renew(thread_id, card, self.owner, self.lease_s)
-                except Exception:  # the database may be briefly away: the next renewal tries again
-                    log.warning("could not renew an approval's lease", exc_info=True)
-
-        renewer = threading.Thread(target=renew, name="approval-lease", daemon=True)
-        renewer.start()
-        try:
-            yield
-        finally:
-            stop.set()
 
     def _run(self, graph_input: Any, thread_id: str,
              on_update: Callable[[dict[str, Any]], None] | None = None) -> Iterator[AgentEvent]:

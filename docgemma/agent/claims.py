@@ -18,14 +18,19 @@ clocks: replicas are assumed to keep their clocks in step (NTP), well within a l
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
 import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
+log = logging.getLogger(__name__)
 State = Literal["claimed", "written", "confirmed"]
 STATES: tuple[State, ...] = ("claimed", "written", "confirmed")
 
@@ -152,3 +157,31 @@ class MemoryClaims:
         finished = [key for key, row in self._rows.items() if key[0] == thread_id and row.done]
         for key in finished[:-self.KEEP]:
             del self._rows[key]
+
+
+@contextmanager
+def holding(claims: CardClaims, thread_id: str, card_id: str, owner: str, lease_s: float) -> Iterator[None]:
+    """Renew ``owner``'s claim every third of a lease while the block runs: a slow model call must not make a
+    running decision look like a dead process's."""
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(lease_s / 3):
+            try:
+                claims.renew(thread_id, card_id, owner, lease_s)
+            except Exception:  # the database may be briefly away: the next renewal tries again
+                log.warning("could not renew an approval's lease", exc_info=True)
+
+    threading.Thread(target=renew, name="approval-lease", daemon=True).start()
+    try:
+        yield
+    finally:
+        stop.set()
+
+
+def crash_point(step: str) -> None:
+    """Test-only: with ``DOCGEMMA_TEST_CRASH_AT=step`` this process kills itself (SIGKILL) at that step of an
+    approval (``claimed``, ``wrote``, ``written``), for tests/integration/test_approval_crash.py. Never set in
+    production."""
+    if os.environ.get("DOCGEMMA_TEST_CRASH_AT") == step:
+        os.kill(os.getpid(), signal.SIGKILL)
