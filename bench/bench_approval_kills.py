@@ -83,6 +83,8 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--root", type=Path, default=ROOT, help="checkout whose app is measured")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--window", type=float, default=0.0,
+                        help="kill within this many seconds of the approval (default: 1.2 × a measured approval)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results_approval_kills.json"), help="'' = print only")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -112,7 +114,7 @@ def main() -> int:
     card = card_for(thread)
     start = time.perf_counter()
     app.ask(op="decide", thread=thread, card_id=card, action="approve")
-    window = 1.2 * (time.perf_counter() - start)
+    window = args.window or 1.2 * (time.perf_counter() - start)
 
     began = time.perf_counter()
     outcomes: Counter[str] = Counter()
