@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from docgemma.agent.approval import ALREADY_HANDLED, BEING_WRITTEN, RECOVERED_RELEASED
+from docgemma.agent.approval import ALREADY_HANDLED, BEING_WRITTEN, RECORD_UNREACHABLE, RECOVERED_RELEASED
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.claims import CardClaims, MemoryClaims
 from docgemma.agent.demo_llm import demo_llm
@@ -264,4 +264,28 @@ def test_a_recovery_marker_sent_by_a_caller_is_ignored(tmp_path: Path) -> None:
     answer = assistant.resume("t", {"action": "approve", "card_id": card["card_id"], "recovered": "X/1"})
     assert isinstance(answer, dict) and "Plain approval refused" in answer["notice"]
     assert ehr.client.search("MedicationRequest", [("patient", pid)]) == []
+    store.close()
+
+
+def test_a_record_that_cannot_be_asked_leaves_the_card_unsettled_and_says_so(tmp_path: Path) -> None:
+    """Recovery never guesses "nothing was written": with the record unreachable the claim stays unsettled
+    (lease ended) and the clinician is told; once the record answers, the next click settles it."""
+    settings = Settings(data_dir=tmp_path)
+    ehr, store = Ehr.embedded(tmp_path / "record.sqlite"), open_store(settings)
+    assistant = assistant_on(store, ehr, settings)
+    card = paused(assistant, "t")
+    store.claims.claim("t", card, "dead-process", 0.0, {"action": "approve", "card_id": card})
+    found = assistant.find_write
+
+    def unreachable(tool: str, action_id: str) -> str | None:
+        raise ConnectionError("the record did not answer")
+
+    assistant.find_write = unreachable
+    answer = assistant.resume("t", {"action": "approve", "card_id": card})
+    assert isinstance(answer, TurnResult) and answer.answer == RECORD_UNREACHABLE
+    row = store.claims.get("t", card)
+    assert row is not None and row.state == "claimed" and not row.live()  # still unsettled, recoverable
+    assistant.find_write = found
+    again = assistant.resume("t", {"action": "approve", "card_id": card})
+    assert isinstance(again, TurnResult) and again.answer == RECOVERED_RELEASED
     store.close()
