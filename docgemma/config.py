@@ -74,6 +74,9 @@ class Settings:
     #: ``postgresql://user:password@host:port/db``: conversation threads and approval claims in PostgreSQL, shared
     #: by every app replica (``deploy/``). None = the SQLite file :attr:`checkpoint_path` (one process).
     checkpoint_url: str | None = None
+    #: Seconds an approval's claim is held without renewal: the process carrying out an approved write renews it
+    #: while it runs; after a crash, another process (or the restarted one) recovers the card once it ran out.
+    approval_lease_s: float = 30.0
     #: ``auto`` (default), ``on`` or ``off``: local backends reuse the previous call's KV cache for a common
     #: prompt prefix. ``auto`` is ``on`` except where reuse is measured not to reproduce a full prefill (the
     #: transformers backend with bf16 compute: see ``llm/prefix_cache.py``).
@@ -131,6 +134,7 @@ class Settings:
             ctgov_url=env.get("DOCGEMMA_CTGOV_URL", defaults.ctgov_url).rstrip("/"),
             tool_transport=_choice(env, "DOCGEMMA_TOOL_TRANSPORT", ("inprocess", "mcp"), defaults.tool_transport),
             checkpoint_url=_database_url(env, "DOCGEMMA_CHECKPOINT_URL"),
+            approval_lease_s=_float(env, "DOCGEMMA_APPROVAL_LEASE_S", defaults.approval_lease_s),
             prefix_cache=_choice(env, "DOCGEMMA_PREFIX_CACHE", ("auto", "on", "off"), defaults.prefix_cache),
         )
 

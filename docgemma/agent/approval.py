@@ -16,7 +16,8 @@ from typing import Any, Literal, TypedDict
 from docgemma.tools.registry import ToolSpec
 from docgemma.tools.review import PatientCard, WriteReview
 
-__all__ = ["ACTIONS", "ALREADY_HANDLED", "NO_PENDING", "Action", "ApprovalCard", "CardFinding", "PatientCard",
+__all__ = ["ACTIONS", "ALREADY_HANDLED", "BEING_WRITTEN", "NO_PENDING", "RECORD_UNREACHABLE", "RECOVERED_RELEASED",
+           "RECOVERED_UNKNOWN", "RECOVERED_WRITTEN", "Action", "ApprovalCard", "CardFinding", "PatientCard",
            "WriteReview", "approval_request", "as_review", "parse_decision", "pending_action_id"]
 
 Action = Literal["approve", "edit", "reject", "override"]
@@ -26,6 +27,20 @@ ALREADY_HANDLED = (
     "nothing more was written."
 )
 NO_PENDING = "There is no pending action to approve."
+#: A live claim of another process: the decision on this card is being carried out there right now.
+BEING_WRITTEN = ("This approval is being carried out right now (by another server of this app); nothing was "
+                 "changed by this click. Try again in a moment.")
+#: Recovery of a claim whose process died: the write had reached the record (``{record}``: its resource id).
+RECOVERED_WRITTEN = ("The approval was interrupted, but the write had already reached the record before the "
+                     "interruption: {record} (written once; nothing more was written).")
+#: Recovery of a claim whose process died before anything was written.
+RECOVERED_RELEASED = ("The approval was interrupted before anything was written; the card is waiting for your "
+                      "decision again.")
+#: Recovery without a way to look the write up (no record lookup configured).
+RECOVERED_UNKNOWN = ("The approval was interrupted; the card is waiting for your decision again (approving it "
+                     "cannot write twice: a write already made under this card is reused).")
+RECORD_UNREACHABLE = ("The approval was interrupted and the record cannot be reached to check whether the write "
+                      "was made; nothing was changed. Try again in a moment.")
 
 
 class CardFinding(TypedDict):

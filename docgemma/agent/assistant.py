@@ -8,18 +8,28 @@ checkpointer.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
-from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING, ApprovalCard
-from docgemma.agent.claims import CardClaims, MemoryClaims
+from docgemma.agent.approval import (
+    ALREADY_HANDLED,
+    BEING_WRITTEN,
+    NO_PENDING,
+    RECORD_UNREACHABLE,
+    RECOVERED_RELEASED,
+    RECOVERED_UNKNOWN,
+    RECOVERED_WRITTEN,
+    ApprovalCard,
+)
+from docgemma.agent.claims import CardClaims, Claim, MemoryClaims, crash_point, holding, process_owner
 from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
 from docgemma.agent.graph import build_graph
 from docgemma.agent.memory import switch_marker, switched
@@ -33,8 +43,15 @@ from docgemma.image_store import ImageStore
 from docgemma.llm.base import LLM
 from docgemma.tools.registry import ToolRegistry
 
-__all__ = ["EMPTY_MESSAGE", "AgentEvent", "Assistant", "TurnResult"]
+__all__ = ["EMPTY_MESSAGE", "AgentEvent", "Assistant", "TurnResult", "WriteLookup"]
 EMPTY_MESSAGE = "Please type a question, or attach an image (PNG, JPEG or DICOM)."
+log = logging.getLogger(__name__)
+
+#: (tool name, action id) -> the resource the action wrote ("MedicationRequest/…"), or None when the record holds
+#: no write under the action's idempotency key; raises ConnectionError when the record cannot be asked.
+WriteLookup = Callable[[str, str], str | None]
+#: The parts of a decision a caller may send (anything else, such as a recovery marker, is the Assistant's own).
+DECISION_KEYS = ("action", "args", "reason", "card_id")
 
 
 class Assistant:
@@ -51,6 +68,7 @@ class Assistant:
         write_check: WriteCheck | None = None,
         image_store: ImageStore | None = None,
         claims: CardClaims | None = None,
+        find_write: WriteLookup | None = None,
     ) -> None:
         from langgraph.checkpoint.memory import InMemorySaver
 
@@ -70,11 +88,15 @@ class Assistant:
             llm, registry, checkpointer or InMemorySaver(), self.settings,
             patient_context=patient_context, write_check=write_check,
         )
-        # The per-thread claim on approval cards: whichever button or API call comes first consumes a card;
-        # shared by every caller of this Assistant (Gradio queues, API, CLI), and by every replica when the
-        # claims are durable (ops/store.py). The record's idempotency key (the pending action's id) still
-        # stops a second write.
+        # The approval cards' state machine (agent/claims.py): whichever decision claims a card first carries it
+        # out, as this process (``owner``) under a lease it renews while it runs. Shared by every caller of this
+        # Assistant (Gradio queues, API, CLI), and by every replica when the rows are durable (ops/store.py). The
+        # record's idempotency key (the pending action's id) still stops a second write.
         self.claims = claims or MemoryClaims()
+        self.owner = process_owner()
+        self.lease_s = self.settings.approval_lease_s
+        #: How a crashed approval is checked against the record (None: it cannot be, the card is released).
+        self.find_write = find_write
 
     @staticmethod
     def _config(thread_id: str) -> dict[str, Any]:
@@ -115,7 +137,13 @@ class Assistant:
             return
         pending = self.pending_approval(thread_id)
         if pending is not None:
-            text = f"Please approve, edit or reject the pending {pending['label']} first."
+            held = self.claims.get(thread_id, str(pending.get("card_id", "")))
+            if held is not None and not held.done and not held.live():
+                # The decision on this card died with its process: settle it first (the message is not sent).
+                yield from self._recover(thread_id, pending, held, unsent=True)
+                return
+            text = (BEING_WRITTEN if held is not None and held.live() and held.owner != self.owner else
+                    f"Please approve, edit or reject the pending {pending['label']} first.")
             yield ApprovalRequest(pending)
             yield TurnDone(TurnResult(answer=text, notes=[text]))
             return
@@ -126,26 +154,111 @@ class Assistant:
         """Continue a paused write with ``{"action": "approve" | "reject" | "edit" | "override", "args": {...},
         "reason": "...", "card_id": "..."}``. ``card_id`` names the card the clinician decided on (the UI sends
         it); a card is consumed once, by whichever decision claims it first: later ones, and decisions on a card
-        that was already replaced, get :data:`ALREADY_HANDLED` and change nothing."""
+        that was already replaced, get :data:`ALREADY_HANDLED` and change nothing; while another process carries
+        the decision out they get :data:`BEING_WRITTEN`. A claim whose process died (its lease ran out) is
+        recovered first (:meth:`_recover`), and this decision is not applied."""
         pending = self.pending_approval(thread_id)
         card = str(pending.get("card_id", "")) if pending else ""
         wanted = str(decision.get("card_id") or "")
         refusal = (NO_PENDING if pending is None and not wanted else
                    ALREADY_HANDLED if pending is None or (wanted and wanted != card) else None)
-        if refusal is None and not self.claims.claim(thread_id, card):
-            refusal = ALREADY_HANDLED
+        asked = {key: decision[key] for key in DECISION_KEYS if key in decision}
+        if refusal is None:
+            assert pending is not None
+            won, held = self.claims.claim(thread_id, card, self.owner, self.lease_s, asked)
+            if not won and not held.done and not held.live():
+                yield from self._recover(thread_id, pending, held, clicked=str(asked.get("action", "")))
+                return
+            if not won:
+                refusal = BEING_WRITTEN if held.live() and held.owner != self.owner else ALREADY_HANDLED
         if refusal is not None:
             yield TurnDone(TurnResult(answer=refusal, notes=[refusal]))
             return
+        crash_point("claimed")
+        yield from self._carry_out(thread_id, card, Command(resume={**asked, "card_id": card}))
+
+    def _carry_out(self, thread_id: str, card: str, resume: Command[Any], note: str = "") -> Iterator[AgentEvent]:
+        """Run the claimed decision on ``card`` to the end of the turn (or the next card), moving its row along:
+        *written* with the record id when the write is seen, *confirmed* when the graph has moved on. ``note``
+        (a recovery's account of what happened) leads the answer."""
+        written = False
+
+        def on_update(chunk: dict[str, Any]) -> None:
+            nonlocal written
+            for result in (chunk.get("tool_execute") or {}).get("tool_results", []):
+                name = result["tool_name"]
+                if result["status"] == "success" and name in self.registry and self.registry[name].writes:
+                    crash_point("wrote")  # in the record, not yet in the row
+                    record = str((result.get("data") or {}).get("resource", ""))
+                    written = self.claims.advance(thread_id, card, self.owner, "written", record_id=record,
+                                                  lease_s=self.lease_s)
+                    crash_point("written")  # in the row, the turn not yet finished
+
         finished = False
         try:
-            yield from self._run(Command(resume={**decision, "card_id": card}), thread_id)
+            with holding(self.claims, thread_id, card, self.owner, self.lease_s):
+                for event in self._run(resume, thread_id, on_update):
+                    if isinstance(event, TurnDone) and note:
+                        event = TurnDone(self._noted(thread_id, event.result, note))
+                    yield event
             finished = True
         finally:
-            if not finished:  # the run failed or was abandoned before the graph moved on: the card may be used again
-                self.claims.release(thread_id, card)
+            if finished:
+                self.claims.advance(thread_id, card, self.owner, "confirmed")
+            elif written:
+                # Written, but the turn did not finish here: let the next process that touches the card finish it
+                # from the record (lease ended now) rather than offer the card again.
+                self.claims.advance(thread_id, card, self.owner, "written")
+            else:  # the run failed or was abandoned before writing: the card may be decided again
+                self.claims.release(thread_id, card, self.owner)
 
-    def _run(self, graph_input: Any, thread_id: str) -> Iterator[AgentEvent]:
+    def _recover(self, thread_id: str, pending: ApprovalCard, held: Claim, *, clicked: str = "",
+                 unsent: bool = False) -> Iterator[AgentEvent]:
+        """Settle a claim whose process died (its lease ran out): take it over (one process only), look the write
+        up in the record by the action's idempotency key, then finish the turn when the write is there or put the
+        card back to pending when it is not, and say which. The clinician's new click or message is not applied."""
+        card = held.card_id
+        if not self.claims.take_over(held, self.owner, self.lease_s):
+            yield TurnDone(TurnResult(answer=BEING_WRITTEN, notes=[BEING_WRITTEN]))  # another process took it
+            return
+        record = held.record_id
+        if not record and self.find_write is not None:
+            try:
+                record = self.find_write(pending["tool"], pending["action_id"]) or ""
+            except ConnectionError:
+                self.claims.advance(thread_id, card, self.owner, held.state)  # still unsettled, lease ended
+                yield TurnDone(TurnResult(answer=RECORD_UNREACHABLE, notes=[RECORD_UNREACHABLE]))
+                return
+        log.info("approval recovered from a dead claim (%s): %s", held.state, "written" if record else "released")
+        if not record:
+            self.claims.release(thread_id, card, self.owner)
+            text = RECOVERED_RELEASED if self.find_write is not None else RECOVERED_UNKNOWN
+            if unsent:
+                text += " Your message was not sent: decide on the card, then send it again."
+            yield ApprovalRequest(pending)
+            yield TurnDone(TurnResult(answer=text, notes=[text]))
+            return
+        self.claims.advance(thread_id, card, self.owner, "written", record_id=record, lease_s=self.lease_s)
+        text = RECOVERED_WRITTEN.format(record=record)
+        if unsent:
+            text += " Your message was not sent: send it again."
+        elif clicked and clicked not in ("approve", "override"):
+            text += f" Your '{clicked}' changed nothing."
+        resume: Command[Any] = Command(resume={**held.decision, "card_id": card, "recovered": record})
+        yield from self._carry_out(thread_id, card, resume, note=text)
+
+    def _noted(self, thread_id: str, result: TurnResult, note: str) -> TurnResult:
+        """``result`` with ``note`` leading its answer, and the note kept in the conversation for a reopened page."""
+        state = self.state(thread_id)
+        self.graph.update_state(self._config(thread_id),
+                                {"transcript": appended(state, TranscriptEntry(note=note))}, as_node="synthesize")
+        result.answer = f"{note}\n\n{result.answer}" if result.answer else note
+        result.notes = [note, *result.notes]
+        return result
+
+    def _run(self, graph_input: Any, thread_id: str,
+             on_update: Callable[[dict[str, Any]], None] | None = None) -> Iterator[AgentEvent]:
+        """Stream the graph; ``on_update`` sees each node's state update as it is made."""
         config = self._config(thread_id)
         start = time.perf_counter()
         # durability="exit": one checkpoint when the run ends or pauses for an approval, instead of one per
@@ -157,6 +270,8 @@ class Assistant:
             elif isinstance(chunk, dict) and "__interrupt__" in chunk:
                 yield ApprovalRequest(cast(ApprovalCard, chunk["__interrupt__"][0].value))
                 return
+            elif on_update is not None and isinstance(chunk, dict):
+                on_update(chunk)
         state = self.graph.get_state(config).values
         result = TurnResult.from_state(state, (time.perf_counter() - start) * 1000)
         result.writes = written(state, self.registry)

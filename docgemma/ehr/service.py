@@ -126,6 +126,11 @@ class Ehr:
 
     # ── writes ──
 
+    def written(self, resource_type: str, key: str) -> dict[str, Any] | None:
+        """The ``resource_type`` resource written under idempotency ``key`` (:meth:`write`), or None."""
+        found = self.client.search(resource_type, [("identifier", f"{WRITE_SYSTEM}|{key}")], limit=1)
+        return found[0] if found else None
+
     def write(self, resource: dict[str, Any], *, key: str, step: str, override_reason: str = "") -> tuple[dict[str, Any], bool]:
         """Create ``resource`` with its Provenance in one transaction; a repeated ``key`` creates nothing. An
         override of a severe conflict is recorded as the Provenance's reason."""
@@ -169,9 +174,9 @@ class Ehr:
         # A write already made under this key (a retry) returns it and writes nothing, not even Provenance.
         # R4 Provenance has no identifier to make it conditional; inside the transaction, the resource's own
         # If-None-Exist still guards against two racing retries.
-        existing = self.client.search(resource["resourceType"], [("identifier", f"{WRITE_SYSTEM}|{key}")], limit=1)
+        existing = self.written(resource["resourceType"], key)
         if existing:
-            return existing[0], False
+            return existing, False
         entries: list[dict[str, Any]] = [
             {
                 "fullUrl": target,

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING
+from docgemma.agent.approval import ALREADY_HANDLED, BEING_WRITTEN, NO_PENDING
 from docgemma.agent.events import AgentEvent, ApprovalRequest, TurnDone
 
 if TYPE_CHECKING:
@@ -93,8 +93,9 @@ class Metrics:
 
     def _done(self, event: TurnDone, action: str | None) -> str:
         result = event.result
-        if action is not None and result.answer in (ALREADY_HANDLED, NO_PENDING):
-            return "already_handled" if result.answer == ALREADY_HANDLED else "no_pending"
+        refused = {ALREADY_HANDLED: "already_handled", NO_PENDING: "no_pending", BEING_WRITTEN: "being_written"}
+        if action is not None and result.answer in refused:
+            return refused[result.answer]
         for tool in result.tools:
             self.tool_calls.labels(str(tool["tool"]), str(tool["status"])).inc()
             if tool["status"] != "success":

@@ -3,7 +3,9 @@
 SQLite (the default, one process: the file ``conversations.sqlite`` under ``DOCGEMMA_DATA_DIR``) or PostgreSQL
 (``DOCGEMMA_CHECKPOINT_URL=postgresql://…``, shared by every app replica). The claims live beside the
 checkpoints so that "one decision per card" holds wherever the conversation can be resumed: a claim is one
-row under a unique key, inserted with ``ON CONFLICT DO NOTHING``, and whoever inserted it decides.
+row under a unique key, inserted with ``ON CONFLICT DO NOTHING``, and whoever inserted it decides; the row then
+follows the decision (claimed, written with the record id, confirmed) so that a process that takes over after a
+crash knows how far it got (:mod:`docgemma.agent.claims`).
 
 A bad URL or an unreachable database is a :class:`~docgemma.config.ConfigError` at start-up: there is no
 fallback to SQLite, which would split the conversations between replicas without anyone noticing.
@@ -11,6 +13,7 @@ fallback to SQLite, which would split the conversations between replicas without
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -21,12 +24,16 @@ from urllib.parse import urlsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from docgemma.agent.claims import CardClaims
+from docgemma.agent.claims import STATES, CardClaims, Claim, State
 from docgemma.config import ConfigError, Settings
 
-CLAIMS_TABLE = "docgemma_card_claims"
+#: One row per decided approval card: the state machine of agent/claims.py. (The table of the earlier one-shot
+#: claims, ``docgemma_card_claims``, is no longer read: a card it had consumed is no longer pending anyway.)
+CLAIMS_TABLE = "docgemma_approvals"
 _CREATE = (f"CREATE TABLE IF NOT EXISTS {CLAIMS_TABLE} (thread_id TEXT NOT NULL, card_id TEXT NOT NULL, "
-           "claimed_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (thread_id, card_id))")
+           "state TEXT NOT NULL, owner TEXT NOT NULL, lease_until DOUBLE PRECISION NOT NULL, "
+           "version INTEGER NOT NULL, record_id TEXT NOT NULL, decision TEXT NOT NULL, "
+           "updated_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (thread_id, card_id))")
 #: pg_advisory_lock key held while the tables are set up (any fixed number unique to this app).
 SETUP_LOCK = 0x646F6367  # "docg"
 #: Seconds to wait for PostgreSQL at start-up before saying it cannot be reached.
@@ -63,25 +70,88 @@ def open_store(settings: Settings, *, max_connections: int = 8) -> ConversationS
 # ── SQLite ──
 
 
-class SqliteClaims:
-    """Card claims in the conversation's SQLite file (its own connection: SQLite locks the file between them)."""
+class SqlClaims:
+    """The claims' rows in SQL, for SQLite and PostgreSQL alike: ``run(sql, params)`` executes one statement in
+    its own transaction (autocommit) and returns (rows affected, rows fetched); ``mark`` is the placeholder."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        self._db = connection
-        self._lock = threading.Lock()  # one connection shared by the app's worker threads
-        with self._lock:
-            self._db.execute(_CREATE.replace("DOUBLE PRECISION", "REAL"))
+    def __init__(self, run: Callable[[str, tuple[Any, ...]], tuple[int, list[tuple[Any, ...]]]], mark: str) -> None:
+        self._run = run
+        self._mark = mark
 
-    def claim(self, thread_id: str, card_id: str) -> bool:
-        with self._lock:
-            cursor = self._db.execute(
-                f"INSERT INTO {CLAIMS_TABLE} (thread_id, card_id, claimed_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (thread_id, card_id) DO NOTHING", (thread_id, card_id, time.time()))
-            return cursor.rowcount == 1
+    def _sql(self, sql: str, *params: Any) -> tuple[int, list[tuple[Any, ...]]]:
+        return self._run(sql.replace("?", self._mark), params)
 
-    def release(self, thread_id: str, card_id: str) -> None:
-        with self._lock:
-            self._db.execute(f"DELETE FROM {CLAIMS_TABLE} WHERE thread_id = ? AND card_id = ?", (thread_id, card_id))
+    def claim(self, thread_id: str, card_id: str, owner: str, lease_s: float,
+              decision: dict[str, Any]) -> tuple[bool, Claim]:
+        now = time.time()
+        for _ in range(3):  # the row may be released between the insert and the read: insert again
+            inserted, _rows = self._sql(
+                f"INSERT INTO {CLAIMS_TABLE} (thread_id, card_id, state, owner, lease_until, version, record_id, "
+                "decision, updated_at) VALUES (?, ?, 'claimed', ?, ?, 0, '', ?, ?) "
+                "ON CONFLICT (thread_id, card_id) DO NOTHING",
+                thread_id, card_id, owner, now + lease_s, json.dumps(decision, default=str), now)
+            if inserted == 1:
+                return True, Claim(thread_id, card_id, "claimed", owner, now + lease_s, 0, "", dict(decision))
+            held = self.get(thread_id, card_id)
+            if held is not None:
+                return False, held
+        raise RuntimeError("approval claim: the row kept disappearing between insert and read")
+
+    def take_over(self, held: Claim, owner: str, lease_s: float) -> bool:
+        changed, _rows = self._sql(
+            f"UPDATE {CLAIMS_TABLE} SET owner = ?, lease_until = ?, version = version + 1, updated_at = ? "
+            "WHERE thread_id = ? AND card_id = ? AND version = ?",
+            owner, time.time() + lease_s, time.time(), held.thread_id, held.card_id, held.version)
+        return changed == 1
+
+    def advance(self, thread_id: str, card_id: str, owner: str, state: State, *, record_id: str = "",
+                lease_s: float = 0.0) -> bool:
+        record = ", record_id = ?" if record_id else ""
+        changed, _rows = self._sql(
+            f"UPDATE {CLAIMS_TABLE} SET state = ?{record}, lease_until = ?, version = version + 1, updated_at = ? "
+            "WHERE thread_id = ? AND card_id = ? AND owner = ?",
+            state, *([record_id] if record_id else []), time.time() + lease_s, time.time(), thread_id, card_id, owner)
+        return changed == 1
+
+    def renew(self, thread_id: str, card_id: str, owner: str, lease_s: float) -> bool:
+        changed, _rows = self._sql(
+            f"UPDATE {CLAIMS_TABLE} SET lease_until = ?, version = version + 1, updated_at = ? "
+            "WHERE thread_id = ? AND card_id = ? AND owner = ? AND state <> 'confirmed'",
+            time.time() + lease_s, time.time(), thread_id, card_id, owner)
+        return changed == 1
+
+    def release(self, thread_id: str, card_id: str, owner: str | None = None) -> None:
+        if owner is None:
+            self._sql(f"DELETE FROM {CLAIMS_TABLE} WHERE thread_id = ? AND card_id = ?", thread_id, card_id)
+        else:
+            self._sql(f"DELETE FROM {CLAIMS_TABLE} WHERE thread_id = ? AND card_id = ? AND owner = ?",
+                      thread_id, card_id, owner)
+
+    def get(self, thread_id: str, card_id: str) -> Claim | None:
+        _count, rows = self._sql(
+            f"SELECT state, owner, lease_until, version, record_id, decision FROM {CLAIMS_TABLE} "
+            "WHERE thread_id = ? AND card_id = ?", thread_id, card_id)
+        if not rows:
+            return None
+        state, owner, lease_until, version, record_id, decision = rows[0]
+        if state not in STATES:
+            raise ValueError(f"approval row in an unknown state: {state!r}")
+        return Claim(thread_id, card_id, state, str(owner), float(lease_until), int(version), str(record_id),
+                     dict(json.loads(decision or "{}")))
+
+
+def sqlite_claims(connection: sqlite3.Connection) -> SqlClaims:
+    """Claims on an autocommit SQLite connection, shared by the app's worker threads under one lock."""
+    lock = threading.Lock()
+
+    def run(sql: str, params: tuple[Any, ...]) -> tuple[int, list[tuple[Any, ...]]]:
+        with lock:
+            cursor = connection.execute(sql, params)
+            rows = cursor.fetchall() if cursor.description else []
+            return cursor.rowcount, rows
+
+    run(_CREATE.replace("DOUBLE PRECISION", "REAL"), ())
+    return SqlClaims(run, "?")
 
 
 def _sqlite(settings: Settings) -> ConversationStore:
@@ -96,7 +166,7 @@ def _sqlite(settings: Settings) -> ConversationStore:
     checkpointer.setup()
     # Autocommit (isolation_level=None): each claim is its own transaction; wait up to 30 s for the file lock.
     claims_db = sqlite3.connect(settings.checkpoint_path, check_same_thread=False, timeout=30, isolation_level=None)
-    claims = SqliteClaims(claims_db)
+    claims = sqlite_claims(claims_db)
 
     def ping() -> None:
         with checkpointer.lock:
@@ -112,24 +182,18 @@ def _sqlite(settings: Settings) -> ConversationStore:
 # ── PostgreSQL ──
 
 
-class PostgresClaims:
-    """Card claims in PostgreSQL, beside LangGraph's checkpoint tables."""
+def postgres_claims(pool: Any) -> SqlClaims:
+    """Claims in PostgreSQL, beside LangGraph's checkpoint tables (the pool's connections are autocommit)."""
 
-    def __init__(self, pool: Any) -> None:
-        self._pool = pool
-        with self._pool.connection() as conn:
-            conn.execute(_CREATE)
+    def run(sql: str, params: tuple[Any, ...]) -> tuple[int, list[tuple[Any, ...]]]:
+        with pool.connection() as conn:
+            cursor = conn.execute(sql, params)
+            rows = [tuple(row.values()) if isinstance(row, dict) else tuple(row)
+                    for row in (cursor.fetchall() if cursor.description else [])]
+            return int(cursor.rowcount), rows
 
-    def claim(self, thread_id: str, card_id: str) -> bool:
-        with self._pool.connection() as conn:
-            cursor = conn.execute(
-                f"INSERT INTO {CLAIMS_TABLE} (thread_id, card_id, claimed_at) VALUES (%s, %s, %s) "
-                "ON CONFLICT (thread_id, card_id) DO NOTHING", (thread_id, card_id, time.time()))
-            return bool(cursor.rowcount == 1)
-
-    def release(self, thread_id: str, card_id: str) -> None:
-        with self._pool.connection() as conn:
-            conn.execute(f"DELETE FROM {CLAIMS_TABLE} WHERE thread_id = %s AND card_id = %s", (thread_id, card_id))
+    run(_CREATE, ())
+    return SqlClaims(run, "%s")
 
 
 def _postgres(url: str, max_connections: int) -> ConversationStore:
@@ -169,7 +233,7 @@ def _postgres(url: str, max_connections: int) -> ConversationStore:
             time.sleep(0.2)
         try:
             checkpointer.setup()
-            claims = PostgresClaims(pool)
+            claims = postgres_claims(pool)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
 

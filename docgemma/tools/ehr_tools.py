@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import date
 from functools import partial
 from typing import Any
@@ -374,6 +375,28 @@ def format_write(data: dict[str, Any]) -> str:
     verb = "Saved" if data["created"] else "Already saved earlier (not written again)"
     override = f" — severe finding overridden; reason: {data['override_reason']}" if data.get("override_reason") else ""
     return f"{verb}: {data['written']} [{data['resource']}]{override}"
+
+
+#: The resource each write tool creates: where its write is looked up by its idempotency key.
+WRITTEN_RESOURCE = {"add_allergy": "AllergyIntolerance", "prescribe_medication": "MedicationRequest",
+                    "save_clinical_note": "DocumentReference"}
+
+
+def write_lookup(ehr: Ehr) -> Callable[[str, str], str | None]:
+    """(tool, pending action id) -> the resource that action wrote (``MedicationRequest/…``), or None when the
+    record holds nothing under its key (the key :func:`_write` used: the action id is its scope). Raises
+    ConnectionError when the record cannot answer: "not found" must never be guessed."""
+    def find(tool: str, action_id: str) -> str | None:
+        kind = WRITTEN_RESOURCE.get(tool)
+        if kind is None:
+            return None
+        try:
+            found = ehr.written(kind, idempotency_key(action_id, tool))
+        except FhirClientError as exc:
+            raise ConnectionError(f"the record did not answer (HTTP {exc.status})") from exc
+        return f"{found['resourceType']}/{found['id']}" if found else None
+
+    return find
 
 
 def ehr_executors(ehr: Ehr) -> tuple[dict[str, Executor], dict[str, Formatter]]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docgemma.agent.approval import ALREADY_HANDLED, NO_PENDING, ApprovalCard
+from docgemma.agent.approval import ALREADY_HANDLED, BEING_WRITTEN, NO_PENDING, ApprovalCard
 from docgemma.agent.assistant import EMPTY_MESSAGE, Assistant
 from docgemma.agent.events import AgentEvent, TurnDone, TurnResult
 from docgemma.agent.modes import Mode, capabilities, mode_of
@@ -501,7 +501,7 @@ class Handlers:
                 return
         events = self.workspace.resume(thread, decision)
         first = next(events, None)
-        if isinstance(first, TurnDone) and first.result.answer in (ALREADY_HANDLED, NO_PENDING):
+        if isinstance(first, TurnDone) and first.result.answer in (ALREADY_HANDLED, NO_PENDING, BEING_WRITTEN):
             # A losing click touches neither the conversation nor the card: the winner's output stays on the page.
             _gr().Warning(first.result.answer)
             yield {self.page.decision_note: f"*{first.result.answer}*"}

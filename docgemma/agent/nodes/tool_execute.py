@@ -74,8 +74,14 @@ def _approval(
             blocked = str(review["blocked"])
             return checked, failure("invalid_args", missing_fields=[blocked]), f"not proposed: {blocked}; ", ""
         card = approval_request(spec, checked.args, review, action_id=action_id, revision=revision, notice=notice)
-        action, edits, reason, card_id = parse_decision(interrupt(card))
+        decision = interrupt(card)
+        action, edits, reason, card_id = parse_decision(decision)
         revision += 1
+        if isinstance(decision, dict) and decision.get("recovered"):
+            # The approved write reached the record before the process carrying it out died (the Assistant
+            # found it under the action's key): finish the turn. The run below finds it under that key again and
+            # writes nothing; the card is not re-checked, since the record now holds the write itself.
+            return checked, None, "approved by the clinician; completed after an interruption; ", reason
         if action in ("approve", "override") and card_id and card_id != card["card_id"]:
             notice = STALE
             continue

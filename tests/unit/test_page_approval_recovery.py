@@ -1,0 +1,79 @@
+"""The page after an app process died while carrying out an approval (its claim left in the conversation
+database, its lease run out): the next click on the card says what really happened, in the chat, and the card
+is either gone (the write had landed: the record id is named) or waiting again (nothing was written). A claim
+still live in another process is "being carried out right now", never "already handled"."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docgemma.agent.approval import BEING_WRITTEN, RECOVERED_RELEASED
+from docgemma.agent.assistant import Assistant
+from docgemma.agent.demo_llm import demo_llm
+from docgemma.config import Settings
+from docgemma.ehr.service import Ehr
+from docgemma.ops.store import open_store
+from docgemma.runtime import build_registry
+from docgemma.tools.ehr_tools import record_write_check, write_lookup
+from docgemma.tools.registry import ToolContext
+from docgemma.ui.app import Handlers, layout
+from docgemma.workspace import Workspace
+
+ALLERGY = "Add a penicillin allergy for Amina Okafor"
+
+
+def merged(updates: Iterator[dict[Any, Any]]) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for update in updates:
+        out.update(update)
+    return out
+
+
+@pytest.mark.parametrize("died", ["before the write", "after the write", "elsewhere, still running"])
+def test_a_click_on_a_card_whose_approval_died_says_what_happened(died: str, tmp_path: Path) -> None:
+    import gradio as gr
+
+    settings = Settings(data_dir=tmp_path, backend="fake")
+    store, ehr = open_store(settings), Ehr.embedded(tmp_path / "record.sqlite")
+    registry = build_registry(settings, ehr, in_process=True)
+    assistant = Assistant(demo_llm(), registry, store.checkpointer, settings, patient_context=ehr.patient_context,
+                          write_check=record_write_check(ehr), claims=store.claims, find_write=write_lookup(ehr))
+    with gr.Blocks():
+        page = layout()
+    on = Handlers(Workspace(assistant, ehr), page, settings, "Demo rules · CPU", None, None)
+    thread = on.restore(None)[page.thread]
+    history = merged(on.respond({"text": "Find patient Amina Okafor and check her chart", "files": []}, [], thread,
+                                None))[page.chatbot]
+    shown = merged(on.respond({"text": ALLERGY, "files": []}, history, thread, None))
+    card = assistant.pending_approval(thread)
+    assert card is not None and shown[page.card_id]
+    pid = ehr.client.search("Patient", [("name", "Okafor")])[0]["id"]
+
+    def allergies() -> int:
+        return len(ehr.client.search("AllergyIntolerance", [("patient", pid)]))
+
+    before = allergies()
+    if died == "after the write":  # the dead process's write, under the action's key
+        spec = registry["add_allergy"]
+        spec.run(spec.args_model(**card["args"]), ToolContext(scope=card["action_id"]))
+    lease = 60.0 if died.startswith("elsewhere") else 0.0
+    store.claims.claim(thread, card["card_id"], "another-process", lease, {"action": "approve"})
+
+    after = merged(on.decide("approve", shown[page.approval_args], shown[page.chatbot], thread, shown[page.card_id]))
+    if died.startswith("elsewhere"):  # a note beside the card; the conversation and the card are left as they are
+        assert BEING_WRITTEN in after[page.decision_note] and page.chatbot not in after and allergies() == before
+        assert assistant.pending_approval(thread) == card
+        store.close()
+        return
+    chat = str(after[page.chatbot][-1]["content"])
+    if died == "before the write":
+        assert RECOVERED_RELEASED in chat and allergies() == before
+        assert after[page.approval]["visible"] and after[page.card_id] == shown[page.card_id]  # decide again
+    else:
+        assert "before the interruption: AllergyIntolerance/" in chat and "Written to the record" in chat
+        assert allergies() == before + 1 and not after[page.approval]["visible"]
+    store.close()
