@@ -34,7 +34,7 @@ NAME_RE = re.compile(rf"\b(?i:patient|pt\.?|mr\.?|mrs\.?|ms\.?|miss)\s+(?i:named
 POSSESSIVE_NAME_RE = re.compile(rf"\b({_FULL_NAME})'s\b")
 #: "... for Grace Mensah": a name after "for"/"to"/"on", trusted only in a patient-record request (see
 #: :func:`extract_patient_names`), since "trials for Heart Failure" puts a capitalised disease there.
-FOR_NAME_RE = re.compile(rf"\b(?:for|to|on)\s+({_FULL_NAME})")
+FOR_NAME_RE = re.compile(rf"\b(?:for|to|on|of)\s+({_FULL_NAME})")
 _RECORD_REQUEST_RE = re.compile(
     r"\b(prescrib\w*|order|start|record|document|note|allerg\w*|chart|record|meds|medications?|labs?|results?|"
     r"visits?|history|timeline|summary|admit|discharge)\b", re.IGNORECASE,
@@ -78,6 +78,9 @@ _NAME_CONTEXT_RES = (
     re.compile(rf"\b(?i:when\s+(?:was|did))\s+({_FULL_NAME})\s+(?i:last)\b"),
     re.compile(rf"^\s*({_FULL_NAME})\s*(?:\s[-–]\s|:\s|,\s|\s+(?i:please|pls)\s*[?.!]*\s*$|[?.!]*\s*$)"),
     re.compile(rf"\b(?i:note)\s*[,\-–]\s*({_FULL_NAME})\s*:"),
+    # "What allergies does Grace Mensah have?", "Is Joseph Mwangi on warfarin?", "what meds is Amina Okafor taking".
+    re.compile(rf"\b(?i:does|did|is|was|has|had)\s+({_FULL_NAME})\s+(?i:have|has|had|take|takes|taking|on|got|been|"
+               rf"need|needs|allergic|due|seen)\b"),
 )
 #: A name of one word or more where only a person can be meant: "anyone named Ahmed?" (any case), "who is
 #: Kariuki?", "Mrs Oduya".
@@ -233,6 +236,33 @@ def extract_patient_ids(text: str) -> list[str]:
             continue
         if ident not in found:
             found.append(ident)
+    return found
+
+
+#: Whatever follows "patient id", "id", "MRN" or "patient" as one token: what the message offers as an identifier.
+_CLAIMED_ID_RE = re.compile(r"\b(?P<key>patient\s+id|patient|mrn|id)(?:\s+(?:number|no\.?))?(?:\s+|\s*[:#=]\s*)"
+                            r"(?P<token>\S+)", re.IGNORECASE)
+#: Characters no record identifier has: a path, a query, markup or injection text.
+_NOT_ID_CHARS_RE = re.compile(r"[/\\<>%$;=`|{}*\[\]()'\"&?!,+@]|\.\.")
+#: A well-formed identifier (FHIR id: letters, digits, '-', '.'; at most 64).
+_FHIR_ID_RE = re.compile(r"^[A-Za-z0-9\-.]{1,64}$")
+#: A word, not an identifier ("who", "O'Brien", "Al-Rashidi").
+_WORD_RE = re.compile(r"[A-Za-z]+(?:['\u2019\-][A-Za-z]+)*")
+
+
+def malformed_patient_ids(text: str) -> list[str]:
+    """Tokens the message offers as a patient's identifier that no record identifier can be ("patient
+    ../../etc/passwd", "id 1;DROP", "MRN <script>"): an answer says no such patient, instead of quietly reading
+    the active patient's record. After a bare "patient" only path or injection characters count ("patient 45
+    years old" gives an age, "patient who" a word); after "id" or "MRN" anything that is not an identifier."""
+    found: list[str] = []
+    for match in _CLAIMED_ID_RE.finditer(text):
+        token = match["token"].lstrip("([{").rstrip(".,;:!?)]}")
+        if not re.search(r"[A-Za-z0-9]", token) or _WORD_RE.fullmatch(token):
+            continue  # an ellipsis or a word
+        strict = match["key"].lower() != "patient"
+        if (_NOT_ID_CHARS_RE.search(token) or (strict and not _FHIR_ID_RE.match(token))) and token not in found:
+            found.append(token)
     return found
 
 

@@ -66,7 +66,10 @@ def search_terms(name: str) -> list[str]:
     return terms
 
 
-def _fail(exc: FhirClientError) -> ToolOutcome:
+def _fail(exc: FhirClientError, patient_id: str | None = None) -> ToolOutcome:
+    """The error for a failed record call; a 404 on a read of one patient's record means no such patient."""
+    if exc.status in (404, 410) and patient_id is not None:
+        return failure("unknown_patient", patient_id=patient_id)
     if exc.status == 404:
         return failure("not_found")
     if exc.status in (400, 422):
@@ -133,7 +136,7 @@ def get_patient_chart(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOu
     try:
         summary = ehr.summary(pid)
     except FhirClientError as exc:
-        return _fail(exc)
+        return _fail(exc, pid)
     return success({"patient": summary.facts["patient"], "summary": summary.text})
 
 
@@ -152,6 +155,9 @@ def query_patient_data(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolO
     types = [a.resource_type] if a.resource_type else (["Observation"] if a.category else list(CLINICAL_TYPES))
     try:
         patient = ehr.client.read("Patient", a.patient_id)
+    except FhirClientError as exc:
+        return _fail(exc, a.patient_id)
+    try:
         found = [r for t in types for r in ehr.client.search(t, params, limit=500)]
     except FhirClientError as exc:
         return _fail(exc)
@@ -201,7 +207,7 @@ def explore_connections(ehr: Ehr, args: BaseModel, context: ToolContext) -> Tool
     try:
         resources = ehr.compartment(a.patient_id)
     except FhirClientError as exc:
-        return _fail(exc)
+        return _fail(exc, a.patient_id)
     key = f"{a.resource_type}/{a.fhir_id}"
 
     def connections(records: list[dict[str, Any]], skipped: int) -> dict[str, Any] | None:
@@ -221,7 +227,9 @@ def explore_connections(ehr: Ehr, args: BaseModel, context: ToolContext) -> Tool
                     if other["resourceType"] == "DocumentReference" and note_text(other):
                         entry += "\n    Note: " + " ".join(note_text(other).split())[:600]
                     groups[f"← {other['resourceType']}.{field}"].append(entry)
-        return {"item": line(node), "connections": {k: v[:10] for k, v in groups.items()}, "unreadable": skipped}
+        patient = next((display_text(r) for r in records if r["resourceType"] == "Patient"), None)
+        return {"item": line(node), "connections": {k: v[:10] for k, v in groups.items()}, "unreadable": skipped,
+                "patient": patient}
 
     data = tolerant(connections, resources)
     return failure("not_found") if data is None else success(data)
@@ -244,7 +252,7 @@ def get_patient_timeline(ehr: Ehr, args: BaseModel, context: ToolContext) -> Too
     try:
         resources = ehr.compartment(a.patient_id)
     except FhirClientError as exc:
-        return _fail(exc)
+        return _fail(exc, a.patient_id)
 
     def timeline(records: list[dict[str, Any]], skipped: int) -> dict[str, Any]:
         encounters = [r for r in records if r["resourceType"] == "Encounter"

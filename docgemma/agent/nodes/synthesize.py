@@ -155,6 +155,8 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
                 trace.write(Token(piece))
             text = answer.strip_template_debris("".join(parts)).strip() or EMPTY_ANSWER
             decision = "brief answer" if brief else "answer"
+            text = render.named_patient(text, [r for r in succeeded if r["tool_name"] in registry
+                                               and registry[r["tool_name"]].record])
         except LLMError:
             text, decision = ("".join(parts).strip() + "\n\n" + MODEL_FAILED).strip(), "model failed"
         if scope != "clinical":
