@@ -25,6 +25,7 @@ from docgemma.agent.graph import build_graph
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.nodes.input_assembly import PatientContext
 from docgemma.agent.nodes.tool_execute import WriteCheck
+from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.schemas import agent_schemas
 from docgemma.agent.state import AgentState, Attachment, PatientRef, TranscriptEntry, turn_input
 from docgemma.agent.transcript import appended, written
@@ -49,6 +50,7 @@ class Assistant:
         *,
         patient_context: PatientContext | None = None,
         write_check: WriteCheck | None = None,
+        record_facts: RecordFacts | None = None,
         image_store: ImageStore | None = None,
         claims: CardClaims | None = None,
     ) -> None:
@@ -68,7 +70,7 @@ class Assistant:
         self.images = image_store
         self.graph = build_graph(
             llm, registry, checkpointer or InMemorySaver(), self.settings,
-            patient_context=patient_context, write_check=write_check,
+            patient_context=patient_context, write_check=write_check, record_facts=record_facts,
         )
         # The per-thread claim on approval cards: whichever button or API call comes first consumes a card;
         # shared by every caller of this Assistant (Gradio queues, API, CLI), and by every replica when the

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import date
 from functools import partial
 from typing import Any
@@ -434,3 +435,17 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
         return tolerant(review, resources)
 
     return check
+
+
+def record_facts(ehr: Ehr) -> Callable[[PatientRef], PatientFacts | None]:
+    """The active patient's allergies and active orders as the record holds them now, for checking an answer
+    against the record (None when the record cannot be read: the answer is then not checked, never blocked)."""
+    def facts(patient: PatientRef) -> PatientFacts | None:
+        try:
+            resources = ehr.compartment(patient["id"])
+        except FhirClientError:
+            return None
+        return tolerant(lambda readable, _skipped: PatientFacts(allergies=active_allergies(readable),
+                                                               medications=active_orders(readable)), resources)
+
+    return facts
