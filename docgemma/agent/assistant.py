@@ -29,6 +29,7 @@ from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.schemas import agent_schemas
 from docgemma.agent.state import AgentState, Attachment, PatientRef, TranscriptEntry, turn_input
 from docgemma.agent.transcript import appended, written
+from docgemma.agent.visible import visible_text
 from docgemma.config import Settings
 from docgemma.image_store import ImageStore
 from docgemma.llm.base import LLM
@@ -112,6 +113,7 @@ class Assistant:
 
     def stream_turn(self, thread_id: str, message: str, attachment: Attachment | None = None) -> Iterator[AgentEvent]:
         """Run one turn. Empty input, or a turn while a write awaits approval, is refused with a message."""
+        message = visible_text(message)  # what is not seen on screen is not read either
         if not message.strip() and attachment is None:
             yield TurnDone(TurnResult(answer=EMPTY_MESSAGE, notes=[EMPTY_MESSAGE]))
             return

@@ -227,10 +227,30 @@ def combination_parts(name: str) -> list[str]:
     return parts if len(parts) >= 2 and all(len(p) > 2 for p in parts) else [name]
 
 
-def extract_patient_ids(text: str) -> list[str]:
-    """UUIDs, short ids (``abc-123``) and numbers introduced as patient ids, without duplicates."""
+def claimed_patient_ids(text: str) -> list[str]:
+    """Well-formed identifiers the message introduces as a patient's that the patterns above do not know (a
+    truncated UUID, a UUID with letters after it, a site's own id): after "id" or "MRN" any identifier with a
+    digit; after a bare "patient" one that mixes letters with at least four digits ("patient 45" is an age,
+    "patient T2DM" a condition). Looked
+    up like any id, so that an id on no record is answered as such, never with the active patient's record."""
     found: list[str] = []
-    for match in [*UUID_RE.findall(text), *SHORT_ID_RE.findall(text), *NUMBERED_ID_RE.findall(text)]:
+    for match in _CLAIMED_ID_RE.finditer(text):
+        token = match["token"].lstrip("([{").rstrip(".,;:!?)]}")
+        if not _FHIR_ID_RE.match(token) or not re.search(r"\d", token) or len(token) < 4:
+            continue
+        if match["key"].lower() == "patient" and (not re.search(r"[A-Za-z]", token)
+                                                   or len(re.findall(r"\d", token)) < 4):
+            continue  # "patient 45", "patient T2DM", "patient covid-19": an age or a condition, not an id
+        found.append(token)
+    return found
+
+
+def extract_patient_ids(text: str) -> list[str]:
+    """UUIDs, short ids (``abc-123``), numbers introduced as patient ids and other identifiers a message
+    introduces as one (:func:`claimed_patient_ids`), without duplicates."""
+    found: list[str] = []
+    for match in [*UUID_RE.findall(text), *SHORT_ID_RE.findall(text), *NUMBERED_ID_RE.findall(text),
+                  *claimed_patient_ids(text)]:
         ident = match.lower() if UUID_RE.fullmatch(match) else match
         if any(ident in other for other in found):  # "mrn-0012345" and its digits
             continue
@@ -244,6 +264,8 @@ _CLAIMED_ID_RE = re.compile(r"\b(?P<key>patient\s+id|patient|mrn|id)(?:\s+(?:num
                             r"(?P<token>\S+)", re.IGNORECASE)
 #: Characters no record identifier has: a path, a query, markup or injection text.
 _NOT_ID_CHARS_RE = re.compile(r"[/\\<>%$;=`|{}*\[\]()'\"&?!,+@]|\.\.")
+#: A path or markup: never in a name, never in an identifier.
+_PATH_CHARS_RE = re.compile(r"[/\\<>%]|\.\.")
 #: A well-formed identifier (FHIR id: letters, digits, '-', '.'; at most 64).
 _FHIR_ID_RE = re.compile(r"^[A-Za-z0-9\-.]{1,64}$")
 #: A word, not an identifier ("who", "O'Brien", "Al-Rashidi").
@@ -253,15 +275,21 @@ _WORD_RE = re.compile(r"[A-Za-z]+(?:['\u2019\-][A-Za-z]+)*")
 def malformed_patient_ids(text: str) -> list[str]:
     """Tokens the message offers as a patient's identifier that no record identifier can be ("patient
     ../../etc/passwd", "id 1;DROP", "MRN <script>"): an answer says no such patient, instead of quietly reading
-    the active patient's record. After a bare "patient" only path or injection characters count ("patient 45
-    years old" gives an age, "patient who" a word); after "id" or "MRN" anything that is not an identifier."""
+    the active patient's record. After a bare "patient" only a path, markup or a number run into injection text
+    counts ("patient 45 years old" gives an age, "patient who" a word, "patient Robert');" a name to search);
+    after "id" or "MRN" anything that is not an identifier."""
     found: list[str] = []
     for match in _CLAIMED_ID_RE.finditer(text):
         token = match["token"].lstrip("([{").rstrip(".,;:!?)]}")
         if not re.search(r"[A-Za-z0-9]", token) or _WORD_RE.fullmatch(token):
             continue  # an ellipsis or a word
-        strict = match["key"].lower() != "patient"
-        if (_NOT_ID_CHARS_RE.search(token) or (strict and not _FHIR_ID_RE.match(token))) and token not in found:
+        if match["key"].lower() == "patient":
+            # "patient Robert'); DROP…" or "patient Okafor&_count=…" is a name to search (and find nobody); a path,
+            # markup, or a number run into injection text is an identifier that cannot be one.
+            bad = bool(_PATH_CHARS_RE.search(token)) or (token[0].isdigit() and bool(_NOT_ID_CHARS_RE.search(token)))
+        else:
+            bad = not _FHIR_ID_RE.match(token)
+        if bad and token not in found:
             found.append(token)
     return found
 

@@ -122,6 +122,19 @@ def test_a_name_of_another_patient_switches_and_says_so(ehr: Ehr, ids: dict[str,
     ("the patient's chart", []),
     ("id 95ec8510-867d-5952-bbb9-19da7084909b?", []),
     ("the patient ... then", []),
+    ("Find patient Robert'); DROP TABLE resources;--", []),  # a name to search, and find nobody
+    ("Find patient Okafor&_count=100000", []),
+    ("MRN <script>alert(1)</script>", ["<script>alert(1)</script>"]),
 ])
 def test_malformed_ids_are_told_from_ages_words_and_identifiers(text: str, found: list[str]) -> None:
     assert malformed_patient_ids(text) == found
+
+
+def test_what_is_not_seen_on_screen_is_not_read() -> None:
+    from docgemma.agent.visible import visible_text
+
+    assert visible_text("Find patient Am\u200bina Oka\u200dfor") == "Find patient Amina Okafor"
+    assert visible_text("\u200b\ufeff\u202e") == ""
+    assert visible_text("allergies?\u202egnp.exe\u202c") == "allergies?gnp.exe"
+    assert visible_text("a\u0000b\ud800c\nd\te") == "abc\nd\te"
+    assert visible_text("Amina Okafor — eGFR 33 💊 café") == "Amina Okafor — eGFR 33 💊 café"
