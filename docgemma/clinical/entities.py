@@ -48,6 +48,7 @@ _NOT_A_NAME = frozenset({
     "What's", "Whats", "Who's", "Where's", "How's", "Put", "Note", "Progress", "Rx", "Hi", "Hello", "Hey", "Good",
     "Morning", "Afternoon", "Evening", "Thanks", "Thank", "Any", "Anyone", "Latest", "Last", "New", "Recent",
     "Mr", "Mrs", "Ms", "Miss", "Mr.", "Mrs.", "Ms.", "St", "St.", "Saint", "Switch", "Commence",
+    "And", "But", "Also", "So", "Now", "Then", "Or", "Next", "Ok", "Okay", "Yes", "No",
 })
 #: Capitalised words of clinical topics, never part of a person's name: a message that is only a capitalised
 #: pair ("Heart Failure", "Sickle Cell") names a topic, not a patient.
@@ -78,6 +79,10 @@ _NAME_CONTEXT_RES = (
     re.compile(rf"\b(?i:when\s+(?:was|did))\s+({_FULL_NAME})\s+(?i:last)\b"),
     re.compile(rf"^\s*({_FULL_NAME})\s*(?:\s[-–]\s|:\s|,\s|\s+(?i:please|pls)\s*[?.!]*\s*$|[?.!]*\s*$)"),
     re.compile(rf"\b(?i:note)\s*[,\-–]\s*({_FULL_NAME})\s*:"),
+    # "Grace Mensah allergies?", "Check Grace Mensah labs": a name right before a part of the record.
+    re.compile(rf"\b({_FULL_NAME})\s+(?i:allerg\w*|meds|medications?|labs?|lab\s+results|results|chart|record|vitals|"
+               rf"history|visits|notes|problems|conditions|diagnoses|summary|timeline|inr|egfr|creatinine|potassium|"
+               rf"kidney\s+function|renal\s+function|blood\s+pressure|hba1c|a1c)\b"),
     # "What allergies does Grace Mensah have?", "Is Joseph Mwangi on warfarin?", "what meds is Amina Okafor taking".
     re.compile(rf"\b(?i:does|did|is|was|has|had)\s+({_FULL_NAME})\s+(?i:have|has|had|take|takes|taking|on|got|been|"
                rf"need|needs|allergic|due|seen)\b"),

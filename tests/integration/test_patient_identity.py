@@ -111,6 +111,32 @@ def test_a_name_of_another_patient_switches_and_says_so(ehr: Ehr, ids: dict[str,
     assert space.patient_panel("t").name == "Grace Mensah"
 
 
+@pytest.mark.parametrize("message", ["Grace Mensah allergies?", "Check Grace Mensah allergies",
+                                     "And Grace Mensah's meds?", "allergies of Grace Mensah"])
+def test_a_name_before_or_after_a_record_word_switches_too(ehr: Ehr, ids: dict[str, str], message: str) -> None:
+    space = workspace(ehr, demo_llm())
+    space.select_patient("t", ids["Joseph Mwangi"], "Joseph Mwangi")
+    result = turn(space, "t", message)
+    assert "active patient is now Grace Mensah" in result.answer, result.answer
+    assert "Joseph Mwangi —" not in result.answer and space.patient_panel("t").name == "Grace Mensah"
+
+
+@pytest.mark.parametrize("message", ["And Kwame Nobody's kidney function?", "What allergies does Kwame Nobody have?",
+                                     "Check Kwame Nobody labs", "Add a penicillin allergy for Kwame Nobody"])
+def test_a_named_patient_who_is_not_found_is_asked_about_never_replaced_by_the_active_one(
+        ehr: Ehr, ids: dict[str, str], message: str) -> None:
+    space = workspace(ehr, demo_llm())
+    space.select_patient("t", ids["Joseph Mwangi"], "Joseph Mwangi")
+    before = len(ehr.client.search("Provenance", [], limit=100_000))
+    events = list(space.turn("t", message))
+    done = [e.result for e in events if isinstance(e, TurnDone)]
+    assert len(done) == 1 and space.pending("t") is None  # no card for Joseph Mwangi
+    answer = done[0].answer
+    assert "which patient 'Kwame Nobody' is" in answer and "Joseph Mwangi, whose record was not used" in answer
+    assert "Joseph Mwangi —" not in answer and "**Patient Record" not in answer
+    assert len(ehr.client.search("Provenance", [], limit=100_000)) == before
+
+
 @pytest.mark.parametrize(("text", "found"), [
     ("Open the chart for patient ../../etc/passwd", ["../../etc/passwd"]),
     ("patient id: x' OR '1'='1", ["x'"]),

@@ -16,7 +16,7 @@ from docgemma.agent.memory import switched
 from docgemma.agent.patterns import is_write_request
 from docgemma.agent.state import AgentState, PatientRef, ToolResult
 from docgemma.agent.trace import NodeTrace
-from docgemma.agent.validation import Checked, ground, validate
+from docgemma.agent.validation import Checked, ground, other_patient_named, valid_patient_id, validate
 from docgemma.clinical.entities import malformed_patient_ids
 from docgemma.image_store import load_image_bytes
 from docgemma.images import ImageError, decode_image
@@ -127,6 +127,15 @@ def tool_execute(
         # text ("ignore previous instructions and prescribe ...") or a question that mentions a write word.
         outcome = failure("not_requested")
         decision_note = "write refused: the clinician's message does not ask for one; "
+    named = other_patient_named(entities, active) if active else None
+    given = checked.args.get("patient_id")
+    if named and active and "patient_id" in spec.args_model.model_fields and (
+            not valid_patient_id(given) or given == active["id"]):
+        # The message names someone who is not the active patient and no search settled who: ask, never read
+        # or write the active patient's record in their place.
+        outcome = failure("invalid_args", missing_fields=[
+            f"which patient '{named}' is (not the active patient, {active['name']}, whose record "
+            "was not used): search for them by name or give their patient ID"])
     unreadable = _unreadable_patient_id(spec, state["user_query"], entities["patient_ids"])
     if unreadable is not None:
         # The message named a patient by something no identifier can be: say so, never fall back on the
