@@ -302,7 +302,7 @@ def format_timeline(data: dict[str, Any]) -> str:
 def _write(ehr: Ehr, tool: str, args: BaseModel, context: ToolContext, resource: dict[str, Any], what: str) -> ToolOutcome:
     pid = str(args.patient_id)  # type: ignore[attr-defined]
     try:
-        ehr.client.read("Patient", pid)
+        patient = ehr.client.read("Patient", pid)
     except FhirClientError as exc:
         if exc.status in (404, 410):  # one clear error, never a retry of a write
             return failure("invalid_args", missing_fields=[f"an existing patient ID (no patient '{pid}' is on the record; "
@@ -316,7 +316,9 @@ def _write(ehr: Ehr, tool: str, args: BaseModel, context: ToolContext, resource:
         return _fail(exc)
     except ValueError:
         return failure("invalid_args", missing_fields=["a valid value"])
-    data = {"written": what, "resource": f"{saved['resourceType']}/{saved['id']}", "created": created}
+    # Whose record it went into travels with the confirmation, which names them.
+    data = {"written": what, "resource": f"{saved['resourceType']}/{saved['id']}", "created": created,
+            "patient": display_text(patient)}
     if context.override_reason:
         data["override_reason"] = context.override_reason
     return success(data)
@@ -381,6 +383,7 @@ def save_clinical_note(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolO
 def format_write(data: dict[str, Any]) -> str:
     """What was written (or found already written)."""
     verb = "Saved" if data["created"] else "Already saved earlier (not written again)"
+    verb += f" for {data['patient']}" if data.get("patient") else ""
     override = f" — severe finding overridden; reason: {data['override_reason']}" if data.get("override_reason") else ""
     return f"{verb}: {data['written']} [{data['resource']}]{override}"
 

@@ -373,6 +373,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=512,
         record=True,
+        active_patient_after=record_patient,
         pre_write_check=prescription_check,
         # Seed §11 also lists "start" and "order"; they match questions ("is it safe to start X?") and would
         # force a write tool into a read-only question: an order verb counts only with a drug (MEDICATION_ORDER).
@@ -391,6 +392,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=288,
         record=True,
+        active_patient_after=record_patient,
         pre_write_check=allergy_check,
         keywords=("allergy", "allergic"),
         roles=frozenset({Role.ALLERGY_ENTRY}),
@@ -407,6 +409,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=800,
         record=True,
+        active_patient_after=record_patient,
         keywords=("note",),
         roles=frozenset({Role.NOTE_ENTRY}),
         extract=X.note,
