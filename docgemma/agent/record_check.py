@@ -129,13 +129,17 @@ def _identity_contradictions(answer: str, patient: PatientRef, returned: str) ->
 
 
 def contradictions(answer: str, patient: PatientRef | None, facts: PatientFacts | None,
-                   returned: Iterable[str] = ()) -> list[Contradiction]:
+                   returned: Iterable[str] = (), asked_about: str | None = None) -> list[Contradiction]:
     """Where ``answer`` contradicts the record of ``patient`` (``facts``: their allergies and active orders;
-    ``returned``: the turn's tool results as text, whose patients an answer may name)."""
+    ``returned``: the turn's tool results as text, whose patients an answer may name; ``asked_about``: a patient
+    the clinician's message names who is not ``patient``)."""
     if patient is None:
         return []
     seen = " ".join(returned).lower()
     out = _identity_contradictions(answer, patient, seen)
+    if asked_about:
+        out.insert(0, Contradiction("identity", f"Your message names {asked_about}, but the record this answer had is "
+                                                f"{patient['name']}'s (the active patient)."))
     if facts is not None:
         out += _allergy_contradictions(answer, patient["name"], facts)
         out += _medication_contradictions(answer, patient["name"], facts)

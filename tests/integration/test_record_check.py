@@ -116,3 +116,10 @@ def test_each_kind_of_contradiction_is_found(answer: str, kind: str) -> None:
 ])
 def test_an_answer_in_line_with_the_record_is_not_flagged(answer: str) -> None:
     assert contradictions(answer, JOSEPH, FACTS) == []  # type: ignore[arg-type]
+
+
+def test_an_answer_from_the_active_patients_record_to_a_question_naming_another_is_flagged() -> None:
+    found = contradictions("Amoxicillin is reasonable for his sinusitis.", JOSEPH, FACTS,  # type: ignore[arg-type]
+                           asked_about="Kwame Nobody")
+    assert [c.kind for c in found] == ["identity"]
+    assert "Your message names Kwame Nobody, but the record this answer had is Joseph Mwangi's" in found[0].text

@@ -28,6 +28,7 @@ from docgemma.agent.patterns import is_short_record_question
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
+from docgemma.agent.validation import other_patient_named
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.http import known_offline
 from docgemma.tools.registry import ToolRegistry
@@ -108,7 +109,8 @@ def _checked(text: str, state: AgentState, record_facts: record_check.RecordFact
         return text, "", []
     facts = record_facts(patient) if record_facts is not None else None
     returned = [r["formatted_result"] for r in state.get("tool_results", [])]
-    found = record_check.contradictions(text, patient, facts, returned)
+    asked = other_patient_named(state["extracted_entities"], patient)
+    found = record_check.contradictions(text, patient, facts, returned, asked_about=asked)
     revised, warning = record_check.flagged(text, found)
     return revised, warning, found
 
