@@ -33,15 +33,18 @@ RecordFacts = Callable[[PatientRef], "PatientFacts | None"]
 
 _NO_ALLERGIES_RE = re.compile(
     r"\b(?:no|nil|without(?:\s+any)?|denies(?:\s+any)?|free\s+of)\s+(?:known\s+|recorded\s+|documented\s+)?"
-    r"(?:drug\s+)?allerg(?:y|ies)\b(?!\s+(?:check|interaction))"
+    r"(?:drug\s+)?allerg(?:y|ies)\b(?!\s+(?:check|interaction|conflict|alert|warning|concern|risk))"
     r"|\bnkda\b|\bnka\b|\bnot\s+allergic\s+to\s+(?:anything|any\s+(?:drugs?|medications?))\b"
     r"|\ballerg(?:y|ies)\s*[:\-]\s*(?:none|nil|nkda)\b"
     r"|\b(?:has|have|had|with)\s+no\s+(?:known\s+)?allerg",
     re.IGNORECASE,
 )
 _NO_MEDICATIONS_RE = re.compile(
-    r"\b(?:no|not\s+on\s+any|takes\s+no|taking\s+no|without\s+any)\s+(?:current\s+|active\s+|regular\s+|other\s+)?"
-    r"(?:medications?|meds|drugs|prescriptions)\b(?!\s+(?:interact|are\s+contraindicated))"
+    r"\b(?:is|are|was)\s+on\s+no\s+(?:\w+\s+)?(?:medications?|meds|drugs)\b"
+    r"|\b(?:takes|taking|has|have|with)\s+no\s+(?:current\s+|active\s+|regular\s+)?(?:medications?|meds)\b"
+    r"|\bno\s+(?:current|active|regular)\s+(?:medications?|meds|prescriptions)\b"
+    r"|\bno\s+(?:medications?|meds)\s+(?:on\s+record|listed|recorded|prescribed|at\s+present)\b"
+    r"|\bnot\s+on\s+any\s+(?:\w+\s+)?(?:medications?|meds|drugs)\b"
     r"|\bmedications?\s*[:\-]\s*(?:none|nil)\b",
     re.IGNORECASE,
 )

@@ -113,6 +113,9 @@ def test_each_kind_of_contradiction_is_found(answer: str, kind: str) -> None:
     "No drug interactions were found between warfarin and paracetamol.",
     "Patient jm-001 (Joseph Mwangi): INR 3.6 on the last visit.",
     "Consider paracetamol for pain; no dose change is needed.",
+    "No medication changes are needed today, and no other medications need adjustment.",
+    "There is no allergy conflict with paracetamol.",
+    "No drugs interact with warfarin in this list.",
 ])
 def test_an_answer_in_line_with_the_record_is_not_flagged(answer: str) -> None:
     assert contradictions(answer, JOSEPH, FACTS) == []  # type: ignore[arg-type]
