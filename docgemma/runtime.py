@@ -15,7 +15,7 @@ from docgemma.image_store import ImageStore
 from docgemma.llm import LLM, make_llm
 from docgemma.ops.metrics import Metrics
 from docgemma.ops.store import ConversationStore, open_store
-from docgemma.tools.ehr_tools import ehr_executors, record_write_check, write_lookup
+from docgemma.tools.ehr_tools import ehr_executors, record_facts, record_write_check, write_lookup
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import ToolRegistry, default_registry
 
@@ -108,5 +108,6 @@ def build_assistant(settings: Settings, ehr: Ehr | None = None, store: Conversat
     images = ImageStore(settings.image_store_path, max_file_bytes=settings.max_image_bytes,
                         max_total_bytes=settings.image_store_bytes, max_files=settings.image_store_files)
     return Assistant(llm, build_registry(settings, ehr), store.checkpointer, settings,
-                     patient_context=ehr.patient_context, write_check=record_write_check(ehr), image_store=images,
+                     patient_context=ehr.patient_context, write_check=record_write_check(ehr),
+                     record_facts=record_facts(ehr), image_store=images,
                      claims=store.claims, find_write=write_lookup(ehr))

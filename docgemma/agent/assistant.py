@@ -35,9 +35,11 @@ from docgemma.agent.graph import build_graph
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.nodes.input_assembly import PatientContext
 from docgemma.agent.nodes.tool_execute import WriteCheck
+from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.schemas import agent_schemas
 from docgemma.agent.state import AgentState, Attachment, PatientRef, TranscriptEntry, turn_input
 from docgemma.agent.transcript import appended, written
+from docgemma.agent.visible import visible_text
 from docgemma.config import Settings
 from docgemma.image_store import ImageStore
 from docgemma.llm.base import LLM
@@ -66,6 +68,7 @@ class Assistant:
         *,
         patient_context: PatientContext | None = None,
         write_check: WriteCheck | None = None,
+        record_facts: RecordFacts | None = None,
         image_store: ImageStore | None = None,
         claims: CardClaims | None = None,
         find_write: WriteLookup | None = None,
@@ -86,7 +89,7 @@ class Assistant:
         self.images = image_store
         self.graph = build_graph(
             llm, registry, checkpointer or InMemorySaver(), self.settings,
-            patient_context=patient_context, write_check=write_check,
+            patient_context=patient_context, write_check=write_check, record_facts=record_facts,
         )
         # The approval cards' state machine (agent/claims.py): whichever decision claims a card first carries it
         # out, as this process (``owner``) under a lease it renews while it runs. Shared by every caller of this
@@ -132,6 +135,7 @@ class Assistant:
 
     def stream_turn(self, thread_id: str, message: str, attachment: Attachment | None = None) -> Iterator[AgentEvent]:
         """Run one turn. Empty input, or a turn while a write awaits approval, is refused with a message."""
+        message = visible_text(message)  # what is not seen on screen is not read either
         if not message.strip() and attachment is None:
             yield TurnDone(TurnResult(answer=EMPTY_MESSAGE, notes=[EMPTY_MESSAGE]))
             return

@@ -16,6 +16,7 @@ from docgemma.agent.nodes.router import route_after_router, router
 from docgemma.agent.nodes.synthesize import synthesize
 from docgemma.agent.nodes.tool_execute import WriteCheck, tool_execute
 from docgemma.agent.nodes.tool_select import route_after_select, tool_select
+from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.state import AgentState, InputState
 from docgemma.config import Settings
 from docgemma.llm.base import LLM
@@ -30,6 +31,7 @@ def build_graph(
     *,
     patient_context: PatientContext | None = None,
     write_check: WriteCheck | None = None,
+    record_facts: RecordFacts | None = None,
 ) -> Any:
     """Compile the agent graph. ``checkpointer`` keeps conversations (and paused writes) per thread."""
     settings = settings or Settings()
@@ -47,7 +49,7 @@ def build_graph(
     graph.add_node("result_classify", partial(result_classify, llm=llm))
     graph.add_node("router", partial(router, registry=tools))
     graph.add_node("error_handler", partial(error_handler, llm=llm, registry=tools))
-    graph.add_node("synthesize", partial(synthesize, llm=llm, registry=tools))
+    graph.add_node("synthesize", partial(synthesize, llm=llm, registry=tools, record_facts=record_facts))
 
     graph.add_edge(START, "input_assembly")
     graph.add_edge("input_assembly", "intent_classify")

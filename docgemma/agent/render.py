@@ -21,6 +21,16 @@ def patient_of_result(result: ToolResult) -> str | None:
     return str(name) if name else None
 
 
+def named_patient(text: str, results: list[ToolResult]) -> str:
+    """``text`` (a model's answer from record results) with the patient the results belong to named first, when
+    the results are one patient's and the text does not name them: a record answer never leaves whose data it
+    is to the reader's memory of the conversation."""
+    names = list(dict.fromkeys(n for n in (patient_of_result(r) for r in results) if n))
+    if len(names) != 1 or names[0].lower() in text.lower():
+        return text
+    return f"**Patient: {names[0]}**\n\n{text}"
+
+
 def record_line(result: ToolResult) -> str | None:
     """A record result's one-line statement, naming its patient ("Grace Mensah — allergies on record: …"),
     when the tool wrote one."""

@@ -28,6 +28,7 @@ from docgemma.agent.patterns import (
     tool_signals,
 )
 from docgemma.agent.state import AgentState
+from docgemma.clinical.entities import malformed_patient_ids
 from docgemma.tools.extract import record_item
 from docgemma.tools.registry import ToolRegistry
 from docgemma.tools.routing import Role
@@ -112,6 +113,11 @@ def _patient_known(state: AgentState) -> bool:
     return bool(entities["patient_ids"] or entities["patient_names"] or state.get("active_patient"))
 
 
+def about_record(query: str) -> bool:
+    """True when the message names something the record holds, or asks how record items connect."""
+    return bool(RECORD_CONCEPT_RE.search(query) or CONNECTION_RE.search(query))
+
+
 def record_tool(state: AgentState, tools: ToolRegistry) -> tuple[str, str] | None:
     """(tool, rule family) for a read of the active patient's record: "her last potassium", "his visits this
     year", or a bare short question with a patient active ("any allergies?", "LFTs?"); else None."""
@@ -119,13 +125,12 @@ def record_tool(state: AgentState, tools: ToolRegistry) -> tuple[str, str] | Non
     entities = state["extracted_entities"]
     if is_write_request(query) or not _patient_known(state) or NOTE_THAT_RE.match(query):
         return None
-    about_record = RECORD_CONCEPT_RE.search(query) or CONNECTION_RE.search(query)
     if state.get("active_patient") and record_item(query) and "?" in query:
         # "what's the apixaban (<id>) for?", "what's hanging off the AF dx <id>?": a question about one item of
         # the record named by its id; only the connections tool starts from an item.
         spec = tools.first(Role.CONNECTIONS)
         return (spec.name, "record_item") if spec else None
-    if (PATIENT_REF_RE.search(query) or entities["patient_ids"]) and about_record:
+    if (PATIENT_REF_RE.search(query) or entities["patient_ids"]) and about_record(query):
         family = "record_question"
     elif state.get("active_patient") and is_short_record_ask(query, entities["drug_mentions"]):
         family = "short_record_question"
@@ -173,6 +178,13 @@ def decide(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
         matched = ", ".join(sorted(signals))
         return RuleDecision("TOOL_NEEDED", needed[0], f"the request names what it needs ({matched})",
                             rule=signals[needed[0]].signal)
+
+    if malformed_patient_ids(query) and not is_write_request(query):
+        # "patient ../../etc/passwd": the record tool runs and answers that no such patient exists; never a
+        # general answer, nor one from the active patient's summary.
+        spec = tools.first(record_role(query)) if about_record(query) else tools.first(Role.CHART)
+        if spec is not None:
+            return RuleDecision("TOOL_NEEDED", spec.name, "the message names a patient by an ID", rule="patient_id")
 
     found = record_tool(state, tools)
     if found:

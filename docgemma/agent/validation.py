@@ -56,6 +56,14 @@ def same_product(name: str, drugs: list[str]) -> bool:
     return bool(ingredients) and any(ingredients == set(resolve_local(d).ingredients) for d in drugs)
 
 
+def other_patient_named(entities: ExtractedEntities, active: PatientRef) -> str | None:
+    """A patient name in the message that shares no word with the active patient's ("And Amina Okafor's kidney
+    function?" while Joseph Mwangi is active): that patient's record is asked for, so the active patient's must not
+    stand in for it. None when every name the message gives is the active patient's."""
+    own = {w.lower() for w in active["name"].split()}
+    return next((n for n in entities["patient_names"] if not own & {w.lower() for w in n.split()}), None)
+
+
 def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
            active: PatientRef | None, query: str = "") -> tuple[dict[str, Any], list[str]]:
     """Fill missing or invalid arguments from deterministic entities; return them and what was filled."""
@@ -66,7 +74,7 @@ def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
         if len(entities["patient_ids"]) == 1:
             args["patient_id"] = entities["patient_ids"][0]
             repairs.append("patient ID taken from the message")
-        elif active and not entities["patient_ids"]:
+        elif active and not entities["patient_ids"] and not other_patient_named(entities, active):
             args["patient_id"] = active["id"]
             repairs.append("patient ID taken from the active patient")
     names = entities["patient_names"]

@@ -34,7 +34,7 @@ NAME_RE = re.compile(rf"\b(?i:patient|pt\.?|mr\.?|mrs\.?|ms\.?|miss)\s+(?i:named
 POSSESSIVE_NAME_RE = re.compile(rf"\b({_FULL_NAME})'s\b")
 #: "... for Grace Mensah": a name after "for"/"to"/"on", trusted only in a patient-record request (see
 #: :func:`extract_patient_names`), since "trials for Heart Failure" puts a capitalised disease there.
-FOR_NAME_RE = re.compile(rf"\b(?:for|to|on)\s+({_FULL_NAME})")
+FOR_NAME_RE = re.compile(rf"\b(?:for|to|on|of)\s+({_FULL_NAME})")
 _RECORD_REQUEST_RE = re.compile(
     r"\b(presc\w*|order|start|record|document|note|allerg\w*|chart|record|meds|medications?|labs?|results?|"
     r"visits?|history|timeline|summary|admit|discharge)\b", re.IGNORECASE,
@@ -48,6 +48,7 @@ _NOT_A_NAME = frozenset({
     "What's", "Whats", "Who's", "Where's", "How's", "Put", "Note", "Progress", "Rx", "Hi", "Hello", "Hey", "Good",
     "Morning", "Afternoon", "Evening", "Thanks", "Thank", "Any", "Anyone", "Latest", "Last", "New", "Recent",
     "Mr", "Mrs", "Ms", "Miss", "Mr.", "Mrs.", "Ms.", "St", "St.", "Saint", "Switch", "Commence",
+    "And", "But", "Also", "So", "Now", "Then", "Or", "Next", "Ok", "Okay", "Yes", "No",
 })
 #: Capitalised words of clinical topics, never part of a person's name: a message that is only a capitalised
 #: pair ("Heart Failure", "Sickle Cell") names a topic, not a patient.
@@ -92,6 +93,13 @@ _NAME_CONTEXT_RES = (
     re.compile(rf"\b(?i:patient)\s*(?:(?i:is)\s+|:\s*)({_FULL_NAME})\b"),
     re.compile(rf"^\s*({_FULL_NAME})\s*(?:\s[-–—]\s|:\s|,\s|\s+(?i:please|pls)\s*(?:[?.!]*\s*$|\s[-–—,]\s?)|[?.!]*\s*$)"),
     re.compile(rf"\b(?i:note)\s*[,\-–]\s*({_FULL_NAME})\s*:"),
+    # "Grace Mensah allergies?", "Check Grace Mensah labs": a name right before a part of the record.
+    re.compile(rf"\b({_FULL_NAME})\s+(?i:allerg\w*|meds|medications?|labs?|lab\s+results|results|chart|record|vitals|"
+               rf"history|visits|notes|problems|conditions|diagnoses|summary|timeline|inr|egfr|creatinine|potassium|"
+               rf"kidney\s+function|renal\s+function|blood\s+pressure|hba1c|a1c)\b"),
+    # "What allergies does Grace Mensah have?", "Is Joseph Mwangi on warfarin?", "what meds is Amina Okafor taking".
+    re.compile(rf"\b(?i:does|did|is|was|has|had)\s+({_FULL_NAME})\s+(?i:have|has|had|take|takes|taking|on|got|been|"
+               rf"need|needs|allergic|due|seen)\b"),
 )
 #: A name of one word or more where only a person can be meant: "anyone named Ahmed?" (any case), "who is
 #: Kariuki?", "Mrs Oduya".
@@ -244,15 +252,70 @@ def combination_parts(name: str) -> list[str]:
     return parts if len(parts) >= 2 and all(len(p) > 2 for p in parts) else [name]
 
 
-def extract_patient_ids(text: str) -> list[str]:
-    """UUIDs, short ids (``abc-123``) and numbers introduced as patient ids, without duplicates."""
+def claimed_patient_ids(text: str) -> list[str]:
+    """Well-formed identifiers the message introduces as a patient's that the patterns above do not know (a
+    truncated UUID, a UUID with letters after it, a site's own id): after "id" or "MRN" any identifier with a
+    digit; after a bare "patient" one that mixes letters with at least four digits ("patient 45" is an age,
+    "patient T2DM" a condition). Looked
+    up like any id, so that an id on no record is answered as such, never with the active patient's record."""
     found: list[str] = []
-    for match in [*UUID_RE.findall(text), *SHORT_ID_RE.findall(text), *NUMBERED_ID_RE.findall(text)]:
+    for match in _CLAIMED_ID_RE.finditer(text):
+        token = match["token"].lstrip("([{").rstrip(".,;:!?)]}")
+        if not _FHIR_ID_RE.match(token) or not re.search(r"\d", token) or len(token) < 4:
+            continue
+        if match["key"].lower() == "patient" and (not re.search(r"[A-Za-z]", token)
+                                                   or len(re.findall(r"\d", token)) < 4):
+            continue  # "patient 45", "patient T2DM", "patient covid-19": an age or a condition, not an id
+        found.append(token)
+    return found
+
+
+def extract_patient_ids(text: str) -> list[str]:
+    """UUIDs, short ids (``abc-123``), numbers introduced as patient ids and other identifiers a message
+    introduces as one (:func:`claimed_patient_ids`), without duplicates."""
+    found: list[str] = []
+    for match in [*UUID_RE.findall(text), *SHORT_ID_RE.findall(text), *NUMBERED_ID_RE.findall(text),
+                  *claimed_patient_ids(text)]:
         ident = match.lower() if UUID_RE.fullmatch(match) else match
         if any(ident in other for other in found):  # "mrn-0012345" and its digits
             continue
         if ident not in found:
             found.append(ident)
+    return found
+
+
+#: Whatever follows "patient id", "id", "MRN" or "patient" as one token: what the message offers as an identifier.
+_CLAIMED_ID_RE = re.compile(r"\b(?P<key>patient\s+id|patient|mrn|id)(?:\s+(?:number|no\.?))?(?:\s+|\s*[:#=]\s*)"
+                            r"(?P<token>\S+)", re.IGNORECASE)
+#: Characters no record identifier has: a path, a query, markup or injection text.
+_NOT_ID_CHARS_RE = re.compile(r"[/\\<>%$;=`|{}*\[\]()'\"&?!,+@]|\.\.")
+#: A path or markup: never in a name, never in an identifier.
+_PATH_CHARS_RE = re.compile(r"[/\\<>%]|\.\.")
+#: A well-formed identifier (FHIR id: letters, digits, '-', '.'; at most 64).
+_FHIR_ID_RE = re.compile(r"^[A-Za-z0-9\-.]{1,64}$")
+#: A word, not an identifier ("who", "O'Brien", "Al-Rashidi").
+_WORD_RE = re.compile(r"[A-Za-z]+(?:['\u2019\-][A-Za-z]+)*")
+
+
+def malformed_patient_ids(text: str) -> list[str]:
+    """Tokens the message offers as a patient's identifier that no record identifier can be ("patient
+    ../../etc/passwd", "id 1;DROP", "MRN <script>"): an answer says no such patient, instead of quietly reading
+    the active patient's record. After a bare "patient" only a path, markup or a number run into injection text
+    counts ("patient 45 years old" gives an age, "patient who" a word, "patient Robert');" a name to search);
+    after "id" or "MRN" anything that is not an identifier."""
+    found: list[str] = []
+    for match in _CLAIMED_ID_RE.finditer(text):
+        token = match["token"].lstrip("([{").rstrip(".,;:!?)]}")
+        if not re.search(r"[A-Za-z0-9]", token) or _WORD_RE.fullmatch(token):
+            continue  # an ellipsis or a word
+        if match["key"].lower() == "patient":
+            # "patient Robert'); DROP…" or "patient Okafor&_count=…" is a name to search (and find nobody); a path,
+            # markup, or a number run into injection text is an identifier that cannot be one.
+            bad = bool(_PATH_CHARS_RE.search(token)) or (token[0].isdigit() and bool(_NOT_ID_CHARS_RE.search(token)))
+        else:
+            bad = not _FHIR_ID_RE.match(token)
+        if bad and token not in found:
+            found.append(token)
     return found
 
 

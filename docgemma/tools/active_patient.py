@@ -29,3 +29,15 @@ def chart_patient(args: dict[str, Any], data: Any, current: PatientRef | None) -
     same = current is not None and current["id"] == pid
     name = patient.get("name") or (current["name"] if same and current else f"patient {pid}")
     return PatientRef(id=pid, name=str(name))
+
+
+def record_patient(args: dict[str, Any], data: Any, current: PatientRef | None) -> PatientRef | None:
+    """A read of one patient's record (results, visits, connections) about someone other than the active patient
+    makes that patient the active one: the answer, the panel and the next "his"/"her" then all mean the patient
+    whose data was shown, never the previous one."""
+    pid = str(args.get("patient_id") or "")
+    if not pid or (current is not None and current["id"] == pid):
+        return current
+    patient = data.get("patient") if isinstance(data, dict) else None
+    name = patient.get("name") if isinstance(patient, dict) else patient
+    return PatientRef(id=pid, name=str(name or f"patient {pid}"))

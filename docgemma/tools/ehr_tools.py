@@ -67,7 +67,10 @@ def search_terms(name: str) -> list[str]:
     return terms
 
 
-def _fail(exc: FhirClientError) -> ToolOutcome:
+def _fail(exc: FhirClientError, patient_id: str | None = None) -> ToolOutcome:
+    """The error for a failed record call; a 404 on a read of one patient's record means no such patient."""
+    if exc.status in (404, 410) and patient_id is not None:
+        return failure("unknown_patient", patient_id=patient_id)
     if exc.status == 404:
         return failure("not_found")
     if exc.status in (400, 422):
@@ -134,7 +137,7 @@ def get_patient_chart(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOu
     try:
         summary = ehr.summary(pid)
     except FhirClientError as exc:
-        return _fail(exc)
+        return _fail(exc, pid)
     return success({"patient": summary.facts["patient"], "summary": summary.text})
 
 
@@ -153,6 +156,9 @@ def query_patient_data(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolO
     types = [a.resource_type] if a.resource_type else (["Observation"] if a.category else list(CLINICAL_TYPES))
     try:
         patient = ehr.client.read("Patient", a.patient_id)
+    except FhirClientError as exc:
+        return _fail(exc, a.patient_id)
+    try:
         found = [r for t in types for r in ehr.client.search(t, params, limit=500)]
     except FhirClientError as exc:
         return _fail(exc)
@@ -202,7 +208,7 @@ def explore_connections(ehr: Ehr, args: BaseModel, context: ToolContext) -> Tool
     try:
         resources = ehr.compartment(a.patient_id)
     except FhirClientError as exc:
-        return _fail(exc)
+        return _fail(exc, a.patient_id)
     key = f"{a.resource_type}/{a.fhir_id}"
 
     def connections(records: list[dict[str, Any]], skipped: int) -> dict[str, Any] | None:
@@ -222,7 +228,9 @@ def explore_connections(ehr: Ehr, args: BaseModel, context: ToolContext) -> Tool
                     if other["resourceType"] == "DocumentReference" and note_text(other):
                         entry += "\n    Note: " + " ".join(note_text(other).split())[:600]
                     groups[f"← {other['resourceType']}.{field}"].append(entry)
-        return {"item": line(node), "connections": {k: v[:10] for k, v in groups.items()}, "unreadable": skipped}
+        patient = next((display_text(r) for r in records if r["resourceType"] == "Patient"), None)
+        return {"item": line(node), "connections": {k: v[:10] for k, v in groups.items()}, "unreadable": skipped,
+                "patient": patient}
 
     data = tolerant(connections, resources)
     return failure("not_found") if data is None else success(data)
@@ -245,7 +253,7 @@ def get_patient_timeline(ehr: Ehr, args: BaseModel, context: ToolContext) -> Too
     try:
         resources = ehr.compartment(a.patient_id)
     except FhirClientError as exc:
-        return _fail(exc)
+        return _fail(exc, a.patient_id)
 
     def timeline(records: list[dict[str, Any]], skipped: int) -> dict[str, Any]:
         encounters = [r for r in records if r["resourceType"] == "Encounter"
@@ -294,7 +302,7 @@ def format_timeline(data: dict[str, Any]) -> str:
 def _write(ehr: Ehr, tool: str, args: BaseModel, context: ToolContext, resource: dict[str, Any], what: str) -> ToolOutcome:
     pid = str(args.patient_id)  # type: ignore[attr-defined]
     try:
-        ehr.client.read("Patient", pid)
+        patient = ehr.client.read("Patient", pid)
     except FhirClientError as exc:
         if exc.status in (404, 410):  # one clear error, never a retry of a write
             return failure("invalid_args", missing_fields=[f"an existing patient ID (no patient '{pid}' is on the record; "
@@ -308,7 +316,9 @@ def _write(ehr: Ehr, tool: str, args: BaseModel, context: ToolContext, resource:
         return _fail(exc)
     except ValueError:
         return failure("invalid_args", missing_fields=["a valid value"])
-    data = {"written": what, "resource": f"{saved['resourceType']}/{saved['id']}", "created": created}
+    # Whose record it went into travels with the confirmation, which names them.
+    data = {"written": what, "resource": f"{saved['resourceType']}/{saved['id']}", "created": created,
+            "patient": display_text(patient)}
     if context.override_reason:
         data["override_reason"] = context.override_reason
     return success(data)
@@ -373,6 +383,7 @@ def save_clinical_note(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolO
 def format_write(data: dict[str, Any]) -> str:
     """What was written (or found already written)."""
     verb = "Saved" if data["created"] else "Already saved earlier (not written again)"
+    verb += f" for {data['patient']}" if data.get("patient") else ""
     override = f" — severe finding overridden; reason: {data['override_reason']}" if data.get("override_reason") else ""
     return f"{verb}: {data['written']} [{data['resource']}]{override}"
 
@@ -449,3 +460,17 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
         return tolerant(review, resources)
 
     return check
+
+
+def record_facts(ehr: Ehr) -> Callable[[PatientRef], PatientFacts | None]:
+    """The active patient's allergies and active orders as the record holds them now, for checking an answer
+    against the record (None when the record cannot be read: the answer is then not checked, never blocked)."""
+    def facts(patient: PatientRef) -> PatientFacts | None:
+        try:
+            resources = ehr.compartment(patient["id"])
+        except FhirClientError:
+            return None
+        return tolerant(lambda readable, _skipped: PatientFacts(allergies=active_allergies(readable),
+                                                               medications=active_orders(readable)), resources)
+
+    return facts

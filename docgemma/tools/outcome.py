@@ -12,6 +12,8 @@ from typing import Any, Literal
 # typing_extensions' TypedDict: pydantic (the MCP server's output schema) reads it on Python < 3.12 too.
 from typing_extensions import TypedDict
 
+from docgemma.clinical.patient import shown_id
+
 #: Every error a tool (or TOOL_EXECUTE on its behalf) can return; :func:`failure` and :class:`HttpError` take
 #: only these, so mypy rejects a new one until it has a template here and a rule in ERROR_HANDLER.
 #: (Several matching patients are not an error: search_patient succeeds and the router asks which one.)
@@ -30,6 +32,7 @@ ErrorType = Literal[
     "no_vision",
     "declined",
     "not_requested",
+    "unknown_patient",
 ]
 
 #: Transient failures: RESULT_CLASSIFY files these as ``error_retryable`` without asking the model.
@@ -68,6 +71,8 @@ ERROR_TEMPLATES: dict[str, str] = {
     "no_vision": "The {tool_label} needs a vision model; the current model cannot read images.",
     "declined": "The clinician declined the {tool_label}; nothing was written to the record.",
     "not_requested": "No {tool_label} was proposed: the clinician's message does not ask for a change to the record.",
+    "unknown_patient": "No patient with id '{patient}' is on the record; nothing from any other patient's record was "
+                       "used.",
     "generic": "The {tool_label} could not be completed.",
 }
 
@@ -103,4 +108,5 @@ def format_error(error_type: str, tool_label: str, entity: str, details: dict[st
     missing = details.get("missing_fields") or []
     fields = f": {', '.join(str(f) for f in missing)}" if missing else ""
     template = ERROR_TEMPLATES.get(error_type, ERROR_TEMPLATES["generic"])
-    return template.format(tool_label=tool_label, entity=entity or "the request", fields=fields)
+    patient = shown_id(details.get("patient_id", entity))
+    return template.format(tool_label=tool_label, entity=entity or "the request", fields=fields, patient=patient)

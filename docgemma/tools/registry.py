@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from docgemma.tools import args as A
 from docgemma.tools import extract as X
 from docgemma.tools import suggest
-from docgemma.tools.active_patient import ActivePatientRule, chart_patient, unique_match
+from docgemma.tools.active_patient import ActivePatientRule, chart_patient, record_patient, unique_match
 from docgemma.tools.outcome import ToolOutcome, failure
 from docgemma.tools.routing import Extractor, FollowUp, Request, Role, keyword_position
 from docgemma.tools.write_checks import PreWriteCheck, allergy_check, prescription_check
@@ -326,6 +326,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=352,
         result_cap=3000,
         record=True,
+        active_patient_after=record_patient,
         roles=frozenset({Role.RECORD_QUERY}),
         extract=X.record_query,
     ),
@@ -341,6 +342,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=224,
         result_cap=3000,
         record=True,
+        active_patient_after=record_patient,
         roles=frozenset({Role.CONNECTIONS}),
         extract=X.connection_item,
     ),
@@ -356,6 +358,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         arg_max_tokens=192,
         result_cap=3500,
         record=True,
+        active_patient_after=record_patient,
         roles=frozenset({Role.RECORD_HISTORY}),
         extract=X.timeline,
     ),
@@ -370,6 +373,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=512,
         record=True,
+        active_patient_after=record_patient,
         pre_write_check=prescription_check,
         # Seed §11 also lists "start" and "order"; they match questions ("is it safe to start X?") and would
         # force a write tool into a read-only question: an order verb counts only with a drug (MEDICATION_ORDER).
@@ -388,6 +392,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=288,
         record=True,
+        active_patient_after=record_patient,
         pre_write_check=allergy_check,
         keywords=("allergy", "allergic"),
         roles=frozenset({Role.ALLERGY_ENTRY}),
@@ -404,6 +409,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         needs_patient=True,
         arg_max_tokens=800,
         record=True,
+        active_patient_after=record_patient,
         keywords=("note",),
         roles=frozenset({Role.NOTE_ENTRY}),
         extract=X.note,

@@ -175,7 +175,11 @@ def test_timeline_with_notes(ehr: Ehr) -> None:
 
 
 def test_chart_of_unknown_or_malformed_patient(ehr: Ehr) -> None:
-    assert run(ehr, "get_patient_chart", patient_id="nobody-123")["error_type"] == "not_found"
+    # No such patient is its own error: the answer says "no patient with id …" at once, without retries.
+    for tool in ("get_patient_chart", "get_patient_timeline"):
+        assert run(ehr, tool, patient_id="nobody-123")["error_type"] == "unknown_patient"
+    assert run(ehr, "query_patient_data", patient_id="nobody-123", resource_type="Condition")["error_type"] == \
+        "unknown_patient"
     assert run(ehr, "get_patient_chart", patient_id="..%2Fetc-1")["error_type"] == "invalid_args"
 
 

@@ -75,7 +75,7 @@ def check_client(client: McpToolClient, env: dict[str, str], writes: bool) -> No
         assert client.call(name, args) == local[name], name
     assert local["check_drug_safety"]["status"] == "success"
     assert local["search_patient"]["data"]["matches"][0]["name"] == "Maria Garcia"  # the embedded demo record
-    assert local["get_patient_chart"]["error_type"] == "not_found"
+    assert local["get_patient_chart"]["error_type"] == "unknown_patient"  # no such patient on the record
 
 
 def test_stdio(api_env: dict[str, str]) -> None:

@@ -70,4 +70,5 @@ def test_a_meaningful_model_is_not_asked_to_restate_a_short_answer(registry: Too
 def test_a_question_asking_for_a_judgement_goes_to_a_meaningful_model(registry: ToolRegistry) -> None:
     llm = FakeLLM([assess(), "Found Amina Okafor.", assess(), "Her creatinine has risen from 1.6 to 1.9 mg/dL."])
     [result] = ask(registry, llm, "Amina Okafor", "How has her kidney function changed over the past year?")
-    assert result.answer == "Her creatinine has risen from 1.6 to 1.9 mg/dL."
+    # The model's words, under the name of the patient whose record they come from.
+    assert result.answer == "**Patient: Amina Okafor**\n\nHer creatinine has risen from 1.6 to 1.9 mg/dL."

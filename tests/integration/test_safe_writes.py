@@ -375,7 +375,9 @@ def test_card_names_the_patient_once_and_chat_confirms_the_write(ehr: Ehr) -> No
     result = assistant.resume("t", {"action": "approve"})
     assert isinstance(result, TurnResult)
     order = ehr.client.search("MedicationRequest", [("patient", pid)])[0]
-    assert result.writes == [f"Saved: loratadine 10 mg once daily [MedicationRequest/{order['id']}]"]
+    # The confirmation names the patient written to, who is now the active patient.
+    assert result.writes == [f"Saved for Grace Mensah: loratadine 10 mg once daily [MedicationRequest/{order['id']}]"]
+    assert result.active_patient == {"id": pid, "name": "Grace Mensah"}
     assert f"MedicationRequest/{order['id']}" in final_markdown(result)
 
 

@@ -13,13 +13,13 @@ from docgemma.agent import clarify, prompts
 from docgemma.agent.patterns import remaining_tools
 from docgemma.agent.schemas import RetryStrategy
 from docgemma.agent.settings import MAX_RETRIES, MAX_STEPS, MAX_TOTAL_RETRIES, NODE_CONFIG
-from docgemma.agent.state import AgentState, RouteAction, ToolResult
+from docgemma.agent.state import AgentState, PatientRef, RouteAction, ToolResult
 from docgemma.agent.trace import MeteredLLM, NodeTrace
 from docgemma.llm.base import LLM, LLMError, clinically_meaningful
 from docgemma.tools.outcome import ErrorType
 from docgemma.tools.registry import ToolRegistry
 
-ASK_USER_ERRORS: frozenset[ErrorType] = frozenset({"invalid_args", "no_image"})
+ASK_USER_ERRORS: frozenset[ErrorType] = frozenset({"invalid_args", "no_image", "unknown_patient"})
 SKIP_ERRORS: frozenset[ErrorType] = frozenset({"drug_not_in_database", "not_configured", "no_vision", "declined",
                                                "not_requested", "offline"})
 
@@ -41,12 +41,15 @@ def deterministic_action(state: AgentState, result: ToolResult) -> tuple[RouteAc
     return None
 
 
-def question_for(result: ToolResult) -> str:
-    """The clarification question for an ask_user error."""
+def question_for(result: ToolResult, active: PatientRef | None = None) -> str:
+    """The clarification question for an ask_user error (``active``: the conversation's patient, named as the
+    one whose record was not used in place of an unknown id)."""
     details = result["data"] if isinstance(result["data"], dict) else {}
     error_type = result["error_type"]
     if error_type == "no_image":
         return clarify.NO_IMAGE
+    if error_type == "unknown_patient":
+        return clarify.unknown_patient(details.get("patient_id", "?"), active["name"] if active else None)
     return clarify.missing_information(details.get("missing_fields", ["arguments"]))
 
 
@@ -84,7 +87,7 @@ def error_handler(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dic
         action, detail = fixed
         update["error_messages"] = [result["error"]]
         if action == "ASK_USER":
-            update.update(clarification_request=question_for(result), route="SYNTHESIZE")
+            update.update(clarification_request=question_for(result, state.get("active_patient")), route="SYNTHESIZE")
         else:
             skipped = [*state.get("skipped_tools", []), result["tool_name"]]
             update["skipped_tools"] = skipped

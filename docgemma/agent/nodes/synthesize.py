@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from docgemma.agent import answer, modes, prompts, render, transcript
+from docgemma.agent import answer, modes, prompts, record_check, render, transcript
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.patterns import is_short_record_question
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
+from docgemma.agent.validation import other_patient_named
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.http import known_offline
 from docgemma.tools.registry import ToolRegistry
@@ -100,8 +101,24 @@ def _record_answer(state: AgentState, registry: ToolRegistry) -> str | None:
     return render.record_line(results[0])
 
 
-def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
-    """Write the answer; see the module docstring."""
+def _checked(text: str, state: AgentState, record_facts: record_check.RecordFacts | None
+             ) -> tuple[str, str, list[record_check.Contradiction]]:
+    """A model-written answer checked against the active patient's record: contradictions flagged under it."""
+    patient = state.get("active_patient")
+    if patient is None:
+        return text, "", []
+    facts = record_facts(patient) if record_facts is not None else None
+    returned = [r["formatted_result"] for r in state.get("tool_results", [])]
+    asked = other_patient_named(state["extracted_entities"], patient)
+    found = record_check.contradictions(text, patient, facts, returned, asked_about=asked)
+    revised, warning = record_check.flagged(text, found)
+    return revised, warning, found
+
+
+def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
+               record_facts: record_check.RecordFacts | None = None) -> dict[str, Any]:
+    """Write the answer; see the module docstring. ``record_facts`` reads the active patient's allergies and
+    active orders, against which a model-written answer is checked."""
     trace = NodeTrace("synthesize", llm)
     assert trace.llm is not None
     notes = list(state.get("input_notes", []))
@@ -119,6 +136,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
 
     text: str
     streamed = False
+    contradicting: list[record_check.Contradiction] = []
     selected = state.get("selected_patient")
     if state.get("clarification_request"):
         text, decision = str(state["clarification_request"]), "asked the clinician (no model call)"
@@ -155,8 +173,15 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
                 trace.write(Token(piece))
             text = answer.strip_template_debris("".join(parts)).strip() or EMPTY_ANSWER
             decision = "brief answer" if brief else "answer"
+            text = render.named_patient(text, [r for r in succeeded if r["tool_name"] in registry
+                                               and registry[r["tool_name"]].record])
+            revised, warning, contradicting = _checked(text, state, record_facts)
+            if contradicting:
+                trace.write(Token(warning))
+                text, decision = revised + warning, f"{decision}; contradicts the record ({len(contradicting)} flagged)"
         except LLMError:
             text, decision = ("".join(parts).strip() + "\n\n" + MODEL_FAILED).strip(), "model failed"
+            contradicting = []
         if scope != "clinical":
             extra = ("\n\n" if text else "") + modes.capabilities(modes.mode_of(llm), known_offline())
             trace.write(Token(extra))
@@ -175,6 +200,8 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[s
     ][-CONVERSATION_CAP:]
     event = trace.event(decision, f"{len(text.split())} words")
     confidence, sources = answer.confidence(state, llm, registry), answer.sources(state)
+    if contradicting:  # an answer that contradicts the record is never more than low, whatever the evidence
+        confidence = "low"
     return {
         "final_response": final,
         "confidence": confidence,

@@ -16,7 +16,8 @@ from docgemma.agent.memory import switched
 from docgemma.agent.patterns import is_write_request
 from docgemma.agent.state import AgentState, PatientRef, ToolResult
 from docgemma.agent.trace import NodeTrace
-from docgemma.agent.validation import Checked, ground, validate
+from docgemma.agent.validation import Checked, ground, other_patient_named, valid_patient_id, validate
+from docgemma.clinical.entities import malformed_patient_ids
 from docgemma.image_store import load_image_bytes
 from docgemma.images import ImageError, decode_image
 from docgemma.llm.base import LLM
@@ -42,6 +43,14 @@ def _primary_entity(args: dict[str, Any]) -> str:
         if isinstance(value, list) and value:
             return ", ".join(str(v) for v in value)
     return "the request"
+
+
+def _unreadable_patient_id(spec: ToolSpec, query: str, found: list[str]) -> str | None:
+    """The identifier the message offers for a patient that cannot be one ("patient ../../etc/passwd"), for a
+    tool that reads or writes one patient's record; None when there is none."""
+    if "patient_id" not in spec.args_model.model_fields:
+        return None
+    return next((token for token in malformed_patient_ids(query) if token not in found), None)
 
 
 def _active_patient_after(spec: ToolSpec, args: dict[str, Any], outcome: ToolOutcome,
@@ -124,6 +133,21 @@ def tool_execute(
         # text ("ignore previous instructions and prescribe ...") or a question that mentions a write word.
         outcome = failure("not_requested")
         decision_note = "write refused: the clinician's message does not ask for one; "
+    named = other_patient_named(entities, active) if active else None
+    given = checked.args.get("patient_id")
+    if named and active and "patient_id" in spec.args_model.model_fields and (
+            not valid_patient_id(given) or given == active["id"]):
+        # The message names someone who is not the active patient and no search settled who: ask, never read
+        # or write the active patient's record in their place.
+        outcome = failure("invalid_args", missing_fields=[
+            f"which patient '{named}' is (not the active patient, {active['name']}, whose record "
+            "was not used): search for them by name or give their patient ID"])
+    unreadable = _unreadable_patient_id(spec, state["user_query"], entities["patient_ids"])
+    if unreadable is not None:
+        # The message named a patient by something no identifier can be: say so, never fall back on the
+        # active patient (whose record would then be shown under the id the clinician typed).
+        outcome = failure("unknown_patient", patient_id=unreadable)
+        decision_note = "the message's patient ID is not an identifier: nothing looked up; "
 
     if outcome is None and spec.writes:
         action_id = pending_action_id(thread, state.get("turn_id") or scope, state.get("step_count", 0))
