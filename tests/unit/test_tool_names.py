@@ -37,7 +37,10 @@ def test_the_check_sees_a_spelled_name() -> None:
 def test_tool_flags_replace_name_checks() -> None:
     registry = default_registry()
     assert [s.name for s in registry if s.patient_search] == ["search_patient"]
-    assert {s.name for s in registry if s.active_patient_after} == {"search_patient", "get_patient_chart"}
+    # A search with one match, and every call about a patient's record (a read or a write for another patient's id
+    # makes that patient the active one, and the page says so).
+    assert {s.name for s in registry if s.active_patient_after} == \
+        {s.name for s in registry if s.needs_patient or s.patient_search}
     assert {s.name for s in registry if s.pre_write_check} == {"prescribe_medication", "add_allergy"}
     assert all(s.writes for s in registry if s.pre_write_check)
     assert {s.name for s in registry if s.lookup} == {"check_drug_safety", "check_drug_interactions",
