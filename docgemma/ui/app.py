@@ -51,6 +51,7 @@ from docgemma.ui.events import (
     user_message,
 )
 from docgemma.ui.thread_id import new_thread_id, thread_from_browser
+from docgemma.ui.uploads import UploadRefused, allowed_roots, checked_path, enable_gradio_check, safe_history
 from docgemma.workspace import NO_PATIENT, PatientMatch, Record, Workspace
 
 if TYPE_CHECKING:
@@ -316,6 +317,11 @@ class Handlers:
         self.note = note
         self.network = network
         self.mode = mode_of(workspace.assistant.llm)
+        self.image_store = settings.image_store_path
+
+    def roots(self) -> tuple[Path, ...]:
+        """The folders a client may name a file in: Gradio's uploads, the image store, our previews."""
+        return allowed_roots(self.image_store, _PREVIEWS)
 
     def status(self) -> str:
         return status_line(self.model_line, self.note, self.network.text if self.network else "not checked")
@@ -441,13 +447,18 @@ class Handlers:
             yield {self.page.chatbot: _gr().skip()}
             return
         attachment: dict[str, Any] | None = None
-        history = list(history)
+        history = safe_history(history, self.roots())
         if text.strip():
             # The clinician's own text is shown as text too: no HTML, no remote images (![x](http://…)).
             history.append(user_message(text))
         if files:
             first = files[0]
-            path = Path(first if isinstance(first, str) else first.get("path", ""))
+            try:  # checked before anything opens it, however the app is served
+                path = checked_path(first if isinstance(first, str) else str(first.get("path", "")), self.roots())
+            except UploadRefused as refused:
+                yield {self.page.chatbot: [*history, {"role": "assistant", "content": escape(str(refused))}],
+                       self.page.box: _gr().update(value=None)}
+                return
             size = path.stat().st_size
             if size > self.max_bytes:  # also when launched without max_file_size: never read into memory
                 note = f"{size_error(path.name, size, self.max_bytes)} Nothing was sent."
@@ -481,6 +492,7 @@ class Handlers:
         """A decision on the card whose reference the page shows (``card``). A decision without it, or on any
         other card (one replaced by an edit, or already decided), is refused as stale: a click decides only
         what the clinician saw."""
+        history = safe_history(history, self.roots())
         pending = self.workspace.pending(thread)
         if not card or pending is None or card != card_reference(pending):
             note = STALE_CLICK if pending is not None else NO_PENDING
@@ -521,7 +533,7 @@ class Handlers:
         return self.patient_choices(self.workspace.search_patients(query))
 
     def select(self, choice: str | None, history: list[Any], thread: str) -> dict[Any, Any]:
-        history = list(history or [])
+        history = safe_history(history or [], self.roots())
         if choice:
             pid, name = choice.split("|", 1)
             if self.workspace.select_patient(thread, pid, name):
@@ -601,5 +613,6 @@ def build_demo(
         page = layout()
         wire(page, Handlers(workspace, page, assistant.settings, model_line, note, network), demo)
     demo.queue(default_concurrency_limit=1)
+    enable_gradio_check(demo)  # Gradio's own upload-folder check, also where the app is mounted, not launched
     return demo
 

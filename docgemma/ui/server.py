@@ -76,8 +76,12 @@ def build_app(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str,
     from fastapi import FastAPI
 
     from docgemma.ui.style import page_options
+    from docgemma.ui.uploads import UploadGate, enable_gradio_check
 
+    enable_gradio_check(demo)  # mounted, not launched: Gradio would skip its upload-folder check
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, routes=probe_routes(demo, ready, metrics))
+    # A client's file must be one Gradio stored for it (ui/uploads.py), checked before Gradio reads the request.
+    app.add_middleware(UploadGate)
     # page_options: the page's CSS, and Gradio's run history off (it kept answers with patient data in the browser).
     return gr.mount_gradio_app(app, demo, path="", auth=auth, max_file_size=max_file_size, **page_options())
 
@@ -120,6 +124,7 @@ def serve_through_gradio(demo: Any, ready: Readiness, metrics: Metrics, *, auth:
 
     from docgemma.ui.shutdown import GRACE_S, EndStreamsOnStop, StopSignal, stop_on_signals
     from docgemma.ui.style import page_options
+    from docgemma.ui.uploads import UploadGate
 
     stop = StopSignal()
     stopping = threading.Event()
@@ -132,7 +137,8 @@ def serve_through_gradio(demo: Any, ready: Readiness, metrics: Metrics, *, auth:
         demo.launch(server_name=host, server_port=port, auth=auth, max_file_size=max_file_size,
                     prevent_thread_lock=True, quiet=True, ssr_mode=False, **page_options(),
                     app_kwargs={"routes": probe_routes(demo, ready, metrics), "docs_url": None, "redoc_url": None,
-                                "openapi_url": None, "middleware": [Middleware(EndStreamsOnStop, stop=stop)]})
+                                "openapi_url": None,
+                                "middleware": [Middleware(EndStreamsOnStop, stop=stop), Middleware(UploadGate)]})
         if on_started is not None:
             on_started()
         while not stopping.wait(0.5):
