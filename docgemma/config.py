@@ -45,6 +45,8 @@ class Settings:
     fhir_token: str | None = None
     #: Bearer token ``ehr serve`` requires (mandatory when bound to a non-loopback address).
     ehr_token: str | None = None
+    #: Bearer token the MCP tool server over HTTP requires (mandatory when bound to a non-loopback address).
+    mcp_token: str | None = None
     data_dir: Path = field(default_factory=lambda: Path.home() / ".docgemma")
     #: Longest clinician message accepted as is; longer ones are truncated with a visible note.
     max_message_chars: int = 4000
@@ -112,6 +114,7 @@ class Settings:
             fhir_scopes=env.get("DOCGEMMA_FHIR_SCOPES") or defaults.fhir_scopes,
             fhir_token=env.get("DOCGEMMA_FHIR_TOKEN") or None,
             ehr_token=env.get("DOCGEMMA_EHR_TOKEN") or None,
+            mcp_token=env.get("DOCGEMMA_MCP_TOKEN") or None,
             data_dir=data_dir or defaults.data_dir,
             max_message_chars=_int(env, "DOCGEMMA_MAX_MESSAGE_CHARS", defaults.max_message_chars),
             max_image_bytes=_int(env, "DOCGEMMA_MAX_IMAGE_BYTES", defaults.max_image_bytes),
