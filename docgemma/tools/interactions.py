@@ -12,6 +12,8 @@ names the other drug nowhere is reported as exactly that, "does not mention"; it
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import re
 from dataclasses import dataclass
 from itertools import combinations
@@ -103,7 +105,7 @@ class InteractionLabel:
         """Citation: the label on DailyMed by set id, with its effective date."""
         brand = f"{self.brands[0]} ({self.generic})" if self.brands else self.generic
         return Source(title=f"FDA drug label: {brand}, effective {self.effective_date}",
-                      url=f"https://dailymed.nlm.nih.gov/dailymed/lookup.cfm?setid={self.set_id}")
+                      url="https://dailymed.nlm.nih.gov/dailymed/lookup.cfm?" + urlencode({"setid": self.set_id}))
 
 
 def _clean(term: str) -> str:

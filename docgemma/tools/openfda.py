@@ -9,6 +9,8 @@ up on its own label. Interactions, read from the same labels for every pair of d
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +48,7 @@ class Label:
         """Citation: the label on DailyMed by set id, with its effective date."""
         brand = f"{self.brands[0]} ({self.generic})" if self.brands else self.generic
         return Source(title=f"FDA drug label: {brand}, effective {self.effective_date}",
-                      url=f"https://dailymed.nlm.nih.gov/dailymed/lookup.cfm?setid={self.set_id}")
+                      url="https://dailymed.nlm.nih.gov/dailymed/lookup.cfm?" + urlencode({"setid": self.set_id}))
 
 
 def _text(record: dict[str, Any], *fields: str) -> str:

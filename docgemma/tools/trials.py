@@ -13,6 +13,8 @@ status, never shown.
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import re
 from typing import Any
 
@@ -142,7 +144,7 @@ def _trial(study: dict[str, Any], location: str | None, place: places.Place | No
         "interventions": list(dict.fromkeys(str(i.get("name", "")) for i in interventions if i.get("name")))[:3],
         "sites": nearest_sites(sites, location, place),
         "site_count": len(sites),
-        "url": f"https://clinicaltrials.gov/study/{nct}",
+        "url": f"https://clinicaltrials.gov/study/{quote(str(nct), safe='')}",
     }
 
 
