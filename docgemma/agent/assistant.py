@@ -139,14 +139,18 @@ class Assistant:
             return
         finished = False
         try:
-            yield from self._run(Command(resume={**decision, "card_id": card}), thread_id)
+            # The signed-in user who decided is named in the write's Provenance (the node reads it from the config).
+            yield from self._run(Command(resume={**decision, "card_id": card}), thread_id,
+                                 approved_by=str(decision.get("approved_by") or ""))
             finished = True
         finally:
             if not finished:  # the run failed or was abandoned before the graph moved on: the card may be used again
                 self.claims.release(thread_id, card)
 
-    def _run(self, graph_input: Any, thread_id: str) -> Iterator[AgentEvent]:
+    def _run(self, graph_input: Any, thread_id: str, approved_by: str = "") -> Iterator[AgentEvent]:
         config = self._config(thread_id)
+        if approved_by:
+            config["configurable"]["approved_by"] = approved_by
         start = time.perf_counter()
         # durability="exit": one checkpoint when the run ends or pauses for an approval, instead of one per
         # step (measured: ~20 → ~16 ms of per-turn overhead). A turn cut off midway is simply not recorded.

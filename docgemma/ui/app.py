@@ -488,10 +488,10 @@ class Handlers:
         return current if edited is None else json.dumps(edited, indent=1)
 
     def decide(self, action: str, edited: str, history: list[Any], thread: str,
-               card: str | None) -> Iterator[dict[Any, Any]]:
+               card: str | None, user: str = "") -> Iterator[dict[Any, Any]]:
         """A decision on the card whose reference the page shows (``card``). A decision without it, or on any
         other card (one replaced by an edit, or already decided), is refused as stale: a click decides only
-        what the clinician saw."""
+        what the clinician saw. ``user``: the signed-in user (named in the write's Provenance)."""
         history = safe_history(history, self.roots())
         pending = self.workspace.pending(thread)
         if not card or pending is None or card != card_reference(pending):
@@ -499,7 +499,7 @@ class Handlers:
             _gr().Warning(note)
             yield {self.page.decision_note: f"*{note}*"}
             return
-        decision: dict[str, Any] = {"action": action, "card_id": card}
+        decision: dict[str, Any] = {"action": action, "card_id": card, **({"approved_by": user} if user else {})}
         if action == "override":
             decision["reason"] = edited
             if not edited.strip():
@@ -551,6 +551,22 @@ class Handlers:
         return item, f"*Attached to your next message: {item['description']}*"
 
 
+def signed_in(request: Any) -> str:
+    """The signed-in user's name (``DOCGEMMA_AUTH``); empty when the app has no login."""
+    return str(getattr(request, "username", None) or "")
+
+
+def _decider(on: Handlers, action: str) -> Any:
+    """The handler of one decision button, with the signed-in user from Gradio's request (not an API input)."""
+
+    def decide(edited: str, history: list[Any], thread: str, card: str | None, request: Any) -> Iterator[dict[Any, Any]]:
+        yield from on.decide(action, edited, history, thread, card, user=signed_in(request))
+
+    # Gradio finds the request argument by its annotation object; postponed annotations are strings here.
+    decide.__annotations__["request"] = _gr().Request
+    return decide
+
+
 def wire(page: Page, on: Handlers, demo: Any) -> None:
     """Connect the components to the handlers. The ``api_name``s are the app's API: /respond, /approve, /edit,
     /reject, /override, /search_patients, /select_patient. A decision's API call names the card it decides on
@@ -565,16 +581,14 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     chat = [page.box, page.chatbot, page.thread, page.queued_image]
     card = [page.approval_args, page.chatbot, page.thread, page.card_ref]
     page.box.submit(on.respond, chat, outputs, api_name="respond")
-    page.approve.click(lambda e, h, t, c: (yield from on.decide("approve", e, h, t, c)), card, outputs, api_name="approve")
+    page.approve.click(_decider(on, "approve"), card, outputs, api_name="approve")
     # The form's fields become the /edit API's JSON first (a step of the page only), so the API keeps its inputs.
     page.edit.click(on.fields_json, [page.thread, page.approval_args, *page.field_boxes], page.approval_args,
                     api_visibility="private").then(
-        lambda e, h, t, c: (yield from on.decide("edit", e, h, t, c)), card, outputs, api_name="edit")
-    page.reject.click(lambda e, h, t, c: (yield from on.decide("reject", e, h, t, c)), card, outputs, api_name="reject")
-    page.override.click(
-        lambda r, h, t, c: (yield from on.decide("override", r, h, t, c)),
-        [page.override_reason, page.chatbot, page.thread, page.card_ref], outputs, api_name="override",
-    )
+        _decider(on, "edit"), card, outputs, api_name="edit")
+    page.reject.click(_decider(on, "reject"), card, outputs, api_name="reject")
+    page.override.click(_decider(on, "override"), [page.override_reason, page.chatbot, page.thread, page.card_ref],
+                        outputs, api_name="override")
     for button in page.follow_buttons:
         button.click(lambda q: {"text": q, "files": []}, button, page.box).then(on.respond, chat, outputs)
     page.find.click(on.search, page.patient_query, page.matches, api_name="search_patients")
