@@ -35,6 +35,7 @@ from docgemma.agent.modes import Mode, capabilities, mode_of
 from docgemma.agent.state import TranscriptEntry
 from docgemma.config import Settings
 from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image, size_error
+from docgemma.ops.logsafe import remember
 from docgemma.tools.http import known_offline
 from docgemma.ui.card import MAX_FIELDS, RECHECK, args_json, card_reference, check_markdown, edited_args
 from docgemma.ui.card import fields as card_fields
@@ -524,6 +525,7 @@ class Handlers:
     def patient_choices(self, found: list[PatientMatch] | None = None) -> Any:
         """The patient list: every patient on record (the demo's handful), or the matches of a search."""
         listed = self.workspace.patients() if found is None else found
+        remember(p["name"] for p in listed)  # the names this page shows are kept out of the log
         choices = [(f"{p['name']} (born {p['birth_date'] or '?'})", f"{p['id']}|{p['name']}") for p in listed]
         return _gr().update(choices=choices, value=choices[0][1] if found and choices else None)
 

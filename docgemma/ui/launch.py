@@ -69,6 +69,7 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
 
     Raises :class:`~docgemma.config.ConfigError` for an address, setting or service the app cannot use."""
     from docgemma.llm.platform import on_zerogpu, zerogpu_wrapper
+    from docgemma.ops import logsafe
     from docgemma.ops.listen import ensure_can_listen
     from docgemma.ops.metrics import Metrics
     from docgemma.ops.store import open_store
@@ -76,6 +77,7 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
     from docgemma.ui import server
     from docgemma.ui.app import NetworkStatus, build_demo
 
+    logsafe.install()  # no patient data in any log line or printed traceback from here on
     zerogpu = on_zerogpu()
     if zerogpu:
         zerogpu_wrapper()  # imports spaces: before the model touches CUDA, and so that it patches Blocks.launch
