@@ -12,10 +12,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from docgemma.exposure import authorized, is_loopback
-from docgemma.exposure import check_exposure as _check_exposure
 from docgemma.ehr.api import FHIR_JSON, FhirApi
 from docgemma.ehr.store import FhirError, FhirStore
+from docgemma.exposure import authorized, is_loopback
+from docgemma.exposure import check_exposure as _check_exposure
 
 log = logging.getLogger(__name__)
 BASE_PATH = "/fhir"

@@ -12,12 +12,11 @@ names the other drug nowhere is reported as exactly that, "does not mention"; it
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import re
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
+from urllib.parse import urlencode
 
 from pydantic import BaseModel
 

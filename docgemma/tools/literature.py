@@ -13,11 +13,10 @@ when PubMed fails or finds nothing, with the same filters in its own syntax.
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import BaseModel
 

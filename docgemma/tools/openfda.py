@@ -9,11 +9,10 @@ up on its own label. Interactions, read from the same labels for every pair of d
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from pydantic import BaseModel
 

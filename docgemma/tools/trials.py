@@ -13,10 +13,9 @@ status, never shown.
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import re
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import BaseModel
 

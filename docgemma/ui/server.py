@@ -77,8 +77,8 @@ def build_app(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str,
     import gradio as gr
     from fastapi import FastAPI
 
-    from docgemma.ui.style import page_options
     from docgemma.ui.login import LoginGate
+    from docgemma.ui.style import page_options
     from docgemma.ui.uploads import UploadGate, enable_gradio_check
 
     enable_gradio_check(demo)  # mounted, not launched: Gradio would skip its upload-folder check
@@ -134,9 +134,9 @@ def serve_through_gradio(demo: Any, ready: Readiness, metrics: Metrics, *, auth:
     answered by Gradio's app rather than ours."""
     from starlette.middleware import Middleware
 
+    from docgemma.ui.login import LoginGate
     from docgemma.ui.shutdown import GRACE_S, EndStreamsOnStop, StopSignal, stop_on_signals
     from docgemma.ui.style import page_options
-    from docgemma.ui.login import LoginGate
     from docgemma.ui.uploads import UploadGate
 
     stop = StopSignal()

@@ -8,6 +8,7 @@ been idle for long; the conversation itself lives in the conversation database, 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import datetime
 import logging
@@ -64,7 +65,6 @@ class SessionReaper:
 
 def _give_back_memory() -> None:
     """Return freed heap pages to the system (glibc keeps them otherwise: the memory would stay resident)."""
-    try:
+    # Not glibc: the allocator keeps the pages for reuse, which bounds the memory too.
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: the allocator keeps the pages for reuse, which also bounds it
-        pass

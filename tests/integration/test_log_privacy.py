@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from docgemma.ops import logsafe
-from docgemma.ops.logsafe import MASK, Redactor, RedactingFilter, RedactingStream
+from docgemma.ops.logsafe import MASK, RedactingFilter, RedactingStream, Redactor
 
 PID = "3f2c1a9e-8b7d-4c6e-9a1b-2d3e4f5a6b7c"
 

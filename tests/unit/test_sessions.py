@@ -21,7 +21,7 @@ def test_closed_and_idle_sessions_are_dropped_open_ones_kept() -> None:
     holder = demo.state_holder
     now = datetime.datetime.now()
     for sid in ("open-recent", "closed-recent", "closed-old", "open-idle"):
-        holder[sid]  # noqa: B018 — Gradio creates a session's state on first use
+        holder[sid]  # Gradio creates a session's state on first use
     holder.session_data["closed-recent"].is_closed = True
     holder.session_data["closed-old"].is_closed = True
     holder.time_last_used["closed-old"] = now - datetime.timedelta(seconds=300)
