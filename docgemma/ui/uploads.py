@@ -113,10 +113,10 @@ MAX_BODY = 32 * 1024 * 1024
 
 
 def _file_paths(value: Any) -> Iterable[str]:
-    """Every ``path`` of a Gradio ``FileData`` (a dict with ``path`` and a ``meta``/``orig_name``/``url``/
-    ``mime_type`` key) anywhere in a request's JSON."""
+    """Every ``path`` of a dict anywhere in a request's JSON: a Gradio ``FileData``, also one without its
+    ``meta`` (a component's model still reads it as a file, and Gradio's own check then never sees it)."""
     if isinstance(value, dict):
-        if isinstance(value.get("path"), str) and ({"meta", "orig_name", "url", "mime_type", "size"} & value.keys()):
+        if isinstance(value.get("path"), str):
             yield value["path"]
         for item in value.values():
             yield from _file_paths(item)

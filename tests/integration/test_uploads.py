@@ -224,7 +224,7 @@ def _served_app(tmp_path: Path, *, gradio_check: bool = True, gate: bool = True)
     return f"http://127.0.0.1:{port}", stop
 
 
-def _respond_raw(url: str, path: str, name: str) -> str:
+def _respond_raw(url: str, path: str, name: str, meta: bool = True) -> str:
     """/respond called the way any client can: a FileData naming ``path`` in /gradio_api/queue/join, no upload.
     Returns every event of the stream as text."""
     import json
@@ -236,7 +236,7 @@ def _respond_raw(url: str, path: str, name: str) -> str:
     fn = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "respond")
     session = uuid.uuid4().hex
     box = {"text": "What does this image show?",
-           "files": [{"path": path, "orig_name": name, "meta": {"_type": "gradio.FileData"}}]}
+           "files": [{"path": path, "orig_name": name, **({"meta": {"_type": "gradio.FileData"}} if meta else {})}]}
     joined = httpx.post(f"{url}/gradio_api/queue/join", json={
         "data": [box, [], None, None], "fn_index": fn, "session_hash": session, "event_data": None,
         "trigger_id": None})
@@ -271,9 +271,12 @@ def test_a_client_cannot_make_the_app_open_a_server_file(tmp_path: Path, server_
     check and copied the file into its cache). Refused now by the gate, and by Gradio's own check alone."""
     url, stop = _served_app(tmp_path, gradio_check=gradio_check, gate=gate)
     try:
-        stream = _respond_raw(url, str(server_file), "secret-scan.png")
-        assert "secret-scan" not in stream.replace(str(server_file), "")  # no preview of it, by name or path
-        assert ("not uploaded" in stream) or ("not opened" in stream)
+        for meta in (True, False):  # without its meta a FileData would skip Gradio's check: the gate refuses it
+            stream = _respond_raw(url, str(server_file), "secret-scan.png", meta=meta)
+            assert '"alt_text":"secret-scan' not in stream.replace(" ", "")  # no chat image of it
+            refused = ("not uploaded" in stream or "not opened" in stream
+                       or (not meta and '"success":false' in stream.replace(" ", "")))  # Gradio 6 wants meta
+            assert refused, stream[-500:]
         from gradio.utils import get_upload_folder
 
         leaked = [p for p in Path(get_upload_folder()).rglob("*.png") if p.read_bytes() == server_file.read_bytes()]
