@@ -145,12 +145,13 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 def _mcp(args: argparse.Namespace, settings: Settings) -> int:
     from docgemma.ops.listen import ensure_can_listen
     from docgemma.runtime import build_registry
-    from docgemma.tools.mcp_server import serve
+    from docgemma.tools.mcp_server import check_exposure, serve
 
     if args.transport == "http":
+        check_exposure(args.host, settings.mcp_token)  # a missing token is the first thing to say
         ensure_can_listen(args.host, args.port, "pick another with --port")
     serve(build_registry(settings, in_process=True), args.transport, host=args.host, port=args.port,
-          allow_writes=args.allow_writes)
+          allow_writes=args.allow_writes, token=settings.mcp_token)
     return 0
 
 
@@ -228,7 +229,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     golden.add_argument("--out", help="append one JSON line per turn to this file")
     mcp = sub.add_parser("mcp", help="serve the tool registry over MCP")
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    mcp.add_argument("--host", default="127.0.0.1")
+    mcp.add_argument("--host", default="127.0.0.1",
+                     help="address to bind (http); anything but loopback needs DOCGEMMA_MCP_TOKEN (a bearer token)")
     mcp.add_argument("--port", type=port_number, default=8765)
     mcp.add_argument("--allow-writes", action="store_true",
                      help="also expose the write tools (only for a caller that asks the clinician first)")

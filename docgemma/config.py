@@ -45,6 +45,8 @@ class Settings:
     fhir_token: str | None = None
     #: Bearer token ``ehr serve`` requires (mandatory when bound to a non-loopback address).
     ehr_token: str | None = None
+    #: Bearer token the MCP tool server over HTTP requires (mandatory when bound to a non-loopback address).
+    mcp_token: str | None = None
     data_dir: Path = field(default_factory=lambda: Path.home() / ".docgemma")
     #: Longest clinician message accepted as is; longer ones are truncated with a visible note.
     max_message_chars: int = 4000
@@ -52,6 +54,10 @@ class Settings:
     max_image_bytes: int = 20 * 1024 * 1024
     #: Largest image accepted, in pixels (width × height of one frame), checked before decoding.
     max_image_pixels: int = 50_000_000
+    #: A page session's state is dropped this long after its tab closed, or after this long without an event
+    #: (``DOCGEMMA_SESSION_CLOSED_S``, ``DOCGEMMA_SESSION_IDLE_S``): Gradio kept every session otherwise.
+    session_closed_s: int = 120
+    session_idle_s: int = 4 * 3600
     #: Bounds of the on-disk store of uploaded images (``data_dir/images``): total bytes and file count.
     image_store_bytes: int = 1024 * 1024 * 1024
     image_store_files: int = 500
@@ -115,10 +121,13 @@ class Settings:
             fhir_scopes=env.get("DOCGEMMA_FHIR_SCOPES") or defaults.fhir_scopes,
             fhir_token=env.get("DOCGEMMA_FHIR_TOKEN") or None,
             ehr_token=env.get("DOCGEMMA_EHR_TOKEN") or None,
+            mcp_token=env.get("DOCGEMMA_MCP_TOKEN") or None,
             data_dir=data_dir or defaults.data_dir,
             max_message_chars=_int(env, "DOCGEMMA_MAX_MESSAGE_CHARS", defaults.max_message_chars),
             max_image_bytes=_int(env, "DOCGEMMA_MAX_IMAGE_BYTES", defaults.max_image_bytes),
             max_image_pixels=_int(env, "DOCGEMMA_MAX_IMAGE_PIXELS", defaults.max_image_pixels),
+            session_closed_s=_int(env, "DOCGEMMA_SESSION_CLOSED_S", defaults.session_closed_s),
+            session_idle_s=_int(env, "DOCGEMMA_SESSION_IDLE_S", defaults.session_idle_s),
             image_store_bytes=_int(env, "DOCGEMMA_IMAGE_STORE_BYTES", defaults.image_store_bytes),
             image_store_files=_int(env, "DOCGEMMA_IMAGE_STORE_FILES", defaults.image_store_files),
             http_cache_entries=_int(env, "DOCGEMMA_HTTP_CACHE_ENTRIES", defaults.http_cache_entries),

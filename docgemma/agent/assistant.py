@@ -53,7 +53,8 @@ log = logging.getLogger(__name__)
 #: no write under the action's idempotency key; raises ConnectionError when the record cannot be asked.
 WriteLookup = Callable[[str, str], str | None]
 #: The parts of a decision a caller may send (anything else, such as a recovery marker, is the Assistant's own).
-DECISION_KEYS = ("action", "args", "reason", "card_id")
+#: What a decision carries (kept with its claim, so a recovered write names the same approver).
+DECISION_KEYS = ("action", "args", "reason", "card_id", "approved_by")
 
 
 class Assistant:
@@ -186,6 +187,8 @@ class Assistant:
         *written* with the record id when the write is seen, *confirmed* when the graph has moved on. ``note``
         (a recovery's account of what happened) leads the answer."""
         written = False
+        decision = resume.resume if isinstance(resume.resume, dict) else {}
+        approved_by = str(decision.get("approved_by") or "")
 
         def on_update(chunk: dict[str, Any]) -> None:
             nonlocal written
@@ -201,7 +204,7 @@ class Assistant:
         finished = False
         try:
             with holding(self.claims, thread_id, card, self.owner, self.lease_s):
-                for event in self._run(resume, thread_id, on_update):
+                for event in self._run(resume, thread_id, on_update, approved_by=approved_by):
                     if isinstance(event, TurnDone) and note:
                         event = TurnDone(self._noted(thread_id, event.result, note))
                     yield event
@@ -260,10 +263,13 @@ class Assistant:
         result.notes = [note, *result.notes]
         return result
 
-    def _run(self, graph_input: Any, thread_id: str,
-             on_update: Callable[[dict[str, Any]], None] | None = None) -> Iterator[AgentEvent]:
-        """Stream the graph; ``on_update`` sees each node's state update as it is made."""
+    def _run(self, graph_input: Any, thread_id: str, on_update: Callable[[dict[str, Any]], None] | None = None,
+             approved_by: str = "") -> Iterator[AgentEvent]:
+        """Stream the graph; ``on_update`` sees each node's state update as it is made; ``approved_by`` (the
+        signed-in user who decided) is named in the write's Provenance (the node reads it from the config)."""
         config = self._config(thread_id)
+        if approved_by:
+            config["configurable"]["approved_by"] = approved_by
         start = time.perf_counter()
         # durability="exit": one checkpoint when the run ends or pauses for an approval, instead of one per
         # step (measured: ~20 → ~16 ms of per-turn overhead). A turn cut off midway is simply not recorded.

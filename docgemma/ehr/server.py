@@ -8,37 +8,17 @@ when one is set.
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import logging
 from pathlib import Path
 from typing import Any
 
-from docgemma.config import ConfigError
 from docgemma.ehr.api import FHIR_JSON, FhirApi
 from docgemma.ehr.store import FhirError, FhirStore
+from docgemma.exposure import authorized, is_loopback
+from docgemma.exposure import check_exposure as _check_exposure
 
 log = logging.getLogger(__name__)
 BASE_PATH = "/fhir"
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a host name: it may resolve to anything
-
-
-def authorized(headers: dict[str, str], token: str | None) -> bool:
-    """True when no token is required, or the request carries it (compared in constant time)."""
-    if token is None:
-        return True
-    given = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
-    scheme, _, value = given.partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token.encode())
 
 
 def make_app(api: FhirApi, token: str | None = None) -> Any:
@@ -65,11 +45,13 @@ def make_app(api: FhirApi, token: str | None = None) -> Any:
     return Starlette(routes=routes)
 
 
+__all__ = ["BASE_PATH", "authorized", "check_exposure", "is_loopback", "make_app", "serve"]
+
+
 def check_exposure(host: str, token: str | None) -> None:
-    """Refuse to serve the record beyond loopback without a token (``ConfigError`` naming the fix)."""
-    if not is_loopback(host) and not token:
-        raise ConfigError(f"refusing to serve the patient record on {host} without a token: set DOCGEMMA_EHR_TOKEN "
-                          "(clients send it as 'Authorization: Bearer <token>'), or keep the default --host 127.0.0.1")
+    """Refuse to serve the record beyond loopback without a token (``ConfigError`` naming the fix): the policy
+    every server of ours shares (:mod:`docgemma.exposure`)."""
+    _check_exposure(host, token, what="the patient record", variable="DOCGEMMA_EHR_TOKEN")
 
 
 def serve(store_path: Path, host: str = "127.0.0.1", port: int = 8090, token: str | None = None) -> None:

@@ -41,6 +41,31 @@ def idempotency_key(scope: str, tool: str, args: dict[str, Any] | None = None) -
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
+#: Where the Provenance's identifiers come from: the app's users and its conversations.
+USER_SYSTEM = "urn:docgemma:user"
+CONVERSATION_SYSTEM = "urn:docgemma:conversation"
+
+
+def approver(username: str) -> dict[str, Any]:
+    """The Provenance's verifier: the signed-in user by name, or "Clinician" when the app has no login."""
+    if not username:
+        return {"display": "Clinician (approved in DocGemma Connect)"}
+    return {"identifier": {"system": USER_SYSTEM, "value": username},
+            "display": f"{username} (approved in DocGemma Connect)"}
+
+
+def conversation_ref(thread: str) -> str:
+    """The conversation's name in the record: a digest of its thread id (the id itself reopens the conversation
+    in a browser, so it is not written where every reader of the record sees it)."""
+    return hashlib.sha256(thread.encode()).hexdigest()[:32]
+
+
+def conversation_entity(thread: str) -> dict[str, Any]:
+    """The conversation a write came from, as a Provenance entity (role ``source``)."""
+    return {"role": "source", "what": {"identifier": {"system": CONVERSATION_SYSTEM, "value": conversation_ref(thread)},
+                                       "display": "DocGemma Connect conversation"}}
+
+
 class Ehr:
     """Record access for the agent's tools and the context assembler."""
 
@@ -131,9 +156,13 @@ class Ehr:
         found = self.client.search(resource_type, [("identifier", f"{WRITE_SYSTEM}|{key}")], limit=1)
         return found[0] if found else None
 
-    def write(self, resource: dict[str, Any], *, key: str, step: str, override_reason: str = "") -> tuple[dict[str, Any], bool]:
+    def write(self, resource: dict[str, Any], *, key: str, step: str, override_reason: str = "", approved_by: str = "",
+              conversation: str = "") -> tuple[dict[str, Any], bool]:
         """Create ``resource`` with its Provenance in one transaction; a repeated ``key`` creates nothing. An
-        override of a severe conflict is recorded as the Provenance's reason."""
+        override of a severe conflict is recorded as the Provenance's reason; the Provenance names the user who
+        approved (``approved_by``, the signed-in user, when there is a login) and the conversation it came from
+        (``conversation``: a digest of the thread's id, which names it without handing out the id a browser
+        reopens it with)."""
         identifier = {"system": WRITE_SYSTEM, "value": key}
         resource = {**resource, "identifier": [*resource.get("identifier", []), identifier]}
         validate_resource(resource)
@@ -151,6 +180,7 @@ class Ehr:
             "activity": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v3-DataOperation", "code": "CREATE"}]},
             **({"reason": [{"text": f"Clinician override of a severe finding: {override_reason}"}]}
                if override_reason else {}),
+            **({"entity": [conversation_entity(conversation)]} if conversation else {}),
             "agent": [
                 {
                     "type": {
@@ -158,7 +188,7 @@ class Ehr:
                             {"system": "http://terminology.hl7.org/CodeSystem/provenance-participant-type", "code": "verifier"}
                         ]
                     },
-                    "who": {"display": "Clinician (approved in DocGemma Connect)"},
+                    "who": approver(approved_by),
                 },
                 {
                     "type": {

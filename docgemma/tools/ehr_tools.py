@@ -311,7 +311,8 @@ def _write(ehr: Ehr, tool: str, args: BaseModel, context: ToolContext, resource:
     try:
         # With a scope (the pending action's id) the key ignores the arguments: an edit cannot make a second write.
         key = idempotency_key(context.scope, tool) if context.scope else idempotency_key(pid, tool, args.model_dump())
-        saved, created = ehr.write(resource, key=key, step=tool, override_reason=context.override_reason)
+        saved, created = ehr.write(resource, key=key, step=tool, override_reason=context.override_reason,
+                                   approved_by=context.approved_by, conversation=context.conversation)
     except FhirClientError as exc:
         return _fail(exc)
     except ValueError:

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
+from urllib.parse import urlencode
 
 from pydantic import BaseModel
 
@@ -103,7 +104,7 @@ class InteractionLabel:
         """Citation: the label on DailyMed by set id, with its effective date."""
         brand = f"{self.brands[0]} ({self.generic})" if self.brands else self.generic
         return Source(title=f"FDA drug label: {brand}, effective {self.effective_date}",
-                      url=f"https://dailymed.nlm.nih.gov/dailymed/lookup.cfm?setid={self.set_id}")
+                      url="https://dailymed.nlm.nih.gov/dailymed/lookup.cfm?" + urlencode({"setid": self.set_id}))
 
 
 def _clean(term: str) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import BaseModel
 
@@ -150,7 +151,7 @@ class Literature:
             articles.append({
                 "title": str(doc.get("title", "")).strip(), "journal": doc.get("fulljournalname") or doc.get("source", ""),
                 "year": year.group(0) if year else "", "study_type": study_type(list(doc.get("pubtype") or [])),
-                "pmid": pmid, "doi": doi, "url": f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/",
+                "pmid": pmid, "doi": doi, "url": f"https://pubmed.ncbi.nlm.nih.gov/{quote(str(pmid), safe='')}/",
             })
         return articles, total
 
@@ -168,12 +169,12 @@ class Literature:
         articles = []
         for doc in results[:MAX_ARTICLES]:
             pmid, doi = doc.get("pmid"), doc.get("doi")
+            # Links only to the sources' own sites (not a DOI resolver, which sends the browser anywhere).
             if pmid:
-                url = f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
-            elif doi:
-                url = f"https://doi.org/{doi}"
+                url = f"https://pubmed.ncbi.nlm.nih.gov/{quote(str(pmid), safe='')}/"
             else:
-                url = f"https://europepmc.org/article/{doc.get('source', 'MED')}/{doc.get('id', '')}"
+                url = (f"https://europepmc.org/article/{quote(str(doc.get('source') or 'MED'), safe='')}/"
+                       f"{quote(str(doc.get('id', '')), safe='')}")
             kinds = [t for t in str(doc.get("pubType", "")).split(";") if t.strip()]
             articles.append({"title": str(doc.get("title", "")).strip(), "journal": doc.get("journalTitle", ""),
                              "year": str(doc.get("pubYear", "")), "study_type": study_type(kinds),

@@ -26,8 +26,10 @@ CALL_TIMEOUT_S = 30.0
 class McpToolClient:
     """A persistent MCP client session. ``url=None`` starts the stdio server as a subprocess."""
 
-    def __init__(self, url: str | None = None, env: Mapping[str, str] | None = None, allow_writes: bool = True) -> None:
+    def __init__(self, url: str | None = None, env: Mapping[str, str] | None = None, allow_writes: bool = True,
+                 token: str | None = None) -> None:
         self.url = url
+        self.token = token
         self.env = dict(env or {})
         self.allow_writes = allow_writes
         self._loop = asyncio.new_event_loop()
@@ -42,20 +44,28 @@ class McpToolClient:
             raise RuntimeError(f"MCP tool server did not start: {self._error!r}")
 
     async def _main(self) -> None:
+        from contextlib import AsyncExitStack
+
         from mcp import ClientSession
 
         self._stop = asyncio.Event()
         try:
-            if self.url:
-                from mcp.client.streamable_http import streamable_http_client
+            async with AsyncExitStack() as stack:
+                if self.url:
+                    from mcp.client.streamable_http import streamable_http_client
+                    from mcp.shared._httpx_utils import create_mcp_http_client
 
-                transport = streamable_http_client(self.url)
-            else:
-                from mcp.client.stdio import StdioServerParameters, stdio_client
+                    # A server beyond loopback requires its bearer token (docgemma.exposure).
+                    headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
+                    http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+                    transport = streamable_http_client(self.url, http_client=http)
+                else:
+                    from mcp.client.stdio import StdioServerParameters, stdio_client
 
-                args = ["-m", "docgemma", "mcp", "--transport", "stdio"] + (["--allow-writes"] if self.allow_writes else [])
-                transport = stdio_client(StdioServerParameters(command=sys.executable, args=args, env=self.env))
-            async with transport as streams, ClientSession(streams[0], streams[1]) as session:
+                    args = ["-m", "docgemma", "mcp", "--transport", "stdio"] + (["--allow-writes"] if self.allow_writes else [])
+                    transport = stdio_client(StdioServerParameters(command=sys.executable, args=args, env=self.env))
+                streams = await stack.enter_async_context(transport)
+                session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
                 await session.initialize()
                 self._session = session
                 self._ready.set()

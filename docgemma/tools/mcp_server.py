@@ -9,6 +9,10 @@ tools query public sources (open world).
 Write tools are left out unless ``allow_writes`` is set: over MCP there is no clinician to approve a write,
 so only a caller that does its own approval (the agent's MCP client mode) may enable them. The image tool
 is listed but answers ``no_image`` here: it needs the conversation's image and model, which live in the app.
+
+Over HTTP the record's tools hand out patient data, so the server follows the record's own exposure policy
+(:mod:`docgemma.exposure`, as ``ehr serve``): loopback by default, any other address only with a bearer token
+(``DOCGEMMA_MCP_TOKEN``), and with a token set every request must carry it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Annotated, Any
 
+from docgemma.exposure import BearerGate
+from docgemma.exposure import check_exposure as _check_exposure
 from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
 
@@ -60,11 +66,29 @@ def build_server(registry: ToolRegistry, *, allow_writes: bool = False) -> MCPSe
     return server
 
 
+TOKEN_VARIABLE = "DOCGEMMA_MCP_TOKEN"
+
+
+def check_exposure(host: str, token: str | None) -> None:
+    """Refuse to serve the tools over HTTP beyond loopback without a token (``ConfigError`` naming the fix)."""
+    _check_exposure(host, token, what="the tool server (it reads patient records)", variable=TOKEN_VARIABLE)
+
+
+def http_app(registry: ToolRegistry, *, host: str = "127.0.0.1", token: str | None = None,
+             allow_writes: bool = False) -> Any:
+    """The streamable HTTP app (``/mcp``), behind the bearer token when one is given."""
+    app = build_server(registry, allow_writes=allow_writes).streamable_http_app(host=host)
+    return BearerGate(app, token, realm="docgemma-mcp") if token else app
+
+
 def serve(registry: ToolRegistry, transport: str, *, host: str = "127.0.0.1", port: int = 8765,
-          allow_writes: bool = False) -> None:
+          allow_writes: bool = False, token: str | None = None) -> None:
     """Run until stopped: ``stdio`` or ``http`` (streamable HTTP at ``http://host:port/mcp``)."""
-    server = build_server(registry, allow_writes=allow_writes)
     if transport == "stdio":
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=port)
+        build_server(registry, allow_writes=allow_writes).run("stdio")
+        return
+    check_exposure(host, token)
+    import uvicorn
+
+    uvicorn.run(http_app(registry, host=host, token=token, allow_writes=allow_writes), host=host, port=port,
+                log_level="warning")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from pydantic import BaseModel
 
@@ -46,7 +47,7 @@ class Label:
         """Citation: the label on DailyMed by set id, with its effective date."""
         brand = f"{self.brands[0]} ({self.generic})" if self.brands else self.generic
         return Source(title=f"FDA drug label: {brand}, effective {self.effective_date}",
-                      url=f"https://dailymed.nlm.nih.gov/dailymed/lookup.cfm?setid={self.set_id}")
+                      url="https://dailymed.nlm.nih.gov/dailymed/lookup.cfm?" + urlencode({"setid": self.set_id}))
 
 
 def _text(record: dict[str, Any], *fields: str) -> str:

@@ -48,6 +48,10 @@ class ToolContext:
     scope: str = ""
     #: The clinician's reason for approving a write despite a severe conflict (recorded with the write).
     override_reason: str = ""
+    #: Who approved the write (the signed-in user's name; empty without a login) and in which conversation
+    #: (the thread's id): both named in the write's Provenance.
+    approved_by: str = ""
+    conversation: str = ""
 
 
 Executor = Callable[[BaseModel, ToolContext], ToolOutcome]

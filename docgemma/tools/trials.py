@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import BaseModel
 
@@ -142,7 +143,7 @@ def _trial(study: dict[str, Any], location: str | None, place: places.Place | No
         "interventions": list(dict.fromkeys(str(i.get("name", "")) for i in interventions if i.get("name")))[:3],
         "sites": nearest_sites(sites, location, place),
         "site_count": len(sites),
-        "url": f"https://clinicaltrials.gov/study/{nct}",
+        "url": f"https://clinicaltrials.gov/study/{quote(str(nct), safe='')}",
     }
 
 

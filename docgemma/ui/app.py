@@ -35,6 +35,7 @@ from docgemma.agent.modes import Mode, capabilities, mode_of
 from docgemma.agent.state import TranscriptEntry
 from docgemma.config import Settings
 from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image, size_error
+from docgemma.ops.logsafe import remember
 from docgemma.tools.http import known_offline
 from docgemma.ui.card import MAX_FIELDS, RECHECK, args_json, card_reference, check_markdown, edited_args
 from docgemma.ui.card import fields as card_fields
@@ -51,6 +52,7 @@ from docgemma.ui.events import (
     user_message,
 )
 from docgemma.ui.thread_id import new_thread_id, thread_from_browser
+from docgemma.ui.uploads import UploadRefused, allowed_roots, checked_path, enable_gradio_check, safe_history
 from docgemma.workspace import NO_PATIENT, PatientMatch, Record, Workspace
 
 if TYPE_CHECKING:
@@ -316,6 +318,11 @@ class Handlers:
         self.note = note
         self.network = network
         self.mode = mode_of(workspace.assistant.llm)
+        self.image_store = settings.image_store_path
+
+    def roots(self) -> tuple[Path, ...]:
+        """The folders a client may name a file in: Gradio's uploads, the image store, our previews."""
+        return allowed_roots(self.image_store, _PREVIEWS)
 
     def status(self) -> str:
         return status_line(self.model_line, self.note, self.network.text if self.network else "not checked")
@@ -441,13 +448,18 @@ class Handlers:
             yield {self.page.chatbot: _gr().skip()}
             return
         attachment: dict[str, Any] | None = None
-        history = list(history)
+        history = safe_history(history, self.roots())
         if text.strip():
             # The clinician's own text is shown as text too: no HTML, no remote images (![x](http://…)).
             history.append(user_message(text))
         if files:
             first = files[0]
-            path = Path(first if isinstance(first, str) else first.get("path", ""))
+            try:  # checked before anything opens it, however the app is served
+                path = checked_path(first if isinstance(first, str) else str(first.get("path", "")), self.roots())
+            except UploadRefused as refused:
+                yield {self.page.chatbot: [*history, {"role": "assistant", "content": escape(str(refused))}],
+                       self.page.box: _gr().update(value=None)}
+                return
             size = path.stat().st_size
             if size > self.max_bytes:  # also when launched without max_file_size: never read into memory
                 note = f"{size_error(path.name, size, self.max_bytes)} Nothing was sent."
@@ -477,17 +489,18 @@ class Handlers:
         return current if edited is None else json.dumps(edited, indent=1)
 
     def decide(self, action: str, edited: str, history: list[Any], thread: str,
-               card: str | None) -> Iterator[dict[Any, Any]]:
+               card: str | None, user: str = "") -> Iterator[dict[Any, Any]]:
         """A decision on the card whose reference the page shows (``card``). A decision without it, or on any
         other card (one replaced by an edit, or already decided), is refused as stale: a click decides only
-        what the clinician saw."""
+        what the clinician saw. ``user``: the signed-in user (named in the write's Provenance)."""
+        history = safe_history(history, self.roots())
         pending = self.workspace.pending(thread)
         if not card or pending is None or card != card_reference(pending):
             note = STALE_CLICK if pending is not None else NO_PENDING
             _gr().Warning(note)
             yield {self.page.decision_note: f"*{note}*"}
             return
-        decision: dict[str, Any] = {"action": action, "card_id": card}
+        decision: dict[str, Any] = {"action": action, "card_id": card, **({"approved_by": user} if user else {})}
         if action == "override":
             decision["reason"] = edited
             if not edited.strip():
@@ -512,6 +525,7 @@ class Handlers:
     def patient_choices(self, found: list[PatientMatch] | None = None) -> Any:
         """The patient list: every patient on record (the demo's handful), or the matches of a search."""
         listed = self.workspace.patients() if found is None else found
+        remember(p["name"] for p in listed)  # the names this page shows are kept out of the log
         choices = [(f"{p['name']} (born {p['birth_date'] or '?'})", f"{p['id']}|{p['name']}") for p in listed]
         return _gr().update(choices=choices, value=choices[0][1] if found and choices else None)
 
@@ -521,7 +535,7 @@ class Handlers:
         return self.patient_choices(self.workspace.search_patients(query))
 
     def select(self, choice: str | None, history: list[Any], thread: str) -> dict[Any, Any]:
-        history = list(history or [])
+        history = safe_history(history or [], self.roots())
         if choice:
             pid, name = choice.split("|", 1)
             if self.workspace.select_patient(thread, pid, name):
@@ -539,6 +553,22 @@ class Handlers:
         return item, f"*Attached to your next message: {item['description']}*"
 
 
+def signed_in(request: Any) -> str:
+    """The signed-in user's name (``DOCGEMMA_AUTH``); empty when the app has no login."""
+    return str(getattr(request, "username", None) or "")
+
+
+def _decider(on: Handlers, action: str) -> Any:
+    """The handler of one decision button, with the signed-in user from Gradio's request (not an API input)."""
+
+    def decide(edited: str, history: list[Any], thread: str, card: str | None, request: Any) -> Iterator[dict[Any, Any]]:
+        yield from on.decide(action, edited, history, thread, card, user=signed_in(request))
+
+    # Gradio finds the request argument by its annotation object; postponed annotations are strings here.
+    decide.__annotations__["request"] = _gr().Request
+    return decide
+
+
 def wire(page: Page, on: Handlers, demo: Any) -> None:
     """Connect the components to the handlers. The ``api_name``s are the app's API: /respond, /approve, /edit,
     /reject, /override, /search_patients, /select_patient. A decision's API call names the card it decides on
@@ -553,16 +583,14 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     chat = [page.box, page.chatbot, page.thread, page.queued_image]
     card = [page.approval_args, page.chatbot, page.thread, page.card_ref]
     page.box.submit(on.respond, chat, outputs, api_name="respond")
-    page.approve.click(lambda e, h, t, c: (yield from on.decide("approve", e, h, t, c)), card, outputs, api_name="approve")
+    page.approve.click(_decider(on, "approve"), card, outputs, api_name="approve")
     # The form's fields become the /edit API's JSON first (a step of the page only), so the API keeps its inputs.
     page.edit.click(on.fields_json, [page.thread, page.approval_args, *page.field_boxes], page.approval_args,
                     api_visibility="private").then(
-        lambda e, h, t, c: (yield from on.decide("edit", e, h, t, c)), card, outputs, api_name="edit")
-    page.reject.click(lambda e, h, t, c: (yield from on.decide("reject", e, h, t, c)), card, outputs, api_name="reject")
-    page.override.click(
-        lambda r, h, t, c: (yield from on.decide("override", r, h, t, c)),
-        [page.override_reason, page.chatbot, page.thread, page.card_ref], outputs, api_name="override",
-    )
+        _decider(on, "edit"), card, outputs, api_name="edit")
+    page.reject.click(_decider(on, "reject"), card, outputs, api_name="reject")
+    page.override.click(_decider(on, "override"), [page.override_reason, page.chatbot, page.thread, page.card_ref],
+                        outputs, api_name="override")
     for button in page.follow_buttons:
         button.click(lambda q: {"text": q, "files": []}, button, page.box).then(on.respond, chat, outputs)
     page.find.click(on.search, page.patient_query, page.matches, api_name="search_patients")
@@ -601,5 +629,6 @@ def build_demo(
         page = layout()
         wire(page, Handlers(workspace, page, assistant.settings, model_line, note, network), demo)
     demo.queue(default_concurrency_limit=1)
+    enable_gradio_check(demo)  # Gradio's own upload-folder check, also where the app is mounted, not launched
     return demo
 

@@ -21,7 +21,7 @@ from docgemma.agent.state import TimelineEvent, TranscriptEntry
 from docgemma.tools.outcome import Source
 from docgemma.tools.registry import default_registry
 from docgemma.ui import wording
-from docgemma.ui.markup import DETAIL_LIMIT, clip, demote_headings, escape, patient_header
+from docgemma.ui.markup import DETAIL_LIMIT, clip, demote_headings, escape, patient_header, source_link
 
 __all__ = ["DETAIL_LIMIT", "IMAGE_ONLY", "REOPENED", "WELCOME", "apply_event", "approval_pointer", "clip",
            "demote_headings", "escape", "final_markdown", "patient_header", "restored_history", "status_line",
@@ -174,7 +174,8 @@ def approval_pointer(request: ApprovalCard) -> str:
 
 
 def _links(sources: list[Source]) -> list[str]:
-    return [f"[{escape(s['title'])}]({s['url']})" for s in sources if str(s.get("url", "")).startswith("https://")]
+    """Each source as a link to its tool's own host, its URL re-encoded; as text when the URL is anything else."""
+    return [source_link(str(s.get("title", "")), s.get("url", "")) for s in sources]
 
 
 def _used(result: TurnResult, tools: frozenset[str]) -> bool:

@@ -69,13 +69,16 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
 
     Raises :class:`~docgemma.config.ConfigError` for an address, setting or service the app cannot use."""
     from docgemma.llm.platform import on_zerogpu, zerogpu_wrapper
+    from docgemma.ops import logsafe
     from docgemma.ops.listen import ensure_can_listen
     from docgemma.ops.metrics import Metrics
     from docgemma.ops.store import open_store
     from docgemma.runtime import build_assistant, build_ehr, network_probe
     from docgemma.ui import server
     from docgemma.ui.app import NetworkStatus, build_demo
+    from docgemma.ui.sessions import SessionReaper
 
+    logsafe.install()  # no patient data in any log line or printed traceback from here on
     zerogpu = on_zerogpu()
     if zerogpu:
         zerogpu_wrapper()  # imports spaces: before the model touches CUDA, and so that it patches Blocks.launch
@@ -89,6 +92,8 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
     describe = getattr(assistant.llm, "describe", None)
     model_line = describe() if callable(describe) else assistant.llm.name
     demo = build_demo(assistant, ehr, model_line, note, NetworkStatus(network_probe(settings)), metrics)
+    # Gradio keeps each page session's state until 10,000 have come: closed and idle ones are dropped instead.
+    reaper = SessionReaper(demo, closed_s=settings.session_closed_s, idle_s=settings.session_idle_s).start()
     auth = None
     if settings.auth:
         user, _, password = settings.auth.partition(":")
@@ -104,4 +109,5 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
         serve(demo, server.readiness(settings, store, ehr), metrics, auth=auth,
               max_file_size=settings.max_image_bytes, host=host, port=port, on_started=started)
     finally:
+        reaper.stop()
         store.close()

@@ -6,7 +6,9 @@ monitoring system use beside it.
                that failed (readiness: send no traffic to the replica until it passes)
     /metrics   Prometheus text format (docgemma/ops/metrics.py)
 
-The probes are not behind ``DOCGEMMA_AUTH``: they say nothing about patients. The Gradio API names (/respond,
+The probes are not behind ``DOCGEMMA_AUTH``: they say nothing about patients. Every other route is
+(``ui/login.py``: Gradio's login left some of its own routes open), and a client may name only files Gradio stored
+for it (``ui/uploads.py``). The Gradio API names (/respond,
 /approve, /edit, /reject, /override, /search_patients, /select_patient) are the page's, unchanged.
 
 Two ways to serve the same page and probes: :func:`serve` (uvicorn, everywhere but ZeroGPU) and
@@ -75,11 +77,25 @@ def build_app(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str,
     import gradio as gr
     from fastapi import FastAPI
 
+    from docgemma.ui.login import LoginGate
     from docgemma.ui.style import page_options
+    from docgemma.ui.uploads import UploadGate, enable_gradio_check
 
+    enable_gradio_check(demo)  # mounted, not launched: Gradio would skip its upload-folder check
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, routes=probe_routes(demo, ready, metrics))
+    # A client's file must be one Gradio stored for it (ui/uploads.py), checked before Gradio reads the request.
+    app.add_middleware(UploadGate)
+    # The login in front of every route but the probes; outermost, so nothing runs for a stranger.
+    app.add_middleware(LoginGate, gradio_app=lambda: _mounted(app))
     # page_options: the page's CSS, and Gradio's run history off (it kept answers with patient data in the browser).
     return gr.mount_gradio_app(app, demo, path="", auth=auth, max_file_size=max_file_size, **page_options())
+
+
+def _mounted(app: Any) -> Any:
+    """The Gradio app mounted on ``app`` (its login's sessions), or None before it is."""
+    from starlette.routing import Mount
+
+    return next((r.app for r in app.routes if isinstance(r, Mount)), None)
 
 
 def serve(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None, max_file_size: int,
@@ -118,8 +134,10 @@ def serve_through_gradio(demo: Any, ready: Readiness, metrics: Metrics, *, auth:
     answered by Gradio's app rather than ours."""
     from starlette.middleware import Middleware
 
+    from docgemma.ui.login import LoginGate
     from docgemma.ui.shutdown import GRACE_S, EndStreamsOnStop, StopSignal, stop_on_signals
     from docgemma.ui.style import page_options
+    from docgemma.ui.uploads import UploadGate
 
     stop = StopSignal()
     stopping = threading.Event()
@@ -132,7 +150,9 @@ def serve_through_gradio(demo: Any, ready: Readiness, metrics: Metrics, *, auth:
         demo.launch(server_name=host, server_port=port, auth=auth, max_file_size=max_file_size,
                     prevent_thread_lock=True, quiet=True, ssr_mode=False, **page_options(),
                     app_kwargs={"routes": probe_routes(demo, ready, metrics), "docs_url": None, "redoc_url": None,
-                                "openapi_url": None, "middleware": [Middleware(EndStreamsOnStop, stop=stop)]})
+                                "openapi_url": None,
+                                "middleware": [Middleware(LoginGate, gradio_app=lambda: getattr(demo, "server_app", None)),
+                                               Middleware(EndStreamsOnStop, stop=stop), Middleware(UploadGate)]})
         if on_started is not None:
             on_started()
         while not stopping.wait(0.5):

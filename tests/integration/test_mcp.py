@@ -122,3 +122,67 @@ def test_agent_turn_through_mcp_matches_in_process(api_env: dict[str, str]) -> N
         assert "minimum of 3 days" in fake.calls[-1].prompt
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20", "::", "mcp.clinic.example"])
+def test_http_refuses_a_non_loopback_host_without_a_token(host: str) -> None:
+    """The tool server started on --host 0.0.0.0 with no token, and a client with no credentials read a chart."""
+    from docgemma.config import ConfigError
+    from docgemma.tools.mcp_server import check_exposure, serve
+
+    with pytest.raises(ConfigError, match="DOCGEMMA_MCP_TOKEN"):
+        serve(default_registry(), "http", host=host, port=1)
+    check_exposure(host, "a-long-random-token")  # with a token it may start
+    check_exposure("127.0.0.1", None)  # loopback needs none
+
+
+def test_cli_refuses_to_expose_the_tools_without_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from docgemma.__main__ import main
+
+    monkeypatch.setenv("DOCGEMMA_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("DOCGEMMA_MCP_TOKEN", raising=False)
+    assert main(["mcp", "--transport", "http", "--host", "0.0.0.0", "--port", "1"]) == 2
+    assert "DOCGEMMA_MCP_TOKEN" in capsys.readouterr().err
+    assert Settings.from_env({"DOCGEMMA_MCP_TOKEN": "t0k"}).mcp_token == "t0k"
+
+
+def test_http_with_a_token_refuses_missing_and_wrong_tokens(tmp_path: Path) -> None:
+    """Each request to /mcp needs ``Authorization: Bearer <token>``: none, a wrong one, another scheme get 401;
+    the right one lists the tools (and an MCP client that sends it works end to end)."""
+    from starlette.testclient import TestClient
+
+    from docgemma.tools.mcp_server import http_app
+
+    app = http_app(default_registry(), token="s3cret-token")
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "test", "version": "1"}}}
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        for auth in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic s3cret-token"},
+                     {"Authorization": "Bearer "}):
+            refused = client.post("/mcp", json=hello, headers={**accept, **auth})
+            assert refused.status_code == 401, auth
+            assert "tools" not in refused.text
+        ok = client.post("/mcp", json=hello, headers={**accept, "Authorization": "Bearer s3cret-token"})
+        assert ok.status_code == 200 and "docgemma-connect" in ok.text
+
+
+def test_an_mcp_client_with_the_token_reads_through_http(api_env: dict[str, str]) -> None:
+    port = free_port()
+    env = {**api_env, "PYTHONPATH": str(ROOT), "DOCGEMMA_MCP_TOKEN": "s3cret-token"}
+    server = subprocess.Popen([sys.executable, "-m", "docgemma", "mcp", "--transport", "http", "--port", str(port)],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port)
+        with pytest.raises(RuntimeError, match="did not start"):
+            McpToolClient(url=f"http://127.0.0.1:{port}/mcp")  # no token: the session is refused
+        client = McpToolClient(url=f"http://127.0.0.1:{port}/mcp", token="s3cret-token")
+        try:
+            assert "search_patient" in {t.name for t in client.list_tools()}
+        finally:
+            client.close()
+    finally:
+        server.terminate()
+        server.wait(10)

@@ -58,10 +58,13 @@ def test_events_become_thoughts_then_a_streamed_answer() -> None:
     result = TurnResult(
         answer="Hypertension.",
         confidence="medium",
-        sources=[{"title": "Label", "url": "https://example.org/a"}, {"title": "x", "url": "javascript:alert(1)"}],
+        sources=[{"title": "Label", "url": "https://pubmed.ncbi.nlm.nih.gov/1/"}, {"title": "x", "url": "javascript:alert(1)"},
+                 {"title": "Elsewhere", "url": "https://example.org/a"}],
     )
     history = apply_event(history, TurnDone(result))
-    assert "Confidence: medium" in history[-1]["content"] and "[Label](https://example.org/a)" in history[-1]["content"]
+    assert "Confidence: medium" in history[-1]["content"]
+    assert "[Label](https://pubmed.ncbi.nlm.nih.gov/1/)" in history[-1]["content"]
+    assert "example.org" not in history[-1]["content"]  # links only to the tools' own hosts
     assert "javascript:" not in history[-1]["content"] and len(history) == 3
 
 

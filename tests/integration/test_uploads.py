@@ -187,3 +187,136 @@ def test_the_app_refuses_an_oversized_upload_without_reading_it(tmp_path: Path) 
         assert assistant.images.usage() == (0, 0)
     finally:
         demo.close()
+
+
+def _served_app(tmp_path: Path, *, gradio_check: bool = True, gate: bool = True) -> Any:
+    """The page as ``serve`` serves it (mounted on FastAPI), on a free loopback port: (url, stop)."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from docgemma.ops.metrics import Metrics
+    from docgemma.ui.app import build_demo
+    from docgemma.ui.server import build_app
+    from tests.conftest import free_port
+
+    assistant = Assistant(demo_llm(), default_registry(), settings=Settings(data_dir=tmp_path / "data"))
+    demo = build_demo(assistant, None, "Demo rules · CPU")
+    app = build_app(demo, None, Metrics())  # type: ignore[arg-type]
+    if not gradio_check:  # as before: mounted, Gradio's own check skipped; the gate must hold alone
+        demo.has_launched = False
+    if not gate:  # the gate taken off: Gradio's own check must hold alone
+        app.user_middleware = [m for m in app.user_middleware if m.cls.__name__ != "UploadGate"]
+        app.middleware_stack = None
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    def stop() -> None:
+        server.should_exit = True
+        thread.join(10)
+
+    return f"http://127.0.0.1:{port}", stop
+
+
+def _respond_raw(url: str, path: str, name: str, meta: bool = True) -> str:
+    """/respond called the way any client can: a FileData naming ``path`` in /gradio_api/queue/join, no upload.
+    Returns every event of the stream as text."""
+    import json
+    import uuid
+
+    import httpx
+
+    config = httpx.get(f"{url}/config").json()
+    fn = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "respond")
+    session = uuid.uuid4().hex
+    box = {"text": "What does this image show?",
+           "files": [{"path": path, "orig_name": name, **({"meta": {"_type": "gradio.FileData"}} if meta else {})}]}
+    joined = httpx.post(f"{url}/gradio_api/queue/join", json={
+        "data": [box, [], None, None], "fn_index": fn, "session_hash": session, "event_data": None,
+        "trigger_id": None})
+    if joined.status_code != 200:
+        return f"{joined.status_code} {joined.text}"
+    seen: list[str] = []
+    with httpx.stream("GET", f"{url}/gradio_api/queue/data", params={"session_hash": session}, timeout=60) as r:
+        for line in r.iter_lines():
+            if line.startswith("data:"):
+                seen.append(line)
+                if json.loads(line[5:]).get("msg") == "process_completed":
+                    break
+    return "\n".join(seen)
+
+
+@pytest.fixture
+def server_file(tmp_path: Path) -> Path:
+    """An image only the server's user can read, outside every upload folder."""
+    secret = tmp_path / "private" / "secret-scan.png"
+    secret.parent.mkdir()
+    secret.write_bytes(noise_png(32, 32))
+    secret.chmod(0o600)
+    return secret
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("gradio_check", "gate"), [(True, True), (False, True), (True, False)],
+                         ids=["served", "gate-alone", "gradio-check-alone"])
+def test_a_client_cannot_make_the_app_open_a_server_file(tmp_path: Path, server_file: Path,
+                                                         gradio_check: bool, gate: bool) -> None:
+    """A FileData naming any .png on the server came back as a chat image (mounted app: Gradio skipped its
+    check and copied the file into its cache). Refused now by the gate, and by Gradio's own check alone."""
+    url, stop = _served_app(tmp_path, gradio_check=gradio_check, gate=gate)
+    try:
+        for meta in (True, False):  # without its meta a FileData would skip Gradio's check: the gate refuses it
+            stream = _respond_raw(url, str(server_file), "secret-scan.png", meta=meta)
+            assert '"alt_text":"secret-scan' not in stream.replace(" ", "")  # no chat image of it
+            refused = ("not uploaded" in stream or "not opened" in stream
+                       or (not meta and '"success":false' in stream.replace(" ", "")))  # Gradio 6 wants meta
+            assert refused, stream[-500:]
+        from gradio.utils import get_upload_folder
+
+        leaked = [p for p in Path(get_upload_folder()).rglob("*.png") if p.read_bytes() == server_file.read_bytes()]
+        assert leaked == []
+    finally:
+        stop()
+
+
+@pytest.mark.slow
+def test_a_real_upload_still_reaches_the_chat(tmp_path: Path) -> None:
+    import httpx
+
+    url, stop = _served_app(tmp_path)
+    try:
+        local = tmp_path / "mine.png"
+        local.write_bytes(noise_png(32, 32, seed=3))
+        with local.open("rb") as f:
+            uploaded = httpx.post(f"{url}/gradio_api/upload", files={"files": ("mine.png", f, "image/png")}).json()
+        stream = _respond_raw(url, uploaded[0], "mine.png")
+        assert '"success": true' in stream.replace("True", "true") or '"success":true' in stream
+        assert "mine.png" in stream and "not uploaded" not in stream and "not opened" not in stream
+    finally:
+        stop()
+
+
+def test_paths_outside_the_roots_are_refused(tmp_path: Path) -> None:
+    from docgemma.ui.uploads import FOREIGN, UploadRefused, checked_path, safe_history
+
+    root = tmp_path / "uploads"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "ok.png").write_bytes(b"x")
+    (tmp_path / "secret.png").write_bytes(b"x")
+    (root / "link.png").symlink_to(tmp_path / "secret.png")
+    assert checked_path(root / "a" / "ok.png", [root]) == root / "a" / "ok.png"
+    for bad in (tmp_path / "secret.png", root / "a" / ".." / ".." / "secret.png", root / "link.png", "",
+                "/etc/passwd", "bad\x00.png"):
+        with pytest.raises(UploadRefused):
+            checked_path(bad, [root])
+    history = [{"role": "user", "content": [{"file": {"path": str(tmp_path / "secret.png")}}]},
+               {"role": "user", "content": {"path": str(root / "a" / "ok.png")}},
+               {"role": "assistant", "content": "text"}]
+    cleaned = safe_history(history, [root])
+    assert cleaned[0]["content"] == FOREIGN and cleaned[1:] == history[1:]

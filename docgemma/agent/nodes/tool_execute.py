@@ -165,7 +165,9 @@ def tool_execute(
                 image = decode_image(attachment["filename"], load_image_bytes(attachment), max_image_bytes)
             except ImageError:
                 image = None
-        context = ToolContext(image=image, llm=llm, scope=scope, override_reason=override)
+        approver = str((config.get("configurable") or {}).get("approved_by") or "")  # the decision's signed-in user
+        context = ToolContext(image=image, llm=llm, scope=scope, override_reason=override, approved_by=approver,
+                              conversation=thread)
         try:
             outcome = spec.run(checked.model, context)
         except Exception:

@@ -1,0 +1,67 @@
+"""Who may reach a server of ours beyond this machine: one policy for every server that hands out patient data
+(the FHIR API of ``ehr serve``, the MCP tool server over HTTP).
+
+Loopback needs nothing; any other address needs a bearer token, or the server refuses to start. With a token,
+every request but the server's declared public ones must carry ``Authorization: Bearer <token>`` (compared in
+constant time), also on loopback.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any
+
+from docgemma.config import ConfigError
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to anything
+
+
+def authorized(headers: Mapping[str, str], token: str | None) -> bool:
+    """True when no token is required, or the request carries it (compared in constant time)."""
+    if token is None:
+        return True
+    given = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+    scheme, _, value = given.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token.encode())
+
+
+def check_exposure(host: str, token: str | None, *, what: str, variable: str) -> None:
+    """Refuse to serve ``what`` beyond loopback without a token (``ConfigError`` naming ``variable``, the fix)."""
+    if not is_loopback(host) and not token:
+        raise ConfigError(f"refusing to serve {what} on {host} without a token: set {variable} "
+                          "(clients send it as 'Authorization: Bearer <token>'), or keep the default --host 127.0.0.1")
+
+
+class BearerGate:
+    """ASGI middleware: HTTP requests without the bearer token get 401 (``public(method, path)`` ones pass)."""
+
+    def __init__(self, app: Asgi, token: str, realm: str,
+                 public: Callable[[str, str], bool] = lambda method, path: False) -> None:
+        self.app, self.token, self.realm, self.public = app, token, realm, public
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.public(scope.get("method", ""), scope.get("path", "")):
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            if not authorized(headers, self.token):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"www-authenticate", f'Bearer realm="{self.realm}"'.encode())]})
+                await send({"type": "http.response.body",
+                            "body": b'{"error": "a bearer token is required (Authorization: Bearer ...)"}'})
+                return
+        await self.app(scope, receive, send)
