@@ -44,7 +44,8 @@ def build_graph(
     graph.add_node("intent_classify", partial(intent_classify, llm=llm, registry=tools))
     graph.add_node("tool_select", partial(tool_select, llm=llm, registry=tools))
     graph.add_node("tool_execute", partial(
-        tool_execute, registry=tools, llm=llm, max_image_bytes=settings.max_image_bytes, write_check=write_check,
+        tool_execute, registry=tools, llm=llm, max_image_bytes=settings.max_image_bytes,
+        max_image_pixels=settings.max_image_pixels, write_check=write_check,
     ))
     graph.add_node("result_classify", partial(result_classify, llm=llm))
     graph.add_node("router", partial(router, registry=tools))

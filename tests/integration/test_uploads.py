@@ -320,3 +320,24 @@ def test_paths_outside_the_roots_are_refused(tmp_path: Path) -> None:
                {"role": "assistant", "content": "text"}]
     cleaned = safe_history(history, [root])
     assert cleaned[0]["content"] == FOREIGN and cleaned[1:] == history[1:]
+
+
+def test_the_image_tool_opens_the_image_with_the_configured_pixel_limit(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The image tool decoded the upload a second time without the pixel limit (only the default): a deployment
+    that lowered DOCGEMMA_MAX_IMAGE_PIXELS was protected at the front door but not there."""
+    import docgemma.agent.nodes.tool_execute as node
+    from docgemma.images import decode_image
+
+    limits: list[int] = []
+
+    def watched(filename: str, data: bytes, max_bytes: int, max_pixels: int = 0) -> Any:
+        limits.append(max_pixels)
+        return decode_image(filename, data, max_bytes, max_pixels)
+
+    monkeypatch.setattr(node, "decode_image", watched)
+    settings = Settings(data_dir=tmp_path, max_image_pixels=1_000_000)
+    store = ImageStore(settings.image_store_path, max_file_bytes=settings.max_image_bytes, max_files=3)
+    assistant = Assistant(demo_llm(), default_registry(), None, settings, image_store=store)
+    assistant.run_turn("t", "Analyze this chest x-ray image", {"filename": "cxr.png", "data": noise_png(300, 300)})
+    assert limits == [1_000_000]

@@ -19,7 +19,7 @@ from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import Checked, ground, other_patient_named, valid_patient_id, validate
 from docgemma.clinical.entities import malformed_patient_ids
 from docgemma.image_store import load_image_bytes
-from docgemma.images import ImageError, decode_image
+from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image
 from docgemma.llm.base import LLM
 from docgemma.tools.outcome import ToolOutcome, failure, format_error
 from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
@@ -114,9 +114,11 @@ def _approval(
 
 def tool_execute(
     state: AgentState, config: RunnableConfig, *, registry: ToolRegistry, llm: LLM,
-    max_image_bytes: int, write_check: WriteCheck | None = None,
+    max_image_bytes: int, max_image_pixels: int = DEFAULT_MAX_PIXELS, write_check: WriteCheck | None = None,
 ) -> dict[str, Any]:
-    """Run the selected tool call; see the module docstring. ``config`` (from LangGraph) names the thread."""
+    """Run the selected tool call; see the module docstring. ``config`` (from LangGraph) names the thread. The
+    image tool's decode has the same byte and pixel limits as the front door's (a decompression bomb is refused
+    wherever it is opened)."""
     tool = state["current_tool"]
     assert tool is not None, "TOOL_EXECUTE runs only after a tool was selected"
     spec = registry[tool]
@@ -162,7 +164,8 @@ def tool_execute(
         attachment = state.get("attachment")
         if spec.needs_image and attachment is not None:
             try:
-                image = decode_image(attachment["filename"], load_image_bytes(attachment), max_image_bytes)
+                image = decode_image(attachment["filename"], load_image_bytes(attachment), max_image_bytes,
+                                     max_image_pixels)
             except ImageError:
                 image = None
         approver = str((config.get("configurable") or {}).get("approved_by") or "")  # the decision's signed-in user
