@@ -176,5 +176,9 @@ def write_line(confirmation: str) -> tuple[str, str, str, str]:
     rest = found["rest"].strip(" —-")
     reason = rest.split("reason:", 1)[1].strip() if "reason:" in rest else ""
     verb = found["verb"].strip()
-    what = found["what"] if verb == "Saved" else f"{found['what']} ({verb.lower()})"
+    # "Saved for Grace Mensah: …": the write names its patient, and so does the page.
+    saved_for = re.match(r"Saved for (?P<who>.+)$", verb)
+    if saved_for:
+        kind = f"{kind} for {saved_for['who']}"
+    what = found["what"] if verb == "Saved" or saved_for else f"{found['what']} ({verb.lower()})"
     return what, kind, f"{found['type']}/{found['id']}", reason

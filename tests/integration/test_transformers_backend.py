@@ -26,18 +26,24 @@ def test_loads_as_image_text_model_without_quantization_on_cpu(llm: Transformers
     assert type(llm.model).__name__ == "Gemma3ForConditionalGeneration"
 
 
+#: Enough tokens for the longest output the schemas allow: the random model fills every string to its maximum length
+#: (140 characters for a summary, 4 × 90 for findings) and a character can take two byte-level tokens. With 256,
+#: whether it finished depended on the random weights, i.e. on which tests had drawn from the generator before.
+ROOM = 1024
+
+
 def test_constrained_json_is_schema_valid_and_constraints_are_reused(llm: TransformersLLM) -> None:
     schema = intent_schema(default_registry().names)
-    out = llm.generate_json(MESSAGES, schema, temperature=0.0, max_tokens=256)
+    out = llm.generate_json(MESSAGES, schema, temperature=0.0, max_tokens=ROOM)
     assert out.intent in ("DIRECT", "TOOL_NEEDED")  # type: ignore[attr-defined]
     first = llm.constraints.matcher(schema)
-    llm.generate_json(MESSAGES, schema, temperature=0.0, max_tokens=256)
+    llm.generate_json(MESSAGES, schema, temperature=0.0, max_tokens=ROOM)
     assert llm.constraints.matcher(schema) is first and list(llm.constraint_build_s) == ["IntentClassification"]
 
 
 def test_image_goes_through_the_processor(llm: TransformersLLM) -> None:
     image = Image.new("RGB", (100, 80), (120, 30, 30))
-    out = llm.generate_json(MESSAGES, ImageFindingsOutput, temperature=0.0, max_tokens=512, images=[image])
+    out = llm.generate_json(MESSAGES, ImageFindingsOutput, temperature=0.0, max_tokens=ROOM, images=[image])
     assert 1 <= len(out.findings) <= 4 and out.confidence in ("high", "medium", "low")
     prompt = llm.render_prompt(MESSAGES, n_images=1)
     assert prompt.count("<start_of_image>") == 1

@@ -139,3 +139,11 @@ def test_a_paused_turn_shows_its_own_timeline() -> None:
             "detail": "amoxicillin 500 mg", "duration_ms": 12.0, "llm_calls": 0, "prompt_tokens": 0}
     text = timeline_markdown(TurnResult(answer="", timeline=[step]), pending=True)
     assert "Waiting for your approval" in text and "Prescription" in text and "Confidence" not in text
+
+
+def test_a_write_confirmation_that_names_its_patient_reads_as_written_for_them() -> None:
+    from docgemma.ui.wording import write_line
+
+    what, kind, ref, reason = write_line("Saved for Amina Okafor: metformin 500 mg twice daily [MedicationRequest/abc-1]")
+    assert (what, kind, ref, reason) == ("metformin 500 mg twice daily", "prescription for Amina Okafor",
+                                         "MedicationRequest/abc-1", "")
