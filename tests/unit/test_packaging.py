@@ -1,4 +1,4 @@
-"""The package declares what it needs and how to start it (issue 10 item 7)."""
+"""The package declares what it needs and how to start it."""
 
 from __future__ import annotations
 
