@@ -52,7 +52,7 @@ def _literal(values: tuple[str, ...]) -> Any:
 @lru_cache(maxsize=8)
 def intent_schema(tool_names: tuple[str, ...]) -> type[BaseModel]:
     """IntentClassification: ``intent`` first; ``scope`` tells greetings and off-topic messages apart
-    (seed 003's topic suggestions); ``suggested_tool`` is a non-binding hint, last."""
+    (topic suggestions for the next question); ``suggested_tool`` is a non-binding hint, last."""
     return create_model(
         "IntentClassification",
         intent=(cast(Any, Literal["DIRECT", "TOOL_NEEDED"]), ...),

@@ -433,6 +433,6 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
 
 
 def default_registry(executors: Mapping[str, Executor] | None = None) -> ToolRegistry:
-    """The ten v3 tools plus the three patient-data tools of seed 004, with whichever executors are given."""
+    """The ten v3 tools plus the three patient-data tools, with whichever executors are given."""
     registry = ToolRegistry(V3_TOOLS)
     return registry.with_executors(executors) if executors else registry
