@@ -1,4 +1,4 @@
-"""Backend figures (issue 12 items 2, 4 and 5) on the embedded SmolLM2-135M GGUF, CPU. Run from the root:
+"""Backend figures on the embedded SmolLM2-135M GGUF, CPU. Run from the root:
 
     python bench/bench_backends.py [--json] [--reps 3] [--out bench/results_backends.json]
 

@@ -1,4 +1,4 @@
-"""Issue 12's budgets over every golden turn (``docgemma/budgets.py``), as MedGemma would be asked.
+"""The per-turn budgets over every golden turn (``docgemma/budgets.py``), as MedGemma would be asked.
 
     python bench/bench_budgets.py [--label after] [--src CHECKOUT]
 

@@ -1,4 +1,4 @@
-"""Figures for a deployment (issue 13): turns per second with 1 and 2 app replicas, and what the PostgreSQL
+"""Figures for a deployment: turns per second with 1 and 2 app replicas, and what the PostgreSQL
 checkpointer costs per turn against SQLite.
 
 1. Throughput: ``python app.py`` replicas (the demo model, ``DOCGEMMA_BACKEND=fake``), conversations on one

@@ -1,6 +1,6 @@
-"""Record figures. Default (issue 4): summary compile time for the largest shared Synthea patient, summary tokens
+"""Record figures. Default: summary compile time for the largest shared Synthea patient, summary tokens
 per demo patient (Gemma tokenizer, when cached by the budget test), search p50/p95 on the embedded server over
-HTTP. ``--scale`` (issue 9 item 10): search p50/p95 over HTTP and the load time with >= 100k resources.
+HTTP. ``--scale``: search p50/p95 over HTTP and the load time with >= 100k resources.
 
     python bench/bench_ehr.py                       # -> results_ehr.json
     python bench/bench_ehr.py --scale [--patients 1000] --out bench/results_ehr_scale.json

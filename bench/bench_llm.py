@@ -1,4 +1,4 @@
-"""Embedded-model figures (issue 8 items 1 and 4): prompt tokens of one constrained JSON call as Outlines'
+"""Embedded-model figures: prompt tokens of one constrained JSON call as Outlines'
 ``str`` input sent them (chat template applied twice) and as the backend sends them now, and how much free
 text repeats itself with and without the small-model repetition control. Run from the repository root:
 

@@ -1,4 +1,4 @@
-"""Tool-layer figures (issue 3): HTTP calls per tool with and without the cache, time to fail offline,
+"""Tool-layer figures: HTTP calls per tool with and without the cache, time to fail offline,
 and per-call overhead in-process vs over MCP (stdio). Run from the repository root:
 
     python bench/bench_tools.py [--json]

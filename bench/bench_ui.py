@@ -1,4 +1,4 @@
-"""Web-app figures (issue 5): time from launch to ready on the embedded default, and time to the first
+"""Web-app figures: time from launch to ready on the embedded default, and time to the first
 streamed answer token of a turn, measured through gradio_client against ``python app.py``.
 
     python bench/bench_ui.py

@@ -1,4 +1,4 @@
-"""Writes per approval card under concurrent clicks (issue 9, item 1): the app is served in-process with the
+"""Writes per approval card under concurrent clicks: the app is served in-process with the
 rule-based demo model and an embedded record on a temp file; each trial opens a new browser session
 (gradio_client), asks for a prescription, then sends the card's buttons together (they run on separate Gradio
 queues). If an edit won, its new card is approved afterwards. Counted per trial: MedicationRequests and

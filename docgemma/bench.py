@@ -1,6 +1,6 @@
 """Benchmarks behind ``python -m docgemma bench`` (figures, not timed tests).
 
-* LLM calls per route (oracle model): direct, single tool, multi-tool — against seed 002's budget.
+* LLM calls per route (oracle model): direct, single tool, multi-tool — against the 2 / 4 / 4+N call budget.
 * Deterministic overhead per turn with an instant fake model (target under 20 ms).
 * JSON constraint build time vs reuse, on the embedded CPU model.
 * Wall time of a single-tool turn on the embedded CPU model (the tool answers from a local stub).

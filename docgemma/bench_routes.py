@@ -1,11 +1,11 @@
-"""Per-route figures of ``python -m docgemma bench --backend B`` (issue 12): for each route (direct, single
+"""Per-route figures of ``python -m docgemma bench --backend B``: for each route (direct, single
 tool, multi-tool, error retry, image) the model calls, prompt tokens, uncached prompt tokens, decoded tokens,
 the turn's time and the agent's own share of it (turn time minus model time).
 
 * ``fake``: the golden oracle decides (a clinically meaningful model's path) and
   :class:`~docgemma.metering.PrefixMeter` counts what MedGemma would be asked with the Gemma 3 tokenizer
   (free text at its cap); the time is then the agent's alone, and ``t4_estimate_s`` converts the tokens
-  with issue 12's T4 figures.
+  with first-order T4 figures (docs/design-notes.md).
 * any other backend of ``config.BACKENDS`` (``transformers``, and ``llamacpp`` once registered): the model
   decides, metered with its own tokenizer (:func:`~docgemma.metering.backend_meter`); a backend that
   reports its own usage is believed. A model flagged not clinically meaningful (the embedded SmolLM2)
@@ -52,7 +52,7 @@ ROUTE_TURNS: dict[str, dict[str, Any]] = {
     "image": {"user_input": "What does this image show?", "has_image": True, "expected_intent": "DIRECT",
               "patient": True},
 }
-#: Issue 12's first-order T4 figures for a 4B model in 4-bit (prefill 1-2k tokens/s, decode 20-50 tokens/s).
+#: First-order T4 figures for a 4B model in 4-bit (prefill 1-2k tokens/s, decode 20-50 tokens/s).
 T4_PREFILL_PER_S = 1500
 T4_DECODE_PER_S = 35
 

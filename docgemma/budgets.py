@@ -1,12 +1,13 @@
-"""Issue 12's budgets checked on every golden turn, with the figures MedGemma would be asked.
+"""The per-turn budgets (docs/design-notes.md, "Budgets") checked on every golden turn, with the figures MedGemma would be asked.
 
 The golden oracle decides (a clinically meaningful model's path) and :class:`~docgemma.metering.PrefixMeter`
 counts each call with the real Gemma 3 tokenizer. Every active patient is given the largest Synthea
 patient summary of ``data/synthea`` (the worst case of the shipped records), since golden runs have no
 record behind them.
 
-Budgets (seed 002 and issue 12): model calls per turn ≤ 2 (no tool), 4 (one tool call), 4 + N (N tool
-calls); a single-tool turn with an active patient ≤ 4,000 uncached prompt tokens and ≤ 300 decoded tokens.
+Budgets (fewer sequential model calls keep a turn fast; a T4 GPU sets the token limits): model calls
+per turn ≤ 2 (no tool), 4 (one tool call), 4 + N (N tool calls);
+a single-tool turn with an active patient ≤ 4,000 uncached prompt tokens and ≤ 300 decoded tokens.
 """
 
 from __future__ import annotations

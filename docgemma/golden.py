@@ -303,7 +303,7 @@ ECHO_CHECKS = {"intent": "intent_classify", "tool": "tool_select", "tools": "too
 
 
 def route_of(record: dict[str, Any]) -> str:
-    """direct, single tool or multi-tool: the budget class of a turn (seed 002: 2, 4, 4+N calls)."""
+    """direct, single tool or multi-tool: the budget class of a turn (budgets of 2, 4, 4+N calls)."""
     calls = len(record["tools"])
     return "direct" if calls == 0 else "single tool" if calls == 1 else "multi-tool"
 

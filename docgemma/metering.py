@@ -1,4 +1,4 @@
-"""What MedGemma would be asked: token figures of a turn without loading a model (issue 12's budgets).
+"""What MedGemma would be asked: token figures of a turn without loading a model (for the per-turn budgets).
 
 :class:`PrefixMeter` wraps any model (the golden oracle, in practice) and reports each call's
 :class:`~docgemma.llm.base.Usage` with the real Gemma 3 tokenizer, which MedGemma shares:

@@ -1,4 +1,4 @@
-"""The clarification questions of the deterministic ask_user rules (seed 002 §9)."""
+"""The clarification questions of the deterministic ask_user rules (the model never chose to ask on its own)."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ class ApprovalRequest:
 
 @dataclass
 class TurnResult:
-    """The output of a finished turn (seed 000 dual output + seed 003 follow-ups)."""
+    """The output of a finished turn (the answer plus its reasoning trail, and follow-ups)."""
 
     answer: str
     confidence: str | None = None

@@ -1,4 +1,4 @@
-"""Wiring of the v3 graph (seed 002 §3). No logic lives here: nodes and edge functions are imported."""
+"""Wiring of the v3 graph. No logic lives here: nodes and edge functions are imported."""
 
 from __future__ import annotations
 

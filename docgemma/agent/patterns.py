@@ -1,4 +1,4 @@
-"""Task-pattern matching (seed 002 §11): which tools a query needs, decided by keywords, never by the model.
+"""Task-pattern matching: which tools a query needs, decided by keywords, never by the model.
 
 Each tool's keywords are on its spec (``ToolSpec.keywords``); every tool whose keywords match contributes (a
 query may need several tools: "find patient X, check her chart and verify metformin safety"), which

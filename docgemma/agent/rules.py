@@ -1,4 +1,4 @@
-"""Deterministic intent and tool decisions: what code is sure of, it decides (seed 002's principle,
+"""Deterministic intent and tool decisions: what code is sure of, it decides (the design's principle,
 "classification → LLM, control flow → code", extended to everything the message states explicitly).
 
 :func:`decide` is pure. It returns a :class:`RuleDecision` when the message carries an explicit signal

@@ -1,5 +1,5 @@
-"""The LangGraph state (seed 002 §5), plus what the product adds: attachments, the active patient,
-the reasoning timeline and the turn's output (seed 000 dual output, seed 003 follow-ups).
+"""The LangGraph state of the v3 graph, plus what the product adds: attachments, the active patient,
+the reasoning timeline and the turn's output (the answer plus its reasoning trail, and follow-ups).
 
 Nodes return partial dicts. The accumulating lists use :func:`extend_or_reset`: a node appends by
 returning a list, and INPUT_ASSEMBLY starts a turn's lists afresh by putting :data:`NEW_TURN` first.

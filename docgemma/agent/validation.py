@@ -1,4 +1,4 @@
-"""Argument grounding and validation before a tool runs (seed 002 §4 TOOL_EXECUTE step 1; seed 000 §5).
+"""Argument grounding and validation before a tool runs (TOOL_EXECUTE's first step).
 
 Grounding uses deterministic facts to repair what a 4B model commonly gets wrong: a drug name the
 dictionary does not know while the message names exactly one drug, a pronoun where a patient ID belongs

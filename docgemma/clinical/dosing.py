@@ -55,37 +55,37 @@ ROUTES: tuple[tuple[str, str, str], ...] = (
 #: Values are from the US prescribing information (DailyMed, section 2 "Dosage and Administration", or the
 #: OTC Drug Facts panel). They are checks for the card, not dosing advice: paediatric and renal dosing differ.
 DRUG_MAXIMA: dict[str, tuple[float | None, float, str]] = {
-    # Glucophage (metformin HCl) label §2: max 2550 mg/day in divided doses (IR); Glucophage XR: 2000 mg once daily.
+    # Glucophage (metformin HCl) label (dosage section): max 2550 mg/day in divided doses (IR); Glucophage XR: 2000 mg once daily.
     "metformin": (2000.0, 2550.0, "Glucophage/Glucophage XR label"),
-    # Amoxil label §2: highest adult regimen 1 g three times daily (H. pylori triple/dual therapy).
+    # Amoxil label (dosage section): highest adult regimen 1 g three times daily (H. pylori triple/dual therapy).
     "amoxicillin": (1000.0, 3000.0, "Amoxil label"),
-    # Acetaminophen: OTC monograph / Drug Facts ≤ 4000 mg in 24 h; Ofirmev label §2: 1000 mg per dose, 4000 mg/day.
+    # Acetaminophen: OTC monograph / Drug Facts ≤ 4000 mg in 24 h; Ofirmev label (dosage section): 1000 mg per dose, 4000 mg/day.
     "acetaminophen": (1000.0, 4000.0, "acetaminophen OTC Drug Facts / Ofirmev label"),
     "paracetamol": (1000.0, 4000.0, "acetaminophen OTC Drug Facts / Ofirmev label"),
     # Ibuprofen tablets (Rx, Motrin) label: 400–800 mg per dose, "do not exceed 3200 mg total daily dose".
     "ibuprofen": (800.0, 3200.0, "Motrin (ibuprofen tablets) label"),
-    # Coumadin label §2: individualised; usual maintenance 2–10 mg once daily (above it: check the order).
+    # Coumadin label (dosage section): individualised; usual maintenance 2–10 mg once daily (above it: check the order).
     "warfarin": (10.0, 10.0, "Coumadin label (usual maintenance 2–10 mg/day)"),
-    # Zestril/Prinivil label §2: hypertension doses up to 80 mg once daily have been used.
+    # Zestril/Prinivil label (dosage section): hypertension doses up to 80 mg once daily have been used.
     "lisinopril": (80.0, 80.0, "Zestril label"),
-    # Lipitor label §2: 10–80 mg once daily.
+    # Lipitor label (dosage section): 10–80 mg once daily.
     "atorvastatin": (80.0, 80.0, "Lipitor label"),
-    # Norvasc label §2: maximum 10 mg once daily.
+    # Norvasc label (dosage section): maximum 10 mg once daily.
     "amlodipine": (10.0, 10.0, "Norvasc label"),
-    # Naprosyn label §2: up to 1500 mg/day for limited periods.
+    # Naprosyn label (dosage section): up to 1500 mg/day for limited periods.
     "naproxen": (1000.0, 1500.0, "Naprosyn label"),
     # Aspirin OTC Drug Facts: do not exceed 12 × 325 mg tablets (3900 mg) in 24 hours.
     "aspirin": (1000.0, 3900.0, "aspirin OTC Drug Facts"),
     # Claritin OTC Drug Facts: 10 mg once daily, not more than one tablet in 24 hours.
     "loratadine": (10.0, 10.0, "Claritin Drug Facts"),
-    # Keflex label §2: adults 1–4 g daily in divided doses.
+    # Keflex label (dosage section): adults 1–4 g daily in divided doses.
     "cephalexin": (1000.0, 4000.0, "Keflex label"),
     "cefalexin": (1000.0, 4000.0, "Keflex label"),
-    # Neurontin label §2: up to 3600 mg/day in three divided doses.
+    # Neurontin label (dosage section): up to 3600 mg/day in three divided doses.
     "gabapentin": (1200.0, 3600.0, "Neurontin label"),
-    # Zoloft label §2: maximum 200 mg/day.
+    # Zoloft label (dosage section): maximum 200 mg/day.
     "sertraline": (200.0, 200.0, "Zoloft label"),
-    # Lasix label §2 (oedema): up to 600 mg/day in severe states.
+    # Lasix label (dosage section) (oedema): up to 600 mg/day in severe states.
     "furosemide": (600.0, 600.0, "Lasix label"),
 }
 

@@ -1,5 +1,6 @@
-"""Deterministic entity pre-extraction (seed 002 §4): patient IDs by regex, drug names from a real drug
-dictionary (brand names resolved to generics), action verbs by keyword. No model involved."""
+"""Deterministic entity pre-extraction (hints that make stage 2 find names and drugs): patient IDs by
+regex, drug names from a real drug dictionary (brand names resolved to generics), action verbs by keyword.
+No model involved."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, TypedDict
 
 
 class ExtractedEntities(TypedDict):
-    """Deterministic pre-extraction (seed 002 §4)."""
+    """Deterministic pre-extraction: what the message states, found without the model."""
 
     patient_ids: list[str]
     patient_names: list[str]

@@ -1,4 +1,4 @@
-"""The pre-compiled, condition-centric patient summary (seed 004), sized for a 4B model.
+"""The pre-compiled, condition-centric patient summary, sized for a 4B model.
 
 Seed 004 budgets ~20k tokens of pruned FHIR JSON; a 4B model on a small GPU pays that prefill on every
 node, so this summary is compact text within :data:`TOKEN_BUDGET` (Gemma tokenizer) for a typical patient.

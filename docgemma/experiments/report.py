@@ -71,7 +71,7 @@ def markdown(frame: pd.DataFrame) -> str:
 
 
 def plots(frame: pd.DataFrame, suite: str, out: Path) -> list[Path]:
-    """Accuracy by variant (seed 002's figure as a marker where it is a percentage), latency by variant,
+    """Accuracy by variant (the design study's figure as a marker where it is a percentage), latency by variant,
     and the suite's own view (temperature curve, model vs rule)."""
     import matplotlib
 

@@ -1,5 +1,6 @@
-"""Seed 002's figures (its §4, §7, §12, §13, measured on MedGemma 4B), next to which each variant's
-result is reported. Keys: (suite, variant[, category])."""
+"""The design study's figures, measured on MedGemma 4B (docs/design-notes.md), next to which each
+variant's result is reported. Keys: (suite, variant[, category]). The strings are report text: the
+section marks in them point into the study and are printed as they are."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ REFERENCE: dict[tuple[str, ...], str] = {
 }
 
 
-#: The same figures as numbers, only where seed 002's figure measures what the ``accuracy`` column measures
+#: The same figures as numbers, only where the study's figure measures what the ``accuracy`` column measures
 #: (plotted as a marker next to the bar). Ranges use their upper end.
 NUMERIC: dict[tuple[str, ...], float] = {
     ("tool_select", "full_desc_1shot"): 0.95,

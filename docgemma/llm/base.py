@@ -23,7 +23,7 @@ class NodeConfig:
 
 @dataclass(frozen=True)
 class Usage:
-    """What one model call cost, as the backend measured it (the figures issue 12's budgets are about).
+    """What one model call cost, as the backend measured it (the figures the per-turn budgets are about).
 
     ``prompt_tokens`` counts the whole prompt with the model's own tokenizer (or the server's ``usage``);
     ``cached_tokens`` is the part served from a prefix cache (KV reuse, vLLM's automatic prefix caching,

@@ -1,4 +1,5 @@
-"""Per-tool argument models (seed 002 §6): required, decision-critical fields first, optional last.
+"""Per-tool argument models: required, decision-critical fields first, optional last (nullable fields
+first cut argument accuracy from 88% to 21%).
 
 Every string is bounded (``max_length``) so a constrained generation always closes its JSON inside the
 node's token cap; ``tests/unit/test_schemas.py`` checks the worst case against the caps.

@@ -1,4 +1,4 @@
-"""The patient-record tools (seed 002 §16 and seed 004): search, chart, data query, connections, timeline,
+"""The patient-record tools: search, chart, data query, connections, timeline,
 and the three writes (allergy, prescription, clinical note). Writes reach this module only after the
 clinician approved them in TOOL_EXECUTE.
 """

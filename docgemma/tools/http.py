@@ -1,14 +1,14 @@
 """The one HTTP client every knowledge tool uses.
 
 * Deadlines: a 1 s connect timeout (an unreachable network fails fast, without retries) and an overall
-  deadline per call (10 s by default, seed 002 §4) that retries cannot exceed.
+  deadline per call (10 s by default) that retries cannot exceed.
 * Bounded retries with exponential backoff for read timeouts, 429 and 5xx; ``Retry-After`` is honoured
   (capped by the remaining deadline).
 * A small in-memory response cache with a TTL (successful JSON only), bounded: at most
   ``cache_max_entries`` responses, the least recently used evicted first (it used to grow for as long as the
   app ran).
 * An allow-list of hosts: only the tools' own API hosts can be called.
-* One error taxonomy (:class:`HttpError.error_type`) matching seed 002's error types. Raw error text
+* One error taxonomy (:class:`HttpError.error_type`) matching the agent's error types (timeout, not found, ...). Raw error text
   stays in the exception for logs; tools turn it into a templated message.
 """
 

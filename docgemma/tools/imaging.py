@@ -1,4 +1,4 @@
-"""analyze_medical_image: the model's vision path on the attached image (seed 001's output schema)."""
+"""analyze_medical_image: the model's vision path on the attached image, answered in its own findings schema."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ the clinician's question: image type, up to four findings, a one-sentence impres
 and whether a specialist should review it."""
 
 
-#: analyze_medical_image's own schema (seed 001) is larger than INPUT_ASSEMBLY's findings: more tokens.
+#: analyze_medical_image's own schema is larger than INPUT_ASSEMBLY's findings: more tokens.
 IMAGE_TOOL_CONFIG = NodeConfig(0.3, 768)
 
 

@@ -1,6 +1,7 @@
-"""What a tool returns, the error taxonomy, and the clinician-facing error templates (seed 002 §4, §10).
+"""What a tool returns, the error taxonomy, and the clinician-facing error templates.
 
-Raw error text never reaches a prompt: executors return an ``error_type`` plus structured ``details``
+Raw error text never reaches a prompt (given raw errors, the model answers from memory: 4.8/10 vs 10/10
+pre-formatted): executors return an ``error_type`` plus structured ``details``
 that are safe to show (missing fields, candidate patients); :func:`format_error` turns those into a
 pre-formatted sentence before any model sees them.
 """

@@ -102,7 +102,7 @@ class ToolSpec:
     #: A write tool's own safety review before the approval card (``tools/write_checks.py``): warnings from the
     #: patient's allergies and active orders. The patient check itself applies to every write.
     pre_write_check: PreWriteCheck | None = None
-    #: Words that mean a request needs this tool (whole word, any case; seed 002 §11 task patterns). A write
+    #: Words that mean a request needs this tool (whole word, any case; code decides when the task has its tools). A write
     #: tool's words count only when the message asks for a write.
     keywords: tuple[str, ...] = ()
     #: Parts it plays in the agent's rules (``registry.first(role)``).
@@ -192,7 +192,7 @@ class ToolRegistry:
         return self._by_name[name].label
 
     def tool_list(self) -> str:
-        """The full_desc list used in TOOL_SELECT stage 1 (seed 002 §16)."""
+        """The full_desc list used in TOOL_SELECT stage 1 (full descriptions beat short ones, 95% vs 80%)."""
         return "\n\n".join(f"- {s.signature} — {s.full_desc}" for s in self.specs)
 
     def with_pre_write_checks(self, checks: Mapping[str, PreWriteCheck]) -> ToolRegistry:
@@ -379,7 +379,7 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
         record=True,
         active_patient_after=record_patient,
         pre_write_check=prescription_check,
-        # Seed §11 also lists "start" and "order"; they match questions ("is it safe to start X?") and would
+        # "start" and "order" would be natural prescribe words too; they match questions ("is it safe to start X?") and would
         # force a write tool into a read-only question: an order verb counts only with a drug (MEDICATION_ORDER).
         keywords=("prescribe", "prescription"),
         roles=frozenset({Role.MEDICATION_ORDER}),
@@ -433,6 +433,6 @@ V3_TOOLS: tuple[ToolSpec, ...] = (
 
 
 def default_registry(executors: Mapping[str, Executor] | None = None) -> ToolRegistry:
-    """The ten v3 tools plus the three patient-data tools of seed 004, with whichever executors are given."""
+    """The ten v3 tools plus the three patient-data tools, with whichever executors are given."""
     registry = ToolRegistry(V3_TOOLS)
     return registry.with_executors(executors) if executors else registry

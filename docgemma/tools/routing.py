@@ -2,8 +2,8 @@
 
 A :class:`~docgemma.tools.registry.ToolSpec` carries, besides its prompt text and executor:
 
-* ``keywords``: words that, said by the clinician, mean the request needs the tool (seed 002 §11 task patterns;
-  a write tool only when the message asks for a write);
+* ``keywords``: words that, said by the clinician, mean the request needs the tool (task patterns: code, not the model, decides
+  when the loop has enough; a write tool only when the message asks for a write);
 * ``roles``: the parts it plays in the agent's rules (:class:`Role`), which ask ``registry.first(role)``
   instead of naming a tool;
 * ``extract``: its deterministic argument prefill, from the :class:`Request` (ground-floor inputs only: the

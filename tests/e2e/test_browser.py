@@ -119,7 +119,7 @@ def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page
 
 
 def test_page_welcomes_labels_fetches_no_remote_image_and_lists_the_timeline(app_url: tuple[str, Ehr], page: Any) -> None:
-    """Issue 9 items 13 and 14 in the browser: a welcome message on load, the textbox named for people
+    """In the browser: a welcome message on load, the textbox named for people
     (screen readers), the clinician's own ``![x](http://…)`` shown as text without any request to that host
     (it used to be fetched), and a timeline that reads at 1440 px (a list; the table broke words apart)."""
     url, _ = app_url

@@ -94,7 +94,7 @@ def test_page_examples_take_their_route_on_the_embedded_model(embedded: Any) -> 
     failed = [(r["user_input"], k) for r in records for k, ok in r["checks"].items() if not ok]
     assert not failed, report.getvalue()
     single = [r for r in records if len(r["tools"]) == 1]
-    assert max(r["llm_calls"] for r in single) < 4  # seed 002's single-tool budget is 4
+    assert max(r["llm_calls"] for r in single) < 4  # the single-tool budget is 4 calls
 
 
 def test_model_mode_accuracy_stays_above_the_measured_floor(embedded: Any, tmp_path: Path) -> None:

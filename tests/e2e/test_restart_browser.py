@@ -1,4 +1,4 @@
-"""Issue 13 in the browser: the page keeps its conversation across a restart of the app process. Chromium asks
+"""In the browser: the page keeps its conversation across a restart of the app process. Chromium asks
 ``python app.py`` (the default embedded CPU model, and the demo ``fake`` backend; embedded record, SQLite
 conversations) for a write, the app is
 stopped and started again on the same data directory, the reloaded page shows the conversation and the

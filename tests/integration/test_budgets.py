@@ -1,4 +1,4 @@
-"""Issue 12's budgets on every golden turn, metered as MedGemma would be asked (Gemma 3 tokenizer, the
+"""The per-turn budgets (docs/design-notes.md) on every golden turn, metered as MedGemma would be asked (Gemma 3 tokenizer, the
 golden oracle deciding, the largest shipped patient summary as the active patient's context), and the
 bench's per-route figures (``python -m docgemma bench --backend fake``)."""
 
@@ -47,7 +47,7 @@ def test_a_connection_question_is_routed_by_rule_within_budget(records: list[dic
 
 
 def test_a_prefix_cache_serves_most_of_every_call_after_a_turns_first(records: list[dict[str, Any]]) -> None:
-    # Instructions-first prompts (before issue 12): 1.8%.
+    # Instructions-first prompts (the layout before the shared prefix): 1.8%.
     assert summarise(records)["prefix_share_after_first_call"] >= 0.7
 
 

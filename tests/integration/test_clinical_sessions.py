@@ -1,4 +1,4 @@
-"""The clinical golden sessions (issue 11): enough sessions and turns, the error kinds the issue names, every
+"""The clinical golden sessions: enough sessions and turns, the error kinds the issue names, every
 tool turn answered by a mock (no live API), and the file says its mock data are synthetic."""
 
 from __future__ import annotations

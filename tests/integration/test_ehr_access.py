@@ -1,4 +1,4 @@
-"""Who may reach the record (issue 9 item 10): ``ehr serve`` needs a bearer token beyond loopback, and the FHIR
+"""Who may reach the record: ``ehr serve`` needs a bearer token beyond loopback, and the FHIR
 client speaks SMART Backend Services (discovery, ``private_key_jwt``, ``system/*`` scopes) against a mock
 authorization server that verifies the client's JWT with its public key."""
 

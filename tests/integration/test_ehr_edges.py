@@ -1,4 +1,4 @@
-"""The record's edges (issue 9 items 7 and 8): bad bodies are refused with an OperationOutcome and nothing is
+"""The record's edges: bad bodies are refused with an OperationOutcome and nothing is
 stored; a bad resource already in the store does not break the summary or the tools; the summary follows
 writes made by anyone else (another process on the same file, or another client of the same server)."""
 

@@ -1,4 +1,4 @@
-"""Indexed search (issue 9 item 10): a search reads only the rows that can match, finds the same resources as
+"""Indexed search: a search reads only the rows that can match, finds the same resources as
 the full scan it replaced, and a record file written before the index existed is indexed when opened."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The llama.cpp backend (issue 12 item 4) on the embedded SmolLM2 GGUF, and on a Gemma 3 GGUF for the prompt
+"""The llama.cpp backend on the embedded SmolLM2 GGUF, and on a Gemma 3 GGUF for the prompt
 ids (Gemma's template writes <bos>; a second one must not be added).
 
 Needs llama-cpp-python (``bash scripts/dev.sh setup-llamacpp``; ``scripts/dev.sh test`` installs it).

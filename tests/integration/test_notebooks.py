@@ -1,4 +1,4 @@
-"""Every notebook runs top to bottom on the embedded CPU model (issue 11), and the committed notebooks are
+"""Every notebook runs top to bottom on the embedded CPU model, and the committed notebooks are
 exactly what ``scripts/build_notebooks.py`` builds, with no outputs.
 
 CI cost: each notebook loads the embedded model once (~30 s) and runs one case of one or two variants; the

@@ -1,4 +1,4 @@
-"""Prefix KV-cache reuse in the transformers backend (issue 12 item 2): the calls of a turn share a long
+"""Prefix KV-cache reuse in the transformers backend: the calls of a turn share a long
 prompt prefix; the kept cache serves it, and the outputs at temperature 0 are those of a full prefill.
 
 Run on the embedded SmolLM2 (Llama layers: plain dynamic cache) and on a tiny random Gemma 3 (sliding-window

@@ -1,4 +1,4 @@
-"""The prompt layout that caches (issue 12): every model call of a turn starts with the same prefix (system
+"""The prompt layout that caches: every model call of a turn starts with the same prefix (system
 text, patient, conversation, the clinician's message, the results so far) and ends with the node's own
 instructions, so a prefix cache serves the shared part after the turn's first call."""
 

@@ -1,4 +1,4 @@
-"""Writes: exactly once, always checked (issue 9, items 1–5). One approval card is consumed once whichever
+"""Writes: exactly once, always checked. One approval card is consumed once whichever
 button or call comes first; an edit is a new card with every check re-run; a severe allergy conflict needs an
 override with a reason; doses are parsed and implausible ones flagged; the card names the patient once and
 the chat confirms what was written."""

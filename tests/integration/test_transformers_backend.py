@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from PIL import Image
 
@@ -32,21 +34,44 @@ def test_loads_as_image_text_model_without_quantization_on_cpu(llm: Transformers
 ROOM = 1024
 
 
-def test_constrained_json_is_schema_valid_and_constraints_are_reused(llm: TransformersLLM) -> None:
+def test_constrained_json_is_greedy_at_zero_and_constraints_are_reused(llm: TransformersLLM) -> None:
     schema = intent_schema(default_registry().names)
-    out = llm.generate_json(MESSAGES, schema, temperature=0.0, max_tokens=ROOM)
-    assert out.intent in ("DIRECT", "TOOL_NEEDED")  # type: ignore[attr-defined]
+    first_out = llm.generate_json(MESSAGES, schema, temperature=0.0, max_tokens=ROOM)
     first = llm.constraints.matcher(schema)
-    llm.generate_json(MESSAGES, schema, temperature=0.0, max_tokens=ROOM)
+    assert llm.generate_json(MESSAGES, schema, temperature=0.0, max_tokens=ROOM) == first_out  # T=0: greedy
     assert llm.constraints.matcher(schema) is first and list(llm.constraint_build_s) == ["IntentClassification"]
 
 
-def test_image_goes_through_the_processor(llm: TransformersLLM) -> None:
+class ProcessorSpy:
+    """The loaded processor, recording what each call received (everything else passes through)."""
+
+    def __init__(self, processor: Any) -> None:
+        self.processor = processor
+        self.calls: list[dict[str, Any]] = []
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls.append(kwargs)
+        return self.processor(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.processor, name)
+
+
+def test_image_goes_through_the_processor(llm: TransformersLLM, monkeypatch: pytest.MonkeyPatch) -> None:
     image = Image.new("RGB", (100, 80), (120, 30, 30))
-    out = llm.generate_json(MESSAGES, ImageFindingsOutput, temperature=0.0, max_tokens=ROOM, images=[image])
-    assert 1 <= len(out.findings) <= 4 and out.confidence in ("high", "medium", "low")
-    prompt = llm.render_prompt(MESSAGES, n_images=1)
-    assert prompt.count("<start_of_image>") == 1
+    spy = ProcessorSpy(llm.processor)
+    monkeypatch.setattr(llm, "processor", spy)
+    generated: list[Any] = []
+    generate = llm._generate_ids
+    monkeypatch.setattr(llm, "_generate_ids", lambda inputs, **kw: generated.append(inputs) or generate(inputs, **kw))
+
+    llm.generate_json(MESSAGES, ImageFindingsOutput, temperature=0.0, max_tokens=ROOM, images=[image])
+
+    assert len(spy.calls) == 1 and spy.calls[0]["images"] == [image]  # this very image, once
+    assert spy.calls[0]["text"].count("<start_of_image>") == 1
+    assert "pixel_values" in generated[0] and generated[0]["pixel_values"].shape[0] == 1  # it reached the model
+    usage = llm.last_usage
+    assert usage is not None and usage.prompt_tokens > llm.count_tokens(MESSAGES)  # expanded into image tokens
 
 
 def test_capped_generation_raises_output_error(llm: TransformersLLM) -> None:
@@ -56,5 +81,8 @@ def test_capped_generation_raises_output_error(llm: TransformersLLM) -> None:
 
 def test_text_streams_and_tokens_are_counted(llm: TransformersLLM) -> None:
     chunks = list(llm.generate_text(MESSAGES, temperature=0.5, max_tokens=8))
-    assert isinstance(chunks, list) and all(isinstance(c, str) for c in chunks)
+    usage = llm.last_usage
+    assert usage is not None and 1 <= usage.decoded_tokens <= 8  # the cap holds, and the call is reported
+    assert usage.prompt_tokens == llm.count_tokens(MESSAGES)
+    assert all(chunks)  # no empty chunk reaches the page
     assert llm.count_tokens(MESSAGES) > llm.count_tokens(MESSAGES[1:]) > 0

@@ -158,7 +158,7 @@ def test_tool_turn_image_turn_approval_and_bad_upload(served: tuple[str, Assista
 
 @pytest.mark.slow
 def test_approve_edit_reject_clicked_together_write_once(served: tuple[str, Assistant, Ehr]) -> None:
-    """The three buttons run on separate queues: whichever comes first consumes the card (issue 9, item 1)."""
+    """The three buttons run on separate queues: whichever comes first consumes the card."""
     from gradio_client import Client
 
     url, _, ehr = served
@@ -192,7 +192,7 @@ def test_approve_edit_reject_clicked_together_write_once(served: tuple[str, Assi
 
 @pytest.mark.slow
 def test_page_is_honest_and_uploads_cannot_hurt(served: tuple[str, Assistant, Ehr], tmp_path: Path) -> None:
-    """Issue 9 items 11, 13, 14 through the app's API: a welcome message; the clinician's text escaped (no
+    """Through the app's API: a welcome message; the clinician's text escaped (no
     remote image); a pixel bomb answered with a clear message (it was a generic error); preview files
     deleted; no "(image)" bubble for an empty message; confidence that differs with the evidence; and while a
     write waits for approval, the timeline of that turn (it showed the previous turn's)."""

@@ -1,4 +1,4 @@
-"""The workspace under the web UI (issue 10 item 4): one patient search (the tool's), the patient panel."""
+"""The workspace under the web UI: one patient search (the tool's), the patient panel."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -166,15 +166,59 @@ def test_every_error_type_has_a_template_and_a_rule() -> None:
     assert not (ASK_USER_ERRORS | SKIP_ERRORS | RETRYABLE_ERRORS) - types
 
 
-def test_every_error_type_is_returned_somewhere() -> None:
-    """No dead error type: each one is raised by the HTTP client or returned by an executor or TOOL_EXECUTE."""
-    import re
-    from pathlib import Path
-    from typing import get_args
+def _http_error(answer: Any, host: str = "api.fda.gov") -> str:
+    """The error type the tools' HTTP client raises for one answer of the service (a response or an exception)."""
+    import httpx
 
-    import docgemma
-    from docgemma.tools.outcome import ErrorType
+    from docgemma.tools.http import HttpClient, HttpError, forget_offline
 
-    source = "\n".join(p.read_text() for p in Path(docgemma.__file__).parent.rglob("*.py"))
-    returned = set(re.findall(r'(?:failure|HttpError)\(\s*"([a-z_]+)"', source))
-    assert set(get_args(ErrorType)) == returned
+    def handler(request: httpx.Request) -> httpx.Response:
+        if isinstance(answer, Exception):
+            raise answer
+        return cast(httpx.Response, answer)
+
+    http = HttpClient(frozenset({"api.fda.gov"}), transport=httpx.MockTransport(handler), max_retries=0,
+                      sleep=lambda _: None)
+    try:
+        http.get_json(f"https://{host}/drug/label.json", {"search": "x"}, cache=False)
+    except HttpError as error:
+        return error.error_type
+    finally:
+        forget_offline()
+        http.close()
+    raise AssertionError("no error raised")
+
+
+def test_the_http_client_names_each_failure_of_a_service() -> None:
+    """Each way a knowledge service can fail reaches the agent as its own error type (each with its own template
+    and ERROR_HANDLER rule): transient ones are retried, an unreachable network is said as such."""
+    import httpx
+
+    request = httpx.Request("GET", "https://api.fda.gov/")
+    assert _http_error(httpx.ReadTimeout("slow", request=request)) == "timeout"
+    assert _http_error(httpx.ConnectTimeout("no answer", request=request)) == "service_unavailable"
+    assert _http_error(httpx.ConnectError("no route", request=request)) == "offline"
+    assert _http_error(httpx.Response(429)) == "rate_limit"
+    assert _http_error(httpx.Response(503)) == "server_error"
+    assert _http_error(httpx.Response(403)) == "service_unavailable"
+    assert _http_error(httpx.Response(404)) == "not_found"
+    assert _http_error(httpx.Response(400)) == "invalid_args"
+    assert _http_error(httpx.Response(200, text="<html>")) == "invalid_response"
+    assert _http_error(httpx.Response(200, json={}), host="evil.example") == "invalid_args"  # not a tool host
+
+
+def test_a_tool_without_what_it_needs_says_which() -> None:
+    """An unbound executor, a missing image and a model without vision are three different answers."""
+    from dataclasses import replace
+
+    from PIL import Image
+
+    from docgemma.tools.imaging import analyze_medical_image
+    from docgemma.tools.registry import ToolContext, default_registry
+
+    spec = replace(next(s for s in default_registry() if s.needs_image), executor=analyze_medical_image)
+    args = spec.args_model.model_validate({"query": "What does this show?"})
+    image = Image.new("RGB", (8, 8))
+    assert replace(spec, executor=None).run(args, ToolContext(image=image))["error_type"] == "not_configured"
+    assert spec.run(args, ToolContext(image=None))["error_type"] == "no_image"
+    assert spec.run(args, ToolContext(image=image, llm=None))["error_type"] == "no_vision"

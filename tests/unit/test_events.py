@@ -1,4 +1,4 @@
-"""Typed events between the agent and its front ends (issue 10 item 3)."""
+"""Typed events between the agent and its front ends."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The experiment harness (issue 11): datasets, trials, resume, parse errors, tables, plots, report, CLI."""
+"""The experiment harness: datasets, trials, resume, parse errors, tables, plots, report, CLI."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Layers point one way (issue 10 item 1): ground ← ehr/llm ← tools ← agent ← app ← ui ← entry, no cycles."""
+"""Layers point one way: ground ← ehr/llm ← tools ← agent ← app ← ui ← entry, no cycles."""
 
 from __future__ import annotations
 

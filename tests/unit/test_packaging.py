@@ -1,10 +1,13 @@
-"""The package declares what it needs and how to start it (issue 10 item 7)."""
+"""The package declares what it needs and how to start it."""
 
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 import tomllib
 from packaging.requirements import Requirement
 
@@ -36,6 +39,24 @@ def test_requirement_files_are_valid_requirements() -> None:
     assert "mcp" in {Requirement(line).name for line in requirement_lines("requirements.txt")}
 
 
-def test_mcp_client_does_not_patch_the_python_path() -> None:
-    source = (ROOT / "docgemma" / "tools" / "mcp_client.py").read_text()
-    assert "PYTHONPATH" not in source and "sys.executable" in source
+def test_mcp_client_starts_the_server_with_this_interpreter_and_the_given_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stdio tool server is ``python -m docgemma mcp`` run by this interpreter, with exactly the environment
+    the caller passed: the package is found as any ``python -m`` finds it, not through a patched PYTHONPATH."""
+    import mcp.client.stdio
+
+    from docgemma.tools.mcp_client import McpToolClient
+
+    started: list[Any] = []
+
+    def stdio_client(params: Any) -> Any:
+        started.append(params)
+        raise OSError("not started in this test")
+
+    monkeypatch.setattr(mcp.client.stdio, "stdio_client", stdio_client)
+    with pytest.raises(RuntimeError, match="did not start"):
+        McpToolClient(env={"DOCGEMMA_BACKEND": "fake"}, allow_writes=False)
+    [params] = started
+    assert params.command == sys.executable
+    assert params.args == ["-m", "docgemma", "mcp", "--transport", "stdio"]  # no --allow-writes when not allowed
+    assert params.env == {"DOCGEMMA_BACKEND": "fake"}

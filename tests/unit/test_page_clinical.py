@@ -1,4 +1,4 @@
-"""The page as a clinician reads it (issue 20) and the approval decisions it sends (issue 18, items 7 and 11):
+"""The page as a clinician reads it and the approval decisions it sends:
 a decision names the card shown and anything else is stale; an empty message keeps the screen; the card is a
 form with its checks beside its fields; clinical words instead of internal ones; sentences true in each mode;
 confidence that follows the evidence; a reopened conversation whole, past the prompt history's cap."""

@@ -1,4 +1,4 @@
-"""The page reopens its conversation (issue 13): the browser keeps only the thread id, which comes back as
+"""The page reopens its conversation: the browser keeps only the thread id, which comes back as
 untrusted input; a reload, or an app process restarted on the same data, shows the conversation, the active
 patient and the waiting approval card, which is still decided once; "New conversation" starts afresh."""
 

@@ -1,4 +1,4 @@
-"""The per-turn state: what a turn starts from, what carries over from the turn before (issue 10 item 5)."""
+"""The per-turn state: what a turn starts from, what carries over from the turn before."""
 
 from __future__ import annotations
 

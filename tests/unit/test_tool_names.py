@@ -1,4 +1,4 @@
-"""One place per tool (issue 10 item 2): a tool's name is spelled only where the tool is defined.
+"""One place per tool: a tool's name is spelled only where the tool is defined.
 
 The tools' own modules define them (``tools/registry.py`` with the ToolSpecs, ``tools/knowledge.py`` and
 ``tools/ehr_tools.py`` binding executors); nothing else in the package spells a tool name. The rest of the code

@@ -1,4 +1,4 @@
-"""Token accounting (issue 12 item 1): what each model call cost reaches the timeline, once per call."""
+"""Token accounting: what each model call cost reaches the timeline, once per call."""
 
 from __future__ import annotations
 

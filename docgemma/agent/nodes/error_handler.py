@@ -1,4 +1,4 @@
-"""Node ⑤a ERROR_HANDLER (hybrid, seed 002 §4 and §9): ask_user and skip are hard-coded rules; the model
+"""Node ⑤a ERROR_HANDLER (hybrid): ask_user and skip are hard-coded rules (the model scored 0% on both); the model
 only chooses between retry_same and retry_different_args (its 92% decision).
 
 After a skip, the loop continues if the task still needs another tool and steps remain

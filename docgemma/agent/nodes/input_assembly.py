@@ -2,7 +2,7 @@
 
 Starts the turn: resets per-turn fields (to ``state.TURN_DEFAULTS``), truncates an over-long message with a
 visible note, formats the last turns of history, decodes the attachment, extracts entities, runs the vision
-call, and loads the active patient's context (seed 000's clinical context assembler).
+call, and loads the active patient's context (the clinical context every later prompt shares).
 """
 
 from __future__ import annotations

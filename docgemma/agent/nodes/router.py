@@ -1,4 +1,4 @@
-"""Node ⑥ DETERMINISTIC_ROUTER (code only, seed 002 §9 and §11): every "what next" decision.
+"""Node ⑥ DETERMINISTIC_ROUTER (code only: the model judged sufficiency right 0% of the time): every "what next" decision.
 
 :func:`decide_route` is pure; the node records its decision (timeline, ``router_actions``) and the edge
 function :func:`route_after_router` only reads it.

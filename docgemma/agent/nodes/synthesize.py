@@ -1,5 +1,5 @@
 """Node ⑦ SYNTHESIZE (LLM, T=0.5, 256 tokens, free text, streamed): the clinician-facing answer, plus the
-turn's confidence, sources and follow-up suggestions (seed 000 dual output, seed 003 follow-ups).
+turn's confidence, sources and follow-up suggestions (the answer plus its reasoning trail, and follow-ups).
 
 Three answers are written by code, never by the model:
 * a clarification question from the deterministic ask_user rules;

@@ -29,7 +29,8 @@ from docgemma.tools.routing import Role
 
 
 def entity_hints(state: AgentState) -> list[str]:
-    """Stage-2 hints from INPUT_ASSEMBLY (seed 002 §4 hint injection) and the active patient."""
+    """Stage-2 hints from INPUT_ASSEMBLY (deterministic entity hints: without them the model misses names and
+    drugs) and the active patient."""
     entities = state["extracted_entities"]
     hints = [f"Detected patient ID: {pid}" for pid in entities["patient_ids"]]
     active = state.get("active_patient")
@@ -124,7 +125,7 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[
         return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
 
     # Only a first selection reaches the model: on loop re-entry the router has already named the tool
-    # the task still needs (code), so the model's "none" signal of seed 002 §11 is never needed.
+    # the task still needs (code), so a "none" answer from the model (no more tools) is never needed.
     config = NODE_CONFIG["tool_select_stage1"]
     messages = prompts.stage1_messages(state, registry, example_for(state, registry))
     try:

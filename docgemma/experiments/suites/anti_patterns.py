@@ -1,4 +1,4 @@
-"""Seed 002 §13: the decisions code took away from the model, measured both ways on the same cases.
+"""The decisions code took away from the model, measured both ways on the same cases.
 
 * sufficiency — "is the information gathered enough?"; rule: ``router.decide_route`` (SYNTHESIZE = enough);
 * ask_user / skip — what to do after a tool error; rule: ``error_handler.deterministic_action``;
@@ -41,7 +41,7 @@ class ErrorAction(BaseModel):
 
 @lru_cache(maxsize=1)
 def plan_schema() -> type[BaseModel]:
-    """Seed 002 §31's TaskPlan: five nullable tool slots."""
+    """The rejected full-plan schema: five nullable tool slots (the model fills every one)."""
     tool: Any = tool_selection_schema(NAMES).model_fields["tool_name"].annotation
     slots: dict[str, Any] = {f"step_{i}": (tool | None, None) for i in range(1, 6)}
     return create_model("TaskPlan", **slots)
@@ -136,7 +136,7 @@ SUITE = Suite(
     description="Sufficiency, ask_user, skip and full-plan decomposition: the model's answer next to the rule's.",
     cases=cases,
     variants=(
-        Variant("model", model, description="the decision asked of the model (seed 002's rejected design)"),
+        Variant("model", model, description="the decision asked of the model (the design's rejected one)"),
         Variant("rule", rule, uses_model=False, description="the project's deterministic code"),
     ),
 )

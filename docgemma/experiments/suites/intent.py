@@ -1,5 +1,5 @@
 """INTENT_CLASSIFY: the agent's prompt and schema, a bare prompt without the clinical framing, T=0.3
-(seed 002 §13: parse errors), and the rule (``rules.decide``) that settles most messages before the model."""
+(more JSON parse errors), and the rule (``rules.decide``) that settles most messages before the model."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""ERROR_HANDLER's one model decision: retry_same vs retry_different_args (seed 002: 92%). Compared with
-seed 002's schema (an optional reasoning field after the decision) and the trivial "always retry_same"
+"""ERROR_HANDLER's one model decision: retry_same vs retry_different_args (92% on MedGemma 4B). Compared with
+the design's schema (an optional reasoning field after the decision) and the trivial "always retry_same"
 (what the agent falls back to when the model output is unusable)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ REGISTRY = default_registry()
 
 
 class RetryWithReasoning(BaseModel):
-    """Seed 002 §6's RetryStrategy (the project dropped ``reasoning``: it may not fit 64 tokens)."""
+    """The design's RetryStrategy (the project dropped ``reasoning``: it may not fit 64 tokens)."""
 
     strategy: Literal["retry_same", "retry_different_args"]
     reasoning: str | None = Field(default=None, max_length=100)

@@ -1,5 +1,5 @@
 """TOOL_SELECT stage 2: argument extraction for the expected tool, with and without the deterministic
-entity hints (seed 002 §4 hint injection), with the schema order reversed (seed 002 §20's null cascade),
+entity hints, with the schema order reversed (the null cascade: after a null, all nulls),
 and the rule (``extract.prefill``) that fills what the message states before the model is asked."""
 
 from __future__ import annotations

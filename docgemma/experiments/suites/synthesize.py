@@ -1,4 +1,4 @@
-"""SYNTHESIZE (seed 002 Part IV): temperature 0.0-1.0, 256 vs 512 tokens, brief vs structured prompt,
+"""SYNTHESIZE: temperature 0.0-1.0, 256 vs 512 tokens, brief vs structured prompt,
 raw vs pre-formatted errors, thinking prefix. Scored by rules: facts present, tool/source-name leakage,
 answering from memory after an error, empty output, length; optionally by a judge model
 (``--judge-model``, through the OpenAI-compatible backend).
@@ -21,7 +21,7 @@ from docgemma.llm.base import LLM, Message
 from docgemma.tools.registry import default_registry
 
 REGISTRY = default_registry()
-#: Names a clinician should never see: tool names, and the services behind them (seed 002 "source leakage").
+#: Names a clinician should never see: tool names, and the services behind them (naming them is "source leakage").
 LEAK_RE = re.compile(r"\b(" + "|".join(REGISTRY.names) + r"|openFDA|api\.fda|eutils|Europe ?PMC|FHIR|tool_name|"
                      r"Traceback|Exception|HTTPS?ConnectionPool)\b", re.IGNORECASE)
 THINK_RE = re.compile(r"<think>.*?(</think>|$)", re.IGNORECASE | re.DOTALL)

@@ -1,4 +1,4 @@
-"""TOOL_SELECT stage 1 (seed 002 Part II): description format, shots, joint vs two-stage, schema order,
+"""TOOL_SELECT stage 1: description format, shots, joint vs two-stage, schema order,
 analytical prefix, and the two rejected strategies (boolean probing, reasoning-then-select).
 
 The baseline is the agent's own prompt (``prompts.stage1_messages``) and schema; the variants change
@@ -84,8 +84,8 @@ def two_stage(probe: Probe | None, case: Case) -> dict[str, Any]:
 
 @lru_cache(maxsize=2)
 def joint_schema(critical_first: bool) -> type[BaseModel]:
-    """One schema: ``tool_name`` plus every tool's arguments as nullable fields (seed 002's joint
-    selection). ``critical_first=False`` puts the nullable fields before ``tool_name``."""
+    """One schema: ``tool_name`` plus every tool's arguments as nullable fields (joint
+    selection, 80% vs 90% two-stage). ``critical_first=False`` puts the nullable fields before ``tool_name``."""
     fields: dict[str, Any] = {}
     for spec in REGISTRY:
         for name, info in spec.args_model.model_fields.items():
@@ -121,7 +121,7 @@ def probe_schema() -> type[BaseModel]:
 
 
 def boolean_probe(probe: Probe | None, case: Case) -> dict[str, Any]:
-    """Seed 002 §21: "is tool X suitable?" for every tool at once; right only when the expected tool is
+    """Boolean probing, "is tool X suitable?" for every tool at once; right only when the expected tool is
     the one marked suitable."""
     assert probe is not None
     system = ("You are a clinical tool router. For each tool below, say whether it is suitable for the task "
@@ -134,7 +134,7 @@ def boolean_probe(probe: Probe | None, case: Case) -> dict[str, Any]:
 
 
 def reason_then_select(probe: Probe | None, case: Case) -> dict[str, Any]:
-    """Seed 002 §22: free-text reasoning first, then the selection with the reasoning in the prompt."""
+    """Reasoning-then-select: free-text reasoning first, then the selection with the reasoning in the prompt."""
     assert probe is not None
     think = [Message(role="system", content="You are a clinical assistant. Reason briefly about what the clinician "
                                            "needs and which resource could provide it."),
