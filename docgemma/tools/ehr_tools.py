@@ -26,7 +26,15 @@ from docgemma.tools import record_brief
 from docgemma.tools.outcome import ToolOutcome, failure, success
 from docgemma.tools.registry import Executor, Formatter, ToolContext, ToolSpec
 from docgemma.tools.review import PatientCard, WriteCheck, WriteReview
-from docgemma.tools.write_checks import Findings, PatientFacts, active_allergies, active_orders, allergy_line
+from docgemma.tools.routing import Role
+from docgemma.tools.write_checks import (
+    Findings,
+    PatientFacts,
+    active_allergies,
+    active_orders,
+    allergy_line,
+    paediatric_note,
+)
 
 CLINICAL_TYPES = ("Condition", "MedicationRequest", "Observation", "Procedure", "Encounter", "DiagnosticReport",
                   "CarePlan", "Immunization", "AllergyIntolerance", "DocumentReference")
@@ -446,6 +454,9 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
         def review(readable: list[dict[str, Any]], skipped: int) -> WriteReview:
             facts = PatientFacts(allergies=active_allergies(readable), medications=active_orders(readable))
             found = spec.pre_write_check(args, facts) if spec.pre_write_check else Findings([], [])
+            child = paediatric_note(str(patient.get("birthDate") or "")) if Role.MEDICATION_ORDER in spec.roles else None
+            if child:
+                found.add(child)
             severe = list(found.severe)
             if skipped:
                 # An allergy the check could not read may be the one that matters: no plain approval.

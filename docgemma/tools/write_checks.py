@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from docgemma.clinical.allergy import allergy_findings, allergy_line
@@ -121,3 +122,20 @@ def allergy_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingredien
         elif set(new.classes) & set(recorded.classes):
             found.add(f"RELATED ALLERGY ON RECORD: '{allergy_line(allergy)}' is of the same drug class.")
     return found
+
+
+def paediatric_note(birth_date: str, today: date | None = None) -> str | None:
+    """For a patient under 18, that the dose checks were adult label limits only (no weight-based check exists
+    here), so the card says what was not checked; None for an adult or an unknown birth date."""
+    try:
+        born = date.fromisoformat(birth_date[:10])
+    except ValueError:
+        return None
+    today = today or date.today()
+    years = today.year - born.year - ((today.month, today.day) < (born.month, born.day))
+    if not 0 <= years < 18:
+        return None
+    age = f"{years} year{'s' if years != 1 else ''}" if years else "under 1 year"
+    return (f"PAEDIATRIC PATIENT ({age}): the dose was checked against adult label limits only, not against "
+            "weight (mg/kg). Confirm the weight-based dose before approving.")
+

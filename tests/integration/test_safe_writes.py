@@ -407,3 +407,27 @@ def test_a_demo_model_is_not_asked_to_fill_a_write(ehr: Ehr) -> None:
     assert isinstance(card, dict), "the write reaches its card"
     assert card["args"]["note_text"] == "not specified"
     assert not [c for c in llm.calls if c.kind == "json" and c.schema and "note_text" in c.schema.model_fields]
+
+
+def test_an_order_for_a_child_says_the_dose_was_not_checked_against_weight(ehr: Ehr) -> None:
+    """Seen in the browser: amoxicillin 500 mg tds for a 21 kg six-year-old got "No findings", although only adult
+    label limits were checked. The card now says what was not checked (a warning: plain Approve stays)."""
+    kofi, grace = pid_of(ehr, "Asante"), pid_of(ehr, "Mensah")
+    spec = registry(ehr)["prescribe_medication"]
+    check = record_write_check(ehr)
+    order = {"medication_name": "paracetamol", "dosage": "250 mg", "frequency": "four times daily"}
+    child = check(spec, {**order, "patient_id": kofi}, None)
+    adult = check(spec, {**order, "patient_id": grace}, None)
+    assert any(w.startswith("PAEDIATRIC PATIENT (") and "weight (mg/kg)" in w for w in child["warnings"])
+    assert not child["severe"] and not any("PAEDIATRIC" in w for w in adult["warnings"])
+
+
+def test_the_paediatric_note_counts_whole_years() -> None:
+    from datetime import date
+
+    from docgemma.tools.write_checks import paediatric_note
+
+    assert paediatric_note("2008-11-27", date(2026, 11, 26)) is not None  # 17, one day short of 18
+    assert paediatric_note("2008-11-26", date(2026, 11, 26)) is None
+    assert "under 1 year" in (paediatric_note("2026-06-01", date(2026, 11, 26)) or "")
+    assert paediatric_note("unknown", date(2026, 11, 26)) is None
