@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -84,6 +85,29 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def serve_in_thread(app: Any, port: int | None = None, wait_s: float = 60.0) -> tuple[str, Callable[[], None]]:
+    """Serve the ASGI ``app`` with uvicorn on a loopback port in a daemon thread, once it has started; returns its
+    base URL and a function that stops it."""
+    import threading
+    import time
+
+    import uvicorn
+
+    port = free_port() if port is None else port
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + wait_s
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    def stop() -> None:
+        server.should_exit = True
+        thread.join(10)
+
+    return f"http://127.0.0.1:{port}", stop
 
 
 def wait_for_port(port: int, timeout_s: float = 60.0) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import logging
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,7 +52,6 @@ def test_a_handler_filter_redacts_messages_arguments_and_tracebacks() -> None:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[str]:
-    import uvicorn
 
     from docgemma.agent.assistant import Assistant
     from docgemma.agent.demo_llm import demo_llm
@@ -64,7 +62,7 @@ def served(tmp_path: Path) -> Iterator[str]:
     from docgemma.runtime import build_registry
     from docgemma.ui.app import build_demo
     from docgemma.ui.server import build_app, readiness
-    from tests.conftest import free_port
+    from tests.conftest import serve_in_thread
 
     settings = Settings(data_dir=tmp_path, backend="fake")
     store = open_store(settings)
@@ -73,17 +71,9 @@ def served(tmp_path: Path) -> Iterator[str]:
                           patient_context=ehr.patient_context)
     metrics = Metrics()
     demo = build_demo(assistant, ehr, "Demo rules · CPU", metrics=metrics)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(build_app(demo, readiness(settings, store, ehr), metrics),
-                                           host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    url, stop = serve_in_thread(build_app(demo, readiness(settings, store, ehr), metrics))
+    yield url
+    stop()
     store.close()
 
 

@@ -4,8 +4,6 @@ the login, whichever way the app is served: Gradio's own login left ``/openapi.j
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from docgemma.ops.store import open_store
 from docgemma.tools.registry import default_registry
 from docgemma.ui.login import is_public
 from docgemma.ui.server import HEALTH_PATHS
-from tests.conftest import free_port
+from tests.conftest import free_port, serve_in_thread
 
 LOGIN = ("dr.ada", "s3cret-pass")
 #: Routes that answered without a login (and a few that never should).
@@ -59,22 +57,8 @@ def _served(tmp_path: Path, through_gradio: bool) -> tuple[str, object]:
                         "middleware": [Middleware(LoginGate, gradio_app=lambda: getattr(demo, "server_app", None)),
                                        Middleware(UploadGate)]})
         return f"http://127.0.0.1:{port}", lambda: (demo.close(), store.close())
-    import uvicorn
-
-    server = uvicorn.Server(uvicorn.Config(build_app(demo, ready, metrics, auth=LOGIN), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-    def stop() -> None:
-        server.should_exit = True
-        thread.join(10)
-        store.close()
-
-    return f"http://127.0.0.1:{port}", stop
+    url, stop_server = serve_in_thread(build_app(demo, ready, metrics, auth=LOGIN), port)
+    return url, lambda: (stop_server(), store.close())
 
 
 @pytest.fixture(params=["serve", "through_gradio"])

@@ -3,8 +3,6 @@ login) and the conversation; without a login it still says "Clinician"."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from docgemma.ehr.service import CONVERSATION_SYSTEM, USER_SYSTEM, Ehr, conversa
 from docgemma.ops.store import open_store
 from docgemma.runtime import build_registry
 from docgemma.tools.ehr_tools import record_write_check
-from tests.conftest import free_port
+from tests.conftest import serve_in_thread
 
 ORDER = "Prescribe metformin 500 mg twice daily for Amina Okafor"
 
@@ -70,7 +68,6 @@ def test_the_provenance_names_the_approver_and_the_conversation(tmp_path: Path, 
 
 @pytest.fixture
 def served_with_login(tmp_path: Path) -> Iterator[tuple[str, Ehr]]:
-    import uvicorn
 
     from docgemma.ops.metrics import Metrics
     from docgemma.ui.app import build_demo
@@ -80,16 +77,9 @@ def served_with_login(tmp_path: Path) -> Iterator[tuple[str, Ehr]]:
     metrics = Metrics()
     demo = build_demo(assistant, ehr, "Demo rules · CPU", metrics=metrics)
     app = build_app(demo, readiness(assistant.settings, store, ehr), metrics, auth=("dr.ada", "s3cret-pass"))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", ehr
-    server.should_exit = True
-    thread.join(10)
+    url, stop = serve_in_thread(app)
+    yield url, ehr
+    stop()
     store.close()
 
 

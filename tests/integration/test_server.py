@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from docgemma.runtime import build_registry
 from docgemma.tools.ehr_tools import record_write_check
 from docgemma.ui.app import build_demo
 from docgemma.ui.server import build_app, readiness
-from tests.conftest import free_port
+from tests.conftest import free_port, serve_in_thread
 
 API_NAMES = {"/respond", "/approve", "/edit", "/reject", "/override", "/search_patients", "/select_patient"}
 
@@ -39,7 +38,6 @@ class Served:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
-    import uvicorn
 
     settings = Settings(data_dir=tmp_path, backend="fake")
     store = open_store(settings)
@@ -50,17 +48,9 @@ def served(tmp_path: Path) -> Iterator[Served]:
                           patient_context=ehr.patient_context, write_check=record_write_check(ehr), claims=store.claims)
     demo = build_demo(assistant, ehr, "Demo rules · CPU", metrics=metrics)
     ready = readiness(settings, store, ehr)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(build_app(demo, ready, metrics), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield Served(f"http://127.0.0.1:{port}", ehr, ready)
-    server.should_exit = True
-    thread.join(10)
+    url, stop = serve_in_thread(build_app(demo, ready, metrics))
+    yield Served(url, ehr, ready)
+    stop()
     store.close()
 
 

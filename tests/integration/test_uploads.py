@@ -191,15 +191,12 @@ def test_the_app_refuses_an_oversized_upload_without_reading_it(tmp_path: Path) 
 
 def _served_app(tmp_path: Path, *, gradio_check: bool = True, gate: bool = True) -> Any:
     """The page as ``serve`` serves it (mounted on FastAPI), on a free loopback port: (url, stop)."""
-    import threading
-    import time
 
-    import uvicorn
 
     from docgemma.ops.metrics import Metrics
     from docgemma.ui.app import build_demo
     from docgemma.ui.server import build_app
-    from tests.conftest import free_port
+    from tests.conftest import serve_in_thread
 
     assistant = Assistant(demo_llm(), default_registry(), settings=Settings(data_dir=tmp_path / "data"))
     demo = build_demo(assistant, None, "Demo rules · CPU")
@@ -209,19 +206,7 @@ def _served_app(tmp_path: Path, *, gradio_check: bool = True, gate: bool = True)
     if not gate:  # the gate taken off: Gradio's own check must hold alone
         app.user_middleware = [m for m in app.user_middleware if m.cls.__name__ != "UploadGate"]
         app.middleware_stack = None
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-    def stop() -> None:
-        server.should_exit = True
-        thread.join(10)
-
-    return f"http://127.0.0.1:{port}", stop
+    return serve_in_thread(app)
 
 
 def _respond_raw(url: str, path: str, name: str, meta: bool = True) -> str:
