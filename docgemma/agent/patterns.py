@@ -98,8 +98,9 @@ _CLAUSE_START = (
 _WRITE_CLAUSE_RE = re.compile(
     _CLAUSE_START + r"(prescribe|order|start|record|document|add|save|write|log|enter|put|rx)\b", re.IGNORECASE,
 )
-_NEGATED_CLAUSE_RE = re.compile(
-    r"^\s*(?:ok(?:ay)?,?\s+|no,?\s+)?(?:don'?t|dont|do\s+not|no\s+need\s+to|hold\s+off|never|not\s+yet)\b", re.IGNORECASE)
+#: Words that tell the assistant not to do something ("don't", "no need to", "hold off"): the rules' one list.
+NEGATION = r"don'?t|dont|do\s+not|no\s+need\s+to|hold\s+off|not\s+yet"
+_NEGATED_CLAUSE_RE = re.compile(rf"^\s*(?:ok(?:ay)?,?\s+|no,?\s+)?(?:{NEGATION}|never)\b", re.IGNORECASE)
 #: "Put her on nifedipine …", "Put Amina Okafor on dapagliflozin …": an order, as clinicians say it.
 _PUT_ON = r"put\s+(?:him|her|them|the\s+patient|this\s+patient|pt|[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,3})\s+on"
 #: Verbs of a medication order (with a drug named): "Start lisinopril 10 mg daily for abc-123".

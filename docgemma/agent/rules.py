@@ -18,6 +18,7 @@ from typing import Literal
 
 from docgemma.agent.patterns import (
     CONNECTION_RE,
+    NEGATION,
     PATIENT_REF_RE,
     RECORD_CONCEPT_RE,
     is_short_record_ask,
@@ -47,7 +48,7 @@ CAPABILITY_RE = re.compile(
 #: "Don't add anything yet", "Hold off on the prescription", "No need to add the allergy", "I already wrote the
 #: note": the clinician asks for nothing to be done.
 NOTHING_TO_DO_RE = re.compile(
-    r"^\s*(?:ok(?:ay)?,?\s+|please\s+|pls\s+|no,?\s+)?(?:don'?t|dont|do\s+not|no\s+need\s+to|hold\s+off|not\s+yet|"
+    rf"^\s*(?:ok(?:ay)?,?\s+|please\s+|pls\s+|no,?\s+)?(?:{NEGATION}|"
     r"never\s*mind|cancel\s+that|leave\s+it|forget\s+it|scrap\s+that|"
     # A past-tense statement of the clinician's own action: "I already wrote the note", "We documented it earlier".
     r"(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:already\s+)?(?:wrote|written|done|did|documented|recorded|added|prescribed|"
