@@ -36,7 +36,11 @@ def write_cases(path: Path) -> int:
 
 def evaluate(path: Path, tree: Path | None) -> dict[str, Any]:
     sys.path.insert(0, str(tree or ROOT))
-    from docgemma.tools.write_checks import PatientFacts, prescription_check
+    from docgemma.tools.write_checks import PatientFacts
+    try:
+        from docgemma.tools.catalog.prescribe_medication import prescription_check
+    except ImportError:  # a tree from before each tool had its own module
+        from docgemma.tools.write_checks import prescription_check  # type: ignore[attr-defined,no-redef]
 
     items = json.loads(path.read_text())
     totals: Counter[str] = Counter()

@@ -22,7 +22,8 @@ DATA = HERE.parent / "tests" / "fixtures" / "heldout"
 
 
 def figures() -> dict[str, Any]:
-    from docgemma.tools.write_checks import PatientFacts, prescription_check
+    from docgemma.tools.catalog.prescribe_medication import prescription_check
+    from docgemma.tools.write_checks import PatientFacts
 
     products = json.loads((DATA / "allergy_products.json").read_text())
     unresolvable = json.loads((DATA / "unresolvable_drugs.json").read_text())["strings"]

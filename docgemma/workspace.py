@@ -23,8 +23,7 @@ from docgemma.fhir import display_text
 from docgemma.image_store import ImageRef, load_image_bytes
 from docgemma.images import ImageError
 from docgemma.llm.base import Message
-from docgemma.tools.args import PatientSearchArgs
-from docgemma.tools.ehr_tools import search_patient
+from docgemma.tools.catalog.search_patient import PatientSearchArgs, search_patient
 from docgemma.tools.registry import ToolContext
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 
 from docgemma.agent.state import AgentState
-from docgemma.tools.extract import REACTION_WORDS
-from docgemma.tools.registry import STUDY_WORDS, ToolRegistry, ToolSpec
+from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS
+from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
 
 # "record" is also a verb ("record an allergy"): it names the chart only after a possessive or article.

@@ -30,7 +30,7 @@ from docgemma.agent.patterns import (
 )
 from docgemma.agent.state import AgentState
 from docgemma.clinical.entities import malformed_patient_ids
-from docgemma.tools.extract import record_item
+from docgemma.clinical.record_concepts import record_item
 from docgemma.tools.registry import ToolRegistry
 from docgemma.tools.routing import Role
 

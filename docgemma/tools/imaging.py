@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from docgemma.llm.base import LLMError, Message, NodeConfig
 from docgemma.tools.outcome import ToolOutcome, failure, success
-from docgemma.tools.registry import ToolContext
+from docgemma.tools.spec import ToolContext
 
 SYSTEM = """You are a medical imaging assistant supporting a clinician. Analyse the attached image for
 the clinician's question: image type, up to four findings, a one-sentence impression, your confidence,

@@ -24,7 +24,7 @@ from docgemma.clinical.drug_classes import INTERACTION_GROUPS, SYNONYMS
 from docgemma.clinical.ingredients import BY_KEY, LabelFacts, Resolution, classes_of, resolve_local
 from docgemma.tools.http import HttpClient, HttpError
 from docgemma.tools.outcome import Source, ToolOutcome, failure, success
-from docgemma.tools.registry import ToolContext
+from docgemma.tools.spec import ToolContext
 
 #: Label sections read for mentions of the other drug, in the order a clinician would want them.
 SECTIONS: tuple[tuple[str, str], ...] = (

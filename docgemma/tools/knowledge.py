@@ -1,6 +1,7 @@
-"""Binds the knowledge tools (openFDA, literature, trials, imaging) to one shared HTTP client, and the write
-checks to an ingredient resolver that the FDA labels can confirm (the checks themselves live in the tools
-layer's ``write_checks``; the resolver in the ground floor cannot reach openFDA on its own)."""
+"""Binds the knowledge tools (openFDA, literature, trials, imaging; each in its ``tools/catalog/`` module) to
+one shared HTTP client, and the write checks to an ingredient resolver that the FDA labels can confirm (the
+checks themselves live with the write tools; the resolver in the ground floor cannot reach openFDA on its
+own)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,19 @@ import httpx
 
 from docgemma.clinical.ingredients import IngredientResolver
 from docgemma.config import Settings
-from docgemma.tools import imaging, interactions, literature, openfda, trials
+from docgemma.tools import interactions, literature, openfda, trials
+from docgemma.tools.catalog import (
+    add_allergy,
+    analyze_medical_image,
+    check_drug_interactions,
+    check_drug_safety,
+    find_clinical_trials,
+    prescribe_medication,
+    search_medical_literature,
+)
 from docgemma.tools.http import HttpClient, hosts_of
-from docgemma.tools.registry import Executor, Formatter, ToolRegistry
-from docgemma.tools.write_checks import PreWriteCheck, allergy_check, prescription_check
+from docgemma.tools.spec import Executor, Formatter, ToolRegistry
+from docgemma.tools.write_checks import PreWriteCheck
 
 
 @dataclass
@@ -33,8 +43,8 @@ class KnowledgeTools:
         if self.resolver is None:
             return bound
         checks: dict[str, PreWriteCheck] = {
-            "prescribe_medication": partial(prescription_check, resolver=self.resolver),
-            "add_allergy": partial(allergy_check, resolver=self.resolver),
+            prescribe_medication.SPEC.name: partial(prescribe_medication.prescription_check, resolver=self.resolver),
+            add_allergy.SPEC.name: partial(add_allergy.allergy_check, resolver=self.resolver),
         }
         return bound.with_pre_write_checks({k: v for k, v in checks.items() if k in bound})
 
@@ -49,21 +59,14 @@ def knowledge_tools(settings: Settings, transport: httpx.BaseTransport | None = 
     lit = literature.Literature(http, settings.eutils_url, settings.europepmc_url, settings.ncbi_api_key,
                                 settings.ncbi_email)
     ctgov = trials.Trials(http, settings.ctgov_url)
+    built = ((check_drug_safety, check_drug_safety.executor(fda)),
+             (check_drug_interactions, check_drug_interactions.executor(labels)),
+             (search_medical_literature, search_medical_literature.executor(lit)),
+             (find_clinical_trials, find_clinical_trials.executor(ctgov)),
+             (analyze_medical_image, analyze_medical_image.EXECUTOR))
     return KnowledgeTools(
         http,
-        executors={
-            "check_drug_safety": partial(openfda.check_drug_safety, fda),
-            "check_drug_interactions": partial(interactions.check_drug_interactions, labels),
-            "search_medical_literature": partial(literature.search_medical_literature, lit),
-            "find_clinical_trials": partial(trials.find_clinical_trials, ctgov),
-            "analyze_medical_image": imaging.analyze_medical_image,
-        },
-        formatters={
-            "check_drug_safety": openfda.format_safety,
-            "check_drug_interactions": interactions.format_interactions,
-            "search_medical_literature": literature.format_articles,
-            "find_clinical_trials": trials.format_trials,
-            "analyze_medical_image": imaging.format_analysis,
-        },
+        executors={module.SPEC.name: executor for module, executor in built},
+        formatters={module.SPEC.name: module.FORMATTER for module, _ in built},
         resolver=IngredientResolver(lookup=labels.facts),
     )

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from docgemma.tools.http import HttpClient, HttpError
 from docgemma.tools.literature_query import this_year
 from docgemma.tools.outcome import Source, ToolOutcome, failure, success
-from docgemma.tools.registry import ToolContext
+from docgemma.tools.spec import ToolContext
 
 MAX_ARTICLES = 5
 TOOL_NAME = "docgemma-connect"

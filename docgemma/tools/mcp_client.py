@@ -18,7 +18,7 @@ from typing import Any, cast
 from pydantic import BaseModel
 
 from docgemma.tools.outcome import ToolOutcome, failure
-from docgemma.tools.registry import Executor, ToolContext
+from docgemma.tools.spec import Executor, ToolContext
 
 CALL_TIMEOUT_S = 30.0
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from docgemma.exposure import BearerGate
 from docgemma.exposure import check_exposure as _check_exposure
 from docgemma.tools.outcome import ToolOutcome
-from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
+from docgemma.tools.spec import ToolContext, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

@@ -20,7 +20,7 @@ from docgemma.clinical.entities import DrugDictionary
 from docgemma.tools import label_sections
 from docgemma.tools.http import HttpClient, HttpError
 from docgemma.tools.outcome import Source, ToolOutcome, failure, success
-from docgemma.tools.registry import ToolContext
+from docgemma.tools.spec import ToolContext
 
 SECTION_CHARS = 450
 PASSAGE_CHARS = 320

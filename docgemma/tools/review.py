@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from docgemma.clinical.patient import PatientRef
 
 if TYPE_CHECKING:
-    from docgemma.tools.registry import ToolSpec
+    from docgemma.tools.spec import ToolSpec
 
 
 class PatientCard(TypedDict, total=False):

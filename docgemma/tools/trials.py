@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from docgemma.tools import places
 from docgemma.tools.http import HttpClient, HttpError
 from docgemma.tools.outcome import Source, ToolOutcome, failure, success
-from docgemma.tools.registry import ToolContext
+from docgemma.tools.spec import ToolContext
 
 MAX_TRIALS = 5
 MAX_SITES = 3

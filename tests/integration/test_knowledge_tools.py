@@ -13,7 +13,7 @@ from PIL import Image
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.config import Settings
 from docgemma.llm.fake import FakeLLM
-from docgemma.tools import args as A
+from docgemma.tools.catalog.analyze_medical_image import ImageAnalysisArgs
 from docgemma.tools.http import HttpClient, HttpError
 from docgemma.tools.knowledge import KnowledgeTools, knowledge_tools
 from docgemma.tools.registry import ToolContext, default_registry
@@ -116,11 +116,11 @@ def test_image_analysis_uses_the_vision_model() -> None:
                      "confidence": "medium", "requires_specialist_review": True}])
     kt = tools_with(handler)
     context = ToolContext(image=Image.new("RGB", (8, 8)), llm=fake)
-    out = kt.executors["analyze_medical_image"](A.ImageAnalysisArgs(query="any mass?"), context)
+    out = kt.executors["analyze_medical_image"](ImageAnalysisArgs(query="any mass?"), context)
     assert out["status"] == "success" and fake.calls[0].images == 1
     assert "Specialist review recommended" in kt.formatters["analyze_medical_image"](out["data"])
     blind = ToolContext(image=Image.new("RGB", (8, 8)), llm=FakeLLM(supports_images=False))
-    assert kt.executors["analyze_medical_image"](A.ImageAnalysisArgs(query="any mass?"), blind)["error_type"] == "no_vision"
+    assert kt.executors["analyze_medical_image"](ImageAnalysisArgs(query="any mass?"), blind)["error_type"] == "no_vision"
 
 
 # ── the HTTP layer ────────────────────────────────────────────────────────────────────────────────

@@ -362,7 +362,7 @@ def test_a_class_named_with_an_example_is_looked_up_as_the_example(message: str,
 def test_the_model_is_asked_for_every_part_of_a_trials_request_it_must_split() -> None:
     """When code cannot read the condition, stage 2 asks the model for the condition and the other parts
     together, so the drug and the place do not end up inside the condition."""
-    from docgemma.tools.args import ClinicalTrialsArgs
+    from docgemma.tools.catalog.find_clinical_trials import ClinicalTrialsArgs
 
     log: list[httpx.Request] = []
     kt = tools_with(answer, log)

@@ -23,7 +23,8 @@ from docgemma.clinical.entities import extract_entities
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
 from docgemma.ehr.summary import compile_summary
-from docgemma.tools import extract as X
+from docgemma.tools.catalog.add_allergy import allergy as allergy_request
+from docgemma.tools.catalog.prescribe_medication import prescription as prescription_request
 from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import ToolRegistry, default_registry
@@ -203,11 +204,11 @@ def test_a_typed_frequency_is_kept_and_flagged(ehr: Ehr) -> None:
 
 
 def prescription(message: str, active: str | None = "p-1") -> dict[str, Any]:
-    return X.prescription(Request(message, extract_entities(message), active))
+    return prescription_request(Request(message, extract_entities(message), active))
 
 
 def allergy(message: str, active: str | None = "p-1") -> dict[str, Any]:
-    return X.allergy(Request(message, extract_entities(message), active))
+    return allergy_request(Request(message, extract_entities(message), active))
 
 
 @pytest.mark.parametrize(("message", "duration"), [

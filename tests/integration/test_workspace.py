@@ -9,8 +9,7 @@ import pytest
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.ehr.service import Ehr
-from docgemma.tools.args import PatientSearchArgs
-from docgemma.tools.ehr_tools import search_patient
+from docgemma.tools.catalog.search_patient import PatientSearchArgs, search_patient
 from docgemma.tools.registry import ToolContext, default_registry
 from docgemma.workspace import NO_PATIENT, Workspace
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from docgemma.clinical.drug_classes import CLASSES
-from docgemma.tools.write_checks import PatientFacts, prescription_check
+from docgemma.tools.catalog.prescribe_medication import prescription_check
+from docgemma.tools.write_checks import PatientFacts
 from tests.allergy_forms import (
     CEPHALOSPORIN_PRODUCTS,
     PENICILLIN_ALLERGIES,

@@ -18,7 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from docgemma.tools.write_checks import PatientFacts, prescription_check
+from docgemma.tools.catalog.prescribe_medication import prescription_check
+from docgemma.tools.write_checks import PatientFacts
 
 DATA = Path(__file__).parents[1] / "fixtures" / "heldout"
 PRODUCTS = json.loads((DATA / "allergy_products.json").read_text())

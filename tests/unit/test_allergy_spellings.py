@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from docgemma.tools.write_checks import PatientFacts, prescription_check
+from docgemma.tools.catalog.prescribe_medication import prescription_check
+from docgemma.tools.write_checks import PatientFacts
 
 
 def _allergy(text: str) -> dict[str, object]:

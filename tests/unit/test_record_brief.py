@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from docgemma.tools.args import PatientDataQueryArgs
+from docgemma.tools.catalog.query_patient_data import PatientDataQueryArgs
 from docgemma.tools.record_brief import MAX_ITEMS, brief
 
 

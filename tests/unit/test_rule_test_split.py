@@ -87,7 +87,7 @@ def test_a_question_about_one_record_item_by_id_explores_from_it(query: str, ite
 
 
 def test_a_bare_id_is_not_taken_for_a_record_item() -> None:
-    from docgemma.tools.extract import record_item
+    from docgemma.clinical.record_concepts import record_item
 
     assert record_item("open patient 0f3c9a1e-2b7d-4c55-9e0a-7d1b2c3d4e5f") is None
 
@@ -140,7 +140,7 @@ def test_ok_then_an_order_verb_is_an_order() -> None:
 
 
 def test_a_chart_whose_patient_is_not_an_object_keeps_the_id_asked_for() -> None:
-    from docgemma.tools.active_patient import chart_patient
+    from docgemma.tools.catalog.get_patient_chart import chart_patient
 
     ref = chart_patient({"patient_id": "p-9"}, {"patient": "Maria Garcia", "conditions": []}, None)
     assert ref is not None and ref["id"] == "p-9"

@@ -1,7 +1,8 @@
 """One place per tool: a tool's name is spelled only where the tool is defined.
 
-The tools' own modules define them (``tools/registry.py`` with the ToolSpecs, ``tools/knowledge.py`` and
-``tools/ehr_tools.py`` binding executors); nothing else in the package spells a tool name. The rest of the code
+Each tool's own module (``tools/catalog/<name>.py``) defines it, and is the only module that spells its name:
+the registry lists the modules, ``tools/knowledge.py`` and ``tools/ehr_tools.py`` bind executors by each module's
+``SPEC.name``. The rest of the code
 asks about a tool by its flags (``writes``, ``needs_image``, ``patient_search``, ``lookup``, ``record``,
 ``active_patient_after``, ``pre_write_check``), its roles (``registry.first(Role.CHART)``) and the data on its
 spec (task ``keywords``, ``extract``, ``example``, ``follow_up``).
@@ -16,12 +17,12 @@ from docgemma.tools.registry import default_registry
 from docgemma.tools.routing import Role
 
 ROOT = Path(__file__).parents[2]
-TOOL_MODULES = {"docgemma/tools/registry.py", "docgemma/tools/knowledge.py", "docgemma/tools/ehr_tools.py"}
+TOOL_MODULES = {f"docgemma/tools/catalog/{name}.py" for name in default_registry().names}
 
 
-def spelling_modules() -> set[str]:
-    names = "|".join(re.escape(n) for n in default_registry().names)
-    pattern = re.compile(rf"[\"']({names})[\"']")
+def spelling_modules(names: tuple[str, ...] | None = None) -> set[str]:
+    names = names or default_registry().names
+    pattern = re.compile(rf"[\"']({'|'.join(re.escape(n) for n in names)})[\"']")
     return {str(p.relative_to(ROOT)) for p in (ROOT / "docgemma").rglob("*.py") if pattern.search(p.read_text())}
 
 
@@ -29,9 +30,10 @@ def test_no_module_outside_the_tools_own_spells_a_tool_name() -> None:
     assert spelling_modules() - TOOL_MODULES == set()
 
 
-def test_the_check_sees_a_spelled_name() -> None:
-    """The checker itself: the tools' own modules do spell the names (so the pattern matches)."""
-    assert spelling_modules() == TOOL_MODULES
+def test_each_name_is_spelled_in_its_own_module_only() -> None:
+    """The checker itself (the pattern matches a spelled name), and one module per tool."""
+    for name in default_registry().names:
+        assert spelling_modules((name,)) == {f"docgemma/tools/catalog/{name}.py"}
 
 
 def test_tool_flags_replace_name_checks() -> None:

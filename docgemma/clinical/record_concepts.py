@@ -1,0 +1,135 @@
+"""The words for what a patient's record holds, in one place: the agent's rules read them to tell a question
+about the record from a general one, the record query's extractor to choose its filters, the record query to
+widen a concept to the names results carry, and both to read a record item named by its id.
+
+The alternations shared by several patterns are spelled once below and composed into each.
+"""
+
+from __future__ import annotations
+
+import re
+
+from docgemma.clinical.entities import DrugDictionary
+
+# ── shared alternations ───────────────────────────────────────────────────────────────────────────────
+CONDITION_WORDS = r"conditions?|diagnos[ie]s|problems?"
+IMMUNIZATION_WORDS = r"immuni[sz]ations?|vaccines?|vaccinations?"
+PROCEDURE_WORDS = r"procedures?|surgery|surgeries"
+MEDICATION_WORDS = r"medications?|meds|prescriptions?"
+#: "Is she on …?", "what is he taking?": a question about her medications.
+ON_MEDICATION = r"(?:is|are)\s+(?:she|he|they)\s+(?:on|taking)"
+TAKING = r"what\s+(?:is|'s)\s+(?:she|he)\s+(?:on|taking)"
+
+#: Results the record holds, by the names clinicians use (abbreviations included).
+RESULT_WORDS = (
+    r"labs?|lab results?|results?|creatinine|egfr|kidney|renal|potassium|sodium|glucose|hba1c|a1c|hemoglobin|"
+    r"haemoglobin|cholesterol|lipids?|ldl|hdl|blood pressure|bp|vitals?|vital signs|weight|bmi|heart rate|pulse|"
+    r"temperature|temp|inr|tsh|thyroid|lfts?|liver function|platelets?|wbc|crp|ferritin|troponin|bnp|urine pcr|upcr|"
+    r"sats|spo2|electrolytes|fbc|blood count"
+)
+#: What a patient's record holds: a question about one of these for the active patient reads the record.
+RECORD_CONCEPT_RE = re.compile(
+    rf"\b({RESULT_WORDS}|allerg\w*|{CONDITION_WORDS}|problem list|{IMMUNIZATION_WORDS}|"
+    rf"{PROCEDURE_WORDS}|{MEDICATION_WORDS}|drugs?|notes?|visits?|encounters?|"
+    r"admissions?|history|timeline|trend|last seen|seen last|last time|"
+    # The history abbreviations clinicians type: past medical/surgical history, drug, social and family history.
+    r"PMH|PMHx|PSH|PSHx|DHx|SHx|FHx|Hx|"
+    # "Is she on any blood thinners?", "what is he taking?": her medications.
+    rf"{ON_MEDICATION}|{TAKING})\b",
+    re.IGNORECASE,
+)
+
+#: Record sections → the record query's filters (the first that the question names).
+SECTIONS: tuple[tuple[re.Pattern[str], dict[str, str]], ...] = (
+    (re.compile(rf"\b({MEDICATION_WORDS}|drugs?)\b|\b{ON_MEDICATION}\b|\b{TAKING}\b", re.I),
+     {"resource_type": "MedicationRequest"}),
+    (re.compile(r"\ballerg\w*", re.I), {"resource_type": "AllergyIntolerance"}),
+    (re.compile(rf"\b({CONDITION_WORDS})\b", re.I), {"resource_type": "Condition"}),
+    (re.compile(rf"\b({IMMUNIZATION_WORDS})\b", re.I), {"resource_type": "Immunization"}),
+    (re.compile(rf"\b({PROCEDURE_WORDS})\b", re.I), {"resource_type": "Procedure"}),
+    (re.compile(r"\bnotes?\b", re.I), {"resource_type": "DocumentReference"}),
+    (re.compile(r"\b(vitals?|vital signs)\b", re.I), {"resource_type": "Observation", "category": "vital-signs"}),
+    (re.compile(r"\b(labs?|lab results?)\b", re.I), {"resource_type": "Observation", "category": "laboratory"}),
+)
+#: A named result or result group the record query searches for by name.
+LAB_NAME_RE = re.compile(
+    r"\b(kidney function|renal function|liver function(?: tests?)?|lfts?|creatinine|egfr|potassium|sodium|glucose|"
+    r"hba1c|a1c|hemoglobin|haemoglobin|cholesterol|lipids?|ldl|hdl|blood pressure|bp|heart rate|pulse|weight|bmi|"
+    r"temperature|temp|inr|tsh|thyroid function|platelets?|white cell count|wbc|troponin|bnp|crp|ferritin|urine pcr|"
+    r"upcr|protein[/: -]creatinine(?: ratio)?|oxygen saturation|sats|spo2|electrolytes|u&e|blood count|fbc|cbc)\b",
+    re.IGNORECASE,
+)
+#: What a record search is named when the clinician abbreviates it (the names results carry, or a concept the
+#: record tool expands: "liver function" finds ALT, AST and bilirubin).
+LAB_NAMES = {
+    "lft": "liver function", "lfts": "liver function", "liver function test": "liver function",
+    "liver function tests": "liver function", "temp": "temperature", "bp": "blood pressure", "pulse": "heart rate",
+    "urine pcr": "protein/creatinine", "upcr": "protein/creatinine", "sats": "oxygen saturation",
+    "spo2": "oxygen saturation", "u&e": "electrolytes", "fbc": "blood count", "cbc": "blood count",
+    "lipid": "lipids", "thyroid function": "thyroid",
+}
+
+#: Concept → the words its results are named with (a "kidney function" search must find creatinine and eGFR).
+RESULT_TERMS: dict[str, tuple[str, ...]] = {
+    "kidney": ("creatinine", "glomerular", "egfr", "urea", "albumin", "kidney", "renal"),
+    "renal": ("creatinine", "glomerular", "egfr", "urea", "albumin", "kidney", "renal"),
+    "liver": ("alanine aminotransferase", "aspartate", "bilirubin", "alkaline phosphatase", "albumin", "liver", "hepat"),
+    "thyroid": ("thyrotropin", "thyroxine", "thyroid"),
+    "diabetes": ("a1c", "glucose", "diabetes"),
+    "sugar": ("a1c", "glucose"),
+    "blood pressure": ("blood pressure", "systolic", "diastolic"),
+    "anticoagulation": ("inr", "prothrombin", "warfarin", "apixaban"),
+    "clotting": ("inr", "prothrombin", "platelets"),
+    "cholesterol": ("cholesterol", "triglyceride", "lipoprotein"),
+    "lipids": ("cholesterol", "triglyceride", "lipoprotein"),
+    "blood count": ("hemoglobin", "hematocrit", "platelets", "leukocytes", "erythrocytes"),
+    "anemia": ("hemoglobin", "hematocrit", "ferritin"),
+    "anaemia": ("hemoglobin", "hematocrit", "ferritin"),
+    "electrolytes": ("sodium", "potassium", "chloride", "bicarbonate"),
+    "weight": ("body weight", "body mass index"),
+    "pregnancy": ("pregnan", "preeclampsia", "pre-eclampsia", "protein/creatinine"),
+    # Abbreviations clinicians type, and the names LOINC gives those results.
+    "tsh": ("thyrotropin", "tsh"),
+    "hba1c": ("a1c", "glycated"),
+    "egfr": ("glomerular", "egfr"),
+    "oxygen saturation": ("oxygen saturation", "spo2"),
+}
+
+
+def search_terms(name: str) -> list[str]:
+    """The words to match for a name: the name itself plus the concept's expansions."""
+    lowered = name.lower().strip()
+    terms = [lowered]
+    for concept, words in RESULT_TERMS.items():
+        if concept in lowered:
+            terms += list(words)
+    return terms
+
+
+#: A record item's id after the words naming it: in brackets ("the aspirin (751be8bb-…)", "condition (cond-123)"),
+#: or a UUID right after them ("the falls assessment visit c19cf5d7-…", "the AF dx 749be1e9-…").
+ITEM_ID_RE = re.compile(r"\b(?P<words>[\w\- ]{2,60}?)\s*(?:\(\s*(?P<id>[A-Za-z0-9][A-Za-z0-9.\-]{2,63})\s*\)|"
+                        r"(?P<uuid>[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12})\b)", re.IGNORECASE)
+#: The words that say what kind of record item an id names → its FHIR resource type.
+ITEM_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"\b({CONDITION_WORDS}|dx)\b", re.I), "Condition"),
+    (re.compile(r"\b(encounters?|visits?|admissions?)\b", re.I), "Encounter"),
+    (re.compile(r"\b(observations?|results?|labs?|vitals?)\b", re.I), "Observation"),
+    (re.compile(r"\b(notes?|documents?)\b", re.I), "DocumentReference"),
+    (re.compile(rf"\b({MEDICATION_WORDS}|orders?)\b", re.I), "MedicationRequest"),
+)
+
+
+def record_item(query: str) -> tuple[str, str] | None:
+    """(id, FHIR resource type) of a record item the message names by its id after the words that say what it
+    is ("the aspirin (751be8bb-…)", "the falls visit c19cf5d7-…"); None when there is none, or its kind is not
+    said (a bare id may be a patient's)."""
+    for found in ITEM_ID_RE.finditer(query):
+        words = found.group("words")
+        kind = next((t for pattern, t in ITEM_KINDS if pattern.search(words)), None)
+        if kind is None and DrugDictionary.find(words):
+            kind = "MedicationRequest"
+        if kind:
+            item = found.group("id") or found.group("uuid")
+            return (item.lower() if found.group("uuid") else item), kind
+    return None

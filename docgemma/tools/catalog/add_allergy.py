@@ -1,0 +1,102 @@
+"""add_allergy: documents an allergy or adverse reaction (AllergyIntolerance) after the clinician approves; its
+pre-write check finds the same allergy, or one of the same class, already on the list."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from functools import partial
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from docgemma.clinical.allergy import allergy_line
+from docgemma.clinical.ingredients import LOCAL, IngredientResolver
+from docgemma.ehr.service import Ehr
+from docgemma.fhir import display_text
+from docgemma.tools.active_patient import record_patient
+from docgemma.tools.args import PatientId, ToolArgs
+from docgemma.tools.order_extract import allergy_args
+from docgemma.tools.outcome import ToolOutcome
+from docgemma.tools.record_io import format_write, write
+from docgemma.tools.routing import Request, Role
+from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+from docgemma.tools.write_checks import Findings, PatientFacts
+
+#: The resource its write creates: where the write is looked up by its idempotency key.
+WRITTEN = "AllergyIntolerance"
+
+
+class AddAllergyArgs(ToolArgs):
+    patient_id: str = PatientId
+    substance: str = Field(min_length=2, max_length=60)
+    reaction: str = Field(min_length=2, max_length=60)
+    severity: Literal["mild", "moderate", "severe"] | None = None
+
+
+def allergy(request: Request) -> dict[str, Any]:
+    """The patient, the substance and the reaction by meaning (``order_extract``), and a stated severity."""
+    return allergy_args(request.query, request.entities, request.patient_id)
+
+
+def allergy_check(args: dict[str, Any], facts: PatientFacts, resolver: IngredientResolver = LOCAL) -> Findings:
+    """An allergy already on the list: the same substance, or a class that already covers it."""
+    found = Findings([], [])
+    substance = str(args.get("substance", ""))
+    if not substance:
+        return found
+    new = resolver.allergen(substance)
+    for recorded_allergy in facts.allergies:
+        recorded = resolver.allergen(display_text(recorded_allergy))
+        same = bool(set(new.ingredients) & set(recorded.ingredients)) or (
+            not new.ingredients and bool(new.classes) and new.classes <= recorded.classes)
+        text = re.escape(substance.lower())
+        if same or re.search(rf"\b{text}\b", display_text(recorded_allergy).lower()):
+            found.add(f"ALREADY RECORDED: '{display_text(recorded_allergy)}' is on the allergy list.")
+        elif set(new.classes) & set(recorded.classes):
+            found.add(f"RELATED ALLERGY ON RECORD: '{allergy_line(recorded_allergy)}' is of the same drug class.")
+    return found
+
+
+def add_allergy(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """AllergyIntolerance."""
+    a: Any = args
+    reaction: dict[str, Any] = {"manifestation": [{"text": a.reaction}]}
+    if a.severity:
+        reaction["severity"] = a.severity
+    resource = {
+        "resourceType": WRITTEN, "patient": {"reference": f"Patient/{a.patient_id}"},
+        "clinicalStatus": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical",
+                                       "code": "active"}]},
+        "verificationStatus": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/allergyintolerance-verification",
+                                           "code": "confirmed"}]},
+        "code": {"text": a.substance}, "reaction": [reaction], "recordedDate": date.today().isoformat(),
+        **({"criticality": "high"} if a.severity == "severe" else {}),
+    }
+    return write(ehr, SPEC.name, args, context, resource, f"allergy to {a.substance} ({a.reaction})")
+
+
+def executor(ehr: Ehr) -> Executor:
+    """The executor, bound to the record built at start-up."""
+    return partial(add_allergy, ehr)
+
+
+FORMATTER: Formatter = format_write
+
+SPEC = ToolSpec(
+    "add_allergy",
+    "Allergy Documentation",
+    "Document an allergy or adverse reaction in a patient's record. Use when a clinician wants "
+    "to record, document, or note an allergy.",
+    AddAllergyArgs,
+    "Record a penicillin allergy (hives) for patient abc-123.",
+    writes=True,
+    needs_patient=True,
+    arg_max_tokens=288,
+    record=True,
+    active_patient_after=record_patient,
+    pre_write_check=allergy_check,
+    keywords=("allergy", "allergic"),
+    roles=frozenset({Role.ALLERGY_ENTRY}),
+    extract=allergy,
+)

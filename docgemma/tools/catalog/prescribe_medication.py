@@ -1,0 +1,129 @@
+"""prescribe_medication: a new medication order (MedicationRequest), written only after the clinician approves
+the card; its pre-write check reviews allergies, dose, duplicates and words of the order no field took."""
+
+from __future__ import annotations
+
+from datetime import date
+from functools import partial
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from docgemma.clinical.allergy import allergy_findings
+from docgemma.clinical.dosing import dosage_instruction, dose_findings, duration_phrase, parse_duration
+from docgemma.clinical.ingredients import LOCAL, IngredientResolver, classes_of, resolve_local
+from docgemma.ehr.service import Ehr
+from docgemma.fhir import display_text
+from docgemma.tools.active_patient import record_patient
+from docgemma.tools.args import PatientId, ToolArgs
+from docgemma.tools.order_extract import NOT_UNDERSTOOD, prescription_args
+from docgemma.tools.outcome import ToolOutcome
+from docgemma.tools.record_io import format_write, write
+from docgemma.tools.routing import Request, Role
+from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+from docgemma.tools.write_checks import Findings, PatientFacts
+
+#: The resource its write creates: where the write is looked up by its idempotency key.
+WRITTEN = "MedicationRequest"
+
+
+class PrescribeMedicationArgs(ToolArgs):
+    patient_id: str = PatientId
+    medication_name: str = Field(min_length=2, max_length=60)
+    dosage: str = Field(min_length=1, max_length=30, description="e.g. 500 mg")
+    frequency: str = Field(min_length=1, max_length=30, description="e.g. twice daily")
+    duration: str | None = Field(default=None, max_length=30, description="e.g. 7 days, until review")
+    indication: str | None = Field(default=None, max_length=60, description="what it is for, e.g. otitis media")
+    notes: str | None = Field(default=None, max_length=120)
+
+
+def prescription(request: Request) -> dict[str, Any]:
+    """The patient and the order as written: product, dose, frequency, route, duration, indication ("not
+    specified" when not stated); words no field took are kept in the note and shown (``order_extract``)."""
+    return prescription_args(request.query, request.entities, request.patient_id)
+
+
+def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: IngredientResolver = LOCAL) -> Findings:
+    """Allergy conflicts on ingredients and classes (a severe direct one, or a product that cannot be verified
+    against the recorded allergies, needs an override), implausible doses and frequencies (severe), duplicate
+    orders, and words of the order that no field took."""
+    found = Findings([], [])
+    name = str(args.get("medication_name", ""))
+    product = resolver.resolve(name)
+    for finding in allergy_findings(product, facts.allergies, resolver):
+        found.add(finding.text, finding.severe)
+    single = product.ingredients[0] if product.resolved and len(product.ingredients) == 1 else None
+    for dose in dose_findings(single, str(args.get("dosage", "")), str(args.get("frequency", ""))):
+        found.add(dose.text, dose.severe)
+    for med in facts.medications:
+        active = resolve_local(display_text(med))  # duplicates need no network call per active order
+        shared = [i for i in product.ingredients if i in active.ingredients]
+        since = str(med.get("authoredOn", "?"))[:10]
+        if shared or (not product.ingredients and name.lower() and name.lower() in display_text(med).lower()):
+            found.add(f"DUPLICATE ORDER: an active order already contains {', '.join(shared) or name}: "
+                      f"{display_text(med)} (since {since}).")
+            continue
+        same = {c for i in product.ingredients for c in classes_of(i)} & {c for i in active.ingredients
+                                                                         for c in classes_of(i)}
+        if same:
+            found.add(f"SAME CLASS AS AN ACTIVE ORDER: {display_text(med)} (since {since}) is also of the class "
+                      f"{', '.join(sorted(same)).replace('_', ' ')}.")
+    notes = str(args.get("notes") or "")
+    if NOT_UNDERSTOOD in notes.lower():
+        words = notes[notes.lower().index(NOT_UNDERSTOOD) + len(NOT_UNDERSTOOD):].strip()
+        found.add(f"NOT UNDERSTOOD: {words} — these words of the order were not read into any field; they are "
+                  "kept in the order's note. Check them before approving.")
+    return found.ordered()
+
+
+def prescribe_medication(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """MedicationRequest (an order; dispensing is outside this system)."""
+    a: Any = args
+    resource: dict[str, Any] = {
+        "resourceType": WRITTEN, "status": "active", "intent": "order",
+        "subject": {"reference": f"Patient/{a.patient_id}"}, "authoredOn": date.today().isoformat(),
+        "medicationCodeableConcept": {"text": a.medication_name},
+        "dosageInstruction": [dosage_instruction(a.dosage, a.frequency, a.notes, a.duration)],
+    }
+    course = parse_duration(a.duration or "")
+    if course is not None and course.value is not None:
+        # How long the supply is for: the course the clinician gave ("for 7 days", "x7d", "2/52").
+        resource["dispenseRequest"] = {"expectedSupplyDuration": course.quantity()}
+    if a.indication:
+        resource["reasonCode"] = [{"text": a.indication}]
+    notes = [{"text": a.notes}] if a.notes else []
+    if context.override_reason:
+        reason = context.override_reason
+        notes.append({"text": f"Severe finding overridden by the approving clinician. Reason: {reason}"})
+    if notes:
+        resource["note"] = notes
+    return write(ehr, SPEC.name, args, context, resource,
+                 " ".join(filter(None, (a.medication_name, a.dosage, a.frequency, duration_phrase(a.duration)))))
+
+
+def executor(ehr: Ehr) -> Executor:
+    """The executor, bound to the record built at start-up."""
+    return partial(prescribe_medication, ehr)
+
+
+FORMATTER: Formatter = format_write
+
+SPEC = ToolSpec(
+    "prescribe_medication",
+    "Prescription",
+    "Create a new medication order for a patient in the EHR. Use when a clinician wants to "
+    "prescribe, order, or start a medication for a specific patient.",
+    PrescribeMedicationArgs,
+    "Start lisinopril 10 mg once daily for patient abc-123.",
+    writes=True,
+    needs_patient=True,
+    arg_max_tokens=512,
+    record=True,
+    active_patient_after=record_patient,
+    pre_write_check=prescription_check,
+    # "start" and "order" would be natural prescribe words too; they match questions ("is it safe to start X?") and would
+    # force a write tool into a read-only question: an order verb counts only with a drug (MEDICATION_ORDER).
+    keywords=("prescribe", "prescription"),
+    roles=frozenset({Role.MEDICATION_ORDER}),
+    extract=prescription,
+)

@@ -1,0 +1,83 @@
+"""save_clinical_note: a clinical note (DocumentReference, text/plain), written after the clinician approves."""
+
+from __future__ import annotations
+
+import base64
+import re
+from functools import partial
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from docgemma.ehr.service import Ehr
+from docgemma.fhir import now
+from docgemma.tools.active_patient import record_patient
+from docgemma.tools.args import PatientId, ToolArgs
+from docgemma.tools.extract import patient_only
+from docgemma.tools.outcome import ToolOutcome
+from docgemma.tools.record_io import format_write, write
+from docgemma.tools.routing import Request, Role
+from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+
+#: The resource its write creates: where the write is looked up by its idempotency key.
+WRITTEN = "DocumentReference"
+
+NOTE_TYPE_RE = re.compile(
+    r"\b(progress|consult(?:ation)?|procedure|discharge|admission|soap|nursing|follow-up|h&p|operative)\s+note\b",
+    re.IGNORECASE,
+)
+
+
+class ClinicalNoteArgs(ToolArgs):
+    patient_id: str = PatientId
+    note_type: str = Field(min_length=2, max_length=40, description="progress, consult, procedure, ...")
+    note_text: str = Field(min_length=3, max_length=600)
+
+
+def note(request: Request) -> dict[str, Any]:
+    """The patient, the note type (progress unless named) and the text after a colon."""
+    query = request.query
+    out = patient_only(request)
+    kind = NOTE_TYPE_RE.search(query)
+    out["note_type"] = kind.group(1).lower() if kind else "progress"
+    if ":" in query:
+        text = query.split(":", 1)[1].strip()
+        if len(text) >= 3:
+            out["note_text"] = text[:600]
+    return out
+
+
+def save_clinical_note(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """DocumentReference with the note as text/plain."""
+    a: Any = args
+    resource = {
+        "resourceType": WRITTEN, "status": "current", "type": {"text": a.note_type},
+        "subject": {"reference": f"Patient/{a.patient_id}"}, "date": now(),
+        "content": [{"attachment": {"contentType": "text/plain", "data": base64.b64encode(a.note_text.encode()).decode()}}],
+    }
+    return write(ehr, SPEC.name, args, context, resource, f"{a.note_type} note")
+
+
+def executor(ehr: Ehr) -> Executor:
+    """The executor, bound to the record built at start-up."""
+    return partial(save_clinical_note, ehr)
+
+
+FORMATTER: Formatter = format_write
+
+SPEC = ToolSpec(
+    "save_clinical_note",
+    "Clinical Note",
+    "Save a clinical note (progress note, consult note, procedure note, etc.) to a patient's "
+    "record. Use when a clinician wants to write, save, or document a clinical note.",
+    ClinicalNoteArgs,
+    "Save a progress note for patient abc-123: stable, continue current plan.",
+    writes=True,
+    needs_patient=True,
+    arg_max_tokens=800,
+    record=True,
+    active_patient_after=record_patient,
+    keywords=("note",),
+    roles=frozenset({Role.NOTE_ENTRY}),
+    extract=note,
+)

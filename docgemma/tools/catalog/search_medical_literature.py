@@ -1,0 +1,63 @@
+"""search_medical_literature: PubMed and Europe PMC, by concepts, study type and date."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Literal
+
+from pydantic import Field
+
+from docgemma.tools import literature, literature_query
+from docgemma.tools.args import ToolArgs
+from docgemma.tools.extract import STUDY_WORDS
+from docgemma.tools.routing import Request, Role, TurnFacts
+from docgemma.tools.spec import Executor, Formatter, ToolSpec
+
+PublicationType = Literal["meta-analysis", "systematic review", "randomized controlled trial", "guideline", "review"]
+
+
+class LiteratureSearchArgs(ToolArgs):
+    query: str = Field(min_length=3, max_length=110, description="The concepts searched for (drugs, conditions, "
+                       "outcomes), without request words such as 'recent' or 'studies'")
+    publication_types: list[PublicationType] | None = Field(
+        default=None, max_length=3, description="Only these study types (PubMed [pt] filters)")
+    since_year: int | None = Field(default=None, ge=1900, le=2100, description="Only articles published in or after "
+                                   "this year ('recent': the last 5 years)")
+    newest_first: bool = Field(default=False, description="Sort by publication date, newest first")
+
+
+def literature_search(request: Request) -> dict[str, Any]:
+    """``query`` (the concepts), ``publication_types``, ``since_year`` and ``newest_first``
+    (``tools/literature_query.py``)."""
+    return literature_query.parse(request.query)
+
+
+def follow_up(facts: TurnFacts) -> list[str]:
+    """Studies on the first drug."""
+    return [f"Find recent studies on {facts.drugs[0]}"] if facts.drugs else []
+
+
+def executor(lit: literature.Literature) -> Executor:
+    """The executor, bound to the literature client built at start-up."""
+    return partial(literature.search_medical_literature, lit)
+
+
+FORMATTER: Formatter = literature.format_articles
+
+SPEC = ToolSpec(
+    "search_medical_literature",
+    "Medical Literature",
+    "Search PubMed and medical literature databases for published studies, systematic reviews, "
+    "and clinical evidence, optionally by study type and publication date. Use when a clinician asks "
+    "about research, evidence, studies, or medical literature on a topic.",
+    LiteratureSearchArgs,
+    "Find recent studies on SGLT2 inhibitors in heart failure.",
+    arg_max_tokens=320,
+    lookup=True,
+    keywords=(*STUDY_WORDS, "research", "evidence", "literature", "pubmed", "articles", "papers", "published",
+              "cochrane", "systematic review", "meta-analysis", "meta-analyses"),
+    roles=frozenset({Role.LITERATURE}),
+    extract=literature_search,
+    model_fills=("publication_types", "since_year", "newest_first"),
+    follow_up=follow_up,
+)

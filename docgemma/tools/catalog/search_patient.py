@@ -1,0 +1,84 @@
+"""search_patient: patients whose name contains the words given (the patient panel's search too)."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from docgemma.clinical.patient import PatientRef
+from docgemma.ehr.client import FhirClientError
+from docgemma.ehr.service import Ehr
+from docgemma.ehr.validate import tolerant
+from docgemma.fhir import display_text
+from docgemma.tools.args import ToolArgs
+from docgemma.tools.outcome import ToolOutcome, success
+from docgemma.tools.record_io import fail, unreadable
+from docgemma.tools.routing import Request
+from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+
+
+class PatientSearchArgs(ToolArgs):
+    name: str = Field(min_length=2, max_length=60, description="Patient name")
+
+
+def patient_name(request: Request) -> dict[str, Any]:
+    """``name``: the one patient name the message gives."""
+    names = request.entities["patient_names"]
+    return {"name": names[0]} if len(names) == 1 else {}
+
+
+def unique_match(args: dict[str, Any], data: Any, current: PatientRef | None) -> PatientRef | None:
+    """A patient search with exactly one match makes that patient the active one."""
+    if isinstance(data, dict) and len(data.get("matches", [])) == 1:
+        match = data["matches"][0]
+        return PatientRef(id=str(match["id"]), name=str(match.get("name", match["id"])))
+    return current
+
+
+def search_patient(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
+    """Patients whose name contains the words given."""
+    name = str(args.name)  # type: ignore[attr-defined]
+    try:
+        found = ehr.client.search("Patient", [("name", name.split()[-1]), ("_count", "20")], limit=20)
+    except FhirClientError as exc:
+        return fail(exc)
+    words = [w.lower() for w in name.split()]
+
+    def matching(patients: list[dict[str, Any]], skipped: int) -> dict[str, Any]:
+        matches = [{"id": p["id"], "name": display_text(p), "birth_date": p.get("birthDate"), "gender": p.get("gender")}
+                   for p in patients if all(w in display_text(p).lower() for w in words)]
+        return {"query": name, "matches": matches, "unreadable": skipped}
+
+    return success(tolerant(matching, found))
+
+
+def format_patients(data: dict[str, Any]) -> str:
+    """Matches, or an explicit absence."""
+    if not data["matches"]:
+        return f"No patient named '{data['query']}' was found." + unreadable(data)
+    return "\n".join(f"- {m['name']}, born {m['birth_date']}, {m['gender']} (ID {m['id']})"
+                     for m in data["matches"]) + unreadable(data)
+
+
+def executor(ehr: Ehr) -> Executor:
+    """The executor, bound to the record built at start-up."""
+    return partial(search_patient, ehr)
+
+
+FORMATTER: Formatter = format_patients
+
+SPEC = ToolSpec(
+    "search_patient",
+    "Patient Search",
+    "Search the electronic health record system for a patient by name. Returns matching patient "
+    "IDs and basic demographics. Use when a clinician mentions a patient by name and needs to "
+    "look them up.",
+    PatientSearchArgs,
+    "Look up patient Maria Garcia.",
+    record=True,
+    active_patient_after=unique_match,
+    patient_search=True,
+    extract=patient_name,
+)
