@@ -13,15 +13,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from docgemma.clinical.dosing import DOSE_TEXT_RE, frequency_words
 from docgemma.clinical.entities import extract_entities
 from docgemma.llm import register_backend
 from docgemma.llm.fake import Call, FakeLLM
 from docgemma.tools.registry import ToolRegistry, default_registry
 from docgemma.tools.routing import Role
 
-_DOSE_RE = re.compile(r"\d+(?:\.\d+)?\s*(?:mg|mcg|g|units?|ml)\b", re.IGNORECASE)
-_FREQUENCY_RE = re.compile(r"(?:once|twice|three times|four times) (?:a day|daily)|every \d+ hours|at night|as needed",
-                           re.IGNORECASE)
 _QUERY_RE = re.compile(r"(?:User query|Query|Clinician's question): (.*)")
 
 
@@ -59,11 +57,10 @@ def _respond(call: Call, tools: ToolRegistry) -> BaseModel | dict[str, Any] | st
         return {"strategy": "retry_same"}
     if schema == "ImageFindingsOutput":
         return {"modality": "other", "findings": ["Demo model: the image was received, not interpreted"], "confidence": "low"}
-    dose = _DOSE_RE.search(query)
-    frequency = _FREQUENCY_RE.search(query)
+    dose = DOSE_TEXT_RE.search(query)
     values = {"medication_name": drugs[0] if drugs else "not specified",
               "dosage": dose.group(0) if dose else "not specified",
-              "frequency": frequency.group(0) if frequency else "not specified",
+              "frequency": frequency_words(query) or "not specified",
               "note_type": "progress", "note_text": query[:600],
               "drug_name": drugs[0] if drugs else query[:60], "drug_names": ([*drugs, "unknown", "unknown"])[:max(2, len(drugs))],
               # "unknown" is not a valid id: TOOL_EXECUTE then takes the active patient, as it would for "her".

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from docgemma.agent.state import AgentState
+from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
 from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
@@ -46,24 +47,6 @@ _PATIENT_RE = re.compile(r"\b(patient|his|her|their)\b", re.IGNORECASE)
 #: The message refers to a patient (the active one when no id or name is given).
 PATIENT_REF_RE = re.compile(
     r"\b(she|he|her|his|hers|him|they|their|them|(my|this|the|our)\s+patient('?s)?|pt)\b", re.IGNORECASE
-)
-#: Results the record holds, by the names clinicians use (abbreviations included).
-_LAB_WORDS = (
-    r"labs?|lab results?|results?|creatinine|egfr|kidney|renal|potassium|sodium|glucose|hba1c|a1c|hemoglobin|"
-    r"haemoglobin|cholesterol|lipids?|ldl|hdl|blood pressure|bp|vitals?|vital signs|weight|bmi|heart rate|pulse|"
-    r"temperature|temp|inr|tsh|thyroid|lfts?|liver function|platelets?|wbc|crp|ferritin|troponin|bnp|urine pcr|upcr|"
-    r"sats|spo2|electrolytes|fbc|blood count"
-)
-#: What a patient's record holds: a question about one of these for the active patient reads the record.
-RECORD_CONCEPT_RE = re.compile(
-    rf"\b({_LAB_WORDS}|allerg\w*|conditions?|diagnos[ie]s|problems?|problem list|immuni[sz]ations?|vaccines?|"
-    r"vaccinations?|procedures?|surgery|surgeries|medications?|meds|prescriptions?|drugs?|notes?|visits?|encounters?|"
-    r"admissions?|history|timeline|trend|last seen|seen last|last time|"
-    # The history abbreviations clinicians type: past medical/surgical history, drug, social and family history.
-    r"PMH|PMHx|PSH|PSHx|DHx|SHx|FHx|Hx|"
-    # "Is she on any blood thinners?", "what is he taking?": her medications.
-    r"(?:is|are)\s+(?:she|he|they)\s+(?:on|taking)|what\s+(?:is|'s)\s+(?:she|he)\s+(?:on|taking))\b",
-    re.IGNORECASE,
 )
 TIMELINE_RE = re.compile(
     r"\b(visits?|encounters?|admissions?|appointments?|timeline|what happened|last time|previous notes?|last seen|"

@@ -20,7 +20,6 @@ from docgemma.agent.patterns import (
     CONNECTION_RE,
     NEGATION,
     PATIENT_REF_RE,
-    RECORD_CONCEPT_RE,
     is_short_record_ask,
     is_write_request,
     record_role,
@@ -30,7 +29,7 @@ from docgemma.agent.patterns import (
 )
 from docgemma.agent.state import AgentState
 from docgemma.clinical.entities import malformed_patient_ids
-from docgemma.clinical.record_concepts import record_item
+from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, record_item
 from docgemma.tools.registry import ToolRegistry
 from docgemma.tools.routing import Role
 

@@ -89,6 +89,16 @@ DRUG_MAXIMA: dict[str, tuple[float | None, float, str]] = {
     "furosemide": (600.0, 600.0, "Lasix label"),
 }
 
+#: A dose as a clinician writes it in a message ("500 mg", "1-2 tablets", "875/125 mg", "20 mmol"): what the
+#: order extractor takes as the order's dosage. Wider than :func:`parse_dose` reads (mmol, mEq, mg/kg and sachets
+#: are kept as written for the card, not structured).
+DOSE_TEXT_RE = re.compile(
+    r"(?<![\w/.])(\d+(?:[.,]\d+)?(?:\s*/\s*\d+(?:[.,]\d+)?)?(?:\s*(?:-|to)\s*\d+(?:[.,]\d+)?)?\s*"
+    r"(?:mg|mcg|µg|micrograms?|milligrams?|g|grams?|units?|iu|ml|mmol|meq|mg/kg|tablets?|tabs?|capsules?|caps?|"
+    r"puffs?|drops?|sachets?)(?![a-z]))",
+    re.IGNORECASE,
+)
+
 _NUMBER = r"\d+(?:[.,]\d+)?(?:/\d+(?:[.,]\d+)?)?"  # 500, 0.5, 2,5, 1/2 and a combination's 875/125
 _UNIT = "(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")\b"
 #: "500 mg", or a range "1-2 tablets" / "500 to 1000 mg" (checked at its upper end, stored as doseRange).

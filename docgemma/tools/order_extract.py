@@ -15,19 +15,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from docgemma.clinical.dosing import duration_match, frequency_match, route_match
+from docgemma.clinical.dosing import DOSE_TEXT_RE, duration_match, frequency_match, route_match
 from docgemma.clinical.entities import ExtractedEntities
 from docgemma.clinical.ingredients import resolve_local
 
 NOT_SPECIFIED = "not specified"
 NOT_UNDERSTOOD = "not understood:"
 
-DOSE_RE = re.compile(
-    r"(?<![\w/.])(\d+(?:[.,]\d+)?(?:\s*/\s*\d+(?:[.,]\d+)?)?(?:\s*(?:-|to)\s*\d+(?:[.,]\d+)?)?\s*"
-    r"(?:mg|mcg|µg|micrograms?|milligrams?|g|grams?|units?|iu|ml|mmol|meq|mg/kg|tablets?|tabs?|capsules?|caps?|"
-    r"puffs?|drops?|sachets?)(?![a-z]))",
-    re.IGNORECASE,
-)
 _ORDER_VERB_RE = re.compile(
     r"\b(?:please\s+)?(?:prescribe|prescription\s+(?:of|for)|order|start(?:ing)?|give|commence|begin|initiate|put|"
     r"rx|dispense|add|write(?:\s+up)?)\b",
@@ -190,7 +184,7 @@ def prescription_args(query: str, entities: ExtractedEntities, patient_id: str |
         out["medication_name"] = drugs[0]
         if product is not None:
             spans.append(product[1])
-    dose = DOSE_RE.search(query)
+    dose = DOSE_TEXT_RE.search(query)
     if dose:
         out["dosage"] = re.sub(r"(\d)\s*([a-zµ])", r"\1 \2", " ".join(dose.group(1).split()))
         spans.append(dose.span())
