@@ -1,15 +1,19 @@
-"""The extension point "add a tool" (docs/architecture.md): one ToolSpec, with its task keywords, argument
-extractor, 1-shot example and follow-up, is all the agent needs. Registered here in the test itself — no other
+"""The extension point "add a tool" (docs/architecture.md): one module shaped like a ``tools/catalog/`` module
+(``tests/renal_dose_tool.py``: its arguments, task keywords, extractor, 1-shot example, follow-up, executor and
+``SPEC``) and one registration line are all the agent needs. Registered here in the test itself — no other
 module changes — the agent's rules route to it, prefill its arguments, order it among other tools, offer it as
-the model's example and suggest it, and a whole turn runs it."""
+the model's example and suggest it, and a whole turn runs it. The package's own tools have the same shape: each
+catalog module is self-contained and the registry only lists them."""
 
 from __future__ import annotations
 
-import re
+import ast
+from functools import partial
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
 from docgemma.agent.answer import follow_ups
 from docgemma.agent.assistant import Assistant, TurnResult
@@ -19,52 +23,14 @@ from docgemma.agent.nodes.tool_select import example_for
 from docgemma.agent.patterns import remaining_tools
 from docgemma.agent.rules import decide
 from docgemma.clinical.entities import extract_entities
-from docgemma.tools.outcome import ToolOutcome, success
-from docgemma.tools.registry import ToolContext, ToolSpec, default_registry
-from docgemma.tools.routing import Request, TurnFacts
+from docgemma.tools import catalog
+from docgemma.tools.registry import CATALOG, default_registry
+from docgemma.tools.spec import ToolSpec
+from tests import renal_dose_tool
 
-NAME = "calculate_renal_dose"
-
-
-class RenalDoseArgs(BaseModel):
-    drug_name: str
-    creatinine_clearance: str | None = None
-
-
-def renal_dose_args(request: Request) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    drugs = request.entities["drug_mentions"]
-    if len(drugs) == 1:
-        out["drug_name"] = drugs[0]
-    clearance = re.search(r"\bcrcl\s*(?:of\s*)?(\d+)", request.query, re.IGNORECASE)
-    if clearance:
-        out["creatinine_clearance"] = clearance.group(1)
-    return out
-
-
-def renal_dose_follow_up(facts: TurnFacts) -> list[str]:
-    return [f"What is the renal dose of {facts.drugs[0]}?"] if facts.drugs else []
-
-
-def renal_dose(args: BaseModel, context: ToolContext) -> ToolOutcome:
-    assert isinstance(args, RenalDoseArgs)
-    return success({"drug": args.drug_name, "crcl": args.creatinine_clearance, "dose": "reduce to once daily"})
-
-
-RENAL_DOSE = ToolSpec(
-    NAME,
-    "Renal Dose Calculator",
-    "Compute a renally adjusted dose of a drug from the creatinine clearance. Use when a clinician asks how to "
-    "dose a drug in kidney impairment.",
-    RenalDoseArgs,
-    "What is the renal dose of enoxaparin for a CrCl of 25?",
-    lookup=True,
-    keywords=("renal dose", "crcl", "creatinine clearance"),
-    extract=renal_dose_args,
-    follow_up=renal_dose_follow_up,
-    executor=renal_dose,
-)
-REG = default_registry().with_tools(RENAL_DOSE)
+NAME = renal_dose_tool.SPEC.name
+RENAL_DOSE = renal_dose_tool.SPEC
+REG = default_registry().with_tools(renal_dose_tool.SPEC)  # the one registration line
 QUERY = "Calculate the renal dose of enoxaparin for CrCl 25"
 
 
@@ -109,3 +75,49 @@ def test_a_whole_turn_runs_the_registered_tool() -> None:
 def test_a_name_is_registered_once() -> None:
     with pytest.raises(KeyError, match=NAME):
         REG.with_tools(RENAL_DOSE)
+
+
+#: Where a catalog module may take a part from instead of defining it: the helpers the tools share.
+SHARED = {"extract": "docgemma.tools.extract", "active_patient_after": "docgemma.tools.active_patient"}
+
+
+def own_parts(module: ModuleType) -> list[str]:
+    """The parts of ``module``'s spec defined neither in the module nor in a shared helper module (none, for a
+    self-contained tool module)."""
+    spec = module.SPEC
+    stray = []
+    for part in ("args_model", "extract", "follow_up", "pre_write_check", "active_patient_after", "executor"):
+        value = getattr(spec, part)
+        value = value.func if isinstance(value, partial) else value
+        if value is not None and value.__module__ not in (module.__name__, SHARED.get(part)):
+            stray.append(f"{part} from {value.__module__}")
+    return stray
+
+
+@pytest.mark.parametrize("module", [*CATALOG, renal_dose_tool], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_a_tool_module_is_self_contained(module: ModuleType) -> None:
+    """One ToolSpec per module, named like the module (the catalog's), and every part of it defined there."""
+    specs = [v for v in vars(module).values() if isinstance(v, ToolSpec)]
+    assert specs == [module.SPEC]
+    if module is not renal_dose_tool:
+        assert module.__name__.rsplit(".", 1)[-1] == module.SPEC.name
+    assert own_parts(module) == []
+
+
+def test_the_registry_only_lists_the_catalog() -> None:
+    """Every catalog module is registered, once, in the registry's order; no catalog module imports another."""
+    folder = Path(catalog.__file__).parent
+    files = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    assert {m.__name__.rsplit(".", 1)[-1] for m in CATALOG} == files and len(CATALOG) == len(files)
+    assert default_registry().names == tuple(m.SPEC.name for m in CATALOG)
+    for path in folder.glob("*.py"):
+        imported = {n.module for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ImportFrom)}
+        assert not {m for m in imported if m and m.startswith("docgemma.tools.catalog")}, path.name
+
+
+def test_the_check_sees_a_part_defined_elsewhere() -> None:
+    """The checker itself: a module whose spec takes its parts from another module is not self-contained."""
+    borrowing = ModuleType("borrowing")
+    borrowing.SPEC = renal_dose_tool.SPEC  # type: ignore[attr-defined]
+    assert own_parts(borrowing) == [f"{part} from tests.renal_dose_tool" for part in
+                                    ("args_model", "extract", "follow_up", "executor")]
