@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from types import UnionType
-from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -48,6 +49,13 @@ class ToolContext:
 
 Executor = Callable[[BaseModel, ToolContext], ToolOutcome]
 Formatter = Callable[[Any], str]
+Client = TypeVar("Client")
+
+
+def client_executor(run: Callable[[Client, BaseModel, ToolContext], ToolOutcome]) -> Callable[[Client], Executor]:
+    """For a tool whose executor needs a client built at start-up (the record, an API client): the function that
+    binds ``run`` to that client, called where the client is built."""
+    return lambda client: partial(run, client)
 
 
 def compact_json(data: Any) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -20,7 +19,7 @@ from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.record_io import format_write, write
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
 from docgemma.tools.write_checks import Findings, PatientFacts
 
 #: The resource its write creates: where the write is looked up by its idempotency key.
@@ -76,11 +75,8 @@ def add_allergy(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
     return write(ehr, SPEC.name, args, context, resource, f"allergy to {a.substance} ({a.reaction})")
 
 
-def executor(ehr: Ehr) -> Executor:
-    """The executor, bound to the record built at start-up."""
-    return partial(add_allergy, ehr)
-
-
+#: Its executor, bound to the record built at start-up.
+executor = client_executor(add_allergy)
 FORMATTER: Formatter = format_write
 
 SPEC = ToolSpec(

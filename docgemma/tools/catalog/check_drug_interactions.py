@@ -11,7 +11,7 @@ from docgemma.tools import interactions
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.extract import INTERACTION_WORDS, drug_list
 from docgemma.tools.routing import Role, TurnFacts
-from docgemma.tools.spec import Executor, Formatter, ToolSpec
+from docgemma.tools.spec import Formatter, ToolSpec, client_executor
 
 
 class DrugInteractionArgs(ToolArgs):
@@ -29,11 +29,8 @@ def follow_up(facts: TurnFacts) -> list[str]:
     return []
 
 
-def executor(labels: interactions.Labels) -> Executor:
-    """The executor, bound to the label client built at start-up."""
-    return partial(interactions.check_drug_interactions, labels)
-
-
+#: Its executor, bound to the label client built at start-up.
+executor = client_executor(interactions.check_drug_interactions)
 FORMATTER: Formatter = interactions.format_interactions
 
 SPEC = ToolSpec(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
@@ -12,7 +11,7 @@ from docgemma.tools import label_query, openfda
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.extract import CLAUSE_RE, LABEL_WORDS, SAFETY_WORDS, drugs_near, says
 from docgemma.tools.routing import Request, Role, TurnFacts
-from docgemma.tools.spec import Executor, Formatter, ToolSpec
+from docgemma.tools.spec import Formatter, ToolSpec, client_executor
 
 #: What a label question is about → the label sections that answer it (``tools/label_sections.py``).
 LabelTopic = Literal["pregnancy", "lactation", "renal impairment", "hepatic impairment", "children", "older adults",
@@ -51,11 +50,8 @@ def follow_up(facts: TurnFacts) -> list[str]:
     return [f"What are the FDA safety warnings for {facts.drugs[0]}?"] if facts.drugs else []
 
 
-def executor(fda: openfda.OpenFDA) -> Executor:
-    """The executor, bound to the openFDA client built at start-up."""
-    return partial(openfda.check_drug_safety, fda)
-
-
+#: Its executor, bound to the openFDA client built at start-up.
+executor = client_executor(openfda.check_drug_safety)
 FORMATTER: Formatter = openfda.format_safety
 
 SPEC = ToolSpec(

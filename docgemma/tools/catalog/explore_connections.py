@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -20,7 +19,7 @@ from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, failure, success
 from docgemma.tools.record_io import fail, line, unreadable
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
 
 
 class ExploreConnectionsArgs(ToolArgs):
@@ -105,11 +104,8 @@ def format_connections(data: dict[str, Any]) -> str:
     return "\n".join(lines) + unreadable(data)
 
 
-def executor(ehr: Ehr) -> Executor:
-    """The executor, bound to the record built at start-up."""
-    return partial(explore_connections, ehr)
-
-
+#: Its executor, bound to the record built at start-up.
+executor = client_executor(explore_connections)
 FORMATTER: Formatter = format_connections
 
 SPEC = ToolSpec(

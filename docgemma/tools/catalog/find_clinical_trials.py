@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, Literal
 
 from pydantic import Field
@@ -10,7 +9,7 @@ from pydantic import Field
 from docgemma.tools import trial_query, trials
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.routing import Request, Role, TurnFacts
-from docgemma.tools.spec import Executor, Formatter, ToolSpec
+from docgemma.tools.spec import Formatter, ToolSpec, client_executor
 
 AgeGroup = Literal["child", "adult", "older adult"]
 
@@ -42,11 +41,8 @@ def follow_up(facts: TurnFacts) -> list[str]:
     return ["Are there recruiting clinical trials on this topic?"] if Role.LITERATURE in facts.tried_roles else []
 
 
-def executor(ctgov: trials.Trials) -> Executor:
-    """The executor, bound to the ClinicalTrials.gov client built at start-up."""
-    return partial(trials.find_clinical_trials, ctgov)
-
-
+#: Its executor, bound to the ClinicalTrials.gov client built at start-up.
+executor = client_executor(trials.find_clinical_trials)
 FORMATTER: Formatter = trials.format_trials
 
 SPEC = ToolSpec(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from pydantic import BaseModel
@@ -15,7 +14,7 @@ from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.record_io import fail
 from docgemma.tools.routing import Role, TurnFacts
-from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
 
 
 class PatientChartArgs(ToolArgs):
@@ -48,9 +47,8 @@ def get_patient_chart(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOu
     return success({"patient": summary.facts["patient"], "summary": summary.text})
 
 
-def executor(ehr: Ehr) -> Executor:
-    """The executor, bound to the record built at start-up."""
-    return partial(get_patient_chart, ehr)
+#: Its executor, bound to the record built at start-up.
+executor = client_executor(get_patient_chart)
 
 
 def format_chart(data: dict[str, Any]) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -22,7 +21,7 @@ from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.record_io import fail, line, unreadable, when
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
 
 
 class PatientTimelineArgs(ToolArgs):
@@ -90,11 +89,8 @@ def format_timeline(data: dict[str, Any]) -> str:
     return "\n".join(lines) + unreadable(data)
 
 
-def executor(ehr: Ehr) -> Executor:
-    """The executor, bound to the record built at start-up."""
-    return partial(get_patient_timeline, ehr)
-
-
+#: Its executor, bound to the record built at start-up.
+executor = client_executor(get_patient_timeline)
 FORMATTER: Formatter = format_timeline
 
 SPEC = ToolSpec(

@@ -4,7 +4,6 @@ the card; its pre-write check reviews allergies, dose, duplicates and words of t
 from __future__ import annotations
 
 from datetime import date
-from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -20,7 +19,7 @@ from docgemma.tools.order_extract import NOT_UNDERSTOOD, prescription_args
 from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.record_io import format_write, write
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
 from docgemma.tools.write_checks import Findings, PatientFacts
 
 #: The resource its write creates: where the write is looked up by its idempotency key.
@@ -101,11 +100,8 @@ def prescribe_medication(ehr: Ehr, args: BaseModel, context: ToolContext) -> Too
                  " ".join(filter(None, (a.medication_name, a.dosage, a.frequency, duration_phrase(a.duration)))))
 
 
-def executor(ehr: Ehr) -> Executor:
-    """The executor, bound to the record built at start-up."""
-    return partial(prescribe_medication, ehr)
-
-
+#: Its executor, bound to the record built at start-up.
+executor = client_executor(prescribe_medication)
 FORMATTER: Formatter = format_write
 
 SPEC = ToolSpec(

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -21,7 +20,7 @@ from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.record_io import fail, line, unreadable, when
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
 
 #: The resource types searched when the question names none.
 CLINICAL_TYPES = ("Condition", "MedicationRequest", "Observation", "Procedure", "Encounter", "DiagnosticReport",
@@ -101,11 +100,8 @@ def format_query(data: dict[str, Any]) -> str:
     return "\n".join(data["results"]) + more + unreadable(data)
 
 
-def executor(ehr: Ehr) -> Executor:
-    """The executor, bound to the record built at start-up."""
-    return partial(query_patient_data, ehr)
-
-
+#: Its executor, bound to the record built at start-up.
+executor = client_executor(query_patient_data)
 FORMATTER: Formatter = format_query
 
 SPEC = ToolSpec(

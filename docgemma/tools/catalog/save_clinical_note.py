@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import re
-from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -17,7 +16,7 @@ from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.record_io import format_write, write
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
 
 #: The resource its write creates: where the write is looked up by its idempotency key.
 WRITTEN = "DocumentReference"
@@ -58,11 +57,8 @@ def save_clinical_note(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolO
     return write(ehr, SPEC.name, args, context, resource, f"{a.note_type} note")
 
 
-def executor(ehr: Ehr) -> Executor:
-    """The executor, bound to the record built at start-up."""
-    return partial(save_clinical_note, ehr)
-
-
+#: Its executor, bound to the record built at start-up.
+executor = client_executor(save_clinical_note)
 FORMATTER: Formatter = format_write
 
 SPEC = ToolSpec(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, Literal
 
 from pydantic import Field
@@ -11,7 +10,7 @@ from docgemma.tools import literature, literature_query
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.extract import STUDY_WORDS
 from docgemma.tools.routing import Request, Role, TurnFacts
-from docgemma.tools.spec import Executor, Formatter, ToolSpec
+from docgemma.tools.spec import Formatter, ToolSpec, client_executor
 
 PublicationType = Literal["meta-analysis", "systematic review", "randomized controlled trial", "guideline", "review"]
 
@@ -37,11 +36,8 @@ def follow_up(facts: TurnFacts) -> list[str]:
     return [f"Find recent studies on {facts.drugs[0]}"] if facts.drugs else []
 
 
-def executor(lit: literature.Literature) -> Executor:
-    """The executor, bound to the literature client built at start-up."""
-    return partial(literature.search_medical_literature, lit)
-
-
+#: Its executor, bound to the literature client built at start-up.
+executor = client_executor(literature.search_medical_literature)
 FORMATTER: Formatter = literature.format_articles
 
 SPEC = ToolSpec(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -16,7 +15,7 @@ from docgemma.tools.args import ToolArgs
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.record_io import fail, unreadable
 from docgemma.tools.routing import Request
-from docgemma.tools.spec import Executor, Formatter, ToolContext, ToolSpec
+from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
 
 
 class PatientSearchArgs(ToolArgs):
@@ -62,11 +61,8 @@ def format_patients(data: dict[str, Any]) -> str:
                      for m in data["matches"]) + unreadable(data)
 
 
-def executor(ehr: Ehr) -> Executor:
-    """The executor, bound to the record built at start-up."""
-    return partial(search_patient, ehr)
-
-
+#: Its executor, bound to the record built at start-up.
+executor = client_executor(search_patient)
 FORMATTER: Formatter = format_patients
 
 SPEC = ToolSpec(
