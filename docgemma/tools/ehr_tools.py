@@ -63,7 +63,7 @@ def ehr_executors(ehr: Ehr) -> tuple[dict[str, Executor], dict[str, Formatter]]:
 
 def record_write_check(ehr: Ehr) -> WriteCheck:
     """The write check against ``ehr``: who the patient is (a patient not on the record blocks the write before
-    any card is shown), plus the tool's own :attr:`~docgemma.tools.registry.ToolSpec.pre_write_check`."""
+    any card is shown), plus the tool's own :attr:`~docgemma.tools.spec.ToolSpec.pre_write_check`."""
     def check(spec: ToolSpec, args: dict[str, Any], active: PatientRef | None) -> WriteReview:
         patient_id = str(args.get("patient_id", ""))
         try:

@@ -1,6 +1,6 @@
 """What a tool contributes to the agent's deterministic rules, so the rules never spell a tool name.
 
-A :class:`~docgemma.tools.registry.ToolSpec` carries, besides its prompt text and executor:
+A :class:`~docgemma.tools.spec.ToolSpec` carries, besides its prompt text and executor:
 
 * ``keywords``: words that, said by the clinician, mean the request needs the tool (task patterns: code, not the model, decides
   when the loop has enough; a write tool only when the message asks for a write);
@@ -10,7 +10,7 @@ A :class:`~docgemma.tools.registry.ToolSpec` carries, besides its prompt text an
   message, its entities, the active patient's id — never the agent's state);
 * ``follow_up``: next questions to suggest once the turn is answered (:class:`TurnFacts`).
 
-This module holds only the vocabulary; the tools' own values live with their specs in ``registry.py``.
+This module holds only the vocabulary; each tool's own values live with its spec in its ``tools/catalog/`` module.
 """
 
 from __future__ import annotations
