@@ -44,12 +44,13 @@ def main() -> int:
     from docgemma.tools.ehr_tools import ehr_executors, record_write_check
     from docgemma.tools.registry import default_registry
     from docgemma.ui.app import build_demo
+    from docgemma.workspace import Workspace
 
     ehr = Ehr.embedded(Path(tempfile.mkdtemp()) / "record.sqlite")
     executors, formatters = ehr_executors(ehr)
     assistant = Assistant(demo_llm(), default_registry().with_executors(executors, formatters),
                           patient_context=ehr.patient_context, write_check=record_write_check(ehr))
-    demo = build_demo(assistant, ehr, "Demo rules · CPU", "bench")
+    demo = build_demo(Workspace(assistant, ehr), "Demo rules · CPU", "bench")
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
     pid = str(ehr.client.search("Patient", [("name", "Garcia")])[0]["id"])
 

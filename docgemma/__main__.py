@@ -133,7 +133,7 @@ def ready_line(url: str) -> None:
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    from docgemma.ui.launch import launch
+    from docgemma.serve import launch
 
     launch(settings, on_ready=ready_line)
     # The server has stopped and the process ends now: the interpreter's final garbage collections over the

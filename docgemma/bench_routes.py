@@ -24,13 +24,14 @@ from dataclasses import replace
 from typing import Any
 
 from docgemma.agent.assistant import Assistant
+from docgemma.agent.state import PatientRef
 from docgemma.golden import Session, golden_assistant, run_session
 from docgemma.llm.base import LLM, LLMError
 from docgemma.metering import PrefixMeter, backend_meter
 
 #: The active patient of every route but the multi-tool one (which finds its own patient); its summary is
 #: the largest of the shipped Synthea records (``budgets.largest_summary``).
-PATIENT = {"id": "bench-001", "name": "Bench Patient"}
+PATIENT = PatientRef(id="bench-001", name="Bench Patient")
 SAFETY = {"status": "success", "data": {"drug": "dofetilide", "boxed_warning": (
     "Initiate in a facility with continuous ECG monitoring and creatinine clearance for at least 3 days.")}}
 #: The routes' turns, in the golden format. No tool is named: code decides each of them by rule (the tests

@@ -32,7 +32,8 @@ LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                 "docgemma.experiments", "docgemma.ops", "docgemma.bench_routes", "docgemma.budgets",
                 "docgemma.metering")),
     (5, "ui", ("docgemma.ui",)),
-    (6, "entry", ("docgemma.__main__",)),
+    (6, "serve", ("docgemma.serve",)),
+    (7, "entry", ("docgemma.__main__",)),
 )
 
 
