@@ -110,14 +110,14 @@ def backend_figures(backend: str, *, repeats: int) -> dict[str, Any]:
         return {"fake": {"label": "fake: golden oracle decides; Gemma 3 tokenizer counts (as MedGemma would be "
                                   "asked); free text counted at its token cap", "routes": run_routes(None, repeats=repeats)}}
     from docgemma.config import BACKENDS, Settings
-    from docgemma.llm import make_llm
+    from docgemma.runtime import load_llm
 
     if backend not in set(BACKENDS):
         return {backend: {"skipped": f"backend {backend!r} is not available on this build (config.BACKENDS: "
                                      f"{', '.join(BACKENDS)})"}}
     try:
         start = time.perf_counter()
-        llm = make_llm(replace(Settings(), backend=backend))
+        llm = load_llm(replace(Settings(), backend=backend))
         load_s = round(time.perf_counter() - start, 1)
     except LLMError as exc:
         return {backend: {"skipped": f"could not load: {exc}"}}
