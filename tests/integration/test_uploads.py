@@ -132,7 +132,7 @@ def test_cli_answer_has_no_template_debris(cli_env: Path, capsys: pytest.Capture
 
     echo = FakeLLM(responder=lambda call: "Clinician's answer: Raised blood pressure.\n{{ (hint: none)\nCheck it."
                    if call.schema is None else {"intent": "DIRECT", "task_summary": "bp", "suggested_tool": None})
-    monkeypatch.setattr("docgemma.runtime.make_llm", lambda settings: echo)
+    monkeypatch.setattr("docgemma.runtime.load_llm", lambda settings: echo)
     assert main(["chat", "What is hypertension?"]) == 0
     out = capsys.readouterr().out
     assert "Raised blood pressure.\n" in out and "Check it." in out
