@@ -45,13 +45,14 @@ def main() -> int:
     from docgemma.tools.ehr_tools import ehr_executors, record_write_check
     from docgemma.tools.registry import default_registry
     from docgemma.ui.app import build_demo
-    from docgemma.workspace import Workspace
 
     ehr = Ehr.embedded(Path(tempfile.mkdtemp()) / "record.sqlite")
     executors, formatters = ehr_executors(ehr)
     assistant = Assistant(demo_llm(), default_registry().with_executors(executors, formatters),
                           patient_context=ehr.patient_context, write_check=record_write_check(ehr))
     if "workspace" in inspect.signature(build_demo).parameters:
+        from docgemma.workspace import Workspace
+
         demo = build_demo(Workspace(assistant, ehr), "Demo rules · CPU", "bench")
     else:  # a checkout (--root) from before the page was given an assembled workspace
         demo = build_demo(assistant, ehr, "Demo rules · CPU", "bench")  # type: ignore[arg-type]
