@@ -49,8 +49,9 @@ def test_every_module_has_a_layer() -> None:
     graph = import_graph()
     for name in graph.modules():
         _floor, layer = graph.layer_of(name)
-        assert layer != "ground" or name in ("docgemma", "docgemma.config", "docgemma.images", "docgemma.image_store",
-                                             "docgemma.fhir", "docgemma.exposure", "docgemma.http_client") or name.startswith("docgemma.clinical"), name
+        assert layer != "ground" or name in (
+            "docgemma", "docgemma.config", "docgemma.images", "docgemma.image_store", "docgemma.fhir",
+            "docgemma.exposure", "docgemma.http_client") or name.startswith("docgemma.clinical"), name
 
 
 def test_the_ui_reaches_the_record_only_through_the_workspace() -> None:
