@@ -249,11 +249,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.backend:
         from docgemma.config import Settings
-        from docgemma.llm import make_llm
+        from docgemma.runtime import load_llm
 
         figures["backends"] = {}
         for backend in args.backend:
-            llm = make_llm(Settings(**{**Settings.from_env().__dict__, "backend": backend}))
+            llm = load_llm(Settings(**{**Settings.from_env().__dict__, "backend": backend}))
             start = time.perf_counter()
             rows = run_turns(args.file, llm, args.limit)
             result = backend_figures(rows)

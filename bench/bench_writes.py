@@ -12,6 +12,7 @@ Provenance resources created. Target: exactly 1 per card when no Reject is among
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import logging
 import sys
@@ -49,7 +50,12 @@ def main() -> int:
     executors, formatters = ehr_executors(ehr)
     assistant = Assistant(demo_llm(), default_registry().with_executors(executors, formatters),
                           patient_context=ehr.patient_context, write_check=record_write_check(ehr))
-    demo = build_demo(assistant, ehr, "Demo rules · CPU", "bench")
+    if "workspace" in inspect.signature(build_demo).parameters:
+        from docgemma.workspace import Workspace
+
+        demo = build_demo(Workspace(assistant, ehr), "Demo rules · CPU", "bench")
+    else:  # a checkout (--root) from before the page was given an assembled workspace
+        demo = build_demo(assistant, ehr, "Demo rules · CPU", "bench")  # type: ignore[arg-type]
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
     pid = str(ehr.client.search("Patient", [("name", "Garcia")])[0]["id"])
 

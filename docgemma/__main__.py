@@ -114,9 +114,9 @@ def _golden(args: argparse.Namespace, settings: Settings) -> int:
             raise CliError(f"{file!r} is not a golden case file ({type(exc).__name__}: {exc})") from None
     llm = None
     if args.backend != "oracle":
-        from docgemma.llm import make_llm
+        from docgemma.runtime import load_llm
 
-        llm = make_llm(Settings(**{**settings.__dict__, "backend": args.backend}))
+        llm = load_llm(Settings(**{**settings.__dict__, "backend": args.backend}))
     code = 0
     for file in args.files:
         if args.out:
@@ -133,7 +133,7 @@ def ready_line(url: str) -> None:
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    from docgemma.ui.launch import launch
+    from docgemma.serve import launch
 
     launch(settings, on_ready=ready_line)
     # The server has stopped and the process ends now: the interpreter's final garbage collections over the

@@ -24,13 +24,14 @@ from dataclasses import replace
 from typing import Any
 
 from docgemma.agent.assistant import Assistant
+from docgemma.agent.state import PatientRef
 from docgemma.golden import Session, golden_assistant, run_session
 from docgemma.llm.base import LLM, LLMError
 from docgemma.metering import PrefixMeter, backend_meter
 
 #: The active patient of every route but the multi-tool one (which finds its own patient); its summary is
 #: the largest of the shipped Synthea records (``budgets.largest_summary``).
-PATIENT = {"id": "bench-001", "name": "Bench Patient"}
+PATIENT = PatientRef(id="bench-001", name="Bench Patient")
 SAFETY = {"status": "success", "data": {"drug": "dofetilide", "boxed_warning": (
     "Initiate in a facility with continuous ECG monitoring and creatinine clearance for at least 3 days.")}}
 #: The routes' turns, in the golden format. No tool is named: code decides each of them by rule (the tests
@@ -109,14 +110,14 @@ def backend_figures(backend: str, *, repeats: int) -> dict[str, Any]:
         return {"fake": {"label": "fake: golden oracle decides; Gemma 3 tokenizer counts (as MedGemma would be "
                                   "asked); free text counted at its token cap", "routes": run_routes(None, repeats=repeats)}}
     from docgemma.config import BACKENDS, Settings
-    from docgemma.llm import make_llm
+    from docgemma.runtime import load_llm
 
     if backend not in set(BACKENDS):
         return {backend: {"skipped": f"backend {backend!r} is not available on this build (config.BACKENDS: "
                                      f"{', '.join(BACKENDS)})"}}
     try:
         start = time.perf_counter()
-        llm = make_llm(replace(Settings(), backend=backend))
+        llm = load_llm(replace(Settings(), backend=backend))
         load_s = round(time.perf_counter() - start, 1)
     except LLMError as exc:
         return {backend: {"skipped": f"could not load: {exc}"}}

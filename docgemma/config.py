@@ -14,6 +14,7 @@ from typing import Literal, TypeVar, cast
 
 Backend = Literal["transformers", "openai", "fake", "llamacpp"]
 BACKENDS: tuple[Backend, ...] = ("transformers", "openai", "fake", "llamacpp")
+ToolTransport = Literal["inprocess", "mcp"]
 
 #: The model the product is built for; loaded in 4-bit NF4 when CUDA is available.
 MEDGEMMA_MODEL_ID = "google/medgemma-1.5-4b-it"
@@ -76,17 +77,17 @@ class Settings:
     europepmc_url: str = "https://www.ebi.ac.uk/europepmc/webservices/rest"
     ctgov_url: str = "https://clinicaltrials.gov/api/v2"
     #: ``inprocess`` (default) or ``mcp``: TOOL_EXECUTE calls the tools through an MCP client.
-    tool_transport: str = "inprocess"
+    tool_transport: ToolTransport = "inprocess"
     #: ``postgresql://user:password@host:port/db``: conversation threads and approval claims in PostgreSQL, shared
     #: by every app replica (``deploy/``). None = the SQLite file :attr:`checkpoint_path` (one process).
     checkpoint_url: str | None = None
     #: Seconds an approval's claim is held without renewal: the process carrying out an approved write renews it
     #: while it runs; after a crash, another process (or the restarted one) recovers the card once it ran out.
     approval_lease_s: float = 30.0
-    #: ``auto`` (default), ``on`` or ``off``: local backends reuse the previous call's KV cache for a common
-    #: prompt prefix. ``auto`` is ``on`` except where reuse is measured not to reproduce a full prefill (the
-    #: transformers backend with bf16 compute: see ``llm/prefix_cache.py``).
-    prefix_cache: str = "auto"
+    #: Whether local backends reuse the previous call's KV cache for a common prompt prefix
+    #: (``DOCGEMMA_PREFIX_CACHE``: ``on``, ``off``, or ``auto`` = None). None: on, except where reuse is measured not
+    #: to reproduce a full prefill (the transformers backend with bf16 compute: see ``llm/prefix_cache.py``).
+    prefix_cache: bool | None = None
 
     @property
     def checkpoint_path(self) -> Path:
@@ -141,11 +142,33 @@ class Settings:
             eutils_url=env.get("DOCGEMMA_EUTILS_URL", defaults.eutils_url).rstrip("/"),
             europepmc_url=env.get("DOCGEMMA_EUROPEPMC_URL", defaults.europepmc_url).rstrip("/"),
             ctgov_url=env.get("DOCGEMMA_CTGOV_URL", defaults.ctgov_url).rstrip("/"),
-            tool_transport=_choice(env, "DOCGEMMA_TOOL_TRANSPORT", ("inprocess", "mcp"), defaults.tool_transport),
+            tool_transport=cast(ToolTransport, _choice(env, "DOCGEMMA_TOOL_TRANSPORT", ("inprocess", "mcp"),
+                                                       defaults.tool_transport)),
             checkpoint_url=_database_url(env, "DOCGEMMA_CHECKPOINT_URL"),
             approval_lease_s=_float(env, "DOCGEMMA_APPROVAL_LEASE_S", defaults.approval_lease_s),
-            prefix_cache=_choice(env, "DOCGEMMA_PREFIX_CACHE", ("auto", "on", "off"), defaults.prefix_cache),
+            prefix_cache=_SWITCH[_choice(env, "DOCGEMMA_PREFIX_CACHE", tuple(_SWITCH), "auto")],
         )
+
+    def to_env(self) -> dict[str, str]:
+        """These settings as the environment variables :meth:`from_env` reads (a subprocess's settings, given to it
+        explicitly); a setting that is None is left out."""
+        out: dict[str, str] = {}
+        for name, variable in ENV_NAMES.items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            out[variable] = {True: "on", False: "off"}[value] if isinstance(value, bool) else str(value)
+        return out
+
+
+#: A switch's words and values (``auto``: the component decides).
+_SWITCH: dict[str, bool | None] = {"auto": None, "on": True, "off": False}
+
+#: Each setting's environment variable (what :meth:`Settings.from_env` reads and :meth:`Settings.to_env` writes).
+ENV_NAMES: dict[str, str] = {
+    name: f"DOCGEMMA_{name.upper()}" for name in Settings.__dataclass_fields__
+    if name not in ("openfda_api_key", "ncbi_api_key", "ncbi_email")
+} | {"openfda_api_key": "OPENFDA_API_KEY", "ncbi_api_key": "NCBI_API_KEY", "ncbi_email": "NCBI_EMAIL"}
 
 
 NumberT = TypeVar("NumberT", int, float)

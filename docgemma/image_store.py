@@ -2,6 +2,10 @@
 (:class:`ImageRef`) instead of the image bytes (which LangGraph would otherwise write into the SQLite
 checkpoint on every turn, for ever).
 
+An upload is decoded once, with every limit (bytes and pixels, checked from the header before decoding):
+:func:`decode_upload` (the page's preview) and :func:`decode_ref` (INPUT_ASSEMBLY, then the image tool) share
+the decoded image, or the refusal, for the same content and limits.
+
 Files are named by the SHA-256 of their content (the same upload is stored once). The store keeps at most
 ``max_files`` files and ``max_total_bytes`` bytes: the least recently used are deleted first. An upload over
 ``max_file_bytes`` is never written; its reference carries the error instead, shown to the clinician.
@@ -12,10 +16,21 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-from docgemma.images import ImageError, size_error
+from docgemma.images import ImageError, decode_image, size_error
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+#: How many decoded uploads are kept (an image of at most 2048 px a side is at most 12 MB decoded).
+DECODED_KEPT = 4
+_decoded: OrderedDict[tuple[str, str, int, int], Image | ImageError] = OrderedDict()
+_decoded_lock = threading.Lock()
 
 
 class ImageRef(TypedDict):
@@ -102,3 +117,42 @@ def load_image_bytes(ref: ImageRef) -> bytes:
     if hashlib.sha256(data).hexdigest() != ref["sha256"]:
         raise ImageError(f"The stored copy of {ref['filename']!r} has changed; please attach it again.")
     return data
+
+
+def _decoded_once(key: tuple[str, str, int, int], read: Callable[[], bytes]) -> Image:
+    """The image (or the refusal) decoded for ``key`` (content hash, file name, limits); decoded from ``read()``
+    only when no decode of it is kept."""
+    with _decoded_lock:
+        found = _decoded.get(key)
+        if found is not None:
+            _decoded.move_to_end(key)
+    if found is None:
+        _, filename, max_bytes, max_pixels = key
+        data = read()  # a file gone or changed is not kept as this content's refusal
+        try:
+            found = decode_image(filename, data, max_bytes, max_pixels)
+        except ImageError as refused:
+            found = refused
+        with _decoded_lock:
+            _decoded[key] = found
+            while len(_decoded) > DECODED_KEPT:
+                _decoded.popitem(last=False)
+    if isinstance(found, ImageError):
+        raise found
+    return found
+
+
+def decode_upload(filename: str, data: bytes, max_bytes: int, max_pixels: int) -> Image:
+    """An upload's bytes decoded with every limit (see :func:`~docgemma.images.decode_image`), once for the same
+    content and limits: the turn that stores these bytes reuses the image (or the refusal)."""
+    return _decoded_once((hashlib.sha256(data).hexdigest(), filename, max_bytes, max_pixels), lambda: data)
+
+
+def decode_ref(ref: ImageRef, max_bytes: int, max_pixels: int) -> Image:
+    """A stored upload decoded with every limit, once for the same content and limits: the image tool gets the
+    image INPUT_ASSEMBLY decoded, not a second decode. :class:`ImageError` says why it cannot be used."""
+    if ref.get("error") or not ref.get("sha256"):  # refused at the door, or a legacy reference holding bytes
+        data = load_image_bytes(ref)
+        return _decoded_once((hashlib.sha256(data).hexdigest(), ref["filename"], max_bytes, max_pixels),
+                             lambda: data)
+    return _decoded_once((ref["sha256"], ref["filename"], max_bytes, max_pixels), lambda: load_image_bytes(ref))

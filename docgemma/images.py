@@ -70,6 +70,15 @@ def decode_image(filename: str, data: bytes, max_bytes: int, max_pixels: int = D
     return image
 
 
+def png_data_url(image: Image) -> str:
+    """An image as a ``data:image/png;base64,…`` URL (how OpenAI-compatible chat messages carry an image)."""
+    import base64
+
+    buffer = io.BytesIO()
+    image.convert("RGB").save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
 def _decode_raster(filename: str, data: bytes, max_pixels: int) -> Image:
     from PIL import Image as PILImage
     from PIL import UnidentifiedImageError

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from docgemma.agent.assistant import Assistant
 from docgemma.clinical.entities import DrugDictionary
-from docgemma.config import ConfigError, Settings
+from docgemma.config import ENV_NAMES, ConfigError, Settings
 from docgemma.ehr.service import Ehr
 from docgemma.image_store import ImageStore
 from docgemma.llm import LLM, make_llm
@@ -68,9 +68,17 @@ def build_registry(settings: Settings, ehr: Ehr | None = None, *, in_process: bo
         return local
     from docgemma.tools.mcp_client import McpToolClient
 
-    client = McpToolClient(env=dict(os.environ))
+    client = McpToolClient(env=subprocess_env(settings))
     remote = {s.name: client.executor(s.name) for s in local if s.executor is not None and not s.needs_image}
     return local.with_executors(remote)
+
+
+def subprocess_env(settings: Settings) -> dict[str, str]:
+    """The environment of a subprocess of ours (the MCP tool server): this process's, with every setting given
+    explicitly from ``settings`` (settings built in code reach it too; a variable of ours they leave unset is
+    removed, not inherited)."""
+    ours = set(ENV_NAMES.values())
+    return {**{k: v for k, v in os.environ.items() if k not in ours}, **settings.to_env()}
 
 
 def network_probe(settings: Settings) -> Callable[[], bool]:
@@ -91,6 +99,13 @@ def network_probe(settings: Settings) -> Callable[[], bool]:
     return probe
 
 
+def load_llm(settings: Settings) -> LLM:
+    """The model ``settings.backend`` names: the llm layer's backends, and the agent's rule-based demo model."""
+    from docgemma.agent.demo_llm import AGENT_BACKENDS
+
+    return make_llm(settings, AGENT_BACKENDS)
+
+
 def build_assistant(settings: Settings, ehr: Ehr | None = None, store: ConversationStore | None = None,
                     metrics: Metrics | None = None, llm: LLM | None = None) -> Assistant:
     """Load the model, open the record and the conversation store (``store``, or the one ``settings`` name:
@@ -101,7 +116,7 @@ def build_assistant(settings: Settings, ehr: Ehr | None = None, store: Conversat
     log.info("conversations: %s", store.where)
     DrugDictionary.warm()
     ehr = ehr or build_ehr(settings)
-    llm = llm if llm is not None else make_llm(settings)
+    llm = llm if llm is not None else load_llm(settings)
     log.info("model: %s", llm.name)
     if metrics is not None:
         llm = metrics.timed(llm)

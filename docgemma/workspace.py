@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 from docgemma.agent.approval import ApprovalCard
 from docgemma.agent.events import AgentEvent, TurnResult
 from docgemma.agent.memory import SWITCH_PREFIX
-from docgemma.agent.state import Attachment, TranscriptEntry
+from docgemma.agent.state import Attachment, PatientRef, TranscriptEntry
 from docgemma.ehr.client import FhirClientError
 from docgemma.fhir import display_text
 from docgemma.image_store import ImageRef, load_image_bytes
@@ -173,9 +173,9 @@ class Workspace:
                 return None
         return self._names[patient_id]
 
-    def select_patient(self, thread: str, patient_id: str, name: str) -> bool:
+    def select_patient(self, thread: str, patient: PatientRef | None) -> bool:
         """Make this the conversation's active patient; True when that switched from another patient."""
-        return self.assistant.set_active_patient(thread, {"id": patient_id, "name": name})
+        return self.assistant.set_active_patient(thread, patient)
 
     def patient_panel(self, thread: str) -> PatientPanel:
         """The active patient's summary and record images."""

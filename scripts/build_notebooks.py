@@ -361,16 +361,12 @@ if "WORK" not in globals():
     raise SystemExit("Run step 2 (the project) first.")
 import secrets
 from docgemma.config import Settings
-from docgemma.runtime import build_assistant, build_ehr, network_probe
-from docgemma.ui.app import NetworkStatus, build_demo
+from docgemma.serve import assemble
 
 if "demo" in globals():
     demo.close()  # this step run again: stop the previous server first
 settings = Settings.from_env()
-ehr = build_ehr(settings)
-assistant = build_assistant(settings, ehr, llm=globals().get("llm"))
-demo = build_demo(assistant, ehr, assistant.llm.name, getattr(assistant.llm, "fallback_note", None),
-                  NetworkStatus(network_probe(settings)))
+demo = assemble(settings, llm=globals().get("llm")).demo
 LOGIN = ("clinician", secrets.token_urlsafe(12))
 demo.launch(share=SHARE, auth=LOGIN, prevent_thread_lock=True)
 print(f"Login: user {LOGIN[0]!r}, password {LOGIN[1]!r} (new each run; share it only with the clinicians testing)")'''

@@ -23,7 +23,7 @@ PACKAGE = "docgemma"
 #: (floor, name, module prefixes), lowest floor first. A module belongs to the longest matching prefix.
 LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (0, "ground", ("docgemma", "docgemma.config", "docgemma.images", "docgemma.image_store", "docgemma.clinical",
-                   "docgemma.fhir", "docgemma.exposure")),
+                   "docgemma.fhir", "docgemma.exposure", "docgemma.http_client")),
     (1, "ehr", ("docgemma.ehr",)),
     (1, "llm", ("docgemma.llm",)),
     (2, "tools", ("docgemma.tools",)),
@@ -32,7 +32,8 @@ LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                 "docgemma.experiments", "docgemma.ops", "docgemma.bench_routes", "docgemma.budgets",
                 "docgemma.metering")),
     (5, "ui", ("docgemma.ui",)),
-    (6, "entry", ("docgemma.__main__",)),
+    (6, "serve", ("docgemma.serve",)),
+    (7, "entry", ("docgemma.__main__",)),
 )
 
 

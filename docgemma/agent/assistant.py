@@ -32,13 +32,13 @@ from docgemma.agent.approval import (
 from docgemma.agent.claims import CardClaims, Claim, MemoryClaims, crash_point, holding, process_owner
 from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
 from docgemma.agent.graph import build_graph
-from docgemma.agent.memory import switch_marker, switched
+from docgemma.agent.memory import switched
 from docgemma.agent.nodes.input_assembly import PatientContext
 from docgemma.agent.nodes.tool_execute import WriteCheck
 from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.schemas import agent_schemas
-from docgemma.agent.state import AgentState, Attachment, PatientRef, TranscriptEntry, turn_input
-from docgemma.agent.transcript import appended, written
+from docgemma.agent.state import AgentState, Attachment, InputState, PatientRef, ThreadUpdate, turn_input
+from docgemma.agent.transcript import written
 from docgemma.agent.visible import visible_text
 from docgemma.config import Settings
 from docgemma.image_store import ImageStore
@@ -119,20 +119,17 @@ class Assistant:
         """The thread's current state (empty for a new thread)."""
         return cast(AgentState, self.graph.get_state(self._config(thread_id)).values)
 
-    def set_active_patient(self, thread_id: str, patient: dict[str, str] | None) -> bool:
-        """Make ``patient`` (``{"id", "name"}``) the conversation's active patient (the UI's patient panel).
-        Returns True when this switched from another patient: the conversation then records the switch, and
-        the earlier turns (about the previous patient) no longer reach the prompts."""
-        value = PatientRef(id=patient["id"], name=patient["name"]) if patient else None
-        state = self.state(thread_id)
-        update: dict[str, Any] = {"active_patient": value}
-        change = switched(state.get("active_patient"), value)
-        if change:
-            update["conversation"] = [*state.get("conversation", []), switch_marker(value)]
-            who = value["name"] if value else "none"
-            update["transcript"] = appended(state, TranscriptEntry(note=f"Active patient is now {who}."))
-        self.graph.update_state(self._config(thread_id), update, as_node="synthesize")
+    def set_active_patient(self, thread_id: str, patient: PatientRef | None) -> bool:
+        """Make ``patient`` the conversation's active patient (the UI's patient panel), through the graph's
+        THREAD_UPDATE entry. Returns True when this switched from another patient: the conversation then records
+        the switch, and the earlier turns (about the previous patient) no longer reach the prompts."""
+        change = switched(self.state(thread_id).get("active_patient"), patient)
+        self._update(thread_id, ThreadUpdate(set_active_patient=patient))
         return change
+
+    def _update(self, thread_id: str, update: ThreadUpdate) -> None:
+        """Run the graph's THREAD_UPDATE entry on this thread (a change made outside a turn)."""
+        self.graph.invoke(InputState(thread_update=update), self._config(thread_id))
 
     def stream_turn(self, thread_id: str, message: str, attachment: Attachment | None = None) -> Iterator[AgentEvent]:
         """Run one turn. Empty input, or a turn while a write awaits approval, is refused with a message."""
@@ -256,9 +253,7 @@ class Assistant:
 
     def _noted(self, thread_id: str, result: TurnResult, note: str) -> TurnResult:
         """``result`` with ``note`` leading its answer, and the note kept in the conversation for a reopened page."""
-        state = self.state(thread_id)
-        self.graph.update_state(self._config(thread_id),
-                                {"transcript": appended(state, TranscriptEntry(note=note))}, as_node="synthesize")
+        self._update(thread_id, ThreadUpdate(note=note))
         result.answer = f"{note}\n\n{result.answer}" if result.answer else note
         result.notes = [note, *result.notes]
         return result

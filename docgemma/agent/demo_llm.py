@@ -9,13 +9,15 @@ the ``fake`` backend of :func:`docgemma.llm.make_llm`.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel
 
 from docgemma.clinical.dosing import DOSE_TEXT_RE, frequency_words
 from docgemma.clinical.entities import extract_entities
-from docgemma.llm import register_backend
+from docgemma.llm import Factory
 from docgemma.llm.fake import Call, FakeLLM
 from docgemma.tools.registry import ToolRegistry, default_registry
 from docgemma.tools.routing import Role
@@ -81,4 +83,5 @@ def demo_llm(tools: ToolRegistry | None = None) -> FakeLLM:
                    supports_images=True, clinically_meaningful=False)
 
 
-register_backend("fake", lambda settings: demo_llm())
+#: The backends the agent provides to ``llm.make_llm``, by name (``DOCGEMMA_BACKEND=fake``).
+AGENT_BACKENDS: Mapping[str, Factory] = MappingProxyType({"fake": lambda settings: demo_llm()})

@@ -14,6 +14,7 @@ from docgemma.agent.nodes.intent_classify import intent_classify, route_after_in
 from docgemma.agent.nodes.result_classify import result_classify
 from docgemma.agent.nodes.router import route_after_router, router
 from docgemma.agent.nodes.synthesize import synthesize
+from docgemma.agent.nodes.thread_update import route_at_start, thread_update
 from docgemma.agent.nodes.tool_execute import WriteCheck, tool_execute
 from docgemma.agent.nodes.tool_select import route_after_select, tool_select
 from docgemma.agent.record_check import RecordFacts
@@ -52,7 +53,10 @@ def build_graph(
     graph.add_node("error_handler", partial(error_handler, llm=llm, registry=tools))
     graph.add_node("synthesize", partial(synthesize, llm=llm, registry=tools, record_facts=record_facts))
 
-    graph.add_edge(START, "input_assembly")
+    graph.add_node("thread_update", thread_update)
+
+    graph.add_conditional_edges(START, route_at_start, ["thread_update", "input_assembly"])
+    graph.add_edge("thread_update", END)
     graph.add_edge("input_assembly", "intent_classify")
     graph.add_conditional_edges("intent_classify", route_after_intent, ["tool_select", "synthesize"])
     graph.add_conditional_edges("tool_select", route_after_select, ["tool_execute", "synthesize"])

@@ -288,39 +288,56 @@ def _drugs_in(text: str, drugs: list[str]) -> list[str]:
                                                             if len(part) > 3)]
 
 
-def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, Need]:
-    """The tools the query needs (only tools of ``tools``: one not registered is never required), each with the
-    signal that requires it (its rule family) and where the message asks for it."""
-    query = state.get("user_query", "")
-    text = corrected(request_part(query))
-    entities = state.get("extracted_entities")
-    needed: dict[str, Need] = {}
-    writes = is_write_request(query)
-    write_tools = {s.name for s in tools if s.writes}
-    drugs = entities["drug_mentions"] if entities else []
-    names = entities["patient_names"] if entities else []
-    ids = entities["patient_ids"] if entities else []
+@dataclass(frozen=True)
+class _Request:
+    """What the rules read of one message: its request text, the entities found in it, and the roles they test."""
+
+    state: AgentState
+    query: str
+    text: str
+    writes: bool
+    drugs: list[str]
+    names: list[str]
+    ids: list[str]
+
+    @classmethod
+    def of(cls, state: AgentState) -> _Request:
+        query = state.get("user_query", "")
+        entities = state.get("extracted_entities")
+        return cls(state=state, query=query, text=corrected(request_part(query)), writes=is_write_request(query),
+                   drugs=entities["drug_mentions"] if entities else [],
+                   names=entities["patient_names"] if entities else [],
+                   ids=entities["patient_ids"] if entities else [])
+
+
+def _write_clauses(q: _Request, tools: ToolRegistry) -> list[tuple[int, str]]:
+    """The clauses whose write-tool words count. A write tool's words count in a clause that asks for a write:
+    "I documented the allergy, now prescribe cefalexin" asks for a prescription, not an allergy entry. When no
+    write clause names what to write ("abc-123 is allergic to latex, please record"), the message does. A clause
+    that says not to write ("don't prescribe the clarithro. just document: …") asks for no write."""
+    asked = [(start, c) for start, c in _clauses(q.text) if not _NEGATED_CLAUSE_RE.match(c)]
+    write_clauses = [(start, c) for start, c in asked if _WRITE_CLAUSE_RE.search(c)] if q.writes else []
+    named_in_clause = any(s.writes and s.mention(c) is not None for s in tools for _start, c in write_clauses)
+    if q.writes and not named_in_clause and not (q.drugs and _ORDER_RE.search(q.text)):
+        write_clauses = asked
+    return write_clauses
+
+
+def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
+    """Tools asked for by their own words (task and write keywords), a dictated note, and trials that enrol."""
+    text = q.text
     enrolment = _ENROLMENT_RE.search(text)
     trials = tools.first(Role.TRIALS)
     literature = tools.first(Role.LITERATURE)
-
-    if dictation(query):
+    if dictation(q.query):
         _add(needed, tools.first(Role.NOTE_ENTRY), "dictated_note", len(text))
-    # A write tool's words count in a clause that asks for a write: "I documented the allergy, now prescribe
-    # cefalexin" asks for a prescription, not an allergy entry.
-    # When no write clause names what to write ("abc-123 is allergic to latex, please record"), the message does.
-    # A clause that says not to write ("don't prescribe the clarithro. just document: …") asks for no write.
-    asked = [(start, c) for start, c in _clauses(text) if not _NEGATED_CLAUSE_RE.match(c)]
-    write_clauses = [(start, c) for start, c in asked if _WRITE_CLAUSE_RE.search(c)] if writes else []
-    named_in_clause = any(s.writes and s.mention(c) is not None for s in tools for _start, c in write_clauses)
-    if writes and not named_in_clause and not (drugs and _ORDER_RE.search(text)):
-        write_clauses = asked
+    write_clauses = _write_clauses(q, tools)
     for spec in tools:
         position = spec.mention(text)
         if position is not None and spec.writes:
             position = next((start + found for start, c in write_clauses if (found := spec.mention(c)) is not None),
                             None)
-        if position is None or (spec.writes and not writes):
+        if position is None or (spec.writes and not q.writes):
             continue
         if spec is literature and enrolment and trials:
             # "studies looking for volunteers": a study that enrols is a trial; the literature only when a
@@ -342,6 +359,11 @@ def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, Need]:
     if enrolment and trials and re.search(rf"\b({'|'.join(STUDY_WORDS)}|research|trials?)\b", text, re.IGNORECASE):
         _add(needed, trials, "enrolling_trials", enrolment.start())
 
+
+def _order_and_reaction_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
+    """A medication order (an order verb with a drug) and a drug reaction to document."""
+    text, drugs, writes = q.text, q.drugs, q.writes
+    write_tools = {s.name for s in tools if s.writes}
     order = tools.first(Role.MEDICATION_ORDER)
     # An order verb with a drug is a medication order, unless the message asks for another write ("start a
     # note", "add a penicillin allergy").
@@ -363,9 +385,14 @@ def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, Need]:
         if not (note and note.mention(clause) is not None):
             _add(needed, allergy, "reaction_entry", reaction.start())
 
+
+def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
+    """A patient named without an id (searched for), and the chart asked for."""
+    text, names, ids = q.text, q.names, q.ids
+    write_tools = {s.name for s in tools if s.writes}
     if names and not ids:
         _add(needed, next((s for s in tools if s.patient_search), None), "patient_name", 0)
-    refers = _PATIENT_RE.search(text) or names or ids or state.get("active_patient")
+    refers = _PATIENT_RE.search(text) or names or ids or q.state.get("active_patient")
     # In a write, "her medications" / "her record" say where to write; only "chart", "summary" or "review" ask
     # to read the chart too ("Review abc-123's chart and record a penicillin allergy").
     chart_read = not set(needed) & write_tools or _REVIEW_RE.search(text)
@@ -373,6 +400,10 @@ def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, Need]:
     if chart_words and refers and chart_read and not CONNECTION_RE.search(text):
         _add(needed, tools.first(Role.CHART), "chart_words", 0)
 
+
+def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
+    """Questions about the drugs named: interactions between them, one drug's safety, a look-up of one drug."""
+    text, drugs, writes = q.text, q.drugs, q.writes
     lookups = {s.name for s in tools if not s.writes and not s.patient_search} & set(needed)
     dosing = _DOSE_QUESTION_RE.search(text)
     if len(drugs) >= 2 and not writes:
@@ -396,12 +427,27 @@ def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, Need]:
             # "Check amoxicillin for my patient": a look-up of the one drug named.
             _add(needed, tools.first(Role.INTERACTIONS if len(drugs) >= 2 else Role.DRUG_SAFETY), "drug_request", 0)
 
-    # "When was Maria Garcia last seen?", "Samuel Kariuki's liver function?": a question about the record of the
-    # patient the message names, read once the patient is found.
+
+def _record_signal(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
+    """"When was Maria Garcia last seen?", "Samuel Kariuki's liver function?": a question about the record of the
+    patient the message names, read once the patient is found."""
     besides_search = set(needed) - {s.name for s in tools if s.patient_search}
-    about_record = RECORD_CONCEPT_RE.search(text) or CONNECTION_RE.search(text)
-    if (names or ids) and not writes and not besides_search and about_record:
-        _add(needed, tools.first(record_role(text)), "record_question", len(text))
+    about_record = RECORD_CONCEPT_RE.search(q.text) or CONNECTION_RE.search(q.text)
+    if (q.names or q.ids) and not q.writes and not besides_search and about_record:
+        _add(needed, tools.first(record_role(q.text)), "record_question", len(q.text))
+
+
+#: The rule families, in the order they are applied (a later one reads what the earlier ones found).
+_SIGNALS = (_keyword_signals, _order_and_reaction_signals, _patient_signals, _drug_signals, _record_signal)
+
+
+def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, Need]:
+    """The tools the query needs (only tools of ``tools``: one not registered is never required), each with the
+    signal that requires it (its rule family) and where the message asks for it."""
+    request = _Request.of(state)
+    needed: dict[str, Need] = {}
+    for signals in _SIGNALS:
+        signals(request, tools, needed)
     return needed
 
 

@@ -24,7 +24,8 @@ from docgemma.llm.base import Message
 from docgemma.tools.outcome import Source
 
 __all__ = ["CARRIED_OVER", "NEW_TURN", "TURN_DEFAULTS", "AgentState", "Attachment", "ExtractedEntities",
-           "ImageFindings", "InputState", "PatientRef", "TimelineEvent", "ToolResult", "TranscriptEntry", "turn_defaults",
+           "ImageFindings", "InputState", "PatientRef", "ThreadUpdate", "TimelineEvent", "ToolResult",
+           "TranscriptEntry", "turn_defaults",
            "turn_input"]
 
 #: First element of a list update that replaces, rather than extends, an accumulating list.
@@ -105,6 +106,15 @@ class TranscriptEntry(TypedDict, total=False):
     note: str
 
 
+class ThreadUpdate(TypedDict, total=False):
+    """A change to the conversation made outside a turn, entered through the graph (THREAD_UPDATE)."""
+
+    #: The patient panel's choice (None: no active patient).
+    set_active_patient: PatientRef | None
+    #: A note kept in the transcript (one that led a recovered answer).
+    note: str
+
+
 class AgentState(TypedDict, total=False):
     """Everything that flows through the graph; ``total=False`` since nodes write parts of it."""
 
@@ -113,6 +123,8 @@ class AgentState(TypedDict, total=False):
     attachment: ImageRef | None  # a reference: image bytes never go into the checkpoint
     #: Unique per turn (set by the Assistant): a pending write's id derives from it, stable across replays.
     turn_id: str
+    #: Set instead of a question: the run is a thread update, not a turn (THREAD_UPDATE clears it).
+    thread_update: ThreadUpdate | None
     # ── carried across turns (checkpointed per thread) ──
     conversation: list[Message]
     active_patient: PatientRef | None
@@ -173,6 +185,7 @@ class InputState(TypedDict, total=False):
     user_query: str
     attachment: ImageRef | None
     turn_id: str
+    thread_update: ThreadUpdate | None
 
 
 #: Fields that carry over from one turn to the next (checkpointed per thread).
@@ -228,7 +241,7 @@ def turn_defaults() -> dict[str, Any]:
 
 def turn_input(user_query: str, attachment: ImageRef | None = None, turn_id: str | None = None) -> InputState:
     """The input of one turn; everything else is derived (and per-turn fields reset) by INPUT_ASSEMBLY."""
-    out = InputState(user_query=user_query, attachment=attachment)
+    out = InputState(user_query=user_query, attachment=attachment, thread_update=None)
     if turn_id is not None:
         out["turn_id"] = turn_id
     return out

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from docgemma.http_client import http_client
+
 FHIR_JSON = "application/fhir+json"
 
 
@@ -173,8 +175,7 @@ class FhirClient:
     def __init__(self, base_url: str, *, transport: httpx.BaseTransport | None = None,
                  credentials: tuple[str, str, str] | None = None, timeout_s: float = 15.0) -> None:
         self.base_url = base_url.rstrip("/")
-        self.http = httpx.Client(transport=transport, timeout=httpx.Timeout(timeout_s, connect=2.0),
-                                 headers={"Accept": FHIR_JSON})
+        self.http = http_client(timeout_s, 2.0, transport=transport, headers={"Accept": FHIR_JSON})
         self.auth: TokenSource | None = ClientCredentials(*credentials, http=self.http) if credentials else None
 
     def use_smart_backend(self, client_id: str, private_key_pem: bytes, *, key_id: str | None = None,

@@ -166,40 +166,11 @@ class Ehr:
         identifier = {"system": WRITE_SYSTEM, "value": key}
         resource = {**resource, "identifier": [*resource.get("identifier", []), identifier]}
         validate_resource(resource)
-        target = f"urn:uuid:{key[:8]}-{key[8:12]}-{key[12:16]}-{key[16:20]}-{key[20:32]}"
-        p = hashlib.sha256(f"{key}:provenance".encode()).hexdigest()
-        prov_id = f"{p[:8]}-{p[8:12]}-{p[12:16]}-{p[16:20]}-{p[20:32]}"
-        from docgemma.fhir import now
-
+        target = _urn_uuid(key)
+        prov_id = _urn_uuid(hashlib.sha256(f"{key}:provenance".encode()).hexdigest()).removeprefix("urn:uuid:")
         patient = (resource.get("subject") or resource.get("patient") or {}).get("reference", "")
-        provenance = {
-            "resourceType": "Provenance",
-            # The patient is a second target so the Provenance sits in the patient's compartment.
-            "target": [{"reference": target}, *([{"reference": patient}] if patient else [])],
-            "recorded": now(),
-            "activity": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v3-DataOperation", "code": "CREATE"}]},
-            **({"reason": [{"text": f"Clinician override of a severe finding: {override_reason}"}]}
-               if override_reason else {}),
-            **({"entity": [conversation_entity(conversation)]} if conversation else {}),
-            "agent": [
-                {
-                    "type": {
-                        "coding": [
-                            {"system": "http://terminology.hl7.org/CodeSystem/provenance-participant-type", "code": "verifier"}
-                        ]
-                    },
-                    "who": approver(approved_by),
-                },
-                {
-                    "type": {
-                        "coding": [
-                            {"system": "http://terminology.hl7.org/CodeSystem/provenance-participant-type", "code": "assembler"}
-                        ]
-                    },
-                    "who": {"display": f"DocGemma Connect agent ({step})"},
-                },
-            ],
-        }
+        provenance = write_provenance(target, patient, step=step, override_reason=override_reason,
+                                      approved_by=approved_by, conversation=conversation)
         validate_resource(provenance)
         # A write already made under this key (a retry) returns it and writes nothing, not even Provenance.
         # R4 Provenance has no identifier to make it conditional; inside the transaction, the resource's own
@@ -225,3 +196,34 @@ class Ehr:
         if patient:
             self.recompile(patient.split("/")[-1])
         return saved, created
+
+
+def _urn_uuid(hexdigits: str) -> str:
+    """The first 32 hex digits as a ``urn:uuid:`` in the 8-4-4-4-12 form."""
+    h = hexdigits
+    return f"urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def _participant(code: str, who: dict[str, Any]) -> dict[str, Any]:
+    return {"type": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/provenance-participant-type",
+                                 "code": code}]}, "who": who}
+
+
+def write_provenance(target: str, patient: str, *, step: str, override_reason: str, approved_by: str,
+                     conversation: str) -> dict[str, Any]:
+    """The Provenance of an approved write: who verified it, the agent step that assembled it, an override's
+    reason, and the conversation it came from."""
+    from docgemma.fhir import now
+
+    return {
+        "resourceType": "Provenance",
+        # The patient is a second target so the Provenance sits in the patient's compartment.
+        "target": [{"reference": target}, *([{"reference": patient}] if patient else [])],
+        "recorded": now(),
+        "activity": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v3-DataOperation", "code": "CREATE"}]},
+        **({"reason": [{"text": f"Clinician override of a severe finding: {override_reason}"}]}
+           if override_reason else {}),
+        **({"entity": [conversation_entity(conversation)]} if conversation else {}),
+        "agent": [_participant("verifier", approver(approved_by)),
+                  _participant("assembler", {"display": f"DocGemma Connect agent ({step})"})],
+    }

@@ -32,9 +32,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     llm = None
     if args.backend != "rules":
-        from docgemma.llm import make_llm
+        from docgemma.runtime import load_llm
 
-        llm = make_llm(Settings(**{**settings.__dict__, "backend": args.backend}))
+        llm = load_llm(Settings(**{**settings.__dict__, "backend": args.backend}))
     if args.judge_model:
         from docgemma.experiments.suites import synthesize
         from docgemma.llm.openai_backend import OpenAICompatLLM

@@ -39,10 +39,10 @@ def load_model(backend: str) -> LLM | None:
     """The backend's model (``rules`` = no model: only the deterministic variants run)."""
     if backend == "rules":
         return None
-    from docgemma.llm import make_llm
+    from docgemma.runtime import load_llm
 
     settings = Settings.from_env()
-    return make_llm(Settings(**{**settings.__dict__, "backend": backend}))
+    return load_llm(Settings(**{**settings.__dict__, "backend": backend}))
 
 
 @dataclass

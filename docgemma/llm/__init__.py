@@ -2,42 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 from docgemma.config import Settings
 from docgemma.llm.base import LLM, LLMError, LLMOutputError, Message, MissingDependencyError
 
-__all__ = ["LLM", "LLMError", "LLMOutputError", "Message", "MissingDependencyError", "make_llm", "register_backend"]
+__all__ = ["LLM", "Factory", "LLMError", "LLMOutputError", "Message", "MissingDependencyError", "make_llm"]
 
-#: Backends that a layer above provides, by name. The rule-based demo model (``fake``) imitates the agent's
-#: decisions, so the agent registers it (``docgemma/agent/demo_llm.py``, imported with ``docgemma.agent``).
-_REGISTERED: dict[str, Callable[[Settings], LLM]] = {}
-
-
-def register_backend(name: str, factory: Callable[[Settings], LLM]) -> None:
-    """Make ``make_llm`` build ``name`` with ``factory`` (a name of ``config.BACKENDS``)."""
-    _REGISTERED[name] = factory
+#: Builds a backend from the settings.
+Factory = Callable[[Settings], LLM]
 
 
-def make_llm(settings: Settings) -> LLM:
-    """Build the backend ``settings.backend`` names (models load here, which can take a while)."""
+def make_llm(settings: Settings, provided: Mapping[str, Factory] = MappingProxyType({})) -> LLM:
+    """Build the backend ``settings.backend`` names (models load here, which can take a while). ``provided``:
+    the backends a layer above gives, by name (the agent's rule-based demo model, ``fake``:
+    ``runtime.load_llm`` passes it)."""
     if settings.backend == "transformers":
         from docgemma.llm.transformers_backend import load_transformers_llm
 
-        reuse = {"on": True, "off": False}.get(settings.prefix_cache)  # auto: the backend decides by compute dtype
-        return load_transformers_llm(settings.model, prefix_cache=reuse)
+        # None (auto): the backend decides by compute dtype.
+        return load_transformers_llm(settings.model, prefix_cache=settings.prefix_cache)
     if settings.backend == "llamacpp":
         from docgemma.llm.llamacpp_backend import load_llamacpp_llm
 
-        return load_llamacpp_llm(settings.model, prefix_cache=settings.prefix_cache != "off")
+        return load_llamacpp_llm(settings.model, prefix_cache=settings.prefix_cache is not False)
     if settings.backend == "openai":
         from docgemma.llm.openai_backend import OpenAICompatLLM
 
         if not settings.model:
             raise LLMError("the openai backend needs DOCGEMMA_MODEL (the model name the server serves)")
         return OpenAICompatLLM(settings.openai_base_url.rstrip("/"), settings.model, settings.openai_api_key)
-    factory = _REGISTERED.get(settings.backend)
+    factory = provided.get(settings.backend)
     if factory is None:
-        raise LLMError(f"backend {settings.backend!r} is not registered (the demo model registers itself when "
-                       "docgemma.agent is imported)")
+        raise LLMError(f"backend {settings.backend!r} was not provided (the demo model comes with "
+                       "docgemma.runtime.load_llm)")
     return factory(settings)

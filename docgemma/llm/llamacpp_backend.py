@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from docgemma.images import png_data_url
 from docgemma.llm.base import (
     LLMError,
     Messages,
@@ -64,7 +65,6 @@ from docgemma.llm.base import (
     merge_system_into_user,
     parse_json,
 )
-from docgemma.llm.openai_backend import _data_url
 from docgemma.llm.transformers_backend import EMBEDDED_GGUF, EMBEDDED_LABEL, embedded_model_file
 
 if TYPE_CHECKING:
@@ -246,7 +246,7 @@ class LlamaCppLLM:
             raise LLMError(f"{self.name} has no vision: it cannot read images (no mmproj*.gguf beside the model)")
         wire: list[dict[str, Any]] = [dict(m) for m in messages]
         last_user = max(i for i, m in enumerate(wire) if m["role"] == "user")
-        parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": _data_url(i)}} for i in images]
+        parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": png_data_url(i)}} for i in images]
         wire[last_user]["content"] = [*parts, {"type": "text", "text": wire[last_user]["content"]}]
         return wire
 

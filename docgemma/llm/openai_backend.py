@@ -11,8 +11,6 @@ so the agent falls back to counting the prompt itself.
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 import math
 import time
@@ -22,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from docgemma.http_client import http_client
+from docgemma.images import png_data_url
 from docgemma.llm.base import LLMError, Messages, PerThreadUsage, SchemaT, Usage, parse_json
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class OpenAICompatLLM:
     #: A served model is the deployer's choice of a real model (MedGemma or alike): its prose is kept.
     clinically_meaningful: bool = True
     timeout_s: float = 120.0
-    client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=httpx.Timeout(120.0, connect=3.0)))
+    client: httpx.Client = field(default_factory=lambda: http_client(120.0, 3.0))
     #: The server's account of the calling thread's latest finished call (:func:`docgemma.llm.base.last_usage`).
     last_usage = PerThreadUsage()
 
@@ -55,7 +55,7 @@ class OpenAICompatLLM:
         wire: list[dict[str, Any]] = [{"role": m["role"], "content": m["content"]} for m in messages]
         if images:
             last_user = max(i for i, m in enumerate(wire) if m["role"] == "user")
-            parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": _data_url(img)}} for img in images]
+            parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": png_data_url(img)}} for img in images]
             parts.append({"type": "text", "text": wire[last_user]["content"]})
             wire[last_user]["content"] = parts
         return {"model": self.model, "messages": wire, "temperature": temperature, "max_tokens": max_tokens}
@@ -152,8 +152,3 @@ class OpenAICompatLLM:
         """An estimate (4 characters a token): the server's tokenizer is not available locally."""
         return math.ceil(sum(len(m["content"]) for m in messages) / 4)
 
-
-def _data_url(image: Image) -> str:
-    buffer = io.BytesIO()
-    image.convert("RGB").save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

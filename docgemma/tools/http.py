@@ -27,11 +27,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from docgemma.http_client import http_client
 from docgemma.tools.outcome import ErrorType
 
 log = logging.getLogger(__name__)
 
-USER_AGENT = "DocGemmaConnect/0.1 (clinical decision support; +https://huggingface.co/spaces)"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
@@ -80,10 +80,7 @@ class HttpClient:
     def __post_init__(self) -> None:
         self._cache: OrderedDict[str, tuple[float, Any]] = OrderedDict()
         self._lock = threading.Lock()
-        self._client = httpx.Client(
-            transport=self.transport, headers={"User-Agent": USER_AGENT}, follow_redirects=False,
-            timeout=httpx.Timeout(self.deadline_s, connect=self.connect_timeout_s),
-        )
+        self._client = http_client(self.deadline_s, self.connect_timeout_s, transport=self.transport)
 
     def close(self) -> None:
         """Close the connection pool."""

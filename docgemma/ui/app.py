@@ -26,15 +26,16 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from docgemma.agent.approval import ALREADY_HANDLED, BEING_WRITTEN, NO_PENDING, ApprovalCard
-from docgemma.agent.assistant import EMPTY_MESSAGE, Assistant
+from docgemma.agent.assistant import EMPTY_MESSAGE
 from docgemma.agent.events import AgentEvent, TurnDone, TurnResult
 from docgemma.agent.modes import Mode, capabilities, mode_of
-from docgemma.agent.state import TranscriptEntry
+from docgemma.agent.state import PatientRef, TranscriptEntry
 from docgemma.config import Settings
-from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image, size_error
+from docgemma.image_store import decode_upload
+from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, size_error
 from docgemma.ops.logsafe import remember
 from docgemma.tools.http import known_offline
 from docgemma.ui.card import MAX_FIELDS, RECHECK, args_json, card_reference, check_markdown, edited_args
@@ -53,10 +54,7 @@ from docgemma.ui.events import (
 )
 from docgemma.ui.thread_id import new_thread_id, thread_from_browser
 from docgemma.ui.uploads import UploadRefused, allowed_roots, checked_path, enable_gradio_check, safe_history
-from docgemma.workspace import NO_PATIENT, PatientMatch, Record, Workspace
-
-if TYPE_CHECKING:
-    from docgemma.ops.metrics import Metrics
+from docgemma.workspace import NO_PATIENT, PatientMatch, Workspace
 
 log = logging.getLogger(__name__)
 EXAMPLES = [
@@ -96,8 +94,8 @@ atexit.register(shutil.rmtree, _PREVIEWS, ignore_errors=True)
 
 def preview_image(filename: str, data: bytes, max_bytes: int, max_pixels: int = DEFAULT_MAX_PIXELS) -> Any:
     """The upload as a PIL image the page can show (DICOM is windowed); None when it is not a readable image."""
-    try:
-        return decode_image(filename, data, max_bytes, max_pixels)
+    try:  # the turn that sends these bytes reuses this decode
+        return decode_upload(filename, data, max_bytes, max_pixels)
     except ImageError:
         return None
 
@@ -526,7 +524,8 @@ class Handlers:
         """The patient list: every patient on record (the demo's handful), or the matches of a search."""
         listed = self.workspace.patients() if found is None else found
         remember(p["name"] for p in listed)  # the names this page shows are kept out of the log
-        choices = [(f"{p['name']} (born {p['birth_date'] or '?'})", f"{p['id']}|{p['name']}") for p in listed]
+        choices = [(f"{p['name']} (born {p['birth_date'] or '?'})", patient_choice(PatientRef(id=p["id"], name=p["name"])))
+                   for p in listed]
         return _gr().update(choices=choices, value=choices[0][1] if found and choices else None)
 
     def search(self, query: str) -> Any:
@@ -536,12 +535,11 @@ class Handlers:
 
     def select(self, choice: str | None, history: list[Any], thread: str) -> dict[Any, Any]:
         history = safe_history(history or [], self.roots())
-        if choice:
-            pid, name = choice.split("|", 1)
-            if self.workspace.select_patient(thread, pid, name):
-                # Said in the conversation, so nobody reads the next answer as being about the previous patient.
-                history.append({"role": "assistant", "content": f"*Active patient is now {escape(name)}.* "
-                                "Earlier messages about the previous patient are not used for the next answers."})
+        patient = chosen_patient(choice)
+        if patient and self.workspace.select_patient(thread, patient):
+            # Said in the conversation, so nobody reads the next answer as being about the previous patient.
+            history.append({"role": "assistant", "content": f"*Active patient is now {escape(patient['name'])}.* "
+                            "Earlier messages about the previous patient are not used for the next answers."})
         summary, gallery, stored = self.patient_view(thread)
         return {self.page.patient_md: summary, self.page.images: gallery, self.page.record_images: stored,
                 self.page.chatbot: history, self.page.decision_note: ""}
@@ -551,6 +549,19 @@ class Handlers:
             return None, "*Select an image first.*"
         item = stored[index]
         return item, f"*Attached to your next message: {item['description']}*"
+
+
+def patient_choice(patient: PatientRef) -> str:
+    """A patient as the panel's list value (and the /select_patient API's input): ``"id|name"``."""
+    return f"{patient['id']}|{patient['name']}"
+
+
+def chosen_patient(choice: str | None) -> PatientRef | None:
+    """The patient a panel value names (see :func:`patient_choice`); None for no choice."""
+    if not choice:
+        return None
+    patient_id, name = choice.split("|", 1)
+    return PatientRef(id=patient_id, name=name)
 
 
 def signed_in(request: Any) -> str:
@@ -617,17 +628,14 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     demo.load(None, None, None, js=LABEL_INPUT_JS)
 
 
-def build_demo(
-    assistant: Assistant, ehr: Record | None, model_line: str, note: str | None = None, network: NetworkStatus | None = None,
-    metrics: Metrics | None = None,
-) -> Any:
-    """The Blocks app: :func:`layout`, :class:`Handlers` on a :class:`~docgemma.workspace.Workspace`, :func:`wire`."""
+def build_demo(workspace: Workspace, model_line: str, note: str | None = None, network: NetworkStatus | None = None) -> Any:
+    """The Blocks app over an assembled :class:`~docgemma.workspace.Workspace` (``docgemma/serve.py`` builds it):
+    :func:`layout`, :class:`Handlers` on the workspace, :func:`wire`."""
     gr = _gr()
-    workspace = Workspace(assistant, ehr, metrics)
     # The CSS and the run history are serving options in Gradio 6: ui/style.page_options, wherever it is served.
     with gr.Blocks(title="DocGemma Connect", delete_cache=DELETE_CACHE) as demo:
         page = layout()
-        wire(page, Handlers(workspace, page, assistant.settings, model_line, note, network), demo)
+        wire(page, Handlers(workspace, page, workspace.assistant.settings, model_line, note, network), demo)
     demo.queue(default_concurrency_limit=1)
     enable_gradio_check(demo)  # Gradio's own upload-folder check, also where the app is mounted, not launched
     return demo

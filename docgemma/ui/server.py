@@ -25,24 +25,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from docgemma.config import Settings
     from docgemma.ops.health import Readiness
     from docgemma.ops.metrics import Metrics
-    from docgemma.ops.store import ConversationStore
-    from docgemma.workspace import Record
 
 HEALTH_PATHS = ("/healthz", "/readyz", "/metrics")
-
-
-def readiness(settings: Settings, store: ConversationStore, ehr: Record | None) -> Readiness:
-    """The checks of a replica built from ``settings``: model, conversation database, FHIR server."""
-    from docgemma.ops.health import Readiness, checkpoint_check, fhir_check, model_check
-
-    checks = {"model": model_check(settings, lambda: True),  # built before serving: the model loaded
-              "checkpoints": checkpoint_check(store)}
-    if ehr is not None:
-        checks["fhir"] = fhir_check(ehr)
-    return Readiness(checks)
 
 
 def probe_routes(demo: Any, ready: Readiness, metrics: Metrics) -> list[Any]:

@@ -21,6 +21,7 @@ from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import default_registry
 from docgemma.ui.app import build_demo
+from docgemma.workspace import Workspace
 from tests.fixture_api import handler
 
 pytestmark = pytest.mark.slow
@@ -37,7 +38,7 @@ def app_url(tmp_path: Path) -> Iterator[tuple[str, Ehr]]:
     registry = knowledge_tools(Settings(), transport=httpx.MockTransport(handler)).bind(default_registry())
     assistant = Assistant(demo_llm(), registry.with_executors(executors, formatters),
                           patient_context=ehr.patient_context, write_check=record_write_check(ehr))
-    demo = build_demo(assistant, ehr, "Demo rules · CPU", "not clinically meaningful")
+    demo = build_demo(Workspace(assistant, ehr), "Demo rules · CPU", "not clinically meaningful")
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
     yield url, ehr
     demo.close()

@@ -59,7 +59,7 @@ class App:
 
     def activate(self, thread: str, name: str | None) -> None:
         if name:
-            self.workspace.select_patient(thread, self.patients[name], name)
+            self.workspace.select_patient(thread, {"id": self.patients[name], "name": name})
 
     def turn(self, thread: str, message: str, attachment: dict[str, Any] | None = None) -> str:
         """The turn's answer, or, when it proposes a write, what its approval card says (nothing is written yet)."""

@@ -140,8 +140,8 @@ def test_spaces_importable_without_zerogpu_changes_nothing(tmp_path: Path, tiny_
 
     from docgemma import runtime
     from docgemma.config import Settings
+    from docgemma.serve import launch
     from docgemma.ui import server
-    from docgemma.ui.launch import launch
 
     monkeypatch.syspath_prepend(str(SPACES_STUB))
     monkeypatch.delenv("SPACES_ZERO_GPU", raising=False)

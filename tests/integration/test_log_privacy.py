@@ -60,8 +60,10 @@ def served(tmp_path: Path) -> Iterator[str]:
     from docgemma.ops.metrics import Metrics
     from docgemma.ops.store import open_store
     from docgemma.runtime import build_registry
+    from docgemma.serve import readiness
     from docgemma.ui.app import build_demo
-    from docgemma.ui.server import build_app, readiness
+    from docgemma.ui.server import build_app
+    from docgemma.workspace import Workspace
     from tests.conftest import serve_in_thread
 
     settings = Settings(data_dir=tmp_path, backend="fake")
@@ -70,7 +72,7 @@ def served(tmp_path: Path) -> Iterator[str]:
     assistant = Assistant(demo_llm(), build_registry(settings, ehr, in_process=True), store.checkpointer, settings,
                           patient_context=ehr.patient_context)
     metrics = Metrics()
-    demo = build_demo(assistant, ehr, "Demo rules · CPU", metrics=metrics)
+    demo = build_demo(Workspace(assistant, ehr, metrics), "Demo rules · CPU")
     url, stop = serve_in_thread(build_app(demo, readiness(settings, store, ehr), metrics))
     yield url
     stop()

@@ -32,14 +32,16 @@ CLOSED = [("GET", "/openapi.json"), ("GET", "/gradio_api/openapi.json"), ("POST"
 
 
 def _served(tmp_path: Path, through_gradio: bool) -> tuple[str, object]:
+    from docgemma.serve import readiness
     from docgemma.ui.app import build_demo
-    from docgemma.ui.server import build_app, readiness
+    from docgemma.ui.server import build_app
+    from docgemma.workspace import Workspace
 
     settings = Settings(data_dir=tmp_path, backend="fake")
     store = open_store(settings)
     assistant = Assistant(demo_llm(), default_registry(), store.checkpointer, settings)
     metrics = Metrics()
-    demo = build_demo(assistant, None, "Demo rules · CPU", metrics=metrics)
+    demo = build_demo(Workspace(assistant, None, metrics), "Demo rules · CPU")
     ready = readiness(settings, store, None)
     port = free_port()
     if through_gradio:

@@ -49,7 +49,7 @@ def turn(space: Workspace, thread: str, message: str) -> TurnResult:
 
 def test_an_id_of_another_patient_switches_the_active_patient_and_says_so(ehr: Ehr, ids: dict[str, str]) -> None:
     space = workspace(ehr, demo_llm())
-    space.select_patient("t", ids["Joseph Mwangi"], "Joseph Mwangi")
+    space.select_patient("t", {"id": ids["Joseph Mwangi"], "name": "Joseph Mwangi"})
     result = turn(space, "t", f"What were his last kidney function results? patient {ids['Amina Okafor']}")
     # Amina's results, under Amina's name, and the conversation now says she is the patient.
     assert "1.9" in result.answer and "Amina Okafor" in result.answer
@@ -65,7 +65,7 @@ def test_an_id_of_another_patient_switches_the_active_patient_and_says_so(ehr: E
 def test_a_model_written_record_answer_names_its_patient(ehr: Ehr, ids: dict[str, str]) -> None:
     llm = FakeLLM([assess(), "Creatinine 1.9 mg/dL and eGFR 33: stage 3b, falling."])
     space = workspace(ehr, llm)
-    space.select_patient("t", ids["Joseph Mwangi"], "Joseph Mwangi")
+    space.select_patient("t", {"id": ids["Joseph Mwangi"], "name": "Joseph Mwangi"})
     result = turn(space, "t", f"How has the kidney function changed over time for patient {ids['Amina Okafor']}?")
     assert [t["tool"] for t in result.tools] == ["query_patient_data"]
     assert "**Patient: Amina Okafor**" in result.answer and "eGFR 33" in result.answer
@@ -80,7 +80,7 @@ def test_a_model_written_record_answer_names_its_patient(ehr: Ehr, ids: dict[str
 ])
 def test_a_malformed_id_is_no_patient_never_the_active_chart(ehr: Ehr, ids: dict[str, str], message: str) -> None:
     space = workspace(ehr, demo_llm())
-    space.select_patient("t", ids["Amina Okafor"], "Amina Okafor")
+    space.select_patient("t", {"id": ids["Amina Okafor"], "name": "Amina Okafor"})
     result = turn(space, "t", message)
     assert "No patient with id '" in result.answer, result.answer
     assert "chronic kidney" not in result.answer.lower() and "eGFR" not in result.answer
@@ -95,7 +95,7 @@ def test_a_malformed_id_is_no_patient_never_the_active_chart(ehr: Ehr, ids: dict
 def test_an_id_on_no_record_is_no_patient_at_the_first_try(ehr: Ehr, ids: dict[str, str], unknown: str,
                                                           question: str) -> None:
     space = workspace(ehr, demo_llm())
-    space.select_patient("t", ids["Amina Okafor"], "Amina Okafor")
+    space.select_patient("t", {"id": ids["Amina Okafor"], "name": "Amina Okafor"})
     result = turn(space, "t", question.format(unknown))
     assert f"No patient with id '{unknown}' is on the record" in result.answer, result.answer
     assert "Nothing from Amina Okafor's record was used" in result.answer
@@ -105,7 +105,7 @@ def test_an_id_on_no_record_is_no_patient_at_the_first_try(ehr: Ehr, ids: dict[s
 
 def test_a_name_of_another_patient_switches_and_says_so(ehr: Ehr, ids: dict[str, str]) -> None:
     space = workspace(ehr, demo_llm())
-    space.select_patient("t", ids["Joseph Mwangi"], "Joseph Mwangi")
+    space.select_patient("t", {"id": ids["Joseph Mwangi"], "name": "Joseph Mwangi"})
     result = turn(space, "t", "What allergies does Grace Mensah have?")
     assert "active patient is now Grace Mensah" in result.answer and "penicillin" in result.answer
     assert space.patient_panel("t").name == "Grace Mensah"
@@ -115,7 +115,7 @@ def test_a_name_of_another_patient_switches_and_says_so(ehr: Ehr, ids: dict[str,
                                      "And Grace Mensah's meds?", "allergies of Grace Mensah"])
 def test_a_name_before_or_after_a_record_word_switches_too(ehr: Ehr, ids: dict[str, str], message: str) -> None:
     space = workspace(ehr, demo_llm())
-    space.select_patient("t", ids["Joseph Mwangi"], "Joseph Mwangi")
+    space.select_patient("t", {"id": ids["Joseph Mwangi"], "name": "Joseph Mwangi"})
     result = turn(space, "t", message)
     assert "active patient is now Grace Mensah" in result.answer, result.answer
     assert "Joseph Mwangi —" not in result.answer and space.patient_panel("t").name == "Grace Mensah"
@@ -126,7 +126,7 @@ def test_a_name_before_or_after_a_record_word_switches_too(ehr: Ehr, ids: dict[s
 def test_a_named_patient_who_is_not_found_is_asked_about_never_replaced_by_the_active_one(
         ehr: Ehr, ids: dict[str, str], message: str) -> None:
     space = workspace(ehr, demo_llm())
-    space.select_patient("t", ids["Joseph Mwangi"], "Joseph Mwangi")
+    space.select_patient("t", {"id": ids["Joseph Mwangi"], "name": "Joseph Mwangi"})
     before = len(ehr.client.search("Provenance", [], limit=100_000))
     events = list(space.turn("t", message))
     done = [e.result for e in events if isinstance(e, TurnDone)]

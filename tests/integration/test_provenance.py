@@ -70,12 +70,14 @@ def test_the_provenance_names_the_approver_and_the_conversation(tmp_path: Path, 
 def served_with_login(tmp_path: Path) -> Iterator[tuple[str, Ehr]]:
 
     from docgemma.ops.metrics import Metrics
+    from docgemma.serve import readiness
     from docgemma.ui.app import build_demo
-    from docgemma.ui.server import build_app, readiness
+    from docgemma.ui.server import build_app
+    from docgemma.workspace import Workspace
 
     assistant, ehr, store = _assistant(tmp_path)
     metrics = Metrics()
-    demo = build_demo(assistant, ehr, "Demo rules · CPU", metrics=metrics)
+    demo = build_demo(Workspace(assistant, ehr, metrics), "Demo rules · CPU")
     app = build_app(demo, readiness(assistant.settings, store, ehr), metrics, auth=("dr.ada", "s3cret-pass"))
     url, stop = serve_in_thread(app)
     yield url, ehr

@@ -21,9 +21,11 @@ from docgemma.ops.health import NotReady, fhir_check, model_check
 from docgemma.ops.metrics import Metrics
 from docgemma.ops.store import open_store
 from docgemma.runtime import build_registry
+from docgemma.serve import readiness
 from docgemma.tools.ehr_tools import record_write_check
 from docgemma.ui.app import build_demo
-from docgemma.ui.server import build_app, readiness
+from docgemma.ui.server import build_app
+from docgemma.workspace import Workspace
 from tests.conftest import free_port, serve_in_thread
 
 API_NAMES = {"/respond", "/approve", "/edit", "/reject", "/override", "/search_patients", "/select_patient"}
@@ -46,7 +48,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     llm = metrics.timed(demo_llm())
     assistant = Assistant(llm, build_registry(settings, ehr, in_process=True), store.checkpointer, settings,
                           patient_context=ehr.patient_context, write_check=record_write_check(ehr), claims=store.claims)
-    demo = build_demo(assistant, ehr, "Demo rules · CPU", metrics=metrics)
+    demo = build_demo(Workspace(assistant, ehr, metrics), "Demo rules · CPU")
     ready = readiness(settings, store, ehr)
     url, stop = serve_in_thread(build_app(demo, ready, metrics))
     yield Served(url, ehr, ready)

@@ -29,7 +29,7 @@ import json, sys
 from docgemma.config import Settings
 from docgemma.ui import server
 server.serve = lambda *args, **kwargs: None  # everything python app.py builds, without serving it
-from docgemma.ui.launch import launch
+from docgemma.serve import launch
 settings = Settings.from_env()
 launch(settings)
 from docgemma.runtime import build_assistant

@@ -24,6 +24,7 @@ from docgemma.ui import app as app_module
 from docgemma.ui.app import build_demo
 from docgemma.ui.card import approval_markdown
 from docgemma.ui.events import apply_event, status_line, summary_markdown, timeline_markdown
+from docgemma.workspace import Workspace
 from tests.fixture_api import handler
 from tests.fixture_images import bomb_png
 
@@ -95,7 +96,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Assistant, Ehr]]:
     registry = knowledge_tools(Settings(), transport=httpx.MockTransport(handler)).bind(default_registry())
     registry = registry.with_executors(executors, formatters)
     assistant = Assistant(demo_llm(), registry, patient_context=ehr.patient_context, write_check=record_write_check(ehr))
-    demo = build_demo(assistant, ehr, "Demo rules · CPU", "not clinically meaningful")
+    demo = build_demo(Workspace(assistant, ehr), "Demo rules · CPU", "not clinically meaningful")
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
     yield url, assistant, ehr
     demo.close()
@@ -264,7 +265,7 @@ def test_eight_concurrent_sessions_keep_their_own_patients(served: tuple[str, As
 @pytest.mark.slow
 def test_login_is_required_when_configured(tmp_path: Path) -> None:
     ehr = Ehr.embedded(tmp_path / "record.sqlite")
-    demo = build_demo(Assistant(demo_llm(), default_registry()), ehr, "Demo rules · CPU")
+    demo = build_demo(Workspace(Assistant(demo_llm(), default_registry()), ehr), "Demo rules · CPU")
     _, url, _ = demo.launch(
         prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True, auth=("clinician", "s3cret")
     )

@@ -132,7 +132,7 @@ def test_cli_answer_has_no_template_debris(cli_env: Path, capsys: pytest.Capture
 
     echo = FakeLLM(responder=lambda call: "Clinician's answer: Raised blood pressure.\n{{ (hint: none)\nCheck it."
                    if call.schema is None else {"intent": "DIRECT", "task_summary": "bp", "suggested_tool": None})
-    monkeypatch.setattr("docgemma.runtime.make_llm", lambda settings: echo)
+    monkeypatch.setattr("docgemma.runtime.load_llm", lambda settings: echo)
     assert main(["chat", "What is hypertension?"]) == 0
     out = capsys.readouterr().out
     assert "Raised blood pressure.\n" in out and "Check it." in out
@@ -151,8 +151,8 @@ def test_the_web_app_sets_gradios_upload_limit(cli_env: Path, monkeypatch: pytes
     """``launch`` gives the served page the byte limit (Gradio's ``max_file_size``): it had none, so a 300 MB
     upload reached the app before being refused. The page is served mounted on FastAPI (``ui/server.py``), so
     the limit must reach the mounted Blocks; the server itself is not started (it would serve until stopped)."""
+    from docgemma.serve import launch
     from docgemma.ui import server
-    from docgemma.ui.launch import launch
 
     seen: dict[str, object] = {}
 
@@ -173,9 +173,10 @@ def test_the_app_refuses_an_oversized_upload_without_reading_it(tmp_path: Path) 
     from gradio_client import Client, handle_file
 
     from docgemma.ui.app import build_demo
+    from docgemma.workspace import Workspace
 
     assistant = Assistant(demo_llm(), default_registry(), settings=Settings(max_image_bytes=50_000))
-    demo = build_demo(assistant, None, "Demo rules · CPU")
+    demo = build_demo(Workspace(assistant, None), "Demo rules · CPU")
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
     try:
         big = tmp_path / "big.png"
@@ -196,10 +197,11 @@ def _served_app(tmp_path: Path, *, gradio_check: bool = True, gate: bool = True)
     from docgemma.ops.metrics import Metrics
     from docgemma.ui.app import build_demo
     from docgemma.ui.server import build_app
+    from docgemma.workspace import Workspace
     from tests.conftest import serve_in_thread
 
     assistant = Assistant(demo_llm(), default_registry(), settings=Settings(data_dir=tmp_path / "data"))
-    demo = build_demo(assistant, None, "Demo rules · CPU")
+    demo = build_demo(Workspace(assistant, None), "Demo rules · CPU")
     app = build_app(demo, None, Metrics())  # type: ignore[arg-type]
     if not gradio_check:  # as before: mounted, Gradio's own check skipped; the gate must hold alone
         demo.has_launched = False
@@ -310,8 +312,9 @@ def test_paths_outside_the_roots_are_refused(tmp_path: Path) -> None:
 def test_the_image_tool_opens_the_image_with_the_configured_pixel_limit(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The image tool decoded the upload a second time without the pixel limit (only the default): a deployment
-    that lowered DOCGEMMA_MAX_IMAGE_PIXELS was protected at the front door but not there."""
-    import docgemma.agent.nodes.tool_execute as node
+    that lowered DOCGEMMA_MAX_IMAGE_PIXELS was protected at the front door but not there. Now the upload is
+    decoded once, with the configured limit, and the tool is handed that image."""
+    import docgemma.image_store as node
     from docgemma.images import decode_image
 
     limits: list[int] = []

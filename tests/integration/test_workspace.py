@@ -35,11 +35,11 @@ def test_the_panel_search_is_the_tool_search(workspace: Workspace) -> None:
 def test_patient_panel_follows_the_active_patient(workspace: Workspace) -> None:
     assert workspace.patient_panel("t").message == NO_PATIENT
     grace = workspace.search_patients("Mensah")[0]
-    assert workspace.select_patient("t", grace["id"], grace["name"]) is False  # no earlier patient: no switch
+    assert workspace.select_patient("t", {"id": grace["id"], "name": grace["name"]}) is False  # no earlier patient: no switch
     panel = workspace.patient_panel("t")
     assert panel.message is None and panel.name == "Grace Mensah" and panel.summary and "penicillin" in panel.summary
     maria = workspace.search_patients("Garcia")[0]
-    assert workspace.select_patient("t", maria["id"], maria["name"]) is True
+    assert workspace.select_patient("t", {"id": maria["id"], "name": maria["name"]}) is True
     assert workspace.patient_panel("t").name == "Maria Garcia"
 
 

@@ -1,4 +1,4 @@
-"""Layers point one way: ground ← ehr/llm ← tools ← agent ← app ← ui ← entry, no cycles."""
+"""Layers point one way: ground ← ehr/llm ← tools ← agent ← app ← ui ← serve ← entry, no cycles."""
 
 from __future__ import annotations
 
@@ -49,8 +49,9 @@ def test_every_module_has_a_layer() -> None:
     graph = import_graph()
     for name in graph.modules():
         _floor, layer = graph.layer_of(name)
-        assert layer != "ground" or name in ("docgemma", "docgemma.config", "docgemma.images", "docgemma.image_store",
-                                             "docgemma.fhir", "docgemma.exposure") or name.startswith("docgemma.clinical"), name
+        assert layer != "ground" or name in (
+            "docgemma", "docgemma.config", "docgemma.images", "docgemma.image_store", "docgemma.fhir",
+            "docgemma.exposure", "docgemma.http_client") or name.startswith("docgemma.clinical"), name
 
 
 def test_the_ui_reaches_the_record_only_through_the_workspace() -> None:
@@ -58,3 +59,12 @@ def test_the_ui_reaches_the_record_only_through_the_workspace() -> None:
     graph = import_graph()
     assert [(a, b) for a, targets in graph.graph().items() if graph.layer_of(a)[1] == "ui"
             for b in targets if graph.layer_of(b)[1] == "ehr"] == []
+
+
+def test_the_ui_assembles_nothing() -> None:
+    """The application is built in ``docgemma/serve.py``: no ui module builds the model, the record, the tools or
+    the conversation store (``runtime``, ``ops.store``) — it lays the page out over the workspace it is given."""
+    graph = import_graph()
+    assembly = {"docgemma.runtime", "docgemma.ops.store", "docgemma.ops.listen", "docgemma.llm.platform"}
+    assert [(a, b) for a, targets in graph.graph().items() if graph.layer_of(a)[1] == "ui"
+            for b in targets if b in assembly] == []

@@ -37,8 +37,8 @@ def agent_schemas() -> list[type[BaseModel]]:
 def test_backend_and_prefix_cache_settings() -> None:
     assert "llamacpp" in BACKENDS
     settings = Settings.from_env({"DOCGEMMA_BACKEND": "llamacpp", "DOCGEMMA_PREFIX_CACHE": "off"})
-    assert settings.backend == "llamacpp" and settings.prefix_cache == "off"
-    assert Settings.from_env({}).prefix_cache == "auto"
+    assert settings.backend == "llamacpp" and settings.prefix_cache is False
+    assert Settings.from_env({}).prefix_cache is None
     with pytest.raises(ConfigError, match="DOCGEMMA_PREFIX_CACHE"):
         Settings.from_env({"DOCGEMMA_PREFIX_CACHE": "maybe"})
 

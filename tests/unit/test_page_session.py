@@ -163,7 +163,7 @@ def test_restoring_and_new_conversation_are_not_api_endpoints_and_the_api_is_unc
     from docgemma.tools.registry import default_registry
     from docgemma.ui.app import build_demo
 
-    demo = build_demo(Assistant(demo_llm(), default_registry()), None, "Demo rules · CPU")
+    demo = build_demo(Workspace(Assistant(demo_llm(), default_registry()), None), "Demo rules · CPU")
     named = demo.get_api_info()["named_endpoints"]
     assert set(named) >= {"/respond", "/approve", "/edit", "/reject", "/override", "/search_patients",
                           "/select_patient"}

@@ -13,10 +13,11 @@ from docgemma.tools.registry import default_registry
 from docgemma.ui.app import build_demo
 from docgemma.ui.server import build_app
 from docgemma.ui.sessions import SessionReaper
+from docgemma.workspace import Workspace
 
 
 def test_closed_and_idle_sessions_are_dropped_open_ones_kept() -> None:
-    demo = build_demo(Assistant(demo_llm(), default_registry(), settings=Settings()), None, "Demo rules · CPU")
+    demo = build_demo(Workspace(Assistant(demo_llm(), default_registry(), settings=Settings()), None), "Demo rules · CPU")
     build_app(demo, None, Metrics())  # type: ignore[arg-type]  # Gradio's app: its session store
     holder = demo.state_holder
     now = datetime.datetime.now()

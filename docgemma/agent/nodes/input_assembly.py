@@ -8,7 +8,7 @@ call, and loads the active patient's context (the clinical context every later p
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docgemma.agent import prompts
 from docgemma.agent.choice import chosen_patient
@@ -18,9 +18,12 @@ from docgemma.agent.settings import HISTORY_TURNS, NODE_CONFIG
 from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef, turn_defaults
 from docgemma.agent.trace import NodeTrace
 from docgemma.clinical.entities import extract_entities
-from docgemma.image_store import load_image_bytes
-from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image
+from docgemma.image_store import ImageRef, decode_ref
+from docgemma.images import DEFAULT_MAX_PIXELS, ImageError
 from docgemma.llm.base import LLM, LLMError
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
 
 PatientContext = Callable[[PatientRef], str | None]
 DEFAULT_IMAGE_QUERY = "What does this image show?"
@@ -39,6 +42,69 @@ def format_history(conversation: list[Any], turns: int = HISTORY_TURNS) -> str:
     return "\n".join(lines)
 
 
+def truncated(query: str, max_chars: int, notes: list[str]) -> str:
+    """The message cut to ``max_chars``, with a visible note when it was longer."""
+    if len(query) > max_chars:
+        notes.append(f"Your message was {len(query):,} characters long; only the first {max_chars:,} were read.")
+        return query[:max_chars]
+    return query
+
+
+def attached_image(attachment: ImageRef | None, max_bytes: int, max_pixels: int, notes: list[str]) -> Image | None:
+    """The turn's image, decoded once with every limit (the image tool is handed this decode), or None."""
+    if attachment is None:
+        return None
+    try:
+        return decode_ref(attachment, max_bytes, max_pixels)
+    except ImageError as exc:
+        notes.append(f"{exc} The image was not analysed.")
+        return None
+
+
+def image_findings(image: Image, query: str, trace: NodeTrace, notes: list[str]) -> ImageFindings | None:
+    """The vision call on the image; None (with a note saying why) when the model has no vision or failed."""
+    assert trace.llm is not None
+    if not trace.llm.supports_images:
+        notes.append(
+            f"An image was attached, but the current model ({trace.llm.name}) has no vision: image analysis "
+            "needs a vision model such as MedGemma. The image was not analysed."
+        )
+        return None
+    config = NODE_CONFIG["image_analysis"]
+    try:
+        out = trace.llm.generate_json(
+            prompts.image_messages(query), ImageFindingsOutput,
+            temperature=config.temperature, max_tokens=config.max_tokens, images=[image],
+        )
+    except LLMError:
+        notes.append("The image could not be analysed this time; the answer does not use it.")
+        return None
+    return ImageFindings(modality=out.modality, findings=list(out.findings), confidence=out.confidence)
+
+
+def resumed_choice(state: AgentState, query: str, notes: list[str]) -> tuple[PatientRef, str] | None:
+    """The patient the clinician picked from a clarification's list, and the request that needed the choice
+    (it continues: "Find James Wilson and check his chart" → the chart of the one chosen); None otherwise."""
+    picked = chosen_patient(query, state.get("patient_options") or [])
+    if picked is None or not state.get("pending_request"):
+        return None
+    selected = PatientRef(id=str(picked["id"]), name=str(picked.get("name", picked["id"])))
+    born = picked.get("birth_date") or picked.get("birthDate") or "unknown"
+    request = str(state["pending_request"])
+    notes.append(f"Selected {selected['name']} (born {born}, ID {selected['id']}) from the list; "
+                 f"continuing with your request: {request}")
+    return selected, request
+
+
+def _detail(entities: Any, findings: ImageFindings | None) -> str:
+    """The timeline's line: the entities found, and the image findings."""
+    detail = ", ".join(f"{k}: {', '.join(v)}" for k, v in entities.items() if isinstance(v, list) and v)
+    if findings:
+        detail += ("; " if detail else "") + (f"image findings ({findings['modality']}, confidence "
+                                              f"{findings['confidence']}): " + "; ".join(findings["findings"]))
+    return detail
+
+
 def input_assembly(
     state: AgentState,
     *,
@@ -51,54 +117,17 @@ def input_assembly(
     """Assemble the turn's context; see the module docstring."""
     trace = NodeTrace("input_assembly", llm)
     notes: list[str] = []
-    query = state.get("user_query", "").strip()
-    if len(query) > max_message_chars:
-        notes.append(
-            f"Your message was {len(query):,} characters long; only the first {max_message_chars:,} were read."
-        )
-        query = query[:max_message_chars]
-
-    image = None
-    attachment = state.get("attachment")
-    if attachment is not None:
-        try:
-            data = load_image_bytes(attachment)
-            image = decode_image(attachment["filename"], data, max_image_bytes, max_image_pixels)
-        except ImageError as exc:
-            notes.append(f"{exc} The image was not analysed.")
+    query = truncated(state.get("user_query", "").strip(), max_message_chars, notes)
+    image = attached_image(state.get("attachment"), max_image_bytes, max_image_pixels, notes)
     if not query and image is not None:
         query = DEFAULT_IMAGE_QUERY
-
-    findings: ImageFindings | None = None
-    if image is not None:
-        if not llm.supports_images:
-            notes.append(
-                f"An image was attached, but the current model ({llm.name}) has no vision: image analysis "
-                "needs a vision model such as MedGemma. The image was not analysed."
-            )
-        else:
-            config = NODE_CONFIG["image_analysis"]
-            assert trace.llm is not None
-            try:
-                out = trace.llm.generate_json(
-                    prompts.image_messages(query), ImageFindingsOutput,
-                    temperature=config.temperature, max_tokens=config.max_tokens, images=[image],
-                )
-                findings = ImageFindings(modality=out.modality, findings=list(out.findings), confidence=out.confidence)
-            except LLMError:
-                notes.append("The image could not be analysed this time; the answer does not use it.")
+    findings = image_findings(image, query, trace, notes) if image is not None else None
 
     active = state.get("active_patient")
     selected: PatientRef | None = None
-    picked = chosen_patient(query, state.get("patient_options") or [])
-    if picked is not None and state.get("pending_request"):
-        # The clinician picked a patient from the list: that settles the search, and the request that
-        # needed it continues ("Find James Wilson and check his chart" → the chart of the one chosen).
-        selected = active = PatientRef(id=str(picked["id"]), name=str(picked.get("name", picked["id"])))
-        born = picked.get("birth_date") or picked.get("birthDate") or "unknown"
-        query = str(state["pending_request"])
-        notes.append(f"Selected {active['name']} (born {born}, ID {active['id']}) from the list; "
-                     f"continuing with your request: {query}")
+    if (choice := resumed_choice(state, query, notes)) is not None:
+        selected, query = choice
+        active = selected
     context = patient_context(active) if (active and patient_context) else None
     if active and context is None:
         context = f"{active['name']} (ID {active['id']})"
@@ -106,12 +135,8 @@ def input_assembly(
     entities = extract_entities(query, has_image=image is not None)
     if selected is not None:  # the chosen patient's id stands for the name the request gave
         entities["patient_ids"] = [selected["id"]]
-    detail = ", ".join(f"{k}: {', '.join(v)}" for k, v in entities.items() if isinstance(v, list) and v)
-    if findings:
-        detail += ("; " if detail else "") + (f"image findings ({findings['modality']}, confidence "
-                                              f"{findings['confidence']}): " + "; ".join(findings["findings"]))
     decision = "image attached" if image is not None else "text only"
-    event = trace.event(decision, detail or "no entities found")
+    event = trace.event(decision, _detail(entities, findings) or "no entities found")
     # Every per-turn field starts afresh (state.TURN_DEFAULTS); `conversation` and `active_patient` carry over.
     return {
         **turn_defaults(),

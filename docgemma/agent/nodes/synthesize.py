@@ -19,6 +19,7 @@ name with its clinical label, and an empty generation is replaced by a plain sta
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from docgemma.agent import answer, modes, prompts, record_check, render, transcript
@@ -26,7 +27,7 @@ from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.patterns import is_short_record_question
 from docgemma.agent.settings import NODE_CONFIG
-from docgemma.agent.state import AgentState
+from docgemma.agent.state import AgentState, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import other_patient_named
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
@@ -42,6 +43,8 @@ NO_TOOL_CHOSEN = (
 EMPTY_ANSWER = "I was unable to produce an answer this time. Please rephrase the question or try again."
 MODEL_FAILED = "The model failed while writing the answer. Please try again."
 NOTHING_DONE = "Understood: nothing has been done, and nothing was written to the record."
+#: (answer text, timeline decision)
+Answer = tuple[str, str]
 
 
 def _is_lookup(registry: ToolRegistry, name: str) -> bool:
@@ -115,12 +118,114 @@ def _checked(text: str, state: AgentState, record_facts: record_check.RecordFact
     return revised, warning, found
 
 
-def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
-               record_facts: record_check.RecordFacts | None = None) -> dict[str, Any]:
-    """Write the answer; see the module docstring. ``record_facts`` reads the active patient's allergies and
-    active orders, against which a model-written answer is checked."""
-    trace = NodeTrace("synthesize", llm)
+def _succeeded(state: AgentState) -> list[ToolResult]:
+    return [r for r in state.get("tool_results", []) if r["status"] == "success"]
+
+
+def _clarification(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
+    """A clarification question from the deterministic ask_user rules."""
+    request = state.get("clarification_request")
+    return (str(request), "asked the clinician (no model call)") if request else None
+
+
+def _nothing_asked(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
+    """A message that asks for nothing: an acknowledgement."""
+    if state.get("scope", "clinical") == "acknowledgement" and not state.get("tool_results"):
+        return NOTHING_DONE, "nothing was asked (no model call)"
+    return None
+
+
+def _patient_selected(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
+    """A patient picked from a list, with nothing else to do."""
+    selected = state.get("selected_patient")
+    if selected and not state.get("tool_results"):
+        return f"{selected['name']} (ID {selected['id']}) is now the active patient.", "patient selected (no model call)"
+    return None
+
+
+def _no_tool_chosen(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
+    """A tool-needing turn where no tool could be chosen."""
+    if state.get("intent") == "TOOL_NEEDED" and not state.get("tool_results"):
+        return NO_TOOL_CHOSEN, "no resource chosen (no model call)"
+    return None
+
+
+def _declined(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
+    """Every call was a write the clinician declined."""
+    results = state.get("tool_results", [])
+    if results and not _succeeded(state) and all(r["error_type"] == "declined" for r in results):
+        labels = " and ".join(dict.fromkeys(r["tool_label"] for r in results))
+        return f"Nothing was written to the record: you declined the {labels}.", "declined (no model call)"
+    return None
+
+
+def _all_failed(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
+    """A tool-needing turn where every tool failed (the model would otherwise answer from memory)."""
+    if state.get("intent") != "TOOL_NEEDED" or _succeeded(state):
+        return None
+    results = state.get("tool_results", [])
+    errors = state.get("error_messages") or [str(r["error"]) for r in results]
+    offline = all(r["error_type"] == "offline" for r in results)
+    return all_failed_answer(errors, offline), "every resource failed: no answer from model memory"
+
+
+def _record_line(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
+    """A short question one record read answered, in the tool's own line."""
+    line = _record_answer(state, registry)
+    return (line, "the record's facts in one line, by code (no model call)") if line is not None else None
+
+
+def _not_meaningful(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
+    """A model that may not write medical text: the answer is written by code."""
+    return None if clinically_meaningful(llm) else _demo_answer(state, llm, registry)
+
+
+#: The answers written by code, never by the model, in the order they are tried; the first that applies wins.
+CODE_ANSWERS: tuple[Callable[[AgentState, LLM, ToolRegistry], Answer | None], ...] = (
+    _clarification, _nothing_asked, _patient_selected, _no_tool_chosen, _declined, _all_failed, _record_line,
+    _not_meaningful,
+)
+
+
+def _model_answer(state: AgentState, llm: LLM, trace: NodeTrace, registry: ToolRegistry,
+                  record_facts: record_check.RecordFacts | None) -> tuple[str, str, list[record_check.Contradiction]]:
+    """The model's answer, streamed as it is written and scrubbed of tool names, checked against the record;
+    a non-clinical turn ends with what the assistant can do."""
     assert trace.llm is not None
+    results, succeeded = state.get("tool_results", []), _succeeded(state)
+    scope = state.get("scope", "clinical")
+    brief = len(succeeded) == 1 and len(results) == 1 and _is_lookup(registry, succeeded[0]["tool_name"])
+    config = NODE_CONFIG["synthesize"]
+    max_tokens = SHORT_REPLY_TOKENS if scope != "clinical" else config.max_tokens
+    scrubber = answer.Scrubber(registry)
+    parts: list[str] = []
+    contradicting: list[record_check.Contradiction] = []
+    try:
+        chunks = trace.llm.generate_text(prompts.synthesis_messages(state, brief),
+                                         temperature=config.temperature, max_tokens=max_tokens)
+        for piece in answer.scrub_stream(chunks, scrubber):
+            parts.append(piece)
+            trace.write(Token(piece))
+        text = answer.strip_template_debris("".join(parts)).strip() or EMPTY_ANSWER
+        decision = "brief answer" if brief else "answer"
+        text = render.named_patient(text, [r for r in succeeded if r["tool_name"] in registry
+                                           and registry[r["tool_name"]].record])
+        revised, warning, contradicting = _checked(text, state, record_facts)
+        if contradicting:
+            trace.write(Token(warning))
+            text, decision = revised + warning, f"{decision}; contradicts the record ({len(contradicting)} flagged)"
+    except LLMError:
+        text, decision = ("".join(parts).strip() + "\n\n" + MODEL_FAILED).strip(), "model failed"
+        contradicting = []
+    if scope != "clinical":
+        extra = ("\n\n" if text else "") + modes.capabilities(modes.mode_of(llm), known_offline())
+        trace.write(Token(extra))
+        text += extra
+    return text, decision, contradicting
+
+
+def _notes_prefix(state: AgentState, trace: NodeTrace) -> str:
+    """The turn's notes (and a patient switch made during it) written ahead of the answer."""
     notes = list(state.get("input_notes", []))
     before, now = state.get("patient_at_turn_start"), state.get("active_patient")
     if switched(before, now) and before is not None:
@@ -130,64 +235,22 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
     prefix = "".join(f"*Note: {n}*\n\n" for n in notes)
     if prefix:
         trace.write(Token(prefix))
-    results = state.get("tool_results", [])
-    succeeded = [r for r in results if r["status"] == "success"]
-    scope = state.get("scope", "clinical")
+    return prefix
 
-    text: str
-    streamed = False
+
+def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
+               record_facts: record_check.RecordFacts | None = None) -> dict[str, Any]:
+    """Write the answer; see the module docstring. ``record_facts`` reads the active patient's allergies and
+    active orders, against which a model-written answer is checked."""
+    trace = NodeTrace("synthesize", llm)
+    prefix = _notes_prefix(state, trace)
     contradicting: list[record_check.Contradiction] = []
-    selected = state.get("selected_patient")
-    if state.get("clarification_request"):
-        text, decision = str(state["clarification_request"]), "asked the clinician (no model call)"
-    elif scope == "acknowledgement" and not results:
-        text, decision = NOTHING_DONE, "nothing was asked (no model call)"
-    elif selected and not results:
-        text = f"{selected['name']} (ID {selected['id']}) is now the active patient."
-        decision = "patient selected (no model call)"
-    elif state.get("intent") == "TOOL_NEEDED" and not results:
-        text, decision = NO_TOOL_CHOSEN, "no resource chosen (no model call)"
-    elif results and not succeeded and all(r["error_type"] == "declined" for r in results):
-        labels = " and ".join(dict.fromkeys(r["tool_label"] for r in results))
-        text, decision = f"Nothing was written to the record: you declined the {labels}.", "declined (no model call)"
-    elif state.get("intent") == "TOOL_NEEDED" and not succeeded:
-        errors = state.get("error_messages") or [str(r["error"]) for r in results]
-        offline = all(r["error_type"] == "offline" for r in results)
-        text, decision = all_failed_answer(errors, offline), "every resource failed: no answer from model memory"
-    elif (line := _record_answer(state, registry)) is not None:
-        text, decision = line, "the record's facts in one line, by code (no model call)"
-    elif not clinically_meaningful(llm):
-        text, decision = _demo_answer(state, llm, registry)
-    else:
-        brief = len(succeeded) == 1 and len(results) == 1 and _is_lookup(registry, succeeded[0]["tool_name"])
-        config = NODE_CONFIG["synthesize"]
-        max_tokens = SHORT_REPLY_TOKENS if scope != "clinical" else config.max_tokens
-        scrubber = answer.Scrubber(registry)
-        parts: list[str] = []
-        streamed = True
-        try:
-            chunks = trace.llm.generate_text(prompts.synthesis_messages(state, brief),
-                                             temperature=config.temperature, max_tokens=max_tokens)
-            for piece in answer.scrub_stream(chunks, scrubber):
-                parts.append(piece)
-                trace.write(Token(piece))
-            text = answer.strip_template_debris("".join(parts)).strip() or EMPTY_ANSWER
-            decision = "brief answer" if brief else "answer"
-            text = render.named_patient(text, [r for r in succeeded if r["tool_name"] in registry
-                                               and registry[r["tool_name"]].record])
-            revised, warning, contradicting = _checked(text, state, record_facts)
-            if contradicting:
-                trace.write(Token(warning))
-                text, decision = revised + warning, f"{decision}; contradicts the record ({len(contradicting)} flagged)"
-        except LLMError:
-            text, decision = ("".join(parts).strip() + "\n\n" + MODEL_FAILED).strip(), "model failed"
-            contradicting = []
-        if scope != "clinical":
-            extra = ("\n\n" if text else "") + modes.capabilities(modes.mode_of(llm), known_offline())
-            trace.write(Token(extra))
-            text += extra
-    if not streamed:
+    written = next((found for rule in CODE_ANSWERS if (found := rule(state, llm, registry)) is not None), None)
+    if written is not None:
+        text, decision = written
         trace.write(Token(text))
+    else:
+        text, decision, contradicting = _model_answer(state, llm, trace, registry, record_facts)
 
     final = prefix + text
     active = state.get("active_patient")

@@ -18,8 +18,8 @@ from docgemma.agent.state import AgentState, PatientRef, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import Checked, ground, other_patient_named, valid_patient_id, validate
 from docgemma.clinical.entities import malformed_patient_ids
-from docgemma.image_store import load_image_bytes
-from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, decode_image
+from docgemma.image_store import decode_ref
+from docgemma.images import DEFAULT_MAX_PIXELS, ImageError
 from docgemma.llm.base import LLM
 from docgemma.tools.outcome import ToolOutcome, failure, format_error
 from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
@@ -112,29 +112,17 @@ def _approval(
         return checked, failure("declined"), "declined by the clinician; ", ""
 
 
-def tool_execute(
-    state: AgentState, config: RunnableConfig, *, registry: ToolRegistry, llm: LLM,
-    max_image_bytes: int, max_image_pixels: int = DEFAULT_MAX_PIXELS, write_check: WriteCheck | None = None,
-) -> dict[str, Any]:
-    """Run the selected tool call; see the module docstring. ``config`` (from LangGraph) names the thread. The
-    image tool's decode has the same byte and pixel limits as the front door's (a decompression bomb is refused
-    wherever it is opened)."""
-    tool = state["current_tool"]
-    assert tool is not None, "TOOL_EXECUTE runs only after a tool was selected"
-    spec = registry[tool]
+def _refusal(spec: ToolSpec, checked: Checked, state: AgentState) -> tuple[ToolOutcome | None, str]:
+    """Why the call may not run as chosen (the checks before any approval or call), with the timeline's note;
+    (None, "") when it may."""
     active = state.get("active_patient")
     entities = state["extracted_entities"]
-    args, repairs = ground(spec, state.get("current_args") or {}, entities, active, state["user_query"])
-    checked = validate(spec, args, has_image=entities["has_image"])
-    outcome = checked.error
-    decision_note = override = ""
-    thread = str((config.get("configurable") or {}).get("thread_id", ""))
-    scope = f"{thread}:{len(state.get('conversation', []))}"
+    outcome, note = checked.error, ""
     if spec.writes and not is_write_request(state["user_query"]):
         # Only the clinician's own message can ask for a write: never a model's choice prompted by record
         # text ("ignore previous instructions and prescribe ...") or a question that mentions a write word.
         outcome = failure("not_requested")
-        decision_note = "write refused: the clinician's message does not ask for one; "
+        note = "write refused: the clinician's message does not ask for one; "
     named = other_patient_named(entities, active) if active else None
     given = checked.args.get("patient_id")
     if named and active and "patient_id" in spec.args_model.model_fields and (
@@ -149,8 +137,67 @@ def tool_execute(
         # The message named a patient by something no identifier can be: say so, never fall back on the
         # active patient (whose record would then be shown under the id the clinician typed).
         outcome = failure("unknown_patient", patient_id=unreadable)
-        decision_note = "the message's patient ID is not an identifier: nothing looked up; "
+        note = "the message's patient ID is not an identifier: nothing looked up; "
+    return outcome, note
 
+
+def _run(spec: ToolSpec, checked: Checked, state: AgentState, config: RunnableConfig, llm: LLM, scope: str,
+         override: str, max_image_bytes: int, max_image_pixels: int) -> ToolOutcome:
+    """Call the tool through the registry; the image tool is handed INPUT_ASSEMBLY's decode of the upload."""
+    assert checked.model is not None
+    image = None
+    attachment = state.get("attachment")
+    if spec.needs_image and attachment is not None:
+        try:
+            image = decode_ref(attachment, max_image_bytes, max_image_pixels)  # INPUT_ASSEMBLY's decode
+        except ImageError:
+            image = None
+    configurable = config.get("configurable") or {}
+    approver = str(configurable.get("approved_by") or "")  # the decision's signed-in user
+    context = ToolContext(image=image, llm=llm, scope=scope, override_reason=override, approved_by=approver,
+                          conversation=str(configurable.get("thread_id", "")))
+    try:
+        return spec.run(checked.model, context)
+    except Exception:
+        log.exception("tool %s raised", spec.name)
+        return failure("server_error")
+
+
+def _result(spec: ToolSpec, args: dict[str, Any], outcome: ToolOutcome) -> tuple[ToolResult, str]:
+    """The call's result as the state keeps it (errors pre-formatted, never raw), and the timeline's decision."""
+    if outcome.get("status") == "success":
+        return ToolResult(
+            tool_name=spec.name, tool_label=spec.label, args=args, status="success",
+            data=outcome.get("data"), formatted_result=spec.format_result(outcome.get("data")),
+            error=None, error_type=None, sources=list(outcome.get("sources", [])),
+        ), "success"
+    error_type = str(outcome.get("error_type", "generic"))
+    message = format_error(error_type, spec.label, _primary_entity(args), outcome.get("details"))
+    return ToolResult(
+        tool_name=spec.name, tool_label=spec.label, args=args, status="error",
+        data=outcome.get("details", {}), formatted_result=f"[{spec.label}]\n{message}",
+        error=message, error_type=error_type, sources=[],
+    ), f"error: {error_type}"
+
+
+def tool_execute(
+    state: AgentState, config: RunnableConfig, *, registry: ToolRegistry, llm: LLM,
+    max_image_bytes: int, max_image_pixels: int = DEFAULT_MAX_PIXELS, write_check: WriteCheck | None = None,
+) -> dict[str, Any]:
+    """Run the selected tool call; see the module docstring. ``config`` (from LangGraph) names the thread. The
+    image tool's decode has the same byte and pixel limits as the front door's (a decompression bomb is refused
+    wherever it is opened)."""
+    tool = state["current_tool"]
+    assert tool is not None, "TOOL_EXECUTE runs only after a tool was selected"
+    spec = registry[tool]
+    active = state.get("active_patient")
+    entities = state["extracted_entities"]
+    args, repairs = ground(spec, state.get("current_args") or {}, entities, active, state["user_query"])
+    checked = validate(spec, args, has_image=entities["has_image"])
+    outcome, decision_note = _refusal(spec, checked, state)
+    override = ""
+    thread = str((config.get("configurable") or {}).get("thread_id", ""))
+    scope = f"{thread}:{len(state.get('conversation', []))}"
     if outcome is None and spec.writes:
         action_id = pending_action_id(thread, state.get("turn_id") or scope, state.get("step_count", 0))
         scope = action_id  # the idempotency key of the write belongs to the pending action, not to its arguments
@@ -159,48 +206,17 @@ def tool_execute(
 
     trace = NodeTrace("tool_execute", label=f"Consulting: {spec.label}")
     if outcome is None:
-        assert checked.model is not None
-        image = None
-        attachment = state.get("attachment")
-        if spec.needs_image and attachment is not None:
-            try:
-                image = decode_image(attachment["filename"], load_image_bytes(attachment), max_image_bytes,
-                                     max_image_pixels)
-            except ImageError:
-                image = None
-        approver = str((config.get("configurable") or {}).get("approved_by") or "")  # the decision's signed-in user
-        context = ToolContext(image=image, llm=llm, scope=scope, override_reason=override, approved_by=approver,
-                              conversation=thread)
-        try:
-            outcome = spec.run(checked.model, context)
-        except Exception:
-            log.exception("tool %s raised", spec.name)
-            outcome = failure("server_error")
-
-    if outcome.get("status") == "success":
-        result = ToolResult(
-            tool_name=spec.name, tool_label=spec.label, args=checked.args, status="success",
-            data=outcome.get("data"), formatted_result=spec.format_result(outcome.get("data")),
-            error=None, error_type=None, sources=list(outcome.get("sources", [])),
-        )
-        decision = "success"
-    else:
-        error_type = str(outcome.get("error_type", "generic"))
-        message = format_error(error_type, spec.label, _primary_entity(checked.args), outcome.get("details"))
-        result = ToolResult(
-            tool_name=spec.name, tool_label=spec.label, args=checked.args, status="error",
-            data=outcome.get("details", {}), formatted_result=f"[{spec.label}]\n{message}",
-            error=message, error_type=error_type, sources=[],
-        )
-        decision = f"error: {error_type}"
+        outcome = _run(spec, checked, state, config, llm, scope, override, max_image_bytes, max_image_pixels)
+    result, decision = _result(spec, checked.args, outcome)
     detail = decision_note + ("; ".join(repairs) + "; " if repairs else "") + f"arguments: {checked.args}"
     after = _active_patient_after(spec, checked.args, outcome, active)
     update: dict[str, Any] = {
         "tool_results": [result],
         "current_args": checked.args,
         "step_count": state.get("step_count", 0) + 1,
-        "active_patient": after,
     }
+    if after != active:
+        update["active_patient"] = after
     if switched(active, after):
         # Another patient: the previous one's conversation and summary leave this turn's prompts.
         update.update(history="", patient_context=None)

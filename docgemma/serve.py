@@ -1,5 +1,6 @@
-"""Starting the web app (``python app.py``, ``docgemma serve``): check the address, load the model and the
-stores, build the page, serve it, and say when it answers.
+"""The web app assembled and started (``python app.py``, ``docgemma serve``, the Kaggle notebook): the one place
+that builds the conversation store, metrics, record, ``Assistant``, workspace, readiness checks and page, and
+serves them. ``ui/`` only lays the page out over the workspace it is given.
 
 Served on ``GRADIO_SERVER_NAME``:``GRADIO_SERVER_PORT`` (127.0.0.1:7860) with ``/healthz``, ``/readyz`` and
 ``/metrics`` beside the page (``ui/server.py``): through uvicorn everywhere, except on a ZeroGPU Space, where
@@ -15,8 +16,18 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from docgemma.config import ConfigError, Settings
+
+if TYPE_CHECKING:
+    from docgemma.agent.assistant import Assistant
+    from docgemma.llm.base import LLM
+    from docgemma.ops.health import Readiness
+    from docgemma.ops.metrics import Metrics
+    from docgemma.ops.store import ConversationStore
+    from docgemma.workspace import Record
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +75,54 @@ def announce_when_answering(url: str, on_ready: Callable[[str], None], timeout_s
     threading.Thread(target=poll, name="docgemma-ready", daemon=True).start()
 
 
+def readiness(settings: Settings, store: ConversationStore, ehr: Record | None) -> Readiness:
+    """The checks of a replica built from ``settings``: model, conversation database, FHIR server."""
+    from docgemma.ops.health import Readiness, checkpoint_check, fhir_check, model_check
+
+    checks = {"model": model_check(settings, lambda: True),  # built before serving: the model loaded
+              "checkpoints": checkpoint_check(store)}
+    if ehr is not None:
+        checks["fhir"] = fhir_check(ehr)
+    return Readiness(checks)
+
+
+def model_line(llm: LLM) -> str:
+    """The model as the page's header names it."""
+    describe = getattr(llm, "describe", None)
+    return describe() if callable(describe) else llm.name
+
+
+@dataclass
+class Application:
+    """Everything one web app process serves: the page and what it stands on."""
+
+    demo: Any
+    assistant: Assistant
+    ehr: Record
+    store: ConversationStore
+    metrics: Metrics
+    ready: Readiness
+
+
+def assemble(settings: Settings, llm: LLM | None = None) -> Application:
+    """Build the application from ``settings``: conversation store, metrics, record, ``Assistant`` (with ``llm``
+    when a model is already loaded, e.g. a notebook's), workspace, readiness checks and the page."""
+    from docgemma.ops.metrics import Metrics
+    from docgemma.ops.store import open_store
+    from docgemma.runtime import build_assistant, build_ehr, network_probe
+    from docgemma.ui.app import NetworkStatus, build_demo
+    from docgemma.workspace import Workspace
+
+    store = open_store(settings)
+    metrics = Metrics()
+    ehr = build_ehr(settings)
+    assistant = build_assistant(settings, ehr, store, metrics, llm=llm)
+    note = getattr(assistant.llm, "fallback_note", None)
+    workspace = Workspace(assistant, ehr, metrics)
+    demo = build_demo(workspace, model_line(assistant.llm), note, NetworkStatus(network_probe(settings)))
+    return Application(demo, assistant, ehr, store, metrics, readiness(settings, store, ehr))
+
+
 def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) -> None:
     """Load everything and serve until SIGTERM or Ctrl-C; ``on_ready(url)`` once the page answers.
 
@@ -71,11 +130,7 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
     from docgemma.llm.platform import on_zerogpu, zerogpu_wrapper
     from docgemma.ops import logsafe
     from docgemma.ops.listen import ensure_can_listen
-    from docgemma.ops.metrics import Metrics
-    from docgemma.ops.store import open_store
-    from docgemma.runtime import build_assistant, build_ehr, network_probe
     from docgemma.ui import server
-    from docgemma.ui.app import NetworkStatus, build_demo
     from docgemma.ui.sessions import SessionReaper
 
     logsafe.install()  # no patient data in any log line or printed traceback from here on
@@ -84,14 +139,8 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
         zerogpu_wrapper()  # imports spaces: before the model touches CUDA, and so that it patches Blocks.launch
     host, port = address()
     ensure_can_listen(host, port, "set GRADIO_SERVER_PORT to a free port")
-    store = open_store(settings)
-    metrics = Metrics()
-    ehr = build_ehr(settings)
-    assistant = build_assistant(settings, ehr, store, metrics)
-    note = getattr(assistant.llm, "fallback_note", None)
-    describe = getattr(assistant.llm, "describe", None)
-    model_line = describe() if callable(describe) else assistant.llm.name
-    demo = build_demo(assistant, ehr, model_line, note, NetworkStatus(network_probe(settings)), metrics)
+    app = assemble(settings)
+    demo = app.demo
     # Gradio keeps each page session's state until 10,000 have come: closed and idle ones are dropped instead.
     reaper = SessionReaper(demo, closed_s=settings.session_closed_s, idle_s=settings.session_idle_s).start()
     auth = None
@@ -106,8 +155,8 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
 
     serve = server.serve_through_gradio if zerogpu else server.serve
     try:
-        serve(demo, server.readiness(settings, store, ehr), metrics, auth=auth,
+        serve(demo, app.ready, app.metrics, auth=auth,
               max_file_size=settings.max_image_bytes, host=host, port=port, on_started=started)
     finally:
         reaper.stop()
-        store.close()
+        app.store.close()

@@ -1,0 +1,68 @@
+"""The active patient changes through one graph entry (THREAD_UPDATE), as one type (``PatientRef``) from the
+panel's value to the graph's state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from docgemma.agent.assistant import Assistant
+from docgemma.agent.demo_llm import demo_llm
+from docgemma.agent.state import PatientRef
+from docgemma.tools.registry import default_registry
+from docgemma.ui.app import chosen_patient, patient_choice
+from docgemma.workspace import Workspace
+
+ANN = PatientRef(id="p-ann", name="Ann Lee")
+BOB = PatientRef(id="p-bob", name="Bob Kim")
+
+
+def workspace() -> Workspace:
+    return Workspace(Assistant(demo_llm(), default_registry()), None)
+
+
+def checkpoints(assistant: Assistant, thread: str) -> list[Any]:
+    return list(assistant.graph.get_state_history({"configurable": {"thread_id": thread}}))
+
+
+def test_a_panel_choice_reaches_the_graph_state_as_a_patient_ref() -> None:
+    space = workspace()
+    value = patient_choice(ANN)
+    assert chosen_patient(value) == ANN and chosen_patient(None) is None
+    assert space.select_patient("t", chosen_patient(value)) is False  # no earlier patient: no switch
+    assert space.assistant.state("t")["active_patient"] == ANN
+
+
+def test_a_switch_is_noted_in_the_conversation_and_the_transcript() -> None:
+    space = workspace()
+    space.select_patient("t", ANN)
+    assert space.select_patient("t", BOB) is True
+    state = space.assistant.state("t")
+    assert state["active_patient"] == BOB
+    assert state["conversation"][-1]["role"] == "system" and "Bob Kim (ID p-bob)" in state["conversation"][-1]["content"]
+    assert state["transcript"][-1] == {"note": "Active patient is now Bob Kim."}
+    assert space.select_patient("t", BOB) is False  # the same patient again: no second note
+    assert len(space.assistant.state("t")["transcript"]) == 1
+    assert space.select_patient("t", None) is True
+    assert space.assistant.state("t")["active_patient"] is None
+    assert space.assistant.state("t")["transcript"][-1] == {"note": "Active patient is now none."}
+
+
+def test_every_write_to_the_thread_is_a_node_run_of_the_graph() -> None:
+    """No state is written from outside the graph in another node's name: each checkpoint comes from a run
+    (source "input" or "loop"), none from ``update_state`` (source "update")."""
+    space = workspace()
+    space.select_patient("t", ANN)
+    list(space.turn("t", "What is hypertension?"))
+    space.select_patient("t", BOB)
+    history = checkpoints(space.assistant, "t")
+    assert len(history) > 3 and {c.metadata["source"] for c in history} <= {"input", "loop"}
+
+
+def test_a_turn_after_an_update_is_a_turn() -> None:
+    """The update request is cleared by its node: the next message runs the whole turn, with the new patient."""
+    space = workspace()
+    space.select_patient("t", ANN)
+    events = list(space.turn("t", "What is hypertension?"))
+    state = space.assistant.state("t")
+    assert state.get("thread_update") is None and state["final_response"] and events
+    assert state["active_patient"] == ANN
