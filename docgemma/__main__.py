@@ -178,7 +178,7 @@ def _ehr(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _bench(args: argparse.Namespace, settings: Settings) -> int:
-    from docgemma.bench import main as bench_main
+    from docgemma.eval.bench import main as bench_main
 
     return bench_main(json_output=args.json, with_model=not args.no_model, backends=tuple(args.backend or ()),
                       repeats=args.repeats, save=args.save)

@@ -28,10 +28,12 @@ LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "llm", ("docgemma.llm",)),
     (2, "tools", ("docgemma.tools",)),
     (3, "agent", ("docgemma.agent",)),
-    (4, "app", ("docgemma.runtime", "docgemma.golden", "docgemma.bench", "docgemma.workspace",
+    (4, "app", ("docgemma.runtime", "docgemma.golden", "docgemma.workspace",
                 "docgemma.experiments", "docgemma.ops", "docgemma.bench_routes", "docgemma.budgets",
                 "docgemma.metering")),
     (5, "ui", ("docgemma.ui",)),
+    # The measurement wing stands beside the UI, above the product it measures; the product never imports it.
+    (5, "eval", ("docgemma.eval",)),
     (6, "entry", ("docgemma.__main__",)),
 )
 

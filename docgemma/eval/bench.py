@@ -107,7 +107,7 @@ def cpu_model_figures() -> dict[str, Any]:
 
 
 DEFAULT_BACKENDS = ("fake", "transformers", "llamacpp")
-RESULTS = Path(__file__).resolve().parents[1] / "bench"
+RESULTS = Path(__file__).resolve().parents[2] / "bench"
 
 
 def save_routes(rows: dict[str, Any], command: str, directory: Path = RESULTS) -> Path:
