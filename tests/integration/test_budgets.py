@@ -52,7 +52,7 @@ def test_a_prefix_cache_serves_most_of_every_call_after_a_turns_first(records: l
 
 
 def test_bench_routes_on_the_fake_backend_and_a_missing_backend() -> None:
-    from docgemma.bench_routes import ROUTE_TURNS, backend_figures, markdown
+    from docgemma.eval.bench_routes import ROUTE_TURNS, backend_figures, markdown
 
     rows = backend_figures("fake", repeats=1)["fake"]["routes"]
     assert set(rows) == set(ROUTE_TURNS)
