@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (2, "tools", ("docgemma.tools",)),
     (3, "agent", ("docgemma.agent",)),
     (4, "app", ("docgemma.runtime", "docgemma.golden", "docgemma.workspace",
-                "docgemma.experiments", "docgemma.ops", "docgemma.budgets",
+                "docgemma.experiments", "docgemma.ops",
                 "docgemma.metering")),
     (5, "ui", ("docgemma.ui",)),
     # The measurement wing stands beside the UI, above the product it measures; the product never imports it.

@@ -65,7 +65,7 @@ def _percentile(values: list[float], q: float) -> float:
 def run_routes(model: LLM | None, *, repeats: int, meaningful: bool | None = None) -> dict[str, Any]:
     """Every route ``repeats`` times (after one unrecorded warm-up run each); ``model=None`` is the
     metered oracle. Token figures are the first recorded run's; times are p50 / p95 over the runs."""
-    from docgemma.budgets import largest_summary
+    from docgemma.eval.budgets import largest_summary
 
     summary = largest_summary()
     base, ctx, registry = golden_assistant(model)

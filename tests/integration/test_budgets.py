@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from docgemma.budgets import (
+from docgemma.eval.budgets import (
     SINGLE_TOOL_DECODED,
     SINGLE_TOOL_UNCACHED,
     call_budget,

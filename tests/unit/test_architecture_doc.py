@@ -75,7 +75,7 @@ def top_level_modules() -> list[str]:
 
 
 def unmentioned(text: str) -> list[str]:
-    """Packages (``agent/nodes/``) and top-level modules (``budgets.py``) the page never names."""
+    """Packages (``agent/nodes/``) and top-level modules (``config.py``) the page never names."""
     return [name for name in subpackages() + top_level_modules() if f"`{name}" not in text
             and f"`docgemma/{name}" not in text]
 

@@ -24,7 +24,7 @@ from docgemma.agent.state import PatientRef
 from docgemma.golden import golden_assistant, load_cases, run_session
 from docgemma.metering import PrefixMeter, token_ids
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SINGLE_TOOL_UNCACHED = 4000
 SINGLE_TOOL_DECODED = 300
 
