@@ -1,6 +1,6 @@
 """The per-turn budgets (docs/design-notes.md, "Budgets") checked on every golden turn, with the figures MedGemma would be asked.
 
-The golden oracle decides (a clinically meaningful model's path) and :class:`~docgemma.metering.PrefixMeter`
+The golden oracle decides (a clinically meaningful model's path) and :class:`~docgemma.eval.metering.PrefixMeter`
 counts each call with the real Gemma 3 tokenizer. Every active patient is given the largest Synthea
 patient summary of ``data/synthea`` (the worst case of the shipped records), since golden runs have no
 record behind them.
@@ -22,7 +22,7 @@ from typing import Any
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.state import PatientRef
 from docgemma.golden import golden_assistant, load_cases, run_session
-from docgemma.metering import PrefixMeter, token_ids
+from docgemma.eval.metering import PrefixMeter, token_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 SINGLE_TOOL_UNCACHED = 4000

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def records() -> list[dict[str, Any]]:
-    from docgemma.metering import gemma_tokenizer
+    from docgemma.eval.metering import gemma_tokenizer
 
     try:
         gemma_tokenizer()

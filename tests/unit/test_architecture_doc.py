@@ -101,4 +101,4 @@ def test_the_checks_catch_drift() -> None:
         "docgemma/ui/layout.py", "agent/planner.py"]
     assert missing_paths("`tools/ehr_tools.write_lookup` and `tools/ehr_tools.nothing_here`") == []
     assert missing_paths("`tools/gone.write_lookup`") == ["tools/gone.py"]
-    assert "agent/nodes/" in unmentioned("`agent/` only") and "metering.py" in unmentioned("`agent/` only")
+    assert "agent/nodes/" in unmentioned("`agent/` only") and "config.py" in unmentioned("`agent/` only")

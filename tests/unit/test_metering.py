@@ -1,4 +1,4 @@
-"""The metering model behind the budgets (docgemma/metering.py), without the Gemma tokenizer: a prompt's
+"""The metering model behind the budgets (docgemma/eval/metering.py), without the Gemma tokenizer: a prompt's
 cached part is its common prefix with the previous call of the same turn; replies are counted as compact JSON
 (or free text at its cap); a backend's own usage report wins."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from docgemma.agent.schemas import ResultAssessment, RetryStrategy
 from docgemma.llm.base import Message, Usage
 from docgemma.llm.fake import FakeLLM
-from docgemma.metering import PrefixMeter, common_prefix, compact_json
+from docgemma.eval.metering import PrefixMeter, common_prefix, compact_json
 
 
 def words(messages: object, n_images: int) -> list[int]:
