@@ -3,9 +3,9 @@
     python bench/bench_budgets.py [--label after] [--src CHECKOUT]
 
 The golden oracle decides; the Gemma 3 tokenizer counts; uncached = beyond the common prefix with the
-turn's previous call. ``--src`` measures another checkout's prompts and schemas with its own
-budgets module (``docgemma/budgets.py`` before the measurement wing; commit 1cb9e14 for "before", extracted with ``git archive``: instructions first,
-``brief_summary`` still decoded).
+turn's previous call. ``--src`` measures another checkout's prompts and schemas with its own budgets
+module (``docgemma/budgets.py`` before the measurement wing; commit 1cb9e14 for "before", extracted with
+``git archive``: instructions first, ``brief_summary`` still decoded).
 The label's figures are merged into ``bench/results_budgets.json``.
 """
 

@@ -36,7 +36,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from docgemma.agent import rules  # noqa: E402  (the checkout's own package, after the path insert)
-from docgemma.golden import expected_tools, golden_assistant, load_cases, run_session  # noqa: E402
+from docgemma.eval.golden import load_cases, run_session  # noqa: E402
+from docgemma.eval.oracle import expected_tools, golden_assistant  # noqa: E402
 from docgemma.llm.base import LLM  # noqa: E402
 from docgemma.tools.registry import default_registry  # noqa: E402
 

@@ -103,7 +103,7 @@ def _cli_decision(request: ApprovalCard, args: argparse.Namespace) -> dict[str, 
 
 
 def _golden(args: argparse.Namespace, settings: Settings) -> int:
-    from docgemma.golden import load_cases, run_file
+    from docgemma.eval.golden import load_cases, run_file
 
     for file in args.files:  # every file checked before the first runs (a model may take a minute to load)
         try:

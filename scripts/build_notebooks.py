@@ -168,7 +168,7 @@ def demo_notebook() -> nbformat.NotebookNode:
         new_code_cell('show(assistant.resume(THREAD, {"action": "approve"}) if isinstance(pending, dict) else pending)'),
         new_markdown_cell("## 5. An image\n\nThe runner's sample image: an anonymised CT slice that ships inside "
                           "pydicom. A text-only model says it cannot read images."),
-        new_code_cell('from docgemma.golden import sample_image\n\n'
+        new_code_cell('from docgemma.eval.golden import sample_image\n\n'
                       'show(assistant.run_turn(THREAD, "What does this image show?", sample_image()))'),
         new_markdown_cell("## Where the time went\n\nSeconds per node and turn."),
         new_code_cell(
@@ -328,7 +328,7 @@ KAGGLE_GOLDEN_ORACLE = '''# Step 7: every golden file in oracle mode: the determ
 if "WORK" not in globals():
     raise SystemExit("Run step 2 (the project) first.")
 import glob, io
-from docgemma.golden import run_file
+from docgemma.eval.golden import run_file
 
 for path in sorted(glob.glob("golden_tests/*.json")):
     report = io.StringIO()
@@ -338,7 +338,7 @@ for path in sorted(glob.glob("golden_tests/*.json")):
 KAGGLE_GOLDEN_MODEL = '''# Step 8: the same turns answered by the model (per-field accuracy, model calls per turn).
 if "llm" not in globals():
     raise SystemExit("Run step 6 (load MedGemma) first.")
-from docgemma.golden import run_file
+from docgemma.eval.golden import run_file
 
 with open("golden_model.jsonl", "w") as out:
     run_file(pathlib.Path(GOLDEN_MODEL_FILE), llm, out)'''

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from docgemma.agent.assistant import Assistant, TurnResult
-from docgemma.golden import golden_assistant, run_file
+from docgemma.eval.golden import run_file
+from docgemma.eval.oracle import golden_assistant
 from docgemma.tools.outcome import success
 from docgemma.tools.registry import default_registry
 from docgemma.tools.routing import Role

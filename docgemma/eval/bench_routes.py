@@ -24,9 +24,10 @@ from dataclasses import replace
 from typing import Any
 
 from docgemma.agent.assistant import Assistant
-from docgemma.golden import Session, golden_assistant, run_session
-from docgemma.llm.base import LLM, LLMError
+from docgemma.eval.golden import Session, run_session
 from docgemma.eval.metering import PrefixMeter, backend_meter
+from docgemma.eval.oracle import golden_assistant
+from docgemma.llm.base import LLM, LLMError
 
 #: The active patient of every route but the multi-tool one (which finds its own patient); its summary is
 #: the largest of the shipped Synthea records (``budgets.largest_summary``).

@@ -21,8 +21,9 @@ from typing import Any
 
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.state import PatientRef
-from docgemma.golden import golden_assistant, load_cases, run_session
+from docgemma.eval.golden import load_cases, run_session
 from docgemma.eval.metering import PrefixMeter, token_ids
+from docgemma.eval.oracle import golden_assistant
 
 ROOT = Path(__file__).resolve().parents[2]
 SINGLE_TOOL_UNCACHED = 4000

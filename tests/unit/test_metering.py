@@ -5,9 +5,9 @@ cached part is its common prefix with the previous call of the same turn; replie
 from __future__ import annotations
 
 from docgemma.agent.schemas import ResultAssessment, RetryStrategy
+from docgemma.eval.metering import PrefixMeter, common_prefix, compact_json
 from docgemma.llm.base import Message, Usage
 from docgemma.llm.fake import FakeLLM
-from docgemma.eval.metering import PrefixMeter, common_prefix, compact_json
 
 
 def words(messages: object, n_images: int) -> list[int]:
