@@ -250,7 +250,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                             "name of config.BACKENDS; default fake, transformers and llamacpp (fake with --no-model)")
     bench.add_argument("--repeats", type=positive_int, help="runs per route (default 20 for fake, 1 for a model)")
     bench.add_argument("--save", action="store_true", help="merge the rows into bench/results_routes.{json,md}")
-    from docgemma.experiments.cli import add_parser as add_experiment
+    from docgemma.eval.experiments.cli import add_parser as add_experiment
 
     add_experiment(sub)
     return parser
@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None, prog: str | None = None,
     except ConfigError as exc:
         parser.error(str(exc))
     logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
-    from docgemma.experiments.cli import run as experiment
+    from docgemma.eval.experiments.cli import run as experiment
 
     handlers = {"chat": _chat, "serve": _serve, "golden": _golden, "mcp": _mcp, "ehr": _ehr, "bench": _bench,
                 "experiment": experiment}

@@ -13,10 +13,10 @@ import pytest
 from docgemma.agent import prompts
 from docgemma.agent.state import AgentState
 from docgemma.clinical.entities import extract_entities
+from docgemma.eval.experiments.core import tool_result
 from docgemma.eval.golden import load_cases, run_session
 from docgemma.eval.metering import render_gemma
 from docgemma.eval.oracle import golden_assistant
-from docgemma.experiments.core import tool_result
 from docgemma.llm.base import Message, MissingDependencyError
 from docgemma.tools.outcome import failure
 from docgemma.tools.registry import default_registry

@@ -24,7 +24,7 @@ Case = dict[str, Any]
 
 def load_cases(name: str, section: str = "cases") -> list[Case]:
     """The labelled cases of ``data/<name>.json`` (``section`` picks a list inside it)."""
-    text = resources.files("docgemma.experiments").joinpath("data", f"{name}.json").read_text(encoding="utf-8")
+    text = resources.files("docgemma.eval.experiments").joinpath("data", f"{name}.json").read_text(encoding="utf-8")
     cases: list[Case] = json.loads(text)[section]
     return cases
 
