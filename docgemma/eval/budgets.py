@@ -21,7 +21,7 @@ from typing import Any
 
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.state import PatientRef
-from docgemma.eval.golden import load_cases, run_session
+from docgemma.eval.golden import load_cases, route_of, run_session
 from docgemma.eval.metering import PrefixMeter, token_ids
 from docgemma.eval.oracle import golden_assistant
 
@@ -47,12 +47,6 @@ def call_budget(record: dict[str, Any]) -> int:
     """Seed 002's budget for the turn: 2 without a tool, 4 with one tool call, 4 + N with N calls."""
     n = len(record["tools"])
     return 2 if n == 0 else 4 if n == 1 else 4 + n
-
-
-def route(record: dict[str, Any]) -> str:
-    """The budget class of a turn."""
-    n = len(record["tools"])
-    return "direct" if n == 0 else "single tool" if n == 1 else "multi-tool"
 
 
 def metered_turns(paths: Iterable[Path], summary: str | None = None, *, across_turns: bool = False
@@ -98,7 +92,7 @@ def violations(records: list[dict[str, Any]]) -> list[str]:
         where = f"{r['file']} {r['session_id']}: {r['user_input'][:60]!r}"
         if r["llm_calls"] > call_budget(r):
             out.append(f"{where}: {r['llm_calls']} model calls > {call_budget(r)}")
-        if route(r) == "single tool" and r["active_patient"]:
+        if route_of(r) == "single tool" and r["active_patient"]:
             if r["uncached_tokens"] > SINGLE_TOOL_UNCACHED:
                 out.append(f"{where}: {r['uncached_tokens']} uncached prompt tokens > {SINGLE_TOOL_UNCACHED}")
             if r["decoded_tokens"] > SINGLE_TOOL_DECODED:
@@ -116,8 +110,8 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        groups.setdefault(route(r), []).append(r)
-        if route(r) == "single tool" and r["active_patient"]:
+        groups.setdefault(route_of(r), []).append(r)
+        if route_of(r) == "single tool" and r["active_patient"]:
             groups.setdefault("single tool, active patient", []).append(r)
     for name, rows in groups.items():
         out[name] = {"turns": len(rows), **{key: _stats([r[key] for r in rows]) for key in

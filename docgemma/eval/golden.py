@@ -26,7 +26,8 @@ from typing import Any, TextIO
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.events import ApprovalRequest, TurnDone, TurnResult
 from docgemma.agent.state import Attachment
-from docgemma.eval.oracle import PREVIOUS_SEARCH, TurnContext, golden_assistant
+from docgemma.eval.matching import args_match
+from docgemma.eval.oracle import TurnContext, golden_assistant
 from docgemma.llm.base import LLM
 from docgemma.tools.registry import ToolRegistry
 
@@ -70,16 +71,6 @@ def load_cases(path: Path) -> list[Session]:
     return sessions
 
 
-def _matches(expected: Any, produced: Any, ctx: TurnContext) -> bool:
-    if expected == PREVIOUS_SEARCH:
-        return produced == ctx.last_search_id
-    if isinstance(expected, list):
-        return isinstance(produced, list) and {str(x).lower() for x in expected} == {str(x).lower() for x in produced}
-    if isinstance(expected, str):
-        return isinstance(produced, str) and any(alt.lower() in produced.lower() for alt in expected.split("|"))
-    return bool(expected == produced)
-
-
 def check_turn(turn: dict[str, Any], result: TurnResult, ctx: TurnContext, registry: ToolRegistry) -> dict[str, bool]:
     """Each expectation of the turn, checked; plus the answer invariants every turn must keep."""
     checks: dict[str, bool] = {}
@@ -92,9 +83,7 @@ def check_turn(turn: dict[str, Any], result: TurnResult, ctx: TurnContext, regis
         checks["tools"] = [t for i, t in enumerate(tools) if i == 0 or t != tools[i - 1]] == turn["expected_tools"]
     if turn.get("expected_args"):
         call = next((t for t in result.tools if t["tool"] == turn.get("expected_tool")), None)
-        checks["args"] = call is not None and all(
-            _matches(v, call["args"].get(k), ctx) for k, v in turn["expected_args"].items()
-        )
+        checks["args"] = call is not None and args_match(turn["expected_args"], call["args"], ctx.last_search_id)
     for key, values in turn.get("expected_entities", {}).items():
         got = result.entities.get(key, [])
         checks[f"entities.{key}"] = {v.lower() for v in values} <= {str(g).lower() for g in got}
@@ -107,7 +96,7 @@ def check_turn(turn: dict[str, Any], result: TurnResult, ctx: TurnContext, regis
         checks["clarification"] = turn["expected_clarification"].lower() in (result.clarification or "").lower()
     for tool, args in turn.get("expected_args_by_tool", {}).items():
         call = next((t for t in result.tools if t["tool"] == tool), None)
-        checks[f"args.{tool}"] = call is not None and all(_matches(v, call["args"].get(k), ctx) for k, v in args.items())
+        checks[f"args.{tool}"] = call is not None and args_match(args, call["args"], ctx.last_search_id)
     if "expected_tool_count" in turn:
         checks["tool_count"] = len(tools) == turn["expected_tool_count"]
     if "expected_llm_calls" in turn:

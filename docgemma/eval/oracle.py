@@ -11,12 +11,12 @@ from pydantic import BaseModel
 
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.schemas import ImageFindingsOutput
+from docgemma.eval.matching import PREVIOUS_SEARCH
 from docgemma.llm.base import LLM
 from docgemma.llm.fake import Call, FakeLLM
 from docgemma.tools.outcome import ToolOutcome, failure
 from docgemma.tools.registry import ToolContext, ToolRegistry, default_registry
 
-PREVIOUS_SEARCH = "<from_previous_search_result>"
 
 def expected_tools(turn: dict[str, Any]) -> list[str]:
     """The tools the turn should call, in order."""

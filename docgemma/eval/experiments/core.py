@@ -1,4 +1,5 @@
-"""What every suite shares: datasets, the metered model probe, case states and answer matching."""
+"""What every suite shares: datasets, the metered model probe, case states (answers are matched with
+:mod:`docgemma.eval.matching`, as the golden runner matches them)."""
 
 from __future__ import annotations
 
@@ -132,21 +133,6 @@ def tool_result(registry: ToolRegistry, tool: str, outcome: dict[str, Any], args
                       data=outcome.get("data") if ok else outcome.get("details", {}),
                       formatted_result=spec.format_result(outcome["data"]) if ok else str(error), error=error,
                       error_type=None if ok else outcome["error_type"], sources=[])
-
-
-def matches(expected: Any, produced: Any) -> bool:
-    """Golden-file matching: lists as case-insensitive sets, strings as case-insensitive substrings with
-    ``a|b`` alternatives."""
-    if isinstance(expected, list):
-        return isinstance(produced, list) and {str(x).lower() for x in expected} <= {str(x).lower() for x in produced}
-    if isinstance(expected, str):
-        return isinstance(produced, str) and any(alt.lower() in produced.lower() for alt in expected.split("|"))
-    return bool(expected == produced)
-
-
-def args_match(expected: dict[str, Any], produced: dict[str, Any]) -> bool:
-    """Every expected argument present and matching."""
-    return all(matches(v, produced.get(k)) for k, v in expected.items())
 
 
 def tool_ok(case: Case, tool: str | None) -> bool:
