@@ -6,7 +6,7 @@ The golden oracle decides; the Gemma 3 tokenizer counts; uncached = beyond the c
 turn's previous call. ``--src`` measures another checkout's prompts and schemas with its own budgets
 module (``docgemma/budgets.py`` before the measurement wing; commit 1cb9e14 for "before", extracted with
 ``git archive``: instructions first, ``brief_summary`` still decoded).
-The label's figures are merged into ``bench/results_budgets.json``.
+The label's figures are merged into ``bench/results/results_budgets.json``.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def main() -> int:
     if "across_turns" in inspect.signature(metered_turns).parameters:
         # The same, with the modelled cache kept across a session's turns (as a server's cache is).
         figures["summary_cache_across_turns"] = summarise(metered_turns(golden_paths(), across_turns=True))
-    path = HERE / "results_budgets.json"
+    path = HERE / "results" / "results_budgets.json"
     saved = json.loads(path.read_text()) if path.exists() else {}
     saved[args.label] = figures
     path.write_text(json.dumps(saved, indent=1) + "\n")

@@ -249,7 +249,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                        help="per-route figures of this backend only (repeatable): fake (the metered oracle) or a "
                             "name of config.BACKENDS; default fake, transformers and llamacpp (fake with --no-model)")
     bench.add_argument("--repeats", type=positive_int, help="runs per route (default 20 for fake, 1 for a model)")
-    bench.add_argument("--save", action="store_true", help="merge the rows into bench/results_routes.{json,md}")
+    bench.add_argument("--save", action="store_true", help="merge the rows into bench/results/results_routes.{json,md}")
     from docgemma.eval.experiments.cli import add_parser as add_experiment
 
     add_experiment(sub)

@@ -5,7 +5,7 @@
 * JSON constraint build time vs reuse, on the embedded CPU model.
 * Wall time of a single-tool turn on the embedded CPU model (the tool answers from a local stub).
 * Per route and backend (:mod:`docgemma.eval.bench_routes`): calls, prompt / uncached / decoded tokens, turn time
-  and the agent's own share of it; ``--save`` keeps them in ``bench/results_routes.{json,md}``.
+  and the agent's own share of it; ``--save`` keeps them in ``bench/results/results_routes.{json,md}``.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def cpu_model_figures() -> dict[str, Any]:
 
 
 DEFAULT_BACKENDS = ("fake", "transformers", "llamacpp")
-RESULTS = Path(__file__).resolve().parents[2] / "bench"
+RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 
 
 def save_routes(rows: dict[str, Any], command: str, directory: Path = RESULTS) -> Path:
