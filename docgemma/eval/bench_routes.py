@@ -71,8 +71,8 @@ def run_routes(model: LLM | None, *, repeats: int, meaningful: bool | None = Non
     summary = largest_summary()
     base, ctx, registry = golden_assistant(model)
     key = lambda: id(ctx.turn)  # noqa: E731 — the turn the runner is on
-    meter = PrefixMeter(base.llm, turn_key=key) if model is None else backend_meter(model, key, meaningful)
-    assistant = Assistant(meter, registry, patient_context=lambda patient: summary)
+    meter = PrefixMeter(base.llm, turn_key=key) if model is None else backend_meter(model, key)
+    assistant = Assistant(meter.observed(meaningful), registry, patient_context=lambda patient: summary)
     out: dict[str, Any] = {}
     for route, spec in ROUTE_TURNS.items():
         turn = {k: v for k, v in spec.items() if k != "patient"}

@@ -1,7 +1,7 @@
 """The per-turn budgets (docs/design-notes.md, "Budgets") checked on every golden turn, with the figures MedGemma would be asked.
 
 The golden oracle decides (a clinically meaningful model's path) and :class:`~docgemma.eval.metering.PrefixMeter`
-counts each call with the real Gemma 3 tokenizer. Every active patient is given the largest Synthea
+figures each call of the observed model with the real Gemma 3 tokenizer. Every active patient is given the largest Synthea
 patient summary of ``data/synthea`` (the worst case of the shipped records), since golden runs have no
 record behind them.
 
@@ -69,7 +69,7 @@ def _metered_file(path: Path, summary: str, across_turns: bool) -> list[dict[str
         with_patient.add(id(ctx.turn))
         return summary
 
-    assistant = Assistant(meter, registry, patient_context=context)
+    assistant = Assistant(meter.observed(), registry, patient_context=context)
     records: list[dict[str, Any]] = []
     seen = 0
     for session in load_cases(path):

@@ -217,7 +217,7 @@ class LlamaCppLLM:
                         yield text
             finally:
                 stream.close()  # a consumer that leaves early ends the decoding here, under the lock
-            self._finish(ids, start)  # an abandoned stream reports nothing (MeteredLLM counts it)
+            self._finish(ids, start)  # an abandoned stream reports nothing (the observed model counts it)
 
     def _begin(self) -> float:
         """Start a call (under the lock): forget the previous prompt when reuse is off."""
