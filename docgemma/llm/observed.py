@@ -110,15 +110,8 @@ class ObservedLLM:
         """Tell ``observer`` of every call from now on."""
         self.observers.append(observer)
 
-    def generate_json(
-        self,
-        messages: Messages,
-        schema: type[SchemaT],
-        *,
-        temperature: float,
-        max_tokens: int,
-        images: Sequence[Image] = (),
-    ) -> SchemaT:
+    def generate_json(self, messages: Messages, schema: type[SchemaT], *, temperature: float, max_tokens: int,
+                      images: Sequence[Image] = ()) -> SchemaT:
         """Delegate, then report the call (also when its output does not validate: it was paid for)."""
         before, start = last_usage(self.inner), time.perf_counter()
         output: SchemaT | None = None
@@ -133,14 +126,8 @@ class ObservedLLM:
         finally:
             self._report("json", schema.__name__, messages, images, max_tokens, start, before, output, error)
 
-    def generate_text(
-        self,
-        messages: Messages,
-        *,
-        temperature: float,
-        max_tokens: int,
-        images: Sequence[Image] = (),
-    ) -> Iterator[str]:
+    def generate_text(self, messages: Messages, *, temperature: float, max_tokens: int,
+                      images: Sequence[Image] = ()) -> Iterator[str]:
         """Delegate; the call is reported when the stream ends (or is abandoned)."""
         before, start = last_usage(self.inner), time.perf_counter()
         parts: list[str] = []
