@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar, Token
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from docgemma.llm.base import LLM, Messages, SchemaT, Usage, last_usage
@@ -48,7 +48,8 @@ class Meter(Protocol):
     """How a call's usage is figured when the backend's own report is not what is wanted (the budgets' Gemma
     figures). ``reported`` is the backend's report of this call, None when it made none."""
 
-    def measure(self, call: ModelCall, reported: Usage | None) -> Usage: ...
+    def measure(self, call: ModelCall, reported: Usage | None) -> Usage:
+        """The usage of ``call`` (whose own ``usage`` is not figured yet)."""
 
 
 #: The observer of the node run (or other scope) the current code runs in: a per-context value, so concurrent
@@ -158,10 +159,9 @@ class ObservedLLM:
         reported = usage if usage is not None and usage is not before else None
         call = ModelCall(kind, what, messages, len(images), max_tokens, Usage(0), seconds, output, error)
         if self.meter is not None:
-            figured = self.meter.measure(call, reported)
+            call = replace(call, usage=self.meter.measure(call, reported))
         else:
-            figured = reported or Usage(self.inner.count_tokens(messages), seconds=seconds)
-        call = ModelCall(kind, what, messages, len(images), max_tokens, figured, seconds, output, error)
+            call = replace(call, usage=reported or Usage(self.inner.count_tokens(messages), seconds=seconds))
         for observer in self.observers:
             observer(call)
         scoped = _SCOPE.get()
