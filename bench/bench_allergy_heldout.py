@@ -5,7 +5,7 @@ are not drugs failing safe.
     python bench/bench_allergy_heldout.py [--label before] [--code PATH]
 
 ``--code PATH`` measures another checkout of the package (e.g. ``git worktree add /tmp/before <commit>``), so the
-first pass can be reproduced. Results go to ``bench/results_allergy_heldout[_<label>].json``.
+first pass can be reproduced. Results go to ``bench/results/results_allergy_heldout[_<label>].json``.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def main() -> int:
     out = {"command": "python bench/bench_allergy_heldout.py" + (f" --label {args.label}" if args.label else ""),
            "commit": commit, **figures()}
     name = "results_allergy_heldout" + (f"_{args.label}" if args.label else "") + ".json"
-    (HERE / name).write_text(json.dumps(out, indent=2) + "\n")
+    (HERE / "results" / name).write_text(json.dumps(out, indent=2) + "\n")
     sys.stdout.write(json.dumps(out, indent=2) + "\n")
     return 0
 

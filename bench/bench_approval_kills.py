@@ -16,7 +16,7 @@ approval lease and touches the card again. Outcomes:
 
 Invariant in every trial: at most one new order per card, exactly one once the card is settled and approved.
 
-    python bench/bench_approval_kills.py [--trials 40] [--root PATH] [--out bench/results_approval_kills.json]
+    python bench/bench_approval_kills.py [--trials 40] [--root PATH] [--out bench/results/results_approval_kills.json]
 
 ``--root`` runs another checkout's app (the code before the fix) for a comparison.
 """
@@ -85,7 +85,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--window", type=float, default=0.0,
                         help="kill within this many seconds of the approval (default: 1.2 × a measured approval)")
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results_approval_kills.json"), help="'' = print only")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "results_approval_kills.json"), help="'' = print only")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from docgemma.ehr.service import Ehr

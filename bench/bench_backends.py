@@ -1,6 +1,6 @@
 """Backend figures on the embedded SmolLM2-135M GGUF, CPU. Run from the root:
 
-    python bench/bench_backends.py [--json] [--reps 3] [--out bench/results_backends.json]
+    python bench/bench_backends.py [--json] [--reps 3] [--out bench/results/results_backends.json]
 
 1. **Stack overhead**: the transformers backend against raw ``model.generate`` on the same prompt ids,
    decoding the same tokens (greedy; the backend's prefix cache off, so both prefill in full), for free

@@ -1,17 +1,18 @@
-"""The per-turn budgets over every golden turn (``docgemma/budgets.py``), as MedGemma would be asked.
+"""The per-turn budgets over every golden turn (``docgemma/eval/budgets.py``), as MedGemma would be asked.
 
     python bench/bench_budgets.py [--label after] [--src CHECKOUT]
 
 The golden oracle decides; the Gemma 3 tokenizer counts; uncached = beyond the common prefix with the
-turn's previous call. ``--src`` measures another checkout's prompts and schemas with its own
-``docgemma/budgets.py`` (commit 1cb9e14 for "before", extracted with ``git archive``: instructions first,
-``brief_summary`` still decoded).
-The label's figures are merged into ``bench/results_budgets.json``.
+turn's previous call. ``--src`` measures another checkout's prompts and schemas with its own budgets
+module (``docgemma/budgets.py`` before the measurement wing; commit 1cb9e14 for "before", extracted with
+``git archive``: instructions first, ``brief_summary`` still decoded).
+The label's figures are merged into ``bench/results/results_budgets.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
 import json
 import subprocess
@@ -28,7 +29,12 @@ def main() -> int:
     args = parser.parse_args()
     root = Path(args.src).resolve() if args.src else HERE.parent
     sys.path.insert(0, str(root))
-    from docgemma.budgets import golden_paths, metered_turns, summarise, violations
+    try:
+        budgets = importlib.import_module("docgemma.eval.budgets")
+    except ModuleNotFoundError:  # a checkout from before the measurement wing
+        budgets = importlib.import_module("docgemma.budgets")
+    golden_paths, metered_turns = budgets.golden_paths, budgets.metered_turns
+    summarise, violations = budgets.summarise, budgets.violations
 
     records = metered_turns(golden_paths())
     commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -41,7 +47,7 @@ def main() -> int:
     if "across_turns" in inspect.signature(metered_turns).parameters:
         # The same, with the modelled cache kept across a session's turns (as a server's cache is).
         figures["summary_cache_across_turns"] = summarise(metered_turns(golden_paths(), across_turns=True))
-    path = HERE / "results_budgets.json"
+    path = HERE / "results" / "results_budgets.json"
     saved = json.loads(path.read_text()) if path.exists() else {}
     saved[args.label] = figures
     path.write_text(json.dumps(saved, indent=1) + "\n")

@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 BACKENDS = ["llguidance", "xgrammar", "outlines_llguidance", "outlines_xgrammar", "outlines_core"]
-OUT_JSON = ROOT / "bench" / "results_constrained.json"
-OUT_MD = ROOT / "bench" / "results_constrained.md"
+OUT_JSON = ROOT / "bench" / "results" / "results_constrained.json"
+OUT_MD = ROOT / "bench" / "results" / "results_constrained.md"
 MODEL_DIR = Path(tempfile.gettempdir()) / "docgemma-bench-tiny-medgemma"
 PROMPT = [{"role": "system", "content": "Answer in JSON."},
           {"role": "user", "content": "Check FDA warnings for dofetilide for patient Maria Lopez."}]
@@ -246,7 +246,7 @@ def main() -> int:
     parser.add_argument("--outlines-core-schemas", type=int, default=3)
     parser.add_argument("--outlines-schemas", type=int, default=5,
                         help="schemas run on Outlines' llguidance and xgrammar backends (each rebuilds the vocabulary index)")
-    parser.add_argument("--save", action="store_true", help="write bench/results_constrained.{json,md}")
+    parser.add_argument("--save", action="store_true", help="write bench/results/results_constrained.{json,md}")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # child process: run this backend, print JSON
     parser.add_argument("--limit", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()

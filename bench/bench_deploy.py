@@ -11,7 +11,7 @@ checkpointer costs per turn against SQLite.
 Everything shares this machine's cores (replicas, clients, FHIR server, PostgreSQL): on 2 cores two replicas
 compete for the same CPU, so the figure shows the overhead of the split, not a GPU deployment's scaling.
 
-    python bench/bench_deploy.py [--turns 12] [--sessions 4] [--out bench/results_deploy.json]
+    python bench/bench_deploy.py [--turns 12] [--sessions 4] [--out bench/results/results_deploy.json]
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=12, help="timed turns per client session")
     parser.add_argument("--sessions", type=int, default=4, help="concurrent client sessions")
     parser.add_argument("--cost-turns", type=int, default=40)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results_deploy.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "results_deploy.json")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     from docgemma.ehr.service import Ehr

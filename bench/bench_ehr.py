@@ -3,7 +3,7 @@ per demo patient (Gemma tokenizer, when cached by the budget test), search p50/p
 HTTP. ``--scale``: search p50/p95 over HTTP and the load time with >= 100k resources.
 
     python bench/bench_ehr.py                       # -> results_ehr.json
-    python bench/bench_ehr.py --scale [--patients 1000] --out bench/results_ehr_scale.json
+    python bench/bench_ehr.py --scale [--patients 1000] --out bench/results/results_ehr_scale.json
     python bench/bench_ehr.py --scale --src /tmp/baseline --out ...   # the same bench on an older checkout
 
 ``--scale`` posts synthetic Synthea-like patients (Patient, encounters, vital-sign and lab observations with

@@ -139,7 +139,7 @@ def checkpoint_growth(workdir: Path) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--label", default="after", help="key under which the results are stored")
-    parser.add_argument("--out", default=str(HERE / "results_images.json"))
+    parser.add_argument("--out", default=str(HERE / "results" / "results_images.json"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-images-") as tmp:
         decodes = decode_cases(Path(tmp))

@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-OUT_JSON = ROOT / "bench" / "results_prefix_reuse.json"
+OUT_JSON = ROOT / "bench" / "results" / "results_prefix_reuse.json"
 MODEL_DIR = Path(tempfile.gettempdir()) / "docgemma-bench-tiny-medgemma"
 CONTEXT = ("You are a clinical decision-support assistant. Patient: Maria Lopez, 67, atrial fibrillation, chronic "
            "kidney disease stage 3, on dofetilide 250 mcg twice daily and lisinopril 10 mg daily. Conversation so "
@@ -134,7 +134,7 @@ def run(dtype_name: str, tokens: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=48)
-    parser.add_argument("--save", action="store_true", help="write bench/results_prefix_reuse.json")
+    parser.add_argument("--save", action="store_true", help="write bench/results/results_prefix_reuse.json")
     args = parser.parse_args()
     if not (MODEL_DIR / "config.json").exists():
         from tests.tiny_gemma import build_tiny_medgemma

@@ -6,7 +6,7 @@ record with the demo patients, the SQLite conversation store).
 
 Each question is asked after "Find patient Grace Mensah" (or the patient named) in the same conversation, as a
 clinician would; the time is the whole turn as the page sees it (graph, tools, record, answer), model loading
-excluded. Results go to ``bench/results_record_answers.json`` and ``.md``.
+excluded. Results go to ``bench/results/results_record_answers.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def main() -> int:
         "per_question_median_s": {q: round(statistics.median(v), 3) for q, v in by_question.items()},
         "answers": {f"{r['patient']}: {r['question']}": r["answer"] for r in rows},
     }
-    (HERE / "results_record_answers.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n",
+    (HERE / "results" / "results_record_answers.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n",
                                                       encoding="utf-8")
     lines = [
         "# Short record questions on the app's default assistant", "",
@@ -89,7 +89,7 @@ def main() -> int:
         "| question | median s | answer |", "|---|---|---|",
     ]
     lines += [f"| {q} | {figures['per_question_median_s'][q]} | {figures['answers'][q]} |" for q in by_question]
-    (HERE / "results_record_answers.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (HERE / "results" / "results_record_answers.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0 if figures["within_budget"] else 1
 

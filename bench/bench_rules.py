@@ -14,7 +14,7 @@ decision is right (precision); with ``--backend``, the route and tool end to end
   ``transformers`` on a CPU). A turn is right when its intent and its first tool are the expected ones.
   Latency per turn (p50/p95) and model calls are reported beside it.
 
-Results go to ``bench/results_rules_<split>[_<label>].json`` and ``.md``, with the command that made them.
+Results go to ``bench/results/results_rules_<split>[_<label>].json`` and ``.md``, with the command that made them.
 The test split is for judging, never for tuning: run it only to report.
 """
 
@@ -36,7 +36,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from docgemma.agent import rules  # noqa: E402  (the checkout's own package, after the path insert)
-from docgemma.golden import expected_tools, golden_assistant, load_cases, run_session  # noqa: E402
+from docgemma.eval.golden import load_cases, run_session  # noqa: E402
+from docgemma.eval.oracle import expected_tools, golden_assistant  # noqa: E402
 from docgemma.llm.base import LLM  # noqa: E402
 from docgemma.tools.registry import default_registry  # noqa: E402
 
@@ -263,8 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     text = markdown(figures)
     if not args.no_save:
         stem = f"results_rules_{split}" + (f"_{args.label}" if args.label else "")
-        (HERE / f"{stem}.json").write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
-        (HERE / f"{stem}.md").write_text(text, encoding="utf-8")
+        (HERE / "results" / f"{stem}.json").write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+        (HERE / "results" / f"{stem}.md").write_text(text, encoding="utf-8")
     sys.stdout.write(text)
     return 0
 

@@ -6,7 +6,7 @@ question; the app's resident memory (``VmRSS``) is sampled every ``--every`` ses
     flock /tmp/docgemma-heavy.lock python bench/bench_soak.py [--sessions 200] [--every 20] [--save]
 
 ``--src DIR`` runs another checkout's ``app.py`` (the code before a fix). With ``--save`` the figures go to
-``bench/results_soak.json`` under ``--label`` (default ``after``).
+``bench/results/results_soak.json`` under ``--label`` (default ``after``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = Path(__file__).resolve().parent / "results_soak.json"
+RESULTS = Path(__file__).resolve().parent / "results" / "results_soak.json"
 TURNS = ("Find patient Amina Okafor and check her chart", "What were her last kidney function results?",
          "What is hypertension?")
 

@@ -4,7 +4,7 @@ rule-based demo model and an embedded record on a temp file; each trial opens a 
 queues). If an edit won, its new card is approved afterwards. Counted per trial: MedicationRequests and
 Provenance resources created. Target: exactly 1 per card when no Reject is among the clicks, at most 1 with it.
 
-    python bench/bench_writes.py [--trials 50] [--root PATH] [--out bench/results_writes.json]
+    python bench/bench_writes.py [--trials 50] [--root PATH] [--out bench/results/results_writes.json]
 
 ``--root`` runs the same bench against another checkout (e.g. the code before the fix) for a comparison.
 """
@@ -32,7 +32,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--trials", type=int, default=50)
     parser.add_argument("--root", type=Path, default=ROOT, help="checkout whose docgemma is measured")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results_writes.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "results_writes.json")
     args = parser.parse_args()
     sys.path.insert(0, str(args.root.resolve()))
     logging.disable(logging.WARNING)

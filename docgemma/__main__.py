@@ -103,7 +103,7 @@ def _cli_decision(request: ApprovalCard, args: argparse.Namespace) -> dict[str, 
 
 
 def _golden(args: argparse.Namespace, settings: Settings) -> int:
-    from docgemma.golden import load_cases, run_file
+    from docgemma.eval.golden import load_cases, run_file
 
     for file in args.files:  # every file checked before the first runs (a model may take a minute to load)
         try:
@@ -178,7 +178,7 @@ def _ehr(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _bench(args: argparse.Namespace, settings: Settings) -> int:
-    from docgemma.bench import main as bench_main
+    from docgemma.eval.bench import main as bench_main
 
     return bench_main(json_output=args.json, with_model=not args.no_model, backends=tuple(args.backend or ()),
                       repeats=args.repeats, save=args.save)
@@ -249,8 +249,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                        help="per-route figures of this backend only (repeatable): fake (the metered oracle) or a "
                             "name of config.BACKENDS; default fake, transformers and llamacpp (fake with --no-model)")
     bench.add_argument("--repeats", type=positive_int, help="runs per route (default 20 for fake, 1 for a model)")
-    bench.add_argument("--save", action="store_true", help="merge the rows into bench/results_routes.{json,md}")
-    from docgemma.experiments.cli import add_parser as add_experiment
+    bench.add_argument("--save", action="store_true", help="merge the rows into bench/results/results_routes.{json,md}")
+    from docgemma.eval.experiments.cli import add_parser as add_experiment
 
     add_experiment(sub)
     return parser
@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None, prog: str | None = None,
     except ConfigError as exc:
         parser.error(str(exc))
     logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
-    from docgemma.experiments.cli import run as experiment
+    from docgemma.eval.experiments.cli import run as experiment
 
     handlers = {"chat": _chat, "serve": _serve, "golden": _golden, "mcp": _mcp, "ehr": _ehr, "bench": _bench,
                 "experiment": experiment}

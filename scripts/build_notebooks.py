@@ -19,7 +19,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from docgemma.experiments.seed002 import REFERENCE  # noqa: E402
+from docgemma.eval.experiments.seed002 import REFERENCE  # noqa: E402
 
 PARAMS = '''# Parameters (papermill: this cell is tagged "parameters"; CI sets DOCGEMMA_NB_* instead).
 import os
@@ -75,13 +75,13 @@ def suite_notebook(suite: str) -> nbformat.NotebookNode:
         new_markdown_cell(
             f"# {title}\n\n{text}\n\nSame code as `python -m docgemma experiment {suite} --backend B --limit N`: the "
             "agent's real prompts, schemas and generation settings, one node in isolation, over the labelled cases "
-            f"in `docgemma/experiments/data/`.\n\n**Seed 002's figures** (§12-§13):\n\n{_seed_table(suite)}\n\n"
+            f"in `docgemma/eval/experiments/data/`.\n\n**Seed 002's figures** (§12-§13):\n\n{_seed_table(suite)}\n\n"
             "On CPU the embedded SmolLM2-135M runs instead of MedGemma: its figures are far lower and only show that "
             "the pipeline runs. Run on a GPU (Kaggle T4, Colab) with `BACKEND = \"transformers\"` and `LIMIT = 0` for "
             "the real comparison."),
         params,
         new_code_cell(SETUP),
-        new_code_cell("from docgemma.experiments import notebook\n\nllm = notebook.load_model(BACKEND)\n"
+        new_code_cell("from docgemma.eval.experiments import notebook\n\nllm = notebook.load_model(BACKEND)\n"
                       "print(llm.name if llm else 'rules only')"),
         new_code_cell(f"result = notebook.run({suite!r}, llm, limit=LIMIT or None,\n"
                       "                      variants=[v for v in VARIANTS.split(',') if v] or None, out=pathlib.Path(OUT))\n"
@@ -168,7 +168,7 @@ def demo_notebook() -> nbformat.NotebookNode:
         new_code_cell('show(assistant.resume(THREAD, {"action": "approve"}) if isinstance(pending, dict) else pending)'),
         new_markdown_cell("## 5. An image\n\nThe runner's sample image: an anonymised CT slice that ships inside "
                           "pydicom. A text-only model says it cannot read images."),
-        new_code_cell('from docgemma.golden import sample_image\n\n'
+        new_code_cell('from docgemma.eval.golden import sample_image\n\n'
                       'show(assistant.run_turn(THREAD, "What does this image show?", sample_image()))'),
         new_markdown_cell("## Where the time went\n\nSeconds per node and turn."),
         new_code_cell(
@@ -328,7 +328,7 @@ KAGGLE_GOLDEN_ORACLE = '''# Step 7: every golden file in oracle mode: the determ
 if "WORK" not in globals():
     raise SystemExit("Run step 2 (the project) first.")
 import glob, io
-from docgemma.golden import run_file
+from docgemma.eval.golden import run_file
 
 for path in sorted(glob.glob("golden_tests/*.json")):
     report = io.StringIO()
@@ -338,7 +338,7 @@ for path in sorted(glob.glob("golden_tests/*.json")):
 KAGGLE_GOLDEN_MODEL = '''# Step 8: the same turns answered by the model (per-field accuracy, model calls per turn).
 if "llm" not in globals():
     raise SystemExit("Run step 6 (load MedGemma) first.")
-from docgemma.golden import run_file
+from docgemma.eval.golden import run_file
 
 with open("golden_model.jsonl", "w") as out:
     run_file(pathlib.Path(GOLDEN_MODEL_FILE), llm, out)'''
@@ -347,7 +347,7 @@ KAGGLE_EXPERIMENT = '''# Step 9: one experiment suite, TOOL_SELECT; red ticks ar
 if "llm" not in globals():
     raise SystemExit("Run step 6 (load MedGemma) first.")
 from IPython.display import Image, display
-from docgemma.experiments import notebook
+from docgemma.eval.experiments import notebook
 
 result = notebook.run("tool_select", llm, limit=LIMIT or None, variants=[v for v in VARIANTS.split(",") if v] or None,
                       out=pathlib.Path("experiments_out"))

@@ -28,10 +28,10 @@ LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "llm", ("docgemma.llm",)),
     (2, "tools", ("docgemma.tools",)),
     (3, "agent", ("docgemma.agent",)),
-    (4, "app", ("docgemma.runtime", "docgemma.golden", "docgemma.bench", "docgemma.workspace",
-                "docgemma.experiments", "docgemma.ops", "docgemma.bench_routes", "docgemma.budgets",
-                "docgemma.metering")),
+    (4, "app", ("docgemma.runtime", "docgemma.workspace", "docgemma.ops")),
     (5, "ui", ("docgemma.ui",)),
+    # The measurement wing stands beside the UI, above the product it measures; the product never imports it.
+    (5, "eval", ("docgemma.eval",)),
     (6, "serve", ("docgemma.serve",)),
     (7, "entry", ("docgemma.__main__",)),
 )

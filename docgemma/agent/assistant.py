@@ -43,6 +43,7 @@ from docgemma.agent.visible import visible_text
 from docgemma.config import Settings
 from docgemma.image_store import ImageStore
 from docgemma.llm.base import LLM
+from docgemma.llm.observed import observed
 from docgemma.tools.registry import ToolRegistry
 
 __all__ = ["EMPTY_MESSAGE", "AgentEvent", "Assistant", "TurnResult", "WriteLookup"]
@@ -77,6 +78,9 @@ class Assistant:
         from langgraph.checkpoint.memory import InMemorySaver
 
         self.llm = llm
+        #: The one observed model in front of ``llm`` (``llm`` itself when the caller built it, with its observers):
+        #: every node and tool of every turn asks it, so every call reaches the timeline and the observers.
+        self.model = observed(llm)
         self.registry = registry
         # Constraints built now, at load: on a 262k vocabulary a build on first use would delay a clinician's turn.
         prepare = getattr(llm, "prepare_schemas", None)
@@ -89,7 +93,7 @@ class Assistant:
             image_store = ImageStore(Path(self._image_dir.name), max_file_bytes=self.settings.max_image_bytes)
         self.images = image_store
         self.graph = build_graph(
-            llm, registry, checkpointer or InMemorySaver(), self.settings,
+            self.model, registry, checkpointer or InMemorySaver(), self.settings,
             patient_context=patient_context, write_check=write_check, record_facts=record_facts,
         )
         # The approval cards' state machine (agent/claims.py): whichever decision claims a card first carries it

@@ -166,7 +166,7 @@ def stage2_messages(state: AgentState, spec: ToolSpec, hints: Sequence[str], ret
     """TOOL_SELECT stage 2: only the chosen tool's description, deterministic entity hints, and the
     arguments code already read off the message (the model fills the rest). The message is repeated last:
     with the instructions after the shared prefix, the embedded model otherwise copied the nearest words (the
-    tool name, a prompt label) into the arguments (``bench/experiments_layout/``)."""
+    tool name, a prompt label) into the arguments (``bench/results/experiments_layout/``)."""
     hint_text = "\n".join(hints) + "\n" if hints else ""
     if known:
         hint_text += "Already known: " + ", ".join(f"{k}={v}" for k, v in known.items()) + "\n"

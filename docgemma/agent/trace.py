@@ -1,23 +1,23 @@
 """Timeline bookkeeping shared by every node: duration, LLM calls and prompt tokens per node run.
 
-A node opens a :class:`NodeTrace`, makes its model calls through ``trace.llm`` (which counts them) and
-ends with ``trace.event(decision, detail)``: the event goes to the live stream (``custom`` mode, for the
-UI) and into the returned state (for the turn result).
+A node opens a :class:`NodeTrace` and ends with ``trace.event(decision, detail)``: the event goes to the live
+stream (``custom`` mode, for the UI) and into the returned state (for the turn result). While it is open, every
+call of the observed model (:mod:`docgemma.llm.observed`) made from the node is counted in its event: the
+node's own calls through ``trace.llm``, and a tool's (the image tool asks the model too).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from contextvars import Token
+from typing import Any
 
 from docgemma.agent.answer import strip_template_debris
 from docgemma.agent.events import NodeEnd, NodeStart
 from docgemma.agent.state import TimelineEvent
-from docgemma.llm.base import LLM, Messages, SchemaT, Usage, last_usage
-
-if TYPE_CHECKING:
-    from PIL.Image import Image
+from docgemma.llm.base import LLM, Usage
+from docgemma.llm.observed import CallObserver, ModelCall, ObservedLLM, close_scope, observed, open_scope
 
 NODE_LABELS: dict[str, str] = {
     "input_assembly": "Reading the request",
@@ -41,119 +41,43 @@ def stream_writer() -> Callable[[Any], None]:
         return lambda _event: None
 
 
-class MeteredLLM:
-    """Wraps an LLM and adds up what its calls cost: calls, prompt/cached/decoded tokens and model time.
-
-    A backend that reports :class:`Usage` (``last_usage``) is read after each call, so the prompt is not
-    tokenized a second time just to be counted; any other backend is counted with ``count_tokens`` and the
-    wall time of the call (decoded tokens then unknown: 0).
-    """
-
-    def __init__(self, llm: LLM) -> None:
-        self.inner = llm
-        self.name = llm.name
-        self.supports_images = llm.supports_images
-        self.usages: list[Usage] = []
-
-    @property
-    def calls(self) -> int:
-        """Model calls made so far."""
-        return len(self.usages)
-
-    @property
-    def prompt_tokens(self) -> int:
-        """Prompt tokens of every call."""
-        return sum(u.prompt_tokens for u in self.usages)
-
-    @property
-    def cached_tokens(self) -> int:
-        """Prompt tokens served from a prefix cache."""
-        return sum(u.cached_tokens for u in self.usages)
-
-    @property
-    def decoded_tokens(self) -> int:
-        """Tokens generated."""
-        return sum(u.decoded_tokens for u in self.usages)
-
-    @property
-    def model_ms(self) -> float:
-        """Wall time spent inside the model calls."""
-        return sum(u.seconds for u in self.usages) * 1000
-
-    def _record(self, messages: Messages, start: float, before: Usage | None) -> None:
-        usage = last_usage(self.inner)
-        # The same object as before the call means the backend did not report this call (it raised first):
-        # measure it here rather than count the previous call twice.
-        if usage is None or usage is before:
-            usage = Usage(self.inner.count_tokens(messages), seconds=time.perf_counter() - start)
-        self.usages.append(usage)
-
-    def generate_json(
-        self,
-        messages: Messages,
-        schema: type[SchemaT],
-        *,
-        temperature: float,
-        max_tokens: int,
-        images: Sequence[Image] = (),
-    ) -> SchemaT:
-        """Delegate, then record the call (also when its output does not validate: it was paid for)."""
-        before, start = last_usage(self.inner), time.perf_counter()
-        try:
-            return self.inner.generate_json(
-                messages, schema, temperature=temperature, max_tokens=max_tokens, images=images
-            )
-        finally:
-            self._record(messages, start, before)
-
-    def generate_text(
-        self,
-        messages: Messages,
-        *,
-        temperature: float,
-        max_tokens: int,
-        images: Sequence[Image] = (),
-    ) -> Iterator[str]:
-        """Delegate; the call is recorded when the stream ends (or is abandoned)."""
-        before, start = last_usage(self.inner), time.perf_counter()
-        try:
-            yield from self.inner.generate_text(
-                messages, temperature=temperature, max_tokens=max_tokens, images=images
-            )
-        finally:
-            self._record(messages, start, before)
-
-    def count_tokens(self, messages: Messages) -> int:
-        """Delegate."""
-        return self.inner.count_tokens(messages)
-
-
 class NodeTrace:
     """One node run: announces its start on the stream and builds its timeline event at the end."""
 
     def __init__(self, node: str, llm: LLM | None = None, label: str | None = None) -> None:
         self.node = node
         self.label = label or NODE_LABELS[node]
-        self.llm = MeteredLLM(llm) if llm is not None else None
+        #: The model the node asks: the graph's observed model (a bare model, as tests pass one, is observed here).
+        self.llm: ObservedLLM | None = observed(llm) if llm is not None else None
+        self.usages: list[Usage] = []
         self.write = stream_writer()
         self.start = time.perf_counter()
+        self._scope: Token[CallObserver | None] | None = open_scope(self.count)
         self.write(NodeStart(node, self.label))
+
+    def count(self, call: ModelCall) -> None:
+        """A model call made during this node run."""
+        self.usages.append(call.usage)
 
     def event(self, decision: str, detail: str = "") -> TimelineEvent:
         """Finish the run: emit and return its timeline event."""
+        if self._scope is not None:
+            close_scope(self._scope)
+            self._scope = None
         # Model text (a task summary, a result summary) may echo the prompt template: cleaned once, here,
         # so every consumer (web UI, CLI, golden records) gets the same timeline.
+        usages = self.usages
         event = TimelineEvent(
             node=self.node,
             label=self.label,
             decision=strip_template_debris(decision).strip(),
             detail=strip_template_debris(detail).strip(),
             duration_ms=round((time.perf_counter() - self.start) * 1000, 2),
-            llm_calls=self.llm.calls if self.llm else 0,
-            prompt_tokens=self.llm.prompt_tokens if self.llm else 0,
-            cached_tokens=self.llm.cached_tokens if self.llm else 0,
-            decoded_tokens=self.llm.decoded_tokens if self.llm else 0,
-            model_ms=round(self.llm.model_ms, 2) if self.llm else 0.0,
+            llm_calls=len(usages),
+            prompt_tokens=sum(u.prompt_tokens for u in usages),
+            cached_tokens=sum(u.cached_tokens for u in usages),
+            decoded_tokens=sum(u.decoded_tokens for u in usages),
+            model_ms=round(sum(u.seconds for u in usages) * 1000, 2),
         )
         self.write(NodeEnd(event))
         return event

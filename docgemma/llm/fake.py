@@ -2,7 +2,7 @@
 
 ``FakeLLM`` answers from a queue (or a ``responder`` callable). Each reply is a pydantic instance or a
 dict for ``generate_json``, a string for ``generate_text`` (or raw JSON for ``generate_json``, to test
-unusable output), or an exception to raise. ``docgemma.golden`` builds its oracle on the responder.
+unusable output), or an exception to raise. ``docgemma.eval.oracle`` builds its oracle on the responder.
 """
 
 from __future__ import annotations

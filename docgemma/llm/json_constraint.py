@@ -1,6 +1,6 @@
 """JSON-schema constrained decoding for the transformers backend, with llguidance.
 
-Why llguidance (``bench/results_constrained.md``): on Gemma's 262,208-token vocabulary Outlines' default
+Why llguidance (``bench/results/results_constrained.md``): on Gemma's 262,208-token vocabulary Outlines' default
 backend (outlines_core) compiles each schema into a token-level automaton up front — tens of seconds and
 hundreds of MB to GB per schema. llguidance indexes the vocabulary once (a token trie: 7-15 s and ~0.4 GB
 for Gemma's on the 2-core development machine) and computes each step's allowed tokens lazily from the

@@ -26,7 +26,7 @@ quantized GGUF directly. Without a model named, this is the embedded SmolLM2-135
 
 **In process, not llama.cpp's server.** llama-cpp-python also ships an OpenAI-compatible server
 (``llama_cpp.server``) that :class:`~docgemma.llm.openai_backend.OpenAICompatLLM` could talk to. Measured
-(``bench/bench_backends.py --server``, bench/results_backends.json): on the same prompt, tokens and threads,
+(``bench/bench_backends.py --server``, bench/results/results_backends.json): on the same prompt, tokens and threads,
 the server gave 0.90x the in-process tokens/s for streamed text and 1.01x for constrained JSON, i.e. the HTTP
 hop costs little. The choice rests on what the server cannot do: its request type accepts only
 ``{"type": "json_object", "schema": ...}``, and the OpenAI-compatible backend's ``json_schema`` request fails
@@ -217,7 +217,7 @@ class LlamaCppLLM:
                         yield text
             finally:
                 stream.close()  # a consumer that leaves early ends the decoding here, under the lock
-            self._finish(ids, start)  # an abandoned stream reports nothing (MeteredLLM counts it)
+            self._finish(ids, start)  # an abandoned stream reports nothing (the observed model counts it)
 
     def _begin(self) -> float:
         """Start a call (under the lock): forget the previous prompt when reuse is off."""

@@ -6,7 +6,7 @@ common prefix of the two id sequences and lets ``model.generate`` prefill only t
 
 Reuse is not bit-identical to a full prefill: the prefix's keys and values were computed in a prefill of a
 different length, and matrix kernels round differently for different shapes. Measured on a tiny Gemma 3 in
-4-bit NF4 (``bench/bench_prefix_reuse.py``, ``bench/results_prefix_reuse.json``): the next-token logits
+4-bit NF4 (``bench/bench_prefix_reuse.py``, ``bench/results/results_prefix_reuse.json``): the next-token logits
 differ by at most 4e-7 with float32 compute, and 48-token greedy decodes were identical in 8 of 8 prompt
 pairs; with bf16 compute by up to 7e-3, and one decode in 8 parted from the full prefill's (at token 47).
 In float32 (CPU, T4) the outputs at temperature 0 are the same as without reuse

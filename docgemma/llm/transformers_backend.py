@@ -17,7 +17,7 @@ and tokenizes it without adding special tokens (the template holds them), and bo
 ``generate_text`` send those ids to ``model.generate`` themselves.
 
 Constrained JSON is llguidance's JSON-schema matcher as a logits processor (:mod:`docgemma.llm.json_constraint`;
-why llguidance and not Outlines: ``bench/results_constrained.md``). :meth:`TransformersLLM.prepare_schemas`
+why llguidance and not Outlines: ``bench/results/results_constrained.md``). :meth:`TransformersLLM.prepare_schemas`
 compiles the agent's schemas at load (the ``Assistant`` calls it), so no clinician's turn waits for a build.
 
 Each call reports its :class:`~docgemma.llm.base.Usage` (``last_usage``): prompt ids, new tokens, the prompt
@@ -485,7 +485,7 @@ def reuse_by_default(dtype: Any) -> bool:
     """Whether prefix KV reuse is on when the settings leave it to the backend (``DOCGEMMA_PREFIX_CACHE=auto``).
 
     Off with bf16 compute: there reuse does not reproduce a full prefill at temperature 0 (measured on a tiny
-    Gemma 3 in 4-bit: logits up to 7e-3 apart, one greedy decode in 8 parted; ``bench/results_prefix_reuse.json``),
+    Gemma 3 in 4-bit: logits up to 7e-3 apart, one greedy decode in 8 parted; ``bench/results/results_prefix_reuse.json``),
     so an answer would depend on which call came before it; the GPUs that compute in bf16 (compute capability
     >= 8.0) prefill a few thousand tokens in well under a second, so little is lost. On in float32 (T4, CPU):
     logits within 4e-7 and every greedy decode identical.

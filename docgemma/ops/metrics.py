@@ -8,14 +8,15 @@ message or an argument, so the metrics hold no patient data.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from docgemma.agent.approval import ALREADY_HANDLED, BEING_WRITTEN, NO_PENDING
 from docgemma.agent.events import AgentEvent, ApprovalRequest, TurnDone
+from docgemma.llm.observed import ModelCall, ObservedLLM, observed
 
 if TYPE_CHECKING:
-    from docgemma.llm.base import LLM, Messages, SchemaT
+    from docgemma.llm.base import LLM
 
 #: Model calls take from milliseconds (the demo model) to a minute (a 4B model on CPU).
 MODEL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 40, 80)
@@ -104,51 +105,15 @@ class Metrics:
 
     # ── model calls ──
 
-    def timed(self, llm: LLM) -> LLM:
-        """``llm`` with each call's latency observed (everything else passes through unchanged)."""
-        return TimedLLM(llm, self)
+    def timed(self, llm: LLM) -> ObservedLLM:
+        """``llm`` observed, each call's latency and failure counted here (everything else passes through)."""
+        model = observed(llm)
+        model.observe(self.model_call)
+        return model
 
-
-class TimedLLM:
-    """An LLM whose calls are timed into :class:`Metrics`; any other attribute is the wrapped model's."""
-
-    def __init__(self, inner: LLM, metrics: Metrics) -> None:
-        self.inner = inner
-        self._metrics = metrics
-
-    def __getattr__(self, name: str) -> Any:  # describe, fallback_note, clinically_meaningful, …
-        return getattr(self.inner, name)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def supports_images(self) -> bool:
-        return self.inner.supports_images
-
-    def generate_json(self, messages: Messages, schema: type[SchemaT], *, temperature: float, max_tokens: int,
-                      images: Sequence[Any] = ()) -> SchemaT:
-        start = time.perf_counter()
-        try:
-            return self.inner.generate_json(messages, schema, temperature=temperature, max_tokens=max_tokens,
-                                            images=images)
-        except Exception:
-            self._metrics.model_errors.labels("json").inc()
-            raise
-        finally:
-            self._metrics.model_seconds.labels("json").observe(time.perf_counter() - start)
-
-    def generate_text(self, messages: Messages, *, temperature: float, max_tokens: int,
-                      images: Sequence[Any] = ()) -> Iterator[str]:
-        start = time.perf_counter()
-        try:
-            yield from self.inner.generate_text(messages, temperature=temperature, max_tokens=max_tokens, images=images)
-        except Exception:
-            self._metrics.model_errors.labels("text").inc()
-            raise
-        finally:  # the whole stream: what the clinician waits for
-            self._metrics.model_seconds.labels("text").observe(time.perf_counter() - start)
-
-    def count_tokens(self, messages: Messages) -> int:
-        return self.inner.count_tokens(messages)
+    def model_call(self, call: ModelCall) -> None:
+        """Observe one model call (an observer of :class:`~docgemma.llm.observed.ObservedLLM`): its latency (a
+        stream: the whole stream, what the clinician waits for) and whether it raised."""
+        if call.error is not None:
+            self.model_errors.labels(call.kind).inc()
+        self.model_seconds.labels(call.kind).observe(call.seconds)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from docgemma.agent.assistant import Assistant, TurnResult
-from docgemma.golden import run_file
+from docgemma.eval.golden import run_file
 from docgemma.tools.registry import default_registry
 
 pytestmark = pytest.mark.slow

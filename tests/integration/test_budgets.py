@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from docgemma.budgets import (
+from docgemma.eval.budgets import (
     SINGLE_TOOL_DECODED,
     SINGLE_TOOL_UNCACHED,
     call_budget,
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def records() -> list[dict[str, Any]]:
-    from docgemma.metering import gemma_tokenizer
+    from docgemma.eval.metering import gemma_tokenizer
 
     try:
         gemma_tokenizer()
@@ -52,7 +52,7 @@ def test_a_prefix_cache_serves_most_of_every_call_after_a_turns_first(records: l
 
 
 def test_bench_routes_on_the_fake_backend_and_a_missing_backend() -> None:
-    from docgemma.bench_routes import ROUTE_TURNS, backend_figures, markdown
+    from docgemma.eval.bench_routes import ROUTE_TURNS, backend_figures, markdown
 
     rows = backend_figures("fake", repeats=1)["fake"]["routes"]
     assert set(rows) == set(ROUTE_TURNS)

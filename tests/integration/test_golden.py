@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from docgemma.golden import is_heldout, run_file
+from docgemma.eval.golden import is_heldout, run_file
 
 FILES = sorted((Path(__file__).parents[2] / "golden_tests").glob("*.json"))
 
@@ -26,7 +26,7 @@ def test_golden_file_passes_in_oracle_mode(path: Path) -> None:
 @pytest.mark.parametrize("path", [f for f in FILES if is_heldout(f)], ids=lambda p: p.stem)
 def test_every_rule_decision_on_a_held_out_set_is_right(path: Path) -> None:
     """On phrasings no rule was written from, code decides only what it gets right, and writes only where asked."""
-    from docgemma.golden import expected_tools
+    from docgemma.eval.oracle import expected_tools
 
     doc = json.loads(path.read_text())
     turns = [t for s in doc.get("sessions", []) for t in s["user_inputs"]] + doc.get("single_turn", [])

@@ -21,7 +21,7 @@ import pytest
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.clinical.entities import extract_entities
 from docgemma.config import Settings
-from docgemma.golden import Oracle, TurnContext
+from docgemma.eval.oracle import Oracle, TurnContext
 from docgemma.llm.fake import FakeLLM
 from docgemma.tools.knowledge import KnowledgeTools, knowledge_tools
 from docgemma.tools.registry import ToolContext, default_registry

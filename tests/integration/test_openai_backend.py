@@ -127,7 +127,7 @@ def test_server_without_usage_reports_nothing(server: str) -> None:
 
 def test_each_thread_reads_the_usage_of_its_own_call(server: str) -> None:
     """Two sessions on one backend: a call that ends in between must not replace the figures the first
-    session reads after its own call (MeteredLLM reads ``last_usage`` once its call returns)."""
+    session reads after its own call (the observed model reads ``last_usage`` once its call returns)."""
     llm = OpenAICompatLLM(server, "good")
     first_done, second_done = threading.Event(), threading.Event()
     seen: list[Usage | None] = []

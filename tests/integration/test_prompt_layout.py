@@ -13,10 +13,11 @@ import pytest
 from docgemma.agent import prompts
 from docgemma.agent.state import AgentState
 from docgemma.clinical.entities import extract_entities
-from docgemma.experiments.core import tool_result
-from docgemma.golden import golden_assistant, load_cases, run_session
+from docgemma.eval.experiments.core import tool_result
+from docgemma.eval.golden import load_cases, run_session
+from docgemma.eval.metering import render_gemma
+from docgemma.eval.oracle import golden_assistant
 from docgemma.llm.base import Message, MissingDependencyError
-from docgemma.metering import render_gemma
 from docgemma.tools.outcome import failure
 from docgemma.tools.registry import default_registry
 
@@ -72,7 +73,7 @@ def test_consecutive_calls_of_every_golden_turn_share_the_prefix_in_gemma_tokens
     previous one covers the previous call's whole shared part (what a prefix cache then serves). Exceptions
     by design: the vision call (images open its user turn) and a patient found mid-turn (the previous
     patient's context leaves the prompts)."""
-    from docgemma.metering import common_prefix, gemma_tokenizer, token_ids
+    from docgemma.eval.metering import common_prefix, gemma_tokenizer, token_ids
 
     try:
         gemma_tokenizer()

@@ -75,7 +75,7 @@ def top_level_modules() -> list[str]:
 
 
 def unmentioned(text: str) -> list[str]:
-    """Packages (``agent/nodes/``) and top-level modules (``budgets.py``) the page never names."""
+    """Packages (``agent/nodes/``) and top-level modules (``config.py``) the page never names."""
     return [name for name in subpackages() + top_level_modules() if f"`{name}" not in text
             and f"`docgemma/{name}" not in text]
 
@@ -101,4 +101,4 @@ def test_the_checks_catch_drift() -> None:
         "docgemma/ui/layout.py", "agent/planner.py"]
     assert missing_paths("`tools/ehr_tools.write_lookup` and `tools/ehr_tools.nothing_here`") == []
     assert missing_paths("`tools/gone.write_lookup`") == ["tools/gone.py"]
-    assert "agent/nodes/" in unmentioned("`agent/` only") and "metering.py" in unmentioned("`agent/` only")
+    assert "agent/nodes/" in unmentioned("`agent/` only") and "config.py" in unmentioned("`agent/` only")

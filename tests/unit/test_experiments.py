@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from docgemma.agent.demo_llm import demo_llm
-from docgemma.experiments.core import load_cases
-from docgemma.experiments.runner import load_records, run_suite
-from docgemma.experiments.suites import SUITE_NAMES, all_suites
+from docgemma.eval.experiments.core import load_cases
+from docgemma.eval.experiments.runner import load_records, run_suite
+from docgemma.eval.experiments.suites import SUITE_NAMES, all_suites
 from docgemma.llm.fake import FakeLLM
 from docgemma.tools.registry import default_registry
 
@@ -62,7 +62,7 @@ def test_the_rules_get_every_anti_pattern_decision_right() -> None:
 
 
 def test_synthesis_scoring_catches_leaks_empty_output_and_answers_from_memory() -> None:
-    from docgemma.experiments.suites.synthesize import score
+    from docgemma.eval.experiments.suites.synthesize import score
 
     case = {"facts": ["torsade", "ECG|electrocardiog"], "must_not": ["thyroid"]}
     assert score(case, "Risk of torsade de pointes; start with ECG monitoring.")["correct"]
@@ -94,7 +94,7 @@ def test_unknown_variant_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_synthesis_judge_scores_each_answer_when_configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from docgemma.experiments.suites import synthesize
+    from docgemma.eval.experiments.suites import synthesize
 
     judge = FakeLLM(responder=lambda call: {"score": 7})
     monkeypatch.setitem(synthesize.JUDGE, "model", judge)

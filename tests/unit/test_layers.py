@@ -68,3 +68,24 @@ def test_the_ui_assembles_nothing() -> None:
     assembly = {"docgemma.runtime", "docgemma.ops.store", "docgemma.ops.listen", "docgemma.llm.platform"}
     assert [(a, b) for a, targets in graph.graph().items() if graph.layer_of(a)[1] == "ui"
             for b in targets if b in assembly] == []
+
+
+def product_imports_of_eval(root: Path = ROOT) -> list[tuple[str, str]]:
+    """Imports of the measurement wing (eval/) by anything but the wing itself and the CLI."""
+    graph = import_graph()
+    return sorted((a, b) for a, targets in graph.graph(root).items() if graph.layer_of(a)[1] not in ("eval", "entry")
+                  for b in targets if graph.layer_of(b)[1] == "eval")
+
+
+def test_the_product_never_imports_the_measurement_wing(tmp_path: Path) -> None:
+    """eval/ measures the product and may import it; nothing of the product imports eval/ (only the CLI does),
+    not even the UI beside it on the same floor."""
+    assert product_imports_of_eval() == []
+    pkg = tmp_path / "docgemma"
+    for sub in ("ui", "eval"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "eval" / "m.py").write_text("from docgemma.ui import page\n")
+    (pkg / "ui" / "page.py").write_text("def f():\n    from docgemma.eval import m\n")
+    assert product_imports_of_eval(tmp_path) == [("docgemma.ui.page", "docgemma.eval.m")]

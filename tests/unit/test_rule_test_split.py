@@ -1,4 +1,4 @@
-"""Forms the rules missed or got wrong on the held-out test split's first pass (bench/results_rules_test_firstpass.md),
+"""Forms the rules missed or got wrong on the held-out test split's first pass (bench/results/results_rules_test_firstpass.md),
 written here in this file's own words: a named patient is found before a write is made for them, "what came out of
 <item>" explores the record's connections, history abbreviations and "overview" read the record, "Document: …" is a
 dictated note, "is it ok to prescribe X …?" is a label question. And the near misses that must stay as they were."""
@@ -92,7 +92,7 @@ def test_a_bare_id_is_not_taken_for_a_record_item() -> None:
     assert record_item("open patient 0f3c9a1e-2b7d-4c55-9e0a-7d1b2c3d4e5f") is None
 
 
-# Found by a second held-out set (bench/results_rules_final_firstpass.md), in this file's own words.
+# Found by a second held-out set (bench/results/results_rules_final_firstpass.md), in this file's own words.
 
 
 @pytest.mark.parametrize("query", [

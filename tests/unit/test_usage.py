@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from docgemma.agent.trace import MeteredLLM
+from docgemma.agent.trace import NodeTrace
 from docgemma.llm.base import LLMError, Messages, Usage
 from docgemma.llm.fake import FakeLLM
+from docgemma.llm.observed import ModelCall, ObservedLLM
 from docgemma.ui.events import _cost
 
 
@@ -52,29 +53,33 @@ MSGS: Messages = [{"role": "user", "content": "check FDA warnings for dofetilide
 
 def test_reported_usage_is_read_not_recounted() -> None:
     backend = Reporting()
-    metered = MeteredLLM(backend)  # type: ignore[arg-type]
-    metered.generate_json(MSGS, Answer, temperature=0, max_tokens=10)
-    assert "".join(metered.generate_text(MSGS, temperature=0, max_tokens=10)) == "a b"
-    assert (metered.calls, metered.prompt_tokens, metered.cached_tokens, metered.decoded_tokens) == (2, 170, 100, 9)
-    assert metered.model_ms == pytest.approx(750)
+    trace = NodeTrace("tool_select", backend)  # type: ignore[arg-type]
+    assert trace.llm is not None
+    trace.llm.generate_json(MSGS, Answer, temperature=0, max_tokens=10)
+    assert "".join(trace.llm.generate_text(MSGS, temperature=0, max_tokens=10)) == "a b"
+    event = trace.event("done")
+    assert (event["llm_calls"], event["prompt_tokens"], event["cached_tokens"], event["decoded_tokens"]) == (2, 170, 100, 9)
+    assert event["model_ms"] == pytest.approx(750)
     assert backend.counted == 0  # the prompt was not tokenized a second time just to be counted
 
 
 def test_a_failed_call_is_counted_once_and_not_as_the_previous_one() -> None:
     backend = Reporting()
-    metered = MeteredLLM(backend)  # type: ignore[arg-type]
-    metered.generate_json(MSGS, Answer, temperature=0, max_tokens=10)
+    calls: list[ModelCall] = []
+    model = ObservedLLM(backend, [calls.append])  # type: ignore[arg-type]
+    model.generate_json(MSGS, Answer, temperature=0, max_tokens=10)
     backend.fail = True
     with pytest.raises(LLMError):
-        metered.generate_json(MSGS, Answer, temperature=0, max_tokens=10)
-    assert metered.calls == 2
-    assert [u.prompt_tokens for u in metered.usages] == [120, 999]  # measured by count_tokens, not copied
+        model.generate_json(MSGS, Answer, temperature=0, max_tokens=10)
+    assert [c.usage.prompt_tokens for c in calls] == [120, 999]  # measured by count_tokens, not copied
+    assert calls[1].output is None and isinstance(calls[1].error, LLMError)
 
 
 def test_backend_without_usage_is_counted_with_its_tokenizer() -> None:
-    metered = MeteredLLM(FakeLLM(replies=[Answer(text="x")]))
-    metered.generate_json(MSGS, Answer, temperature=0, max_tokens=10)
-    assert (metered.calls, metered.prompt_tokens, metered.decoded_tokens) == (1, 5, 0)
+    calls: list[ModelCall] = []
+    model = ObservedLLM(FakeLLM(replies=[Answer(text="x")]), [calls.append])
+    model.generate_json(MSGS, Answer, temperature=0, max_tokens=10)
+    assert [(c.what, c.usage.prompt_tokens, c.usage.decoded_tokens) for c in calls] == [("Answer", 5, 0)]
 
 
 def test_timeline_title_shows_tokens_and_cache() -> None:

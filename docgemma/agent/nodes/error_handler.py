@@ -14,7 +14,7 @@ from docgemma.agent.patterns import remaining_tools
 from docgemma.agent.schemas import RetryStrategy
 from docgemma.agent.settings import MAX_RETRIES, MAX_STEPS, MAX_TOTAL_RETRIES, NODE_CONFIG
 from docgemma.agent.state import AgentState, PatientRef, RouteAction, ToolResult
-from docgemma.agent.trace import MeteredLLM, NodeTrace
+from docgemma.agent.trace import NodeTrace
 from docgemma.llm.base import LLM, LLMError, clinically_meaningful
 from docgemma.tools.outcome import ErrorType
 from docgemma.tools.registry import ToolRegistry
@@ -53,8 +53,8 @@ def question_for(result: ToolResult, active: PatientRef | None = None) -> str:
     return clarify.missing_information(details.get("missing_fields", ["arguments"]))
 
 
-def _model_strategy(llm: MeteredLLM, state: AgentState, result: ToolResult) -> tuple[str, str]:
-    if not clinically_meaningful(llm.inner):
+def _model_strategy(llm: LLM, state: AgentState, result: ToolResult) -> tuple[str, str]:
+    if not clinically_meaningful(llm):
         # The demo model's choice would be noise (seen: 7-11 s per offline look-up for a random pick).
         return "retry_same", "decided by rule (demo model):"
     config = NODE_CONFIG["error_retry"]

@@ -21,7 +21,7 @@ from docgemma.agent.extract import prefill
 from docgemma.agent.schemas import missing_fields_schema, tool_selection_schema
 from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
-from docgemma.agent.trace import MeteredLLM, NodeTrace
+from docgemma.agent.trace import NodeTrace
 from docgemma.llm.base import LLM, LLMError, clinically_meaningful
 from docgemma.tools.extract import NOT_SPECIFIED
 from docgemma.tools.registry import ToolRegistry, ToolSpec
@@ -61,7 +61,7 @@ def example_for(state: AgentState, registry: ToolRegistry) -> ToolSpec:
 CODE_ONLY_FIELDS = frozenset({"patient_id"})
 
 
-def _ask_model(llm: MeteredLLM, state: AgentState, spec: ToolSpec, schema: type[BaseModel], *,
+def _ask_model(llm: LLM, state: AgentState, spec: ToolSpec, schema: type[BaseModel], *,
                known: dict[str, Any] | None = None, retry_note: str = "") -> dict[str, Any]:
     """Stage 2 by the model for ``schema`` (the tool's arguments, or only the missing ones). An unusable
     output yields ``{}``: TOOL_EXECUTE then reports the missing fields."""
@@ -76,7 +76,7 @@ def _ask_model(llm: MeteredLLM, state: AgentState, spec: ToolSpec, schema: type[
     return out.model_dump(exclude_none=True)
 
 
-def _fill_args(llm: MeteredLLM, state: AgentState, spec: ToolSpec) -> tuple[dict[str, Any], str]:
+def _fill_args(llm: LLM, state: AgentState, spec: ToolSpec) -> tuple[dict[str, Any], str]:
     """Stage 2: code's values, then the model for the required fields still missing. Returns the
     arguments and how they were obtained (for the timeline)."""
     known = prefill(spec, state)
@@ -86,7 +86,7 @@ def _fill_args(llm: MeteredLLM, state: AgentState, spec: ToolSpec) -> tuple[dict
     )
     if not missing:
         return known, "arguments by rule (no model call)"
-    if spec.writes and not clinically_meaningful(llm.inner):
+    if spec.writes and not clinically_meaningful(llm):
         # A model not fit for medicine puts no words into the record: the card shows what is missing and
         # the clinician edits it (seen on the embedded model: the request itself became a note's text).
         return {**dict.fromkeys(missing, NOT_SPECIFIED), **known}, (

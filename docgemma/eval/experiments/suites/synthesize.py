@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 
 from docgemma.agent import prompts
 from docgemma.agent.settings import NODE_CONFIG
-from docgemma.experiments.core import Case, Probe, Suite, Variant, case_state, load_cases, matches, tool_result
+from docgemma.eval.experiments.core import Case, Probe, Suite, Variant, case_state, load_cases, tool_result
+from docgemma.eval.matching import matches
 from docgemma.llm.base import LLM, Message
 from docgemma.tools.registry import default_registry
 

@@ -57,9 +57,9 @@ class SuiteRun:
 
 def run(suite_name: str, llm: LLM | None, *, limit: int | None, variants: list[str] | None, out: Path) -> SuiteRun:
     """Run (or resume) a suite into ``out/suite_name`` and write its report."""
-    from docgemma.experiments.report import table, write_report
-    from docgemma.experiments.runner import load_records, plan, run_suite
-    from docgemma.experiments.suites import all_suites
+    from docgemma.eval.experiments.report import table, write_report
+    from docgemma.eval.experiments.runner import load_records, plan, run_suite
+    from docgemma.eval.experiments.suites import all_suites
 
     suite = all_suites()[suite_name]
     directory = out / suite_name

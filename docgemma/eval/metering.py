@@ -1,6 +1,6 @@
 """What MedGemma would be asked: token figures of a turn without loading a model (for the per-turn budgets).
 
-:class:`PrefixMeter` wraps any model (the golden oracle, in practice) and reports each call's
+:class:`PrefixMeter` figures each call of the observed model (the golden oracle, in practice) as a
 :class:`~docgemma.llm.base.Usage` with the real Gemma 3 tokenizer, which MedGemma shares:
 
 * ``prompt_tokens``: the messages rendered with Gemma 3's chat template (:func:`render_gemma`), plus
@@ -19,18 +19,17 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docgemma.llm.base import LLM, Messages, MissingDependencyError, SchemaT, Usage, last_usage
+from docgemma.llm.base import LLM, Messages, MissingDependencyError, Usage
+from docgemma.llm.observed import ModelCall, ObservedLLM
 from docgemma.llm.prefix_cache import common_prefix
 
 if TYPE_CHECKING:
-    from PIL.Image import Image
     from tokenizers import Tokenizer
 
 _FRESH = itertools.count(1)
@@ -110,14 +109,15 @@ def gemma_text_tokens(text: str) -> int:
 
 @dataclass
 class PrefixMeter:
-    """An :class:`~docgemma.llm.base.LLM` that delegates to ``inner`` and reports each call's usage.
+    """The token figures of each model call, as a :class:`~docgemma.llm.observed.Meter` of the observed model.
 
     By default the figures are Gemma 3's (see the module docstring); :func:`backend_meter` meters a loaded
     backend with its own tokenizer instead. ``turn_key`` tells turns apart (the prefix cache is modelled
     within a turn only, which undercounts what a server keeps across turns); ``free_text="cap"`` counts a
-    free-text reply at its token cap, ``"reply"`` counts what was generated. ``meaningful`` overrides the
-    inner model's ``clinically_meaningful`` flag (the bench's forced path on the embedded model). A backend
-    that reports its own :class:`Usage` is believed for the tokens it served from a cache and decoded.
+    free-text reply at its token cap, ``"reply"`` counts what was generated. A backend that reports its own
+    :class:`Usage` is believed for the tokens it served from a cache and decoded. :meth:`observed` puts the
+    meter in front of a model (``meaningful`` overrides its ``clinically_meaningful`` flag: the bench's forced
+    path on the embedded model).
     """
 
     inner: LLM
@@ -126,88 +126,41 @@ class PrefixMeter:
     prompt_ids: Callable[[Messages, int], list[int]] = gemma_prompt_ids
     text_tokens: Callable[[str], int] = gemma_text_tokens
     image_tokens: int = IMAGE_TOKENS
-    meaningful: bool | None = None
     calls: list[MeteredCall] = field(default_factory=list)
-    last_usage: Usage | None = None
 
     def __post_init__(self) -> None:
         self._turn: object = object()
         self._previous: list[int] = []
 
-    @property
-    def name(self) -> str:
-        """The inner model's name."""
-        return self.inner.name
+    def observed(self, meaningful: bool | None = None) -> ObservedLLM:
+        """The inner model, observed and metered here."""
+        return ObservedLLM(self.inner, meter=self, meaningful=meaningful)
 
-    @property
-    def supports_images(self) -> bool:
-        """The inner model's flag."""
-        return self.inner.supports_images
-
-    @property
-    def clinically_meaningful(self) -> bool:
-        """The inner model's flag unless overridden (the agent skips model calls for a demo model)."""
-        if self.meaningful is not None:
-            return self.meaningful
-        return bool(getattr(self.inner, "clinically_meaningful", True))
-
-    def _usage(self, what: str, messages: Messages, images: int, decoded: int, start: float,
-               before: Usage | None) -> None:
+    def measure(self, call: ModelCall, reported: Usage | None) -> Usage:
+        """The call's figures: the prompt, its common prefix with the turn's previous call, the reply as
+        compact JSON plus its end token (free text: see the class docstring). A failed call is counted by its
+        prompt alone and is not a prefix for the next."""
+        if call.error is not None or call.output is None:
+            return Usage(len(self.prompt_ids(call.messages, 0)), seconds=call.seconds)
+        if isinstance(call.output, str):
+            decoded = call.max_tokens if self.free_text == "cap" else self.text_tokens(call.output) + 1
+        else:
+            decoded = self.text_tokens(compact_json(call.output)) + 1
         key = self.turn_key()
         if key != self._turn:
             self._turn, self._previous = key, []
-        prompt = self.prompt_ids(messages, images)
+        prompt = self.prompt_ids(call.messages, call.images)
         cached = common_prefix(prompt, self._previous)
         self._previous = prompt
-        seconds = time.perf_counter() - start
-        reported = last_usage(self.inner)
-        if reported is not None and reported is not before:  # the backend measured this call itself
-            usage = Usage(reported.prompt_tokens, reported.cached_tokens, reported.decoded_tokens, seconds)
+        if reported is not None:  # the backend measured this call itself
+            usage = Usage(reported.prompt_tokens, reported.cached_tokens, reported.decoded_tokens, call.seconds)
         else:
-            usage = Usage(len(prompt) + self.image_tokens * images, cached, decoded, seconds)
-        self.calls.append(MeteredCall(what, usage, prompt, key))
-        self.last_usage = usage
-
-    def generate_json(
-        self,
-        messages: Messages,
-        schema: type[SchemaT],
-        *,
-        temperature: float,
-        max_tokens: int,
-        images: Sequence[Image] = (),
-    ) -> SchemaT:
-        """Delegate; meter the prompt and the compact JSON of the reply (plus its end token)."""
-        before, start = last_usage(self.inner), time.perf_counter()
-        out = self.inner.generate_json(messages, schema, temperature=temperature, max_tokens=max_tokens,
-                                       images=images)
-        self._usage(schema.__name__, messages, len(images), self.text_tokens(compact_json(out)) + 1, start, before)
-        return out
-
-    def generate_text(
-        self,
-        messages: Messages,
-        *,
-        temperature: float,
-        max_tokens: int,
-        images: Sequence[Image] = (),
-    ) -> Iterator[str]:
-        """Delegate; meter the prompt and the reply (or the cap, see the class docstring)."""
-        before, start = last_usage(self.inner), time.perf_counter()
-        parts = []
-        for piece in self.inner.generate_text(messages, temperature=temperature, max_tokens=max_tokens,
-                                              images=images):
-            parts.append(piece)
-            yield piece
-        decoded = max_tokens if self.free_text == "cap" else self.text_tokens("".join(parts)) + 1
-        self._usage("text", messages, len(images), decoded, start, before)
-
-    def count_tokens(self, messages: Messages) -> int:
-        """Prompt tokens of the rendered messages."""
-        return len(self.prompt_ids(messages, 0))
+            usage = Usage(len(prompt) + self.image_tokens * call.images, cached, decoded, call.seconds)
+        self.calls.append(MeteredCall(call.what, usage, prompt, key))
+        return usage
 
 
-def backend_meter(llm: Any, turn_key: Callable[[], object], meaningful: bool | None = None) -> PrefixMeter:
+def backend_meter(llm: Any, turn_key: Callable[[], object]) -> PrefixMeter:
     """Meter a loaded backend with its own tokenizer and chat template (``render_prompt`` and ``tokenizer``,
     as the transformers backend has), counting what it generated; any other backend with ``count_tokens``
     (then no prefix figure: every call counts as uncached)."""
@@ -226,4 +179,4 @@ def backend_meter(llm: Any, turn_key: Callable[[], object], meaningful: bool | N
         def text_tokens(text: str) -> int:
             return len(text.split())
     return PrefixMeter(llm, turn_key=turn_key, free_text="reply", prompt_ids=prompt_ids, text_tokens=text_tokens,
-                       image_tokens=0, meaningful=meaningful)
+                       image_tokens=0)

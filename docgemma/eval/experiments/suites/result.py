@@ -9,7 +9,7 @@ from docgemma.agent import prompts
 from docgemma.agent.nodes.result_classify import classify_in_code
 from docgemma.agent.schemas import ResultAssessment
 from docgemma.agent.state import ToolResult
-from docgemma.experiments.core import Case, Probe, Suite, Variant, case_state, load_cases, tool_result
+from docgemma.eval.experiments.core import Case, Probe, Suite, Variant, case_state, load_cases, tool_result
 from docgemma.tools.registry import default_registry
 
 REGISTRY = default_registry()

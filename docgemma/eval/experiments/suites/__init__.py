@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from docgemma.experiments.core import Suite
+from docgemma.eval.experiments.core import Suite
 
 
 def all_suites() -> dict[str, Suite]:
     """Every suite (imported lazily: building them reads the registry and the datasets)."""
-    from docgemma.experiments.suites import anti_patterns, intent, result, retry, stage2, synthesize, tool_select
+    from docgemma.eval.experiments.suites import anti_patterns, intent, result, retry, stage2, synthesize, tool_select
 
     suites = (tool_select.SUITE, intent.SUITE, stage2.SUITE, result.SUITE, retry.SUITE, anti_patterns.SUITE,
               synthesize.SUITE)

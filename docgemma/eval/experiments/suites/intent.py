@@ -7,7 +7,7 @@ from typing import Any
 
 from docgemma.agent import prompts, rules
 from docgemma.agent.schemas import intent_schema
-from docgemma.experiments.core import Case, Probe, Suite, Variant, case_state, load_cases
+from docgemma.eval.experiments.core import Case, Probe, Suite, Variant, case_state, load_cases
 from docgemma.llm.base import Message
 from docgemma.tools.registry import default_registry
 

@@ -3,11 +3,11 @@ tool, multi-tool, error retry, image) the model calls, prompt tokens, uncached p
 the turn's time and the agent's own share of it (turn time minus model time).
 
 * ``fake``: the golden oracle decides (a clinically meaningful model's path) and
-  :class:`~docgemma.metering.PrefixMeter` counts what MedGemma would be asked with the Gemma 3 tokenizer
+  :class:`~docgemma.eval.metering.PrefixMeter` counts what MedGemma would be asked with the Gemma 3 tokenizer
   (free text at its cap); the time is then the agent's alone, and ``t4_estimate_s`` converts the tokens
   with first-order T4 figures (docs/design-notes.md).
 * any other backend of ``config.BACKENDS`` (``transformers``, and ``llamacpp`` once registered): the model
-  decides, metered with its own tokenizer (:func:`~docgemma.metering.backend_meter`); a backend that
+  decides, metered with its own tokenizer (:func:`~docgemma.eval.metering.backend_meter`); a backend that
   reports its own usage is believed. A model flagged not clinically meaningful (the embedded SmolLM2)
   makes no model call on tool turns, so it is also run with that flag forced on (``forced_meaningful``),
   for real tokenizer and model figures of the model-facing path; its answers are not clinical.
@@ -25,9 +25,10 @@ from typing import Any
 
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.state import PatientRef
-from docgemma.golden import Session, golden_assistant, run_session
+from docgemma.eval.golden import Session, run_session
+from docgemma.eval.metering import PrefixMeter, backend_meter
+from docgemma.eval.oracle import golden_assistant
 from docgemma.llm.base import LLM, LLMError
-from docgemma.metering import PrefixMeter, backend_meter
 
 #: The active patient of every route but the multi-tool one (which finds its own patient); its summary is
 #: the largest of the shipped Synthea records (``budgets.largest_summary``).
@@ -66,13 +67,13 @@ def _percentile(values: list[float], q: float) -> float:
 def run_routes(model: LLM | None, *, repeats: int, meaningful: bool | None = None) -> dict[str, Any]:
     """Every route ``repeats`` times (after one unrecorded warm-up run each); ``model=None`` is the
     metered oracle. Token figures are the first recorded run's; times are p50 / p95 over the runs."""
-    from docgemma.budgets import largest_summary
+    from docgemma.eval.budgets import largest_summary
 
     summary = largest_summary()
     base, ctx, registry = golden_assistant(model)
     key = lambda: id(ctx.turn)  # noqa: E731 — the turn the runner is on
-    meter = PrefixMeter(base.llm, turn_key=key) if model is None else backend_meter(model, key, meaningful)
-    assistant = Assistant(meter, registry, patient_context=lambda patient: summary)
+    meter = PrefixMeter(base.llm, turn_key=key) if model is None else backend_meter(model, key)
+    assistant = Assistant(meter.observed(meaningful), registry, patient_context=lambda patient: summary)
     out: dict[str, Any] = {}
     for route, spec in ROUTE_TURNS.items():
         turn = {k: v for k, v in spec.items() if k != "patient"}

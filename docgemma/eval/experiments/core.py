@@ -1,11 +1,11 @@
-"""What every suite shares: datasets, the metered model probe, case states and answer matching."""
+"""What every suite shares: datasets, the metered model probe, case states (answers are matched with
+:mod:`docgemma.eval.matching`, as the golden runner matches them)."""
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
 
@@ -15,6 +15,7 @@ from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState, PatientRef, ToolResult
 from docgemma.clinical.entities import extract_entities
 from docgemma.llm.base import LLM, LLMOutputError, Messages
+from docgemma.llm.observed import ModelCall, ObservedLLM
 from docgemma.tools.outcome import format_error
 from docgemma.tools.registry import ToolRegistry
 
@@ -24,7 +25,7 @@ Case = dict[str, Any]
 
 def load_cases(name: str, section: str = "cases") -> list[Case]:
     """The labelled cases of ``data/<name>.json`` (``section`` picks a list inside it)."""
-    text = resources.files("docgemma.experiments").joinpath("data", f"{name}.json").read_text(encoding="utf-8")
+    text = resources.files("docgemma.eval.experiments").joinpath("data", f"{name}.json").read_text(encoding="utf-8")
     cases: list[Case] = json.loads(text)[section]
     return cases
 
@@ -37,50 +38,45 @@ class Unusable(Exception):
         self.raw = raw
 
 
-@dataclass
 class Probe:
-    """Wraps a backend for one trial: counts calls, prompt tokens and model time."""
+    """One trial's view of a backend: its calls go through the observed model, and this probe, one of its
+    observers, counts them (calls, prompt tokens by ``count_tokens``, model time) and keeps each output."""
 
-    llm: LLM
-    calls: int = 0
-    prompt_tokens: int = 0
-    seconds: float = 0.0
-    outputs: list[str] = field(default_factory=list)
+    def __init__(self, llm: LLM) -> None:
+        self.llm = ObservedLLM(llm, [self.observe])
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.seconds = 0.0
+        self.outputs: list[str] = []
+
+    def observe(self, call: ModelCall) -> None:
+        """Count a call; keep its output (a reply that did not validate: its raw text)."""
+        self.calls += 1
+        self.prompt_tokens += self.llm.inner.count_tokens(call.messages)
+        self.seconds += call.seconds
+        if isinstance(call.error, LLMOutputError):
+            self.outputs.append(call.error.raw)
+        elif isinstance(call.output, str):
+            self.outputs.append(call.output)
+        elif call.output is not None:
+            self.outputs.append(call.output.model_dump_json())
 
     def json(self, messages: Messages, schema: type[ModelT], node: str, *, temperature: float | None = None,
              max_tokens: int | None = None) -> ModelT:
         """A constrained call with ``node``'s settings (NODE_CONFIG) unless overridden."""
         config = NODE_CONFIG[node]
-        self._count(messages)
-        start = time.perf_counter()
         try:
-            out = self.llm.generate_json(
+            return self.llm.generate_json(
                 messages, schema,
                 temperature=config.temperature if temperature is None else temperature,
                 max_tokens=config.max_tokens if max_tokens is None else max_tokens,
             )
         except LLMOutputError as exc:
-            self.outputs.append(exc.raw)
             raise Unusable(exc.raw) from exc
-        finally:
-            self.seconds += time.perf_counter() - start
-        self.outputs.append(out.model_dump_json())
-        return out
 
     def text(self, messages: Messages, *, temperature: float, max_tokens: int) -> str:
         """A free-text call, joined."""
-        self._count(messages)
-        start = time.perf_counter()
-        try:
-            text = "".join(self.llm.generate_text(messages, temperature=temperature, max_tokens=max_tokens))
-        finally:
-            self.seconds += time.perf_counter() - start
-        self.outputs.append(text)
-        return text
-
-    def _count(self, messages: Messages) -> None:
-        self.calls += 1
-        self.prompt_tokens += self.llm.count_tokens(messages)
+        return "".join(self.llm.generate_text(messages, temperature=temperature, max_tokens=max_tokens))
 
 
 #: A trial: the model (None for a rule variant) and a case → the scored outcome (``output``, ``correct``,
@@ -132,21 +128,6 @@ def tool_result(registry: ToolRegistry, tool: str, outcome: dict[str, Any], args
                       data=outcome.get("data") if ok else outcome.get("details", {}),
                       formatted_result=spec.format_result(outcome["data"]) if ok else str(error), error=error,
                       error_type=None if ok else outcome["error_type"], sources=[])
-
-
-def matches(expected: Any, produced: Any) -> bool:
-    """Golden-file matching: lists as case-insensitive sets, strings as case-insensitive substrings with
-    ``a|b`` alternatives."""
-    if isinstance(expected, list):
-        return isinstance(produced, list) and {str(x).lower() for x in expected} <= {str(x).lower() for x in produced}
-    if isinstance(expected, str):
-        return isinstance(produced, str) and any(alt.lower() in produced.lower() for alt in expected.split("|"))
-    return bool(expected == produced)
-
-
-def args_match(expected: dict[str, Any], produced: dict[str, Any]) -> bool:
-    """Every expected argument present and matching."""
-    return all(matches(v, produced.get(k)) for k, v in expected.items())
 
 
 def tool_ok(case: Case, tool: str | None) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from docgemma.experiments.core import Case, Probe, Suite, Unusable, Variant
+from docgemma.eval.experiments.core import Case, Probe, Suite, Unusable, Variant
 from docgemma.llm.base import LLM
 
 

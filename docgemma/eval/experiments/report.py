@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from docgemma.experiments.seed002 import numeric, reference
+from docgemma.eval.experiments.seed002 import numeric, reference
 
 if TYPE_CHECKING:
     import pandas as pd

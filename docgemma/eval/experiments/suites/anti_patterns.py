@@ -19,7 +19,7 @@ from docgemma.agent.nodes.router import decide_route
 from docgemma.agent.patterns import remaining_tools
 from docgemma.agent.schemas import tool_selection_schema
 from docgemma.agent.state import AgentState
-from docgemma.experiments.core import Case, Probe, Suite, Variant, case_state, load_cases, tool_result
+from docgemma.eval.experiments.core import Case, Probe, Suite, Variant, case_state, load_cases, tool_result
 from docgemma.llm.base import Message
 from docgemma.tools.registry import default_registry
 

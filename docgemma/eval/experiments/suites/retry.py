@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from docgemma.agent import prompts
 from docgemma.agent.schemas import RetryStrategy
-from docgemma.experiments.core import Case, Probe, Suite, Variant, case_state, load_cases, tool_result
+from docgemma.eval.experiments.core import Case, Probe, Suite, Variant, case_state, load_cases, tool_result
 from docgemma.tools.registry import default_registry
 
 REGISTRY = default_registry()

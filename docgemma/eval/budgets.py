@@ -1,7 +1,7 @@
 """The per-turn budgets (docs/design-notes.md, "Budgets") checked on every golden turn, with the figures MedGemma would be asked.
 
-The golden oracle decides (a clinically meaningful model's path) and :class:`~docgemma.metering.PrefixMeter`
-counts each call with the real Gemma 3 tokenizer. Every active patient is given the largest Synthea
+The golden oracle decides (a clinically meaningful model's path) and :class:`~docgemma.eval.metering.PrefixMeter`
+figures each call of the observed model with the real Gemma 3 tokenizer. Every active patient is given the largest Synthea
 patient summary of ``data/synthea`` (the worst case of the shipped records), since golden runs have no
 record behind them.
 
@@ -21,10 +21,11 @@ from typing import Any
 
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.state import PatientRef
-from docgemma.golden import golden_assistant, load_cases, run_session
-from docgemma.metering import PrefixMeter, token_ids
+from docgemma.eval.golden import load_cases, route_of, run_session
+from docgemma.eval.metering import PrefixMeter, token_ids
+from docgemma.eval.oracle import golden_assistant
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SINGLE_TOOL_UNCACHED = 4000
 SINGLE_TOOL_DECODED = 300
 
@@ -48,12 +49,6 @@ def call_budget(record: dict[str, Any]) -> int:
     return 2 if n == 0 else 4 if n == 1 else 4 + n
 
 
-def route(record: dict[str, Any]) -> str:
-    """The budget class of a turn."""
-    n = len(record["tools"])
-    return "direct" if n == 0 else "single tool" if n == 1 else "multi-tool"
-
-
 def metered_turns(paths: Iterable[Path], summary: str | None = None, *, across_turns: bool = False
                   ) -> list[dict[str, Any]]:
     """Every turn of the case files as golden records, plus ``file``, ``active_patient``,
@@ -74,7 +69,7 @@ def _metered_file(path: Path, summary: str, across_turns: bool) -> list[dict[str
         with_patient.add(id(ctx.turn))
         return summary
 
-    assistant = Assistant(meter, registry, patient_context=context)
+    assistant = Assistant(meter.observed(), registry, patient_context=context)
     records: list[dict[str, Any]] = []
     seen = 0
     for session in load_cases(path):
@@ -97,7 +92,7 @@ def violations(records: list[dict[str, Any]]) -> list[str]:
         where = f"{r['file']} {r['session_id']}: {r['user_input'][:60]!r}"
         if r["llm_calls"] > call_budget(r):
             out.append(f"{where}: {r['llm_calls']} model calls > {call_budget(r)}")
-        if route(r) == "single tool" and r["active_patient"]:
+        if route_of(r) == "single tool" and r["active_patient"]:
             if r["uncached_tokens"] > SINGLE_TOOL_UNCACHED:
                 out.append(f"{where}: {r['uncached_tokens']} uncached prompt tokens > {SINGLE_TOOL_UNCACHED}")
             if r["decoded_tokens"] > SINGLE_TOOL_DECODED:
@@ -115,8 +110,8 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        groups.setdefault(route(r), []).append(r)
-        if route(r) == "single tool" and r["active_patient"]:
+        groups.setdefault(route_of(r), []).append(r)
+        if route_of(r) == "single tool" and r["active_patient"]:
             groups.setdefault("single tool, active patient", []).append(r)
     for name, rows in groups.items():
         out[name] = {"turns": len(rows), **{key: _stats([r[key] for r in rows]) for key in

@@ -4,8 +4,8 @@
 * Deterministic overhead per turn with an instant fake model (target under 20 ms).
 * JSON constraint build time vs reuse, on the embedded CPU model.
 * Wall time of a single-tool turn on the embedded CPU model (the tool answers from a local stub).
-* Per route and backend (:mod:`docgemma.bench_routes`): calls, prompt / uncached / decoded tokens, turn time
-  and the agent's own share of it; ``--save`` keeps them in ``bench/results_routes.{json,md}``.
+* Per route and backend (:mod:`docgemma.eval.bench_routes`): calls, prompt / uncached / decoded tokens, turn time
+  and the agent's own share of it; ``--save`` keeps them in ``bench/results/results_routes.{json,md}``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from docgemma.agent.assistant import Assistant, TurnResult
-from docgemma.golden import golden_assistant, run_file
+from docgemma.eval.golden import run_file
+from docgemma.eval.oracle import golden_assistant
 from docgemma.tools.outcome import success
 from docgemma.tools.registry import default_registry
 from docgemma.tools.routing import Role
@@ -107,13 +108,13 @@ def cpu_model_figures() -> dict[str, Any]:
 
 
 DEFAULT_BACKENDS = ("fake", "transformers", "llamacpp")
-RESULTS = Path(__file__).resolve().parents[1] / "bench"
+RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 
 
 def save_routes(rows: dict[str, Any], command: str, directory: Path = RESULTS) -> Path:
     """Merge ``rows`` into ``results_routes.json`` (a row per backend, kept across runs) and rewrite
     ``results_routes.md`` from it. Returns the markdown path."""
-    from docgemma.bench_routes import markdown
+    from docgemma.eval.bench_routes import markdown
 
     path = directory / "results_routes.json"
     saved = json.loads(path.read_text()) if path.exists() else {"commands": {}, "rows": {}}
@@ -132,7 +133,7 @@ def main(json_output: bool = False, with_model: bool = True, backends: tuple[str
     """Print the figures (a table, or JSON). ``backends`` given: only their per-route figures."""
     import tempfile
 
-    from docgemma.bench_routes import backend_figures, markdown
+    from docgemma.eval.bench_routes import backend_figures, markdown
 
     figures: dict[str, Any] = {}
     if not backends:

@@ -11,7 +11,7 @@ from docgemma.config import BACKENDS, Settings
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``experiment`` subcommand."""
-    from docgemma.experiments.suites import SUITE_NAMES
+    from docgemma.eval.experiments.suites import SUITE_NAMES
 
     parser = sub.add_parser("experiment", help="a node-level experiment suite (JSONL, table, plots, report)")
     parser.add_argument("suite", choices=[*SUITE_NAMES, "all"])
@@ -26,9 +26,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Run the suite(s), resuming from an existing calls.jsonl, then write the report."""
-    from docgemma.experiments.report import write_report
-    from docgemma.experiments.runner import load_records, plan, run_suite
-    from docgemma.experiments.suites import SUITE_NAMES, all_suites
+    from docgemma.eval.experiments.report import write_report
+    from docgemma.eval.experiments.runner import load_records, plan, run_suite
+    from docgemma.eval.experiments.suites import SUITE_NAMES, all_suites
 
     llm = None
     if args.backend != "rules":
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
         llm = load_llm(Settings(**{**settings.__dict__, "backend": args.backend}))
     if args.judge_model:
-        from docgemma.experiments.suites import synthesize
+        from docgemma.eval.experiments.suites import synthesize
         from docgemma.llm.openai_backend import OpenAICompatLLM
 
         synthesize.JUDGE["model"] = OpenAICompatLLM(settings.openai_base_url.rstrip("/"), args.judge_model,

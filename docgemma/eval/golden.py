@@ -1,8 +1,8 @@
 """Golden case runner (the contract in ARCHITECTURE.md).
 
 ``python -m docgemma golden FILE --backend oracle|<backend> [--out results.jsonl]`` runs every turn
-through the real graph. In ``oracle`` mode the model nodes answer with the turn's expected labels, so
-what is measured is the deterministic machinery; any failed expectation then exits non-zero.
+through the real graph. In ``oracle`` mode the model nodes answer with the turn's expected labels
+(:mod:`docgemma.eval.oracle`), so what is measured is the deterministic machinery; any failed expectation then exits non-zero.
 
 Extensions of the contract (all optional): ``expected_tools`` (every tool of a multi-step turn, in
 order; the oracle selects them one by one), ``mock_tool_results`` (a list consumed call by call, where
@@ -19,22 +19,18 @@ import json
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from pydantic import BaseModel
-
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.events import ApprovalRequest, TurnDone, TurnResult
-from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.state import Attachment
+from docgemma.eval.matching import args_match
+from docgemma.eval.oracle import TurnContext, golden_assistant
 from docgemma.llm.base import LLM
-from docgemma.llm.fake import Call, FakeLLM
-from docgemma.tools.outcome import ToolOutcome, failure
-from docgemma.tools.registry import ToolContext, ToolRegistry, default_registry
+from docgemma.tools.registry import ToolRegistry
 
-PREVIOUS_SEARCH = "<from_previous_search_result>"
 #: Held-out phrasing sets (``golden_tests/heldout_*.json``), written apart from the rules, measure them on wording
 #: no rule was written from. Their failed expectations are reported but do not fail the run: gating on them would
 #: make them a tuning target. ``bench/bench_rules.py`` reports them; the golden test checks every rule decision
@@ -75,117 +71,6 @@ def load_cases(path: Path) -> list[Session]:
     return sessions
 
 
-def expected_tools(turn: dict[str, Any]) -> list[str]:
-    """The tools the turn should call, in order."""
-    if turn.get("expected_tools") or turn.get("oracle_tools"):
-        return list(turn.get("expected_tools") or turn["oracle_tools"])
-    return [turn["expected_tool"]] if turn.get("expected_tool") else []
-
-
-@dataclass
-class TurnContext:
-    """What the oracle and the mock tools know about the turn being run."""
-
-    turn: dict[str, Any] = field(default_factory=dict)
-    tool_index: int = 0
-    current_tool: str | None = None
-    mock_index: int = 0
-    last_search_id: str | None = None
-
-
-class Oracle:
-    """Answers every model call with the turn's expected labels (see module docstring)."""
-
-    def __init__(self, registry: ToolRegistry, ctx: TurnContext) -> None:
-        self.registry = registry
-        self.ctx = ctx
-
-    def __call__(self, call: Call) -> BaseModel | dict[str, Any] | str:
-        turn = self.ctx.turn
-        if call.schema is None:
-            return f"Oracle answer to: {turn.get('user_input', '')}"
-        name = call.schema.__name__
-        if name == "IntentClassification":
-            tools = expected_tools(turn)
-            return {"intent": turn.get("expected_intent", "DIRECT"), "task_summary": turn.get("user_input", "")[:140],
-                    "suggested_tool": tools[0] if tools else None}
-        if name == "ToolSelection":
-            tools = expected_tools(turn)
-            if self.ctx.tool_index < len(tools):
-                tool = tools[self.ctx.tool_index]
-                self.ctx.tool_index += 1
-            else:
-                tool = tools[-1] if tools else self.registry.names[0]
-            self.ctx.current_tool = tool
-            return {"tool_name": tool}
-        if name == "ResultAssessment":
-            return {"quality": turn.get("expected_result_classification", "success_rich")}
-        if name == "RetryStrategy":
-            return {"strategy": turn.get("oracle_retry_strategy", "retry_same")}
-        if call.schema is ImageFindingsOutput:
-            return {"modality": "ct", "findings": ["Oracle finding: image received"], "confidence": "high"}
-        return self._args(call.schema)
-
-    def _args(self, schema: type[BaseModel]) -> dict[str, Any]:
-        # Stage 1 may have been decided by rule (no ToolSelection call): the schema names the tool.
-        by_schema = [s.name for s in self.registry if s.args_model.__name__ == schema.__name__]
-        tool = self.ctx.current_tool if self.ctx.current_tool in by_schema else next(iter(by_schema), None)
-        expected = self.ctx.turn.get("expected_args", {}) if tool == self.ctx.turn.get("expected_tool") else {}
-        expected = {**expected, **self.ctx.turn.get("expected_args_by_tool", {}).get(tool, {})}
-        args: dict[str, Any] = {}
-        for fname, info in schema.model_fields.items():
-            if fname in expected:
-                args[fname] = self._concrete(expected[fname])
-            elif info.is_required():
-                args[fname] = ["not specified", "not specified"] if "list" in str(info.annotation) else "not specified"
-        return args
-
-    def _concrete(self, value: Any) -> Any:
-        if value == PREVIOUS_SEARCH:
-            return self.ctx.last_search_id or "unknown-000"
-        if isinstance(value, str):
-            return value.split("|")[0]
-        return value
-
-
-def mock_executors(registry: ToolRegistry, ctx: TurnContext) -> dict[str, Any]:
-    """Executors that answer from the turn's mocks, or run the real tool when the turn has none."""
-
-    def make(tool: str) -> Any:
-        real = registry[tool]
-
-        def run(args: BaseModel, context: ToolContext) -> ToolOutcome:
-            turn = ctx.turn
-            mocks = turn.get("mock_tool_results")
-            if mocks:
-                outcome: ToolOutcome = mocks[min(ctx.mock_index, len(mocks) - 1)]
-                ctx.mock_index += 1
-            elif "mock_tool_result" in turn:
-                outcome = turn["mock_tool_result"]
-            else:
-                outcome = real.run(args, context) if real.executor else failure("not_configured")
-            data = outcome.get("data")
-            if real.patient_search and outcome.get("status") == "success" and isinstance(data, dict):
-                matches = data.get("matches", [])
-                if matches:
-                    ctx.last_search_id = str(matches[0]["id"])
-            return outcome
-
-        return run
-
-    return {name: make(name) for name in registry.names}
-
-
-def _matches(expected: Any, produced: Any, ctx: TurnContext) -> bool:
-    if expected == PREVIOUS_SEARCH:
-        return produced == ctx.last_search_id
-    if isinstance(expected, list):
-        return isinstance(produced, list) and {str(x).lower() for x in expected} == {str(x).lower() for x in produced}
-    if isinstance(expected, str):
-        return isinstance(produced, str) and any(alt.lower() in produced.lower() for alt in expected.split("|"))
-    return bool(expected == produced)
-
-
 def check_turn(turn: dict[str, Any], result: TurnResult, ctx: TurnContext, registry: ToolRegistry) -> dict[str, bool]:
     """Each expectation of the turn, checked; plus the answer invariants every turn must keep."""
     checks: dict[str, bool] = {}
@@ -198,9 +83,7 @@ def check_turn(turn: dict[str, Any], result: TurnResult, ctx: TurnContext, regis
         checks["tools"] = [t for i, t in enumerate(tools) if i == 0 or t != tools[i - 1]] == turn["expected_tools"]
     if turn.get("expected_args"):
         call = next((t for t in result.tools if t["tool"] == turn.get("expected_tool")), None)
-        checks["args"] = call is not None and all(
-            _matches(v, call["args"].get(k), ctx) for k, v in turn["expected_args"].items()
-        )
+        checks["args"] = call is not None and args_match(turn["expected_args"], call["args"], ctx.last_search_id)
     for key, values in turn.get("expected_entities", {}).items():
         got = result.entities.get(key, [])
         checks[f"entities.{key}"] = {v.lower() for v in values} <= {str(g).lower() for g in got}
@@ -213,7 +96,7 @@ def check_turn(turn: dict[str, Any], result: TurnResult, ctx: TurnContext, regis
         checks["clarification"] = turn["expected_clarification"].lower() in (result.clarification or "").lower()
     for tool, args in turn.get("expected_args_by_tool", {}).items():
         call = next((t for t in result.tools if t["tool"] == tool), None)
-        checks[f"args.{tool}"] = call is not None and all(_matches(v, call["args"].get(k), ctx) for k, v in args.items())
+        checks[f"args.{tool}"] = call is not None and args_match(args, call["args"], ctx.last_search_id)
     if "expected_tool_count" in turn:
         checks["tool_count"] = len(tools) == turn["expected_tool_count"]
     if "expected_llm_calls" in turn:
@@ -286,15 +169,6 @@ def run_session(assistant: Assistant, session: Session, ctx: TurnContext, regist
             "latency_ms": round(outcome.latency_ms, 2), "answer": outcome.answer, "checks": checks,
             "decided_by_rule": by_rule,
         }
-
-
-def golden_assistant(llm: LLM | None = None) -> tuple[Assistant, TurnContext, ToolRegistry]:
-    """An assistant whose tools answer from each turn's mocks; ``llm=None`` answers with the oracle."""
-    ctx = TurnContext()
-    base = default_registry()
-    registry = base.with_executors(mock_executors(base, ctx))
-    model: LLM = FakeLLM(responder=Oracle(registry, ctx), name="oracle") if llm is None else llm
-    return Assistant(model, registry), ctx, registry
 
 
 #: Checks whose value the oracle itself supplies unless code decided first: in oracle mode they are the

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field, create_model
 from docgemma.agent import prompts, rules
 from docgemma.agent.nodes.tool_select import entity_hints, example_for
 from docgemma.agent.schemas import tool_selection_schema
-from docgemma.experiments.core import Case, Probe, Suite, Unusable, Variant, args_match, case_state, load_cases, tool_ok
+from docgemma.eval.experiments.core import Case, Probe, Suite, Unusable, Variant, case_state, load_cases, tool_ok
+from docgemma.eval.matching import args_match
 from docgemma.llm.base import Message
 from docgemma.tools.registry import ToolRegistry, ToolSpec, default_registry
 
