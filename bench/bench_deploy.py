@@ -105,7 +105,7 @@ def checkpointer_cost(postgres_url: str, turns: int) -> dict[str, Any]:
     from docgemma.agent.demo_llm import demo_llm
     from docgemma.config import Settings
     from docgemma.ehr.service import Ehr
-    from docgemma.ops.store import open_store
+    from docgemma.ops.conversation_store import open_store
     from docgemma.runtime import build_registry
     from docgemma.tools.ehr_tools import record_write_check
 

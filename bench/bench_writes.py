@@ -44,7 +44,10 @@ def main() -> int:
     from docgemma.ehr.service import Ehr
     from docgemma.tools.ehr_tools import ehr_executors, record_write_check
     from docgemma.tools.registry import default_registry
-    from docgemma.ui.app import build_demo
+    try:
+        from docgemma.ui.page import build_demo
+    except ModuleNotFoundError:  # a checkout (--root) from before the page module was named for what it holds
+        from docgemma.ui.app import build_demo  # type: ignore[import-not-found,no-redef]
 
     ehr = Ehr.embedded(Path(tempfile.mkdtemp()) / "record.sqlite")
     executors, formatters = ehr_executors(ehr)

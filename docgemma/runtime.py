@@ -13,8 +13,8 @@ from docgemma.config import ENV_NAMES, ConfigError, Settings
 from docgemma.ehr.service import Ehr
 from docgemma.image_store import ImageStore
 from docgemma.llm import LLM, make_llm
+from docgemma.ops.conversation_store import ConversationStore, open_store
 from docgemma.ops.metrics import Metrics
-from docgemma.ops.store import ConversationStore, open_store
 from docgemma.tools.ehr_tools import ehr_executors, record_facts, record_write_check, write_lookup
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import ToolRegistry, default_registry

@@ -24,9 +24,9 @@ from docgemma.config import ConfigError, Settings
 if TYPE_CHECKING:
     from docgemma.agent.assistant import Assistant
     from docgemma.llm.base import LLM
+    from docgemma.ops.conversation_store import ConversationStore
     from docgemma.ops.health import Readiness
     from docgemma.ops.metrics import Metrics
-    from docgemma.ops.store import ConversationStore
     from docgemma.workspace import Record
 
 log = logging.getLogger(__name__)
@@ -107,10 +107,10 @@ class Application:
 def assemble(settings: Settings, llm: LLM | None = None) -> Application:
     """Build the application from ``settings``: conversation store, metrics, record, ``Assistant`` (with ``llm``
     when a model is already loaded, e.g. a notebook's), workspace, readiness checks and the page."""
+    from docgemma.ops.conversation_store import open_store
     from docgemma.ops.metrics import Metrics
-    from docgemma.ops.store import open_store
     from docgemma.runtime import build_assistant, build_ehr, network_probe
-    from docgemma.ui.app import NetworkStatus, build_demo
+    from docgemma.ui.page import NetworkStatus, build_demo
     from docgemma.workspace import Workspace
 
     store = open_store(settings)

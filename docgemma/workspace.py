@@ -1,5 +1,5 @@
 """The clinician's workspace under any front end: the assistant and the record, and what a page does with them
-(run a turn, resume a write, the patient panel, the patient search). The web UI (``ui/app.py``) is layout on
+(run a turn, resume a write, the patient panel, the patient search). The web UI (``ui/page.py``) is layout on
 top of this; it imports neither the record nor the tools.
 
 The patient search is the agent's own ``search_patient`` tool, so the panel and the conversation find the same

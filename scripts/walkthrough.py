@@ -231,7 +231,7 @@ SCENES = [
 def examples() -> list[str]:
     """The page's example prompts (from this checkout)."""
     sys.path.insert(0, str(ROOT))
-    from docgemma.ui.app import EXAMPLES
+    from docgemma.ui.page import EXAMPLES
 
     return list(EXAMPLES)
 

@@ -14,7 +14,7 @@ import json
 from typing import Any, Literal, TypedDict
 
 from docgemma.tools.registry import ToolSpec
-from docgemma.tools.review import PatientCard, WriteReview
+from docgemma.tools.review_types import PatientCard, WriteReview
 
 __all__ = ["ACTIONS", "ALREADY_HANDLED", "BEING_WRITTEN", "NO_PENDING", "RECORD_UNREACHABLE", "RECOVERED_RELEASED",
            "RECOVERED_UNKNOWN", "RECOVERED_WRITTEN", "Action", "ApprovalCard", "CardFinding", "PatientCard",

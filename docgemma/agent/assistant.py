@@ -98,7 +98,7 @@ class Assistant:
         )
         # The approval cards' state machine (agent/claims.py): whichever decision claims a card first carries it
         # out, as this process (``owner``) under a lease it renews while it runs. Shared by every caller of this
-        # Assistant (Gradio queues, API, CLI), and by every replica when the rows are durable (ops/store.py). The
+        # Assistant (Gradio queues, API, CLI), and by every replica when the rows are durable (ops/conversation_store.py). The
         # record's idempotency key (the pending action's id) still stops a second write.
         self.claims = claims or MemoryClaims()
         self.owner = process_owner()

@@ -12,7 +12,7 @@ whether the action's write is there (its idempotency key is the action id), and 
 releases the card so it can be decided again.
 
 :class:`MemoryClaims` keeps the rows in this process (tests, the CLI). Several app processes share the durable
-rows of :mod:`docgemma.ops.store`, kept beside the checkpoints (SQLite or PostgreSQL). Leases compare wall
+rows of :mod:`docgemma.ops.conversation_store`, kept beside the checkpoints (SQLite or PostgreSQL). Leases compare wall
 clocks: replicas are assumed to keep their clocks in step (NTP), well within a lease.
 """
 

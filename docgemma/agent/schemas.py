@@ -91,7 +91,7 @@ def agent_schemas(registry: ToolRegistry) -> dict[type[BaseModel], int]:
     Stage 2's schemas of only the missing fields (``missing_fields_schema``) depend on the message and are
     not listed; a backend builds those on first use.
     """
-    from docgemma.agent.settings import NODE_CONFIG
+    from docgemma.agent.node_settings import NODE_CONFIG
     from docgemma.tools.imaging import IMAGE_TOOL_CONFIG, ImageAnalysisOutput
 
     schemas: dict[type[BaseModel], int] = {

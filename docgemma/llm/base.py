@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class NodeConfig:
-    """Generation settings of one LLM call site (the agent's table is ``agent.settings.NODE_CONFIG``)."""
+    """Generation settings of one LLM call site (the agent's table is ``agent.node_settings.NODE_CONFIG``)."""
 
     temperature: float
     max_tokens: int

@@ -14,7 +14,7 @@ import httpx
 if TYPE_CHECKING:
     from docgemma.config import Settings
     from docgemma.ehr.service import Ehr
-    from docgemma.ops.store import ConversationStore
+    from docgemma.ops.conversation_store import ConversationStore
 
 #: Seconds each check may take: a probe every few seconds must not pile up behind a hung dependency.
 PROBE_TIMEOUT_S = 3.0

@@ -25,7 +25,7 @@ from docgemma.tools.catalog import (
     save_clinical_note,
     search_patient,
 )
-from docgemma.tools.review import PatientCard, WriteCheck, WriteReview
+from docgemma.tools.review_types import PatientCard, WriteCheck, WriteReview
 from docgemma.tools.routing import Role
 from docgemma.tools.spec import Executor, Formatter, ToolSpec
 from docgemma.tools.write_checks import Findings, PatientFacts, active_allergies, active_orders, paediatric_note

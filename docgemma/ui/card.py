@@ -4,7 +4,7 @@ words and colour (an emoji alone is an empty box where no emoji font is installe
 
 Generic over the card's data (``agent.approval.ApprovalCard``): whatever arguments a write tool has become
 fields, and whatever warnings its check returns are shown, next to the field they name or at the top. Pure
-functions (no Gradio): the layout in ``ui/app.py`` shows what these return.
+functions (no Gradio): the layout in ``ui/page.py`` shows what these return.
 """
 
 from __future__ import annotations

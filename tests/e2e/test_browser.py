@@ -20,7 +20,7 @@ from docgemma.ehr.service import Ehr
 from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import default_registry
-from docgemma.ui.app import build_demo
+from docgemma.ui.page import build_demo
 from docgemma.workspace import Workspace
 from tests.fixture_api import handler
 

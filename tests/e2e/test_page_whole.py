@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from docgemma.ehr.service import Ehr
-from docgemma.ui.app import BROWSER_KEY
+from docgemma.ui.page import BROWSER_KEY
 from tests.conftest import free_port
 from tests.e2e.test_browser import ARTIFACTS, CT, TIMEOUT_MS, page  # noqa: F401  (fixture)
 from tests.e2e.test_restart_browser import AppProcess

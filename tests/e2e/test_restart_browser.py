@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from docgemma.ehr.service import Ehr
-from docgemma.ui.app import BROWSER_KEY
+from docgemma.ui.page import BROWSER_KEY
 from tests.conftest import free_port
 from tests.e2e.test_browser import ARTIFACTS, TIMEOUT_MS, ask, page  # noqa: F401  (fixture)
 

@@ -21,9 +21,9 @@ from docgemma.agent.events import ApprovalRequest, TurnDone
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
 from docgemma.fhir import display_text
-from docgemma.ops.store import open_store
+from docgemma.ops.conversation_store import open_store
 from docgemma.runtime import build_assistant
-from docgemma.ui.app import Handlers, Page, layout
+from docgemma.ui.page import Handlers, Page, layout
 from docgemma.workspace import Workspace
 from tests.fixture_images import bomb_png
 

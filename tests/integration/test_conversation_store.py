@@ -1,4 +1,4 @@
-"""The conversation store (docgemma/ops/store.py): LangGraph's checkpointer and the approval-card claims on
+"""The conversation store (docgemma/ops/conversation_store.py): LangGraph's checkpointer and the approval-card claims on
 SQLite (default) and PostgreSQL (``DOCGEMMA_CHECKPOINT_URL``, a real server from tests/postgres.py)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.events import TurnResult
 from docgemma.config import ConfigError, Settings
 from docgemma.ehr.service import Ehr
-from docgemma.ops import store as store_module
-from docgemma.ops.store import ConversationStore, open_store
+from docgemma.ops import conversation_store as store_module
+from docgemma.ops.conversation_store import ConversationStore, open_store
 from docgemma.runtime import build_registry
 from docgemma.tools.ehr_tools import record_write_check, write_lookup
 from docgemma.tools.registry import ToolContext

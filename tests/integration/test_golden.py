@@ -65,7 +65,7 @@ def test_failed_expectation_exits_non_zero(tmp_path: Path) -> None:
 
 
 def test_every_page_example_has_a_golden_turn() -> None:
-    from docgemma.ui.app import EXAMPLES
+    from docgemma.ui.page import EXAMPLES
 
     doc = json.loads((FILES[0].parent / "page_examples.json").read_text())
     turns = [t["user_input"] for s in doc["sessions"] for t in s["user_inputs"]]

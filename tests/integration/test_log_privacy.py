@@ -57,11 +57,11 @@ def served(tmp_path: Path) -> Iterator[str]:
     from docgemma.agent.demo_llm import demo_llm
     from docgemma.config import Settings
     from docgemma.ehr.service import Ehr
+    from docgemma.ops.conversation_store import open_store
     from docgemma.ops.metrics import Metrics
-    from docgemma.ops.store import open_store
     from docgemma.runtime import build_registry
     from docgemma.serve import readiness
-    from docgemma.ui.app import build_demo
+    from docgemma.ui.page import build_demo
     from docgemma.ui.server import build_app
     from docgemma.workspace import Workspace
     from tests.conftest import serve_in_thread

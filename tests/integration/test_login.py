@@ -13,8 +13,8 @@ import pytest
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
+from docgemma.ops.conversation_store import open_store
 from docgemma.ops.metrics import Metrics
-from docgemma.ops.store import open_store
 from docgemma.tools.registry import default_registry
 from docgemma.ui.login import is_public
 from docgemma.ui.server import HEALTH_PATHS
@@ -33,7 +33,7 @@ CLOSED = [("GET", "/openapi.json"), ("GET", "/gradio_api/openapi.json"), ("POST"
 
 def _served(tmp_path: Path, through_gradio: bool) -> tuple[str, object]:
     from docgemma.serve import readiness
-    from docgemma.ui.app import build_demo
+    from docgemma.ui.page import build_demo
     from docgemma.ui.server import build_app
     from docgemma.workspace import Workspace
 

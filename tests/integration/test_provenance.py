@@ -13,7 +13,7 @@ from docgemma.agent.assistant import Assistant
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
 from docgemma.ehr.service import CONVERSATION_SYSTEM, USER_SYSTEM, Ehr, conversation_ref
-from docgemma.ops.store import open_store
+from docgemma.ops.conversation_store import open_store
 from docgemma.runtime import build_registry
 from docgemma.tools.ehr_tools import record_write_check
 from tests.conftest import serve_in_thread
@@ -71,7 +71,7 @@ def served_with_login(tmp_path: Path) -> Iterator[tuple[str, Ehr]]:
 
     from docgemma.ops.metrics import Metrics
     from docgemma.serve import readiness
-    from docgemma.ui.app import build_demo
+    from docgemma.ui.page import build_demo
     from docgemma.ui.server import build_app
     from docgemma.workspace import Workspace
 

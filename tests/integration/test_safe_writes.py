@@ -21,7 +21,7 @@ from docgemma.llm.fake import Call, FakeLLM
 from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.registry import ToolContext, ToolRegistry, default_registry
 from docgemma.ui.card import approval_markdown
-from docgemma.ui.events import apply_event, final_markdown
+from docgemma.ui.messages import apply_event, final_markdown
 
 
 @pytest.fixture

@@ -17,13 +17,13 @@ from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
 from docgemma.ehr.client import FhirClient
 from docgemma.ehr.service import Ehr
+from docgemma.ops.conversation_store import open_store
 from docgemma.ops.health import NotReady, fhir_check, model_check
 from docgemma.ops.metrics import Metrics
-from docgemma.ops.store import open_store
 from docgemma.runtime import build_registry
 from docgemma.serve import readiness
 from docgemma.tools.ehr_tools import record_write_check
-from docgemma.ui.app import build_demo
+from docgemma.ui.page import build_demo
 from docgemma.ui.server import build_app
 from docgemma.workspace import Workspace
 from tests.conftest import free_port, serve_in_thread

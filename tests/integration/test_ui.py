@@ -20,10 +20,10 @@ from docgemma.ehr.service import Ehr
 from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import default_registry
-from docgemma.ui import app as app_module
-from docgemma.ui.app import build_demo
+from docgemma.ui import page as app_module
 from docgemma.ui.card import approval_markdown
-from docgemma.ui.events import apply_event, status_line, summary_markdown, timeline_markdown
+from docgemma.ui.messages import apply_event, status_line, summary_markdown, timeline_markdown
+from docgemma.ui.page import build_demo
 from docgemma.workspace import Workspace
 from tests.fixture_api import handler
 from tests.fixture_images import bomb_png

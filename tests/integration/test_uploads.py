@@ -172,7 +172,7 @@ def test_the_app_refuses_an_oversized_upload_without_reading_it(tmp_path: Path) 
     file's size before reading it, and says so."""
     from gradio_client import Client, handle_file
 
-    from docgemma.ui.app import build_demo
+    from docgemma.ui.page import build_demo
     from docgemma.workspace import Workspace
 
     assistant = Assistant(demo_llm(), default_registry(), settings=Settings(max_image_bytes=50_000))
@@ -195,7 +195,7 @@ def _served_app(tmp_path: Path, *, gradio_check: bool = True, gate: bool = True)
 
 
     from docgemma.ops.metrics import Metrics
-    from docgemma.ui.app import build_demo
+    from docgemma.ui.page import build_demo
     from docgemma.ui.server import build_app
     from docgemma.workspace import Workspace
     from tests.conftest import serve_in_thread

@@ -18,9 +18,9 @@ import pytest
 from docgemma.agent.answer import follow_ups
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.agent.demo_llm import demo_llm
-from docgemma.agent.extract import prefill
 from docgemma.agent.nodes.tool_select import example_for
 from docgemma.agent.patterns import remaining_tools
+from docgemma.agent.prefill import prefill
 from docgemma.agent.rules import decide
 from docgemma.clinical.entities import extract_entities
 from docgemma.tools import catalog

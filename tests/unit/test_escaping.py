@@ -13,8 +13,8 @@ from docgemma.agent.events import TurnResult
 from docgemma.tools.interactions import InteractionLabel
 from docgemma.tools.openfda import Label
 from docgemma.tools.outcome import Source
-from docgemma.ui.events import final_markdown, summary_markdown
 from docgemma.ui.markup import SOURCE_HOSTS, escape, safe_source_url
+from docgemma.ui.messages import final_markdown, summary_markdown
 
 #: A Markdown link or image, and an HTML tag: what the page's renderer would turn into a fetch or a click.
 _LINK = re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\(([^)]*)\)")

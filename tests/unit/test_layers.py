@@ -63,9 +63,9 @@ def test_the_ui_reaches_the_record_only_through_the_workspace() -> None:
 
 def test_the_ui_assembles_nothing() -> None:
     """The application is built in ``docgemma/serve.py``: no ui module builds the model, the record, the tools or
-    the conversation store (``runtime``, ``ops.store``) — it lays the page out over the workspace it is given."""
+    the conversation store (``runtime``, ``ops.conversation_store``) — it lays the page out over the workspace it is given."""
     graph = import_graph()
-    assembly = {"docgemma.runtime", "docgemma.ops.store", "docgemma.ops.listen", "docgemma.llm.platform"}
+    assembly = {"docgemma.runtime", "docgemma.ops.conversation_store", "docgemma.ops.listen", "docgemma.llm.platform"}
     assert [(a, b) for a, targets in graph.graph().items() if graph.layer_of(a)[1] == "ui"
             for b in targets if b in assembly] == []
 

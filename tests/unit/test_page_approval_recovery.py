@@ -16,11 +16,11 @@ from docgemma.agent.assistant import Assistant
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
-from docgemma.ops.store import open_store
+from docgemma.ops.conversation_store import open_store
 from docgemma.runtime import build_registry
 from docgemma.tools.ehr_tools import record_write_check, write_lookup
 from docgemma.tools.registry import ToolContext
-from docgemma.ui.app import Handlers, layout
+from docgemma.ui.page import Handlers, layout
 from docgemma.workspace import Workspace
 
 ALLERGY = "Add a penicillin allergy for Amina Okafor"

@@ -15,9 +15,9 @@ from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.modes import capabilities, limits, mode_of
 from docgemma.agent.nodes.synthesize import CONVERSATION_CAP
 from docgemma.llm.fake import FakeLLM
-from docgemma.ui.app import STALE_CLICK
 from docgemma.ui.card import approval_markdown, edited_args, fields, header_markdown
-from docgemma.ui.events import final_markdown, timeline_markdown
+from docgemma.ui.messages import final_markdown, timeline_markdown
+from docgemma.ui.page import STALE_CLICK
 from docgemma.ui.wording import WORDS, step_text
 from tests.unit.test_page_session import App
 
@@ -199,7 +199,7 @@ def test_a_service_this_machine_cannot_reach_is_said_so_and_not_retried() -> Non
 
 def test_the_record_is_a_source_named_for_whom_it_was_read() -> None:
     from docgemma.agent.events import TurnResult
-    from docgemma.ui.events import source_line
+    from docgemma.ui.messages import source_line
 
     grace = {"id": "g1", "name": "Grace Mensah"}
     chart = TurnResult(answer="", active_patient=grace, tools=[{"tool": "get_patient_chart", "status": "success"}])

@@ -16,11 +16,11 @@ from docgemma.agent.assistant import Assistant
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
-from docgemma.ops.store import ConversationStore, open_store
+from docgemma.ops.conversation_store import ConversationStore, open_store
 from docgemma.runtime import build_registry
 from docgemma.tools.ehr_tools import record_write_check
-from docgemma.ui.app import Handlers, Page, layout
-from docgemma.ui.events import IMAGE_ONLY, REOPENED, WELCOME, restored_history
+from docgemma.ui.messages import IMAGE_ONLY, REOPENED, WELCOME, restored_history
+from docgemma.ui.page import Handlers, Page, layout
 from docgemma.ui.thread_id import is_thread_id, new_thread_id, thread_from_browser
 from docgemma.workspace import NO_PATIENT, Workspace
 
@@ -161,7 +161,7 @@ def test_restoring_and_new_conversation_are_not_api_endpoints_and_the_api_is_unc
     """An API client has its own session thread; what a page does on load or on "New conversation" is not API,
     and /respond still takes (message, history): the thread is not a parameter."""
     from docgemma.tools.registry import default_registry
-    from docgemma.ui.app import build_demo
+    from docgemma.ui.page import build_demo
 
     demo = build_demo(Workspace(Assistant(demo_llm(), default_registry()), None), "Demo rules · CPU")
     named = demo.get_api_info()["named_endpoints"]

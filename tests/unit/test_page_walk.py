@@ -5,7 +5,7 @@ timeline without a sign (its frequency missing), and the status line named the d
 from __future__ import annotations
 
 from docgemma.agent.assistant import TurnResult
-from docgemma.ui.events import final_markdown, status_line, timeline_markdown
+from docgemma.ui.messages import final_markdown, status_line, timeline_markdown
 
 CHART = ("**Patient Record**\n\n## Safety\nRENAL FUNCTION: eGFR 33\n\n## Latest observations\n- eGFR: 33\n"
          "### Last encounter ##\n2026-10-28 review")

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from docgemma.agent.extract import prefill
 from docgemma.agent.patterns import corrected, is_write_request, remaining_tools
+from docgemma.agent.prefill import prefill
 from docgemma.agent.rules import decide
 from docgemma.clinical.entities import extract_entities, extract_patient_names
 from docgemma.tools.registry import default_registry

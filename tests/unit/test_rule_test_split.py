@@ -79,7 +79,7 @@ def test_is_it_ok_to_prescribe_a_drug_is_a_label_question_not_a_write() -> None:
      ("0f3c9a1e-2b7d-4c55-9e0a-7d1b2c3d4e5f", "Condition")),
 ])
 def test_a_question_about_one_record_item_by_id_explores_from_it(query: str, item: tuple[str, str]) -> None:
-    from docgemma.agent.extract import prefill
+    from docgemma.agent.prefill import prefill
 
     assert first(query, ACTIVE) == ("TOOL_NEEDED", "explore_connections")
     args = prefill(REG["explore_connections"], state(query, ACTIVE))

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from docgemma.agent.extract import prefill
 from docgemma.agent.patterns import is_write_request, remaining_tools
+from docgemma.agent.prefill import prefill
 from docgemma.agent.rules import decide
 from docgemma.agent.validation import ground
 from docgemma.clinical.entities import extract_entities, extract_patient_ids, extract_patient_names

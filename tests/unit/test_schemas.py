@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from docgemma.agent.node_settings import NODE_CONFIG
 from docgemma.agent.schemas import (
     ImageFindingsOutput,
     ResultAssessment,
@@ -14,7 +15,6 @@ from docgemma.agent.schemas import (
     intent_schema,
     tool_selection_schema,
 )
-from docgemma.agent.settings import NODE_CONFIG
 from docgemma.tools.registry import default_registry
 
 REGISTRY = default_registry()

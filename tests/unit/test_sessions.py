@@ -10,7 +10,7 @@ from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
 from docgemma.ops.metrics import Metrics
 from docgemma.tools.registry import default_registry
-from docgemma.ui.app import build_demo
+from docgemma.ui.page import build_demo
 from docgemma.ui.server import build_app
 from docgemma.ui.sessions import SessionReaper
 from docgemma.workspace import Workspace

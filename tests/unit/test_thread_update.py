@@ -9,7 +9,7 @@ from docgemma.agent.assistant import Assistant
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.state import PatientRef
 from docgemma.tools.registry import default_registry
-from docgemma.ui.app import chosen_patient, patient_choice
+from docgemma.ui.page import chosen_patient, patient_choice
 from docgemma.workspace import Workspace
 
 ANN = PatientRef(id="p-ann", name="Ann Lee")

@@ -232,7 +232,7 @@ def test_gpu_space_whose_cuda_fails_says_so_loudly(monkeypatch: pytest.MonkeyPat
     assert note.startswith("GPU FAILURE") and "t4-small" in note and "CUDA 13.0" in note
     assert "driver on your system is too old" in note and "not MedGemma" in note
     assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [note]
-    from docgemma.ui.events import status_line
+    from docgemma.ui.messages import status_line
 
     assert "GPU FAILURE" in status_line(llm.describe(), llm.fallback_note, "reachable")
 

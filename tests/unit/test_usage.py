@@ -12,7 +12,7 @@ from docgemma.agent.trace import NodeTrace
 from docgemma.llm.base import LLMError, Messages, Usage
 from docgemma.llm.fake import FakeLLM
 from docgemma.llm.observed import ModelCall, ObservedLLM
-from docgemma.ui.events import _cost
+from docgemma.ui.messages import _cost
 
 
 class Answer(BaseModel):

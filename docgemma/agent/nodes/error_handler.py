@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from docgemma.agent import clarify, prompts
+from docgemma.agent.node_settings import MAX_RETRIES, MAX_STEPS, MAX_TOTAL_RETRIES, NODE_CONFIG
 from docgemma.agent.patterns import remaining_tools
 from docgemma.agent.schemas import RetryStrategy
-from docgemma.agent.settings import MAX_RETRIES, MAX_STEPS, MAX_TOTAL_RETRIES, NODE_CONFIG
 from docgemma.agent.state import AgentState, PatientRef, RouteAction, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.llm.base import LLM, LLMError, clinically_meaningful

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from docgemma.agent import prompts
 from docgemma.agent.choice import chosen_patient
 from docgemma.agent.memory import since_last_switch
+from docgemma.agent.node_settings import HISTORY_TURNS, NODE_CONFIG
 from docgemma.agent.schemas import ImageFindingsOutput
-from docgemma.agent.settings import HISTORY_TURNS, NODE_CONFIG
 from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef, turn_defaults
 from docgemma.agent.trace import NodeTrace
 from docgemma.clinical.entities import extract_entities

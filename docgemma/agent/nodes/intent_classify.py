@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from docgemma.agent import prompts, rules
+from docgemma.agent.node_settings import NODE_CONFIG
 from docgemma.agent.schemas import intent_schema
-from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
 from docgemma.llm.base import LLM, LLMError, clinically_meaningful

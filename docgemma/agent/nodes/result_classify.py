@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from docgemma.agent import prompts
+from docgemma.agent.node_settings import NODE_CONFIG
 from docgemma.agent.schemas import ResultAssessment
-from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.llm.base import LLM, LLMError, clinically_meaningful

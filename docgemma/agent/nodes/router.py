@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from docgemma.agent import clarify
+from docgemma.agent.node_settings import MAX_STEPS
 from docgemma.agent.patterns import remaining_tools
-from docgemma.agent.settings import MAX_STEPS
 from docgemma.agent.state import AgentState, RouteAction
 from docgemma.agent.trace import NodeTrace
 from docgemma.tools.registry import ToolRegistry

@@ -25,8 +25,8 @@ from typing import Any
 from docgemma.agent import answer, modes, prompts, record_check, render, transcript
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
+from docgemma.agent.node_settings import NODE_CONFIG
 from docgemma.agent.patterns import is_short_record_question
-from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import other_patient_named

@@ -23,7 +23,7 @@ from docgemma.images import DEFAULT_MAX_PIXELS, ImageError
 from docgemma.llm.base import LLM
 from docgemma.tools.outcome import ToolOutcome, failure, format_error
 from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
-from docgemma.tools.review import WriteCheck
+from docgemma.tools.review_types import WriteCheck
 
 log = logging.getLogger(__name__)
 

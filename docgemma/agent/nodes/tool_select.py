@@ -3,7 +3,7 @@ tool's arguments with deterministic entity hints.
 
 * Stage 1 by rule: when the task still needs a tool code can name (task patterns, an imperative write, a
   named patient, a question about the active patient's record), no model call.
-* Stage 2 by rule first: :func:`docgemma.agent.extract.prefill` fills what the message states; the model
+* Stage 2 by rule first: :func:`docgemma.agent.prefill.prefill` fills what the message states; the model
   is asked only for the required fields still missing (a schema of just those), never for a patient id.
 
 * Retry "same": no model call — the same tool and arguments run again.
@@ -17,9 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from docgemma.agent import prompts, rules
-from docgemma.agent.extract import prefill
+from docgemma.agent.node_settings import NODE_CONFIG
+from docgemma.agent.prefill import prefill
 from docgemma.agent.schemas import missing_fields_schema, tool_selection_schema
-from docgemma.agent.settings import NODE_CONFIG
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
 from docgemma.llm.base import LLM, LLMError, clinically_meaningful

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from docgemma.agent.settings import NODE_CONFIG
+from docgemma.agent.node_settings import NODE_CONFIG
 from docgemma.agent.state import AgentState, PatientRef, ToolResult
 from docgemma.clinical.entities import extract_entities
 from docgemma.llm.base import LLM, LLMOutputError, Messages

@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import BaseModel, create_model
 
 from docgemma.agent import prompts
-from docgemma.agent.extract import prefill
 from docgemma.agent.nodes.tool_select import entity_hints
+from docgemma.agent.prefill import prefill
 from docgemma.eval.experiments.core import Case, Probe, Suite, Unusable, Variant, case_state, load_cases
 from docgemma.eval.matching import args_match
 from docgemma.tools.registry import default_registry

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from docgemma.agent import prompts
-from docgemma.agent.settings import NODE_CONFIG
+from docgemma.agent.node_settings import NODE_CONFIG
 from docgemma.eval.experiments.core import Case, Probe, Suite, Variant, case_state, load_cases, tool_result
 from docgemma.eval.matching import matches
 from docgemma.llm.base import LLM, Message

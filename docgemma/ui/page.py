@@ -41,7 +41,7 @@ from docgemma.tools.http import known_offline
 from docgemma.ui.card import MAX_FIELDS, RECHECK, args_json, card_reference, check_markdown, edited_args
 from docgemma.ui.card import fields as card_fields
 from docgemma.ui.card import header_markdown as card_header
-from docgemma.ui.events import (
+from docgemma.ui.messages import (
     WELCOME,
     apply_event,
     escape,
