@@ -120,7 +120,7 @@ class AgentState(TypedDict, total=False):
 
     # ── input of the turn ──
     user_query: str
-    attachment: ImageRef | None  # a reference: image bytes never go into the checkpoint
+    image_ref: ImageRef | None  # the stored upload (a reference: image bytes never go into the checkpoint)
     #: Unique per turn (set by the Assistant): a pending write's id derives from it, stable across replays.
     turn_id: str
     #: Set instead of a question: the run is a thread update, not a turn (THREAD_UPDATE clears it).
@@ -183,7 +183,7 @@ class InputState(TypedDict, total=False):
     """What a turn is started with (the graph's declared input); everything else is derived or carried over."""
 
     user_query: str
-    attachment: ImageRef | None
+    image_ref: ImageRef | None
     turn_id: str
     thread_update: ThreadUpdate | None
 
@@ -239,9 +239,9 @@ def turn_defaults() -> dict[str, Any]:
     return copy.deepcopy(dict(TURN_DEFAULTS))
 
 
-def turn_input(user_query: str, attachment: ImageRef | None = None, turn_id: str | None = None) -> InputState:
+def turn_input(user_query: str, image_ref: ImageRef | None = None, turn_id: str | None = None) -> InputState:
     """The input of one turn; everything else is derived (and per-turn fields reset) by INPUT_ASSEMBLY."""
-    out = InputState(user_query=user_query, attachment=attachment, thread_update=None)
+    out = InputState(user_query=user_query, image_ref=image_ref, thread_update=None)
     if turn_id is not None:
         out["turn_id"] = turn_id
     return out

@@ -25,7 +25,7 @@ def written(state: AgentState, registry: ToolRegistry) -> list[str]:
 def turn_entry(state: AgentState, registry: ToolRegistry, answer: str, confidence: Confidence | None,
                sources: list[Source]) -> TranscriptEntry:
     """The finished turn of ``state`` as the page shows it."""
-    return TranscriptEntry(question=state.get("user_query", ""), image=state.get("attachment"), answer=answer,
+    return TranscriptEntry(question=state.get("user_query", ""), image=state.get("image_ref"), answer=answer,
                            confidence=confidence, sources=list(sources), writes=written(state, registry))
 
 

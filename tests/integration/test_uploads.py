@@ -58,7 +58,7 @@ def test_an_image_turn_does_not_put_the_image_into_the_checkpoint(tmp_path: Path
     assistant.run_turn("t", "What does this image show?", {"filename": "scan.png", "data": image})
     growth = db.size() - before
     assert growth < len(image) / 4, f"checkpoint grew by {growth} bytes for a {len(image)}-byte image"
-    ref = assistant.state("t")["attachment"]
+    ref = assistant.state("t")["image_ref"]
     assert ref is not None and "data" not in ref and load_image_bytes(ref) == image
     assert store.usage() == (1, len(image))
 

@@ -12,7 +12,7 @@ from docgemma.tools.outcome import success
 from tests.conftest import Tools
 
 #: Fields input_assembly leaves alone: the turn's input it does not rewrite, and the conversation.
-NOT_SET_BY_INPUT_ASSEMBLY = {"conversation", "attachment", "turn_id", "transcript", "thread_update"}
+NOT_SET_BY_INPUT_ASSEMBLY = {"conversation", "image_ref", "turn_id", "transcript", "thread_update"}
 
 DIRTY: dict[str, Any] = {  # what a previous turn may leave behind
     "intent": "TOOL_NEEDED", "scope": "off_topic", "task_summary": "old", "suggested_tool": "search_patient",

@@ -50,12 +50,12 @@ def truncated(query: str, max_chars: int, notes: list[str]) -> str:
     return query
 
 
-def attached_image(attachment: ImageRef | None, max_bytes: int, max_pixels: int, notes: list[str]) -> Image | None:
+def attached_image(image_ref: ImageRef | None, max_bytes: int, max_pixels: int, notes: list[str]) -> Image | None:
     """The turn's image, decoded once with every limit (the image tool is handed this decode), or None."""
-    if attachment is None:
+    if image_ref is None:
         return None
     try:
-        return decode_ref(attachment, max_bytes, max_pixels)
+        return decode_ref(image_ref, max_bytes, max_pixels)
     except ImageError as exc:
         notes.append(f"{exc} The image was not analysed.")
         return None
@@ -118,7 +118,7 @@ def input_assembly(
     trace = NodeTrace("input_assembly", llm)
     notes: list[str] = []
     query = truncated(state.get("user_query", "").strip(), max_message_chars, notes)
-    image = attached_image(state.get("attachment"), max_image_bytes, max_image_pixels, notes)
+    image = attached_image(state.get("image_ref"), max_image_bytes, max_image_pixels, notes)
     if not query and image is not None:
         query = DEFAULT_IMAGE_QUERY
     findings = image_findings(image, query, trace, notes) if image is not None else None

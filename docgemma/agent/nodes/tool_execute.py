@@ -146,10 +146,10 @@ def _run(spec: ToolSpec, checked: Checked, state: AgentState, config: RunnableCo
     """Call the tool through the registry; the image tool is handed INPUT_ASSEMBLY's decode of the upload."""
     assert checked.model is not None
     image = None
-    attachment = state.get("attachment")
-    if spec.needs_image and attachment is not None:
+    image_ref = state.get("image_ref")
+    if spec.needs_image and image_ref is not None:
         try:
-            image = decode_ref(attachment, max_image_bytes, max_image_pixels)  # INPUT_ASSEMBLY's decode
+            image = decode_ref(image_ref, max_image_bytes, max_image_pixels)  # INPUT_ASSEMBLY's decode
         except ImageError:
             image = None
     configurable = config.get("configurable") or {}
