@@ -88,6 +88,10 @@ class Settings:
     #: (``DOCGEMMA_PREFIX_CACHE``: ``on``, ``off``, or ``auto`` = None). None: on, except where reuse is measured not
     #: to reproduce a full prefill (the transformers backend with bf16 compute: see ``llm/prefix_cache.py``).
     prefix_cache: bool | None = None
+    #: Where the web app listens: Gradio's own variables (``GRADIO_SERVER_NAME``, ``GRADIO_SERVER_PORT``), read here
+    #: with the rest so one place reads the environment.
+    server_name: str = "127.0.0.1"
+    server_port: int = 7860
 
     @property
     def checkpoint_path(self) -> Path:
@@ -147,6 +151,8 @@ class Settings:
             checkpoint_url=_database_url(env, "DOCGEMMA_CHECKPOINT_URL"),
             approval_lease_s=_float(env, "DOCGEMMA_APPROVAL_LEASE_S", defaults.approval_lease_s),
             prefix_cache=_SWITCH[_choice(env, "DOCGEMMA_PREFIX_CACHE", tuple(_SWITCH), "auto")],
+            server_name=env.get("GRADIO_SERVER_NAME", defaults.server_name),
+            server_port=_port(env, "GRADIO_SERVER_PORT", defaults.server_port),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -167,8 +173,9 @@ _SWITCH: dict[str, bool | None] = {"auto": None, "on": True, "off": False}
 #: Each setting's environment variable (what :meth:`Settings.from_env` reads and :meth:`Settings.to_env` writes).
 ENV_NAMES: dict[str, str] = {
     name: f"DOCGEMMA_{name.upper()}" for name in Settings.__dataclass_fields__
-    if name not in ("openfda_api_key", "ncbi_api_key", "ncbi_email")
-} | {"openfda_api_key": "OPENFDA_API_KEY", "ncbi_api_key": "NCBI_API_KEY", "ncbi_email": "NCBI_EMAIL"}
+    if name not in ("openfda_api_key", "ncbi_api_key", "ncbi_email", "server_name", "server_port")
+} | {"openfda_api_key": "OPENFDA_API_KEY", "ncbi_api_key": "NCBI_API_KEY", "ncbi_email": "NCBI_EMAIL",
+     "server_name": "GRADIO_SERVER_NAME", "server_port": "GRADIO_SERVER_PORT"}
 
 
 NumberT = TypeVar("NumberT", int, float)
@@ -189,6 +196,17 @@ def _positive(env: Mapping[str, str], name: str, default: NumberT, kind: type[Nu
 
 def _int(env: Mapping[str, str], name: str, default: int) -> int:
     return _positive(env, name, default, int, "a whole number")
+
+
+def _port(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, str(default))
+    try:
+        port = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a port number") from None
+    if not 0 < port < 65536:
+        raise ConfigError(f"{name}={port} is not a port number (1-65535)")
+    return port
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:

@@ -10,7 +10,6 @@ the ``spaces`` package initialises only from ``gradio.Blocks.launch`` and the ap
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import urllib.error
@@ -19,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from docgemma.config import ConfigError, Settings
+from docgemma.config import Settings
 
 if TYPE_CHECKING:
     from docgemma.agent.assistant import Assistant
@@ -33,19 +32,6 @@ log = logging.getLogger(__name__)
 
 #: Seconds to wait for the page to answer once the server listens, before giving up on saying "ready".
 READY_TIMEOUT_S = 60.0
-
-
-def address() -> tuple[str, int]:
-    """Host and port from Gradio's variables, as ``gradio`` itself reads them."""
-    host = os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1")
-    raw = os.environ.get("GRADIO_SERVER_PORT", "7860")
-    try:
-        port = int(raw)
-    except ValueError:
-        raise ConfigError(f"GRADIO_SERVER_PORT={raw!r} is not a port number") from None
-    if not 0 < port < 65536:
-        raise ConfigError(f"GRADIO_SERVER_PORT={port} is not a port number (1-65535)")
-    return host, port
 
 
 def local_url(host: str, port: int) -> str:
@@ -137,7 +123,7 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
     zerogpu = on_zerogpu()
     if zerogpu:
         zerogpu_wrapper()  # imports spaces: before the model touches CUDA, and so that it patches Blocks.launch
-    host, port = address()
+    host, port = settings.server_name, settings.server_port
     ensure_can_listen(host, port, "set GRADIO_SERVER_PORT to a free port")
     app = assemble(settings)
     demo = app.demo

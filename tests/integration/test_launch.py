@@ -145,7 +145,6 @@ def test_spaces_importable_without_zerogpu_changes_nothing(tmp_path: Path, tiny_
 
     monkeypatch.syspath_prepend(str(SPACES_STUB))
     monkeypatch.delenv("SPACES_ZERO_GPU", raising=False)
-    monkeypatch.setenv("GRADIO_SERVER_PORT", str(free_port()))
     import spaces  # importable, as on any Space
 
     launch_before = gr.Blocks.launch
@@ -160,7 +159,7 @@ def test_spaces_importable_without_zerogpu_changes_nothing(tmp_path: Path, tiny_
     monkeypatch.setattr(runtime, "build_assistant", record_assistant)
     monkeypatch.setattr(server, "serve", lambda *a, **k: served.append("uvicorn"))
     monkeypatch.setattr(server, "serve_through_gradio", lambda *a, **k: served.append("gradio"))
-    launch(Settings(backend="transformers", model=str(tiny_model), data_dir=tmp_path / "data"))
+    launch(Settings(backend="transformers", model=str(tiny_model), data_dir=tmp_path / "data", server_port=free_port()))
     llm = built[0].llm
     assert served == ["uvicorn"] and gr.Blocks.launch is launch_before and spaces.decorated_cache == {}
     assert llm.prefix_cache and llm._generate_ids == llm._generate_ids_impl and llm._stream == llm._stream_impl

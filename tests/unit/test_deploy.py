@@ -97,7 +97,7 @@ def test_every_docgemma_variable_is_one_the_app_reads_and_accepts(compose: dict[
     settings = Settings.from_env(recording)  # raises ConfigError on any value the app cannot use
     ours = {name for name in env if name.startswith("DOCGEMMA_")}
     assert ours and ours <= recording.read, f"set but never read: {ours - recording.read}"
-    assert set(env) - ours == {"GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"}  # read by ui/page.py launch()
+    assert set(env) - ours == {"GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"}  # Gradio's own names, read by Settings.from_env
     assert settings.backend == "openai" and settings.checkpoint_url and settings.fhir_base_url and settings.auth
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from docgemma import runtime
-from docgemma.config import Settings
+from docgemma.config import ConfigError, Settings
 
 
 def test_switches_are_typed() -> None:
@@ -47,3 +47,15 @@ def test_the_tool_server_subprocess_gets_the_settings_it_was_built_with(tmp_path
     runtime.build_registry(settings, runtime.build_ehr(settings))
     assert Settings.from_env(seen) == settings
     assert "DOCGEMMA_FHIR_BASE_URL" not in seen and "PATH" in seen
+
+
+def test_the_web_address_is_read_with_the_other_settings() -> None:
+    """Gradio's own variables name the address; Settings reads them like every other setting (serve.launch reads
+    no environment), and a bad port is a clear error, not a traceback from the server."""
+    settings = Settings.from_env({"GRADIO_SERVER_NAME": "0.0.0.0", "GRADIO_SERVER_PORT": "7871"})
+    assert (settings.server_name, settings.server_port) == ("0.0.0.0", 7871)
+    assert Settings.from_env({}).server_port == 7860
+    assert settings.to_env()["GRADIO_SERVER_PORT"] == "7871"
+    for bad in ("http", "0", "70000"):
+        with pytest.raises(ConfigError, match="GRADIO_SERVER_PORT"):
+            Settings.from_env({"GRADIO_SERVER_PORT": bad})
