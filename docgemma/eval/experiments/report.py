@@ -78,9 +78,26 @@ def plots(frame: pd.DataFrame, suite: str, out: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    paths = []
     labels = [f"{v} ({c})" if "category" in frame.columns else str(v)
               for v, c in zip(frame["variant"], frame.get("category", frame["variant"]), strict=True)]
+    paths = [_accuracy_plot(plt, frame, suite, labels, out), _latency_plot(plt, frame, suite, labels, out)]
+    if suite == "synthesize" and "fact_rate" in frame.columns:
+        temps = frame[frame["variant"].str.match(r"^t\d")]
+        if len(temps):
+            paths.append(_temperature_plot(plt, temps, out))
+    if "category" in frame.columns:
+        paths.append(_model_vs_rule_plot(plt, frame, suite, out))
+    return paths
+
+
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _accuracy_plot(plt: Any, frame: pd.DataFrame, suite: str, labels: list[str], out: Path) -> Path:
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(frame) + 2), 4))
     ax.bar(range(len(frame)), frame["accuracy"], color="#4c72b0", label="this run")
     marked = [(i, v) for i, v in enumerate(frame["seed002_value"]) if v == v and v is not None]
@@ -92,50 +109,40 @@ def plots(frame: pd.DataFrame, suite: str, out: Path) -> list[Path]:
     ax.set_ylabel("accuracy")
     ax.set_title(f"{suite}: accuracy by variant")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
-    fig.tight_layout()
-    paths.append(out / f"{suite}_accuracy.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    return _save(plt, fig, out / f"{suite}_accuracy.png")
 
+
+def _latency_plot(plt: Any, frame: pd.DataFrame, suite: str, labels: list[str], out: Path) -> Path:
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(frame) + 2), 3.5))
     ax.bar(range(len(frame)), frame["latency_s"], color="#55a868")
     ax.set_xticks(range(len(frame)), labels, rotation=35, ha="right")
     ax.set_ylabel("seconds per trial")
     ax.set_title(f"{suite}: latency by variant")
-    fig.tight_layout()
-    paths.append(out / f"{suite}_latency.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    return _save(plt, fig, out / f"{suite}_latency.png")
 
-    if suite == "synthesize" and "fact_rate" in frame.columns:
-        temps = frame[frame["variant"].str.match(r"^t\d")]
-        if len(temps):
-            xs = [float(str(v)[1:].split("_")[0]) for v in temps["variant"]]
-            points = sorted(zip(xs, temps["fact_rate"], strict=True))
-            fig, ax = plt.subplots(figsize=(5, 3.5))
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label="this run")
-            ax.plot([0.5], [0.90], marker="*", markersize=14, color="#c44e52", linestyle="",
-                    label="seed 002 peak (T=0.5, 90%)")
-            ax.set_xlabel("temperature")
-            ax.set_ylabel("fact rate")
-            ax.set_ylim(0, 1.05)
-            ax.legend(fontsize=8)
-            ax.set_title("synthesize: fact rate by temperature")
-            fig.tight_layout()
-            paths.append(out / "synthesize_temperature.png")
-            fig.savefig(paths[-1], dpi=110)
-            plt.close(fig)
-    if "category" in frame.columns:
-        pivot = frame.pivot_table(index="category", columns="variant", values="accuracy")
-        ax = pivot.plot.bar(figsize=(6, 3.5), rot=0, color=["#c44e52", "#4c72b0"][: len(pivot.columns)])
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("accuracy")
-        ax.set_title("model vs rule on the decisions code owns")
-        ax.figure.tight_layout()
-        paths.append(out / f"{suite}_model_vs_rule.png")
-        ax.figure.savefig(paths[-1], dpi=110)
-        plt.close(ax.figure)
-    return paths
+
+def _temperature_plot(plt: Any, temps: pd.DataFrame, out: Path) -> Path:
+    xs = [float(str(v)[1:].split("_")[0]) for v in temps["variant"]]
+    points = sorted(zip(xs, temps["fact_rate"], strict=True))
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label="this run")
+    ax.plot([0.5], [0.90], marker="*", markersize=14, color="#c44e52", linestyle="",
+            label="seed 002 peak (T=0.5, 90%)")
+    ax.set_xlabel("temperature")
+    ax.set_ylabel("fact rate")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8)
+    ax.set_title("synthesize: fact rate by temperature")
+    return _save(plt, fig, out / "synthesize_temperature.png")
+
+
+def _model_vs_rule_plot(plt: Any, frame: pd.DataFrame, suite: str, out: Path) -> Path:
+    pivot = frame.pivot_table(index="category", columns="variant", values="accuracy")
+    ax = pivot.plot.bar(figsize=(6, 3.5), rot=0, color=["#c44e52", "#4c72b0"][: len(pivot.columns)])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("accuracy")
+    ax.set_title("model vs rule on the decisions code owns")
+    return _save(plt, ax.figure, out / f"{suite}_model_vs_rule.png")
 
 
 def write_report(records: list[dict[str, Any]], suite_name: str, description: str, command: str, out: Path) -> Path:
