@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from docgemma.agent.state import AgentState, Confidence
+from docgemma.agent.state import AgentState, Confidence, ToolResult
 from docgemma.llm.base import clinically_meaningful
 from docgemma.tools.outcome import Source
 from docgemma.tools.registry import ToolRegistry
@@ -105,7 +105,7 @@ def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None
       alone (no tool) by a model flagged not clinically meaningful (:func:`clinically_meaningful`).
     * ``high`` for facts from the patient record (``registry`` says which tools read or write it): every call
       succeeded at the first attempt and found something — an exact patient match, a chart read, a write the
-      record confirmed. The record is the evidence itself; no model judged it, so the model's standing does
+      record confirmed — or read that the record holds nothing of a kind ("no active allergies on record"). The record is the evidence itself; no model judged it, so the model's standing does
       not lower it.
     * ``high``: every tool call succeeded at the first attempt (no errors, no retries), each result was
       judged complete (``success_rich``), the evidence is cited (at least one source) or read from the
@@ -127,7 +127,10 @@ def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None
             return "low"
         return "medium" if meaningful else "low"
     last = qualities[-1] if qualities else ("success_partial" if results[-1]["status"] == "success" else "error")
-    if not succeeded or last == "no_results" or last.startswith("error") or failed >= 2:
+    # "Nothing on record" from a read of the patient's own record is a fact of the record ("no active
+    # allergies"), not a look-up that found nothing: a patient search or a knowledge tool with no match is.
+    found_nothing = last == "no_results" and not (registry is not None and _reads_record(registry, results[-1]))
+    if not succeeded or found_nothing or last.startswith("error") or failed >= 2:
         return "low"
     clean = failed == 0 and not state.get("error_messages") and not state.get("total_retries")
     if registry is not None and clean and all(r["tool_name"] in registry and registry[r["tool_name"]].record
@@ -137,6 +140,12 @@ def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None
     from_record = any(not r["sources"] for r in succeeded)
     rich = bool(qualities) and all(q == "success_rich" for q in qualities)
     return "high" if meaningful and clean and rich and (cited or from_record) else "medium"
+
+
+def _reads_record(registry: ToolRegistry, result: ToolResult) -> bool:
+    """A successful read of one patient's record (not a search for patients, not a write)."""
+    spec = registry[result["tool_name"]] if result["tool_name"] in registry else None
+    return bool(spec and spec.record and not spec.patient_search and not spec.writes and result["status"] == "success")
 
 
 def sources(state: AgentState) -> list[Source]:
