@@ -99,7 +99,9 @@ def strip_template_debris(text: str, *, streaming: bool = False) -> str:
 def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None = None) -> Confidence | None:
     """How well the evidence of the turn supports its answer, by rule (no model call).
 
-    * ``None`` for greetings, off-topic turns and acknowledgements: nothing clinical was claimed.
+    * ``None`` for greetings, off-topic turns and acknowledgements: nothing clinical was claimed; likewise for
+      a turn whose only call was a write the clinician declined. A declined write is left out of the evidence
+      otherwise: the rest of the turn (the patient search before it) is judged as if it had not been asked.
     * ``low``: a question back to the clinician; a tool-needing turn with no successful tool call; the last
       tool call failed or found nothing; errors on two or more calls; or an answer from model knowledge
       alone (no tool) by a model flagged not clinically meaningful (:func:`clinically_meaningful`).
@@ -118,12 +120,13 @@ def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None
     meaningful = llm is None or clinically_meaningful(llm)
     if state.get("clarification_request"):
         return "low"
-    results = state.get("tool_results", [])
-    qualities = state.get("qualities", [])
+    results, qualities, errors = _without_declined(state)
     succeeded = [r for r in results if r["status"] == "success"]
     failed = len(results) - len(succeeded)
     if not results:
-        if state.get("intent") == "TOOL_NEEDED" or state.get("error_messages"):
+        if len(results) < len(state.get("tool_results", [])):
+            return None  # only a write the clinician declined: nothing was claimed or retrieved
+        if state.get("intent") == "TOOL_NEEDED" or errors:
             return "low"
         return "medium" if meaningful else "low"
     last = qualities[-1] if qualities else ("success_partial" if results[-1]["status"] == "success" else "error")
@@ -132,7 +135,7 @@ def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None
     found_nothing = last == "no_results" and not (registry is not None and _reads_record(registry, results[-1]))
     if not succeeded or found_nothing or last.startswith("error") or failed >= 2:
         return "low"
-    clean = failed == 0 and not state.get("error_messages") and not state.get("total_retries")
+    clean = failed == 0 and not errors and not state.get("total_retries")
     if registry is not None and clean and all(r["tool_name"] in registry and registry[r["tool_name"]].record
                                               for r in results):
         return "high"
@@ -140,6 +143,21 @@ def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None
     from_record = any(not r["sources"] for r in succeeded)
     rich = bool(qualities) and all(q == "success_rich" for q in qualities)
     return "high" if meaningful and clean and rich and (cited or from_record) else "medium"
+
+
+def _without_declined(state: AgentState) -> tuple[list[ToolResult], list[str], list[str]]:
+    """The turn's results, their classes and its error messages without the writes the clinician declined: a
+    decline is their decision, not a failed look-up, so it neither lowers nor raises the evidence."""
+    results = state.get("tool_results", [])
+    qualities = state.get("qualities", [])
+    declined = [r for r in results if r.get("error_type") == "declined"]
+    errors = [e for e in state.get("error_messages", []) if e not in {r.get("error") for r in declined}]
+    if not declined:
+        return results, qualities, errors
+    aligned = len(qualities) == len(results)  # one class per call; otherwise the classes are kept as they are
+    kept = [(r, q) for r, q in zip(results, qualities if aligned else [""] * len(results), strict=True)
+            if r.get("error_type") != "declined"]
+    return [r for r, _ in kept], [q for _, q in kept] if aligned else qualities, errors
 
 
 def _reads_record(registry: ToolRegistry, result: ToolResult) -> bool:

@@ -51,7 +51,7 @@ ERROR_WORDS: Mapping[str, str] = {
     "no_image": "no image attached",
     "not_configured": "not available here",
     "no_vision": "needs a vision model",
-    "declined": "declined by you",
+    "declined": "declined by you",  # said without "failed" (see ``words``)
     "not_requested": "not asked for",
     "generic": "failed",
 }
@@ -91,10 +91,15 @@ _ERRORS = "|".join(ERROR_WORDS)
 _ERROR_NAMED = re.compile(rf"\berror: ({_ERRORS})\b|^({_ERRORS}):")
 
 
+def _error_words(m: re.Match[str]) -> str:
+    if m.group(1) == "declined":  # the clinician's decision, not a failure
+        return ERROR_WORDS["declined"]
+    return f"failed: {ERROR_WORDS[m.group(1)]}" if m.group(1) else f"{ERROR_WORDS[m.group(2)]}:"
+
+
 def words(text: str) -> str:
     """``text`` with internal words (decisions, classes, routes, error types, tool names) in clinical words."""
-    text = _ERROR_NAMED.sub(lambda m: f"failed: {ERROR_WORDS[m.group(1)]}" if m.group(1)
-                            else f"{ERROR_WORDS[m.group(2)]}:", text)
+    text = _ERROR_NAMED.sub(_error_words, text)
     return _TERMS.sub(lambda m: _TOOL_LABELS.get(m.group(1)) or WORDS[m.group(1)], text)
 
 
@@ -150,9 +155,35 @@ def step_text(text: str, patient_name: PatientName | None = None) -> str:
     return re.sub(r"\(\s*\)|\s{2,}", " ", words(text)).strip().rstrip(";").strip()
 
 
-def route(actions: list[str]) -> str:
-    """The turn's routing decisions in order, in clinical words."""
-    return " → ".join(WORDS.get(a, a) for a in actions)
+#: After a write the clinician declined, the steps that follow it as the page tells them (decision, detail); None:
+#: not shown. The agent checks the result, routes it to its error handling and skips the call, which is right
+#: for the agent and its records but reads as a failure ("failed", "Handling a problem") on the page.
+AFTER_DECLINE: Mapping[str, tuple[str, str] | None] = {
+    "result_classify": ("declined by you", "nothing was written to the record"),
+    "router": (DECLINED_ROUTE := "stop here: declined by you", "nothing to retry"),
+    "error_handler": None,
+}
+
+
+def is_declined(node: str, decision: str) -> bool:
+    """A step that is a write the clinician declined (the tool's own ``error: declined``)."""
+    return node == "tool_execute" and decision.strip() == "error: declined"
+
+
+def route(actions: list[str], declined: list[bool] | None = None) -> str:
+    """The turn's routing decisions in order, in clinical words. ``declined``: for each routing to the error
+    handling, in order, whether it followed a declined write; that routing and the skip after it read as
+    :data:`DECLINED_ROUTE`."""
+    flags = iter(declined or [])
+    shown: list[str] = []
+    skipping = False
+    for action in actions:
+        if skipping and action == "SKIP":
+            skipping = False
+            continue
+        skipping = action == "ERROR_HANDLER" and next(flags, False)
+        shown.append(DECLINED_ROUTE if skipping else WORDS.get(action, action))
+    return " → ".join(shown)
 
 
 def answer_text(text: str) -> str:

@@ -30,3 +30,44 @@ def test_nothing_of_a_kind_on_record_for_the_exact_patient_is_high_confidence(tm
     missing = _say(app, THREAD, shown[page.chatbot], "Find patient Zebedee Nobody")  # a search with no match
     assert "Confidence: low" in missing[page.chatbot][-1]["content"]
     app.store.close()
+
+
+def _reject(app: App, thread: str, history: list[Any]) -> dict[Any, Any]:
+    card = app.on.workspace.pending(thread)
+    assert card is not None
+    return app.last(app.on.decide("reject", "", history, thread, card["card_id"]))
+
+
+def test_a_rejected_write_reads_as_the_clinicians_decision_not_a_failure(tmp_path: Path) -> None:
+    """After Reject the timeline said "Checking the result — failed" and "Handling a problem", and the answer
+    "Confidence: low"."""
+    app = App.start(tmp_path)
+    page = app.page
+    history = app.on.restore(THREAD)[page.chatbot]
+    shown = _say(app, THREAD, history, "Prescribe amoxicillin 500 mg three times daily for Grace Mensah")
+    rejected = _reject(app, THREAD, shown[page.chatbot])
+    chat, timeline = rejected[page.chatbot], rejected[page.timeline]
+    steps = [str(m["metadata"]["title"]) for m in chat if m.get("metadata")]
+    for told in (timeline.replace("**", ""), " | ".join(steps)):
+        assert "Handling a problem" not in told and "failed" not in told and "handle the failure" not in told
+        assert "Consulting: Prescription — declined by you" in told
+        assert "Checking the result — declined by you" in told
+    assert "stop here: declined by you" in timeline
+    answer = chat[-1]["content"]
+    assert "you declined the Prescription" in answer
+    # The patient search before the write is the turn's evidence: an exact match, read from the record.
+    assert "Confidence: low" not in answer and "*Confidence: high*" in answer
+    app.store.close()
+
+
+def test_a_turn_that_was_only_a_declined_write_claims_no_confidence(tmp_path: Path) -> None:
+    app = App.start(tmp_path)
+    page = app.page
+    history = app.on.restore(THREAD)[page.chatbot]
+    history = _say(app, THREAD, history, "Find patient Amina Okafor")[page.chatbot]
+    shown = _say(app, THREAD, history, "Record a latex allergy (urticaria) for the active patient")
+    rejected = _reject(app, THREAD, shown[page.chatbot])
+    answer = rejected[page.chatbot][-1]["content"]
+    assert "you declined the" in answer and "Confidence" not in answer
+    assert "**Confidence:** n/a" in rejected[page.timeline]
+    app.store.close()
