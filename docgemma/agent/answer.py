@@ -107,8 +107,8 @@ def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None
       alone (no tool) by a model flagged not clinically meaningful (:func:`clinically_meaningful`).
     * ``high`` for facts from the patient record (``registry`` says which tools read or write it): every call
       succeeded at the first attempt and found something — an exact patient match, a chart read, a write the
-      record confirmed — or read that the record holds nothing of a kind ("no active allergies on record"). The record is the evidence itself; no model judged it, so the model's standing does
-      not lower it.
+      record confirmed — or read that the record holds nothing of a kind ("no active allergies on record").
+      The record is the evidence itself; no model judged it, so the model's standing does not lower it.
     * ``high``: every tool call succeeded at the first attempt (no errors, no retries), each result was
       judged complete (``success_rich``), the evidence is cited (at least one source) or read from the
       patient record (a successful call without citations), and a clinically meaningful model wrote it.
@@ -162,8 +162,10 @@ def _without_declined(state: AgentState) -> tuple[list[ToolResult], list[str], l
 
 def _reads_record(registry: ToolRegistry, result: ToolResult) -> bool:
     """A successful read of one patient's record (not a search for patients, not a write)."""
-    spec = registry[result["tool_name"]] if result["tool_name"] in registry else None
-    return bool(spec and spec.record and not spec.patient_search and not spec.writes and result["status"] == "success")
+    if result["tool_name"] not in registry:
+        return False
+    spec = registry[result["tool_name"]]
+    return spec.record and not spec.patient_search and not spec.writes and result["status"] == "success"
 
 
 def sources(state: AgentState) -> list[Source]:
