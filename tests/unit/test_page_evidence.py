@@ -71,3 +71,16 @@ def test_a_turn_that_was_only_a_declined_write_claims_no_confidence(tmp_path: Pa
     assert "you declined the" in answer and "Confidence" not in answer
     assert "**Confidence:** n/a" in rejected[page.timeline]
     app.store.close()
+
+
+def test_an_allergy_conflict_is_said_once_on_the_card(tmp_path: Path) -> None:
+    """The conflict's text was at the top of the card and again under the Drug field."""
+    app = App.start(tmp_path)
+    page = app.page
+    history = app.on.restore(THREAD)[page.chatbot]
+    shown = _say(app, THREAD, history, "Prescribe amoxicillin 500 mg three times daily for Grace Mensah")
+    card = [shown[page.approval_md], *(str(c["value"]) for c in (shown[b] for b in page.field_checks))]
+    text = "\n".join(card)
+    assert text.count("ALLERGY CONFLICT") == 1 and 'class="check-severe">SEVERE</span> ALLERGY CONFLICT' in text
+    assert card[0].index("ALLERGY CONFLICT") < card[0].index("Grace Mensah")  # the first thing on the card
+    app.store.close()
