@@ -10,7 +10,7 @@ from typing import Any
 from docgemma.agent.state import AgentState, Confidence, ToolResult
 from docgemma.llm.base import clinically_meaningful
 from docgemma.tools.outcome import Source
-from docgemma.tools.registry import ToolRegistry
+from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import TurnFacts
 
 CAPABILITIES = (
@@ -183,15 +183,18 @@ def sources(state: AgentState) -> list[Source]:
     return out
 
 
-def follow_ups(state: AgentState, registry: ToolRegistry) -> list[str]:
+def follow_ups(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[str]:
     """Up to three next questions, by rule (no model call): each tool the turn did not try suggests its own
     (``ToolSpec.follow_up``) from the turn's drugs and patient, the patient record's first. Never the question
-    just asked, nor the look-up the turn already tried (even when it failed)."""
+    just asked, nor the look-up the turn already tried (even when it failed). ``offline``: the knowledge
+    services cannot be reached from here (:func:`docgemma.tools.http.known_offline`), so only the patient
+    record's tools are offered. The open "studies on this topic" comes only after a turn that did not fail:
+    after a wrong patient id it has nothing to do with what happened."""
     asked = _normalised(state.get("user_query", ""))
     if state.get("scope") in ("greeting", "off_topic"):
-        return [q for q in TOPIC_SUGGESTIONS if _normalised(q) != asked]
+        return [q for q in _topics(offline) if _normalised(q) != asked]
     if state.get("undecided"):
-        return closest_actions(state, registry)
+        return closest_actions(state, registry, offline)
     tried = {r["tool_name"] for r in state.get("tool_results", [])}
     patient = state.get("active_patient")
     facts = TurnFacts(
@@ -200,28 +203,42 @@ def follow_ups(state: AgentState, registry: ToolRegistry) -> list[str]:
         tried_roles=frozenset(role for name in tried if name in registry for role in registry[name].roles),
     )
     out: list[str] = []
-    for spec in sorted(registry, key=lambda s: not s.record):  # stable: the record's tools first, then in order
+    for spec in _offered(registry, offline):
         if spec.follow_up and spec.name not in tried:
             out += spec.follow_up(facts)
-    if not out:
+    failed = any(r["status"] != "success" and r.get("error_type") != "declined"
+                 for r in state.get("tool_results", []))
+    if not out and not offline and not failed:
         out.append("Find recent studies on this topic")
     return [q for q in out if _normalised(q) != asked][:3]
 
 
-def closest_actions(state: AgentState, registry: ToolRegistry) -> list[str]:
+def closest_actions(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[str]:
     """Up to three requests the rules act on, nearest to what the message named (a patient's name, its drugs,
-    the active patient), for a turn no rule was sure of; the example requests when it named nothing."""
+    the active patient), for a turn no rule was sure of; the example requests when it named nothing (offline:
+    only what the patient record can answer)."""
     entities = state["extracted_entities"]
     patient = state.get("active_patient")
     facts = TurnFacts(drugs=tuple(entities["drug_mentions"]), patient_name=patient["name"] if patient else None,
                       tried_roles=frozenset())
     out = [f"Find patient {name}" for name in entities["patient_names"][:1]]
-    for spec in sorted(registry, key=lambda s: not s.record):  # the record's tools first, as in follow_ups
+    for spec in _offered(registry, offline):
         if spec.follow_up:
             out += spec.follow_up(facts)
     asked = _normalised(state.get("user_query", ""))
-    unique = [q for q in dict.fromkeys([*out, *TOPIC_SUGGESTIONS]) if _normalised(q) != asked]
+    unique = [q for q in dict.fromkeys([*out, *_topics(offline)]) if _normalised(q) != asked]
     return unique[:3]
+
+
+def _offered(registry: ToolRegistry, offline: bool) -> list[ToolSpec]:
+    """The tools whose follow-ups may be offered, the record's first (then in registry order); offline, only
+    the record's (every other tool asks a public service)."""
+    return [s for s in sorted(registry, key=lambda s: not s.record) if s.record or not offline]
+
+
+def _topics(offline: bool) -> tuple[str, ...]:
+    """The example requests for a turn that named nothing: each asks a knowledge service, so none offline."""
+    return () if offline else TOPIC_SUGGESTIONS
 
 
 def _normalised(question: str) -> str:

@@ -84,3 +84,35 @@ def test_an_allergy_conflict_is_said_once_on_the_card(tmp_path: Path) -> None:
     assert text.count("ALLERGY CONFLICT") == 1 and 'class="check-severe">SEVERE</span> ALLERGY CONFLICT' in text
     assert card[0].index("ALLERGY CONFLICT") < card[0].index("Grace Mensah")  # the first thing on the card
     app.store.close()
+
+
+def test_offline_the_follow_ups_offer_only_the_patient_record() -> None:
+    """Offline, the buttons offered FDA and literature look-ups while the page said those services were not
+    reachable."""
+    from docgemma.agent.answer import follow_ups
+    from docgemma.tools.registry import default_registry
+    from tests.unit.test_page import _state
+
+    entities = {"patient_ids": [], "patient_names": [], "drug_mentions": ["warfarin"], "action_verbs": [],
+                "has_image": False}
+    grace = {"id": "gm-001", "name": "Grace Mensah"}
+    asked = _state(user_query="Is warfarin safe?", extracted_entities=entities, active_patient=grace)
+    registry = default_registry()
+    assert follow_ups(asked, registry, offline=True) == ["Show the chart of Grace Mensah"]
+    assert len(follow_ups(asked, registry)) == 3  # online, the knowledge look-ups are offered too
+    assert follow_ups(_state(user_query="hello", scope="greeting"), registry, offline=True) == []
+    assert follow_ups(_state(user_query="what now?", intent="DIRECT"), registry, offline=True) == []
+    undecided = _state(user_query="do the thing", undecided=True, extracted_entities=entities)
+    assert follow_ups(undecided, registry, offline=True) == []
+
+
+def test_after_a_wrong_patient_id_nothing_unrelated_is_offered(tmp_path: Path) -> None:
+    """After "no patient with id …" the one button was "Find recent studies on this topic"."""
+    app = App.start(tmp_path)
+    page = app.page
+    history = app.on.restore(THREAD)[page.chatbot]
+    shown = _say(app, THREAD, history, "Show the chart of patient 12345678-1234-1234-1234-123456789abc")
+    assert "No patient with id" in shown[page.chatbot][-1]["content"]
+    offered = [shown[b]["value"] for b in page.follow_buttons if shown[b]["visible"]]
+    assert not any("studies" in q for q in offered)
+    app.store.close()
