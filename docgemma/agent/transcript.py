@@ -25,8 +25,11 @@ def written(state: AgentState, registry: ToolRegistry) -> list[str]:
 def turn_entry(state: AgentState, registry: ToolRegistry, answer: str, confidence: Confidence | None,
                sources: list[Source]) -> TranscriptEntry:
     """The finished turn of ``state`` as the page shows it."""
+    active = state.get("active_patient")
     return TranscriptEntry(question=state.get("user_query", ""), image=state.get("attachment"), answer=answer,
-                           confidence=confidence, sources=list(sources), writes=written(state, registry))
+                           confidence=confidence, sources=list(sources), writes=written(state, registry),
+                           tools=[{"tool": r["tool_name"], "status": r["status"]} for r in state.get("tool_results", [])],
+                           patient={"id": active["id"], "name": active["name"]} if active else None)
 
 
 def appended(state: AgentState, entry: TranscriptEntry) -> list[TranscriptEntry]:

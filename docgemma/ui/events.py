@@ -200,8 +200,10 @@ def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending
         if entry.get("image"):
             shown = image(entry) if image else None
             history.append(shown or {"role": "user", "content": IMAGE_GONE})
+        # The record among the sources comes from the turn's tools and patient, as in the live answer.
         result = TurnResult(answer=str(entry.get("answer", "")), confidence=entry.get("confidence"),
-                            sources=list(entry.get("sources", [])), writes=list(entry.get("writes", [])))
+                            sources=list(entry.get("sources", [])), writes=list(entry.get("writes", [])),
+                            tools=[dict(t) for t in entry.get("tools", [])], active_patient=entry.get("patient"))
         history.append({"role": "assistant", "content": final_markdown(result)})
     return _with_pending(history, pending, paused_question)
 

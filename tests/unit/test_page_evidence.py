@@ -116,3 +116,24 @@ def test_after_a_wrong_patient_id_nothing_unrelated_is_offered(tmp_path: Path) -
     offered = [shown[b]["value"] for b in page.follow_buttons if shown[b]["visible"]]
     assert not any("studies" in q for q in offered)
     app.store.close()
+
+
+def test_a_reopened_conversation_shows_the_same_sources_lines_as_live(tmp_path: Path) -> None:
+    """After a reload, "Sources: the patient record of …" was missing under every record answer: the live line
+    comes from the turn's tools, which the transcript did not keep."""
+    app = App.start(tmp_path)
+    page = app.page
+    history = app.on.restore(THREAD)[page.chatbot]
+    live = []
+    for text in ("Find patient Grace Mensah", "what are her allergies?", "what are her current meds?"):
+        history = _say(app, THREAD, history, text)[page.chatbot]
+        live.append(history[-1]["content"])
+    assert "Sources: the patient record (search by name)" in live[0]
+    assert all("Sources: the patient record of Grace Mensah" in answer for answer in live[1:])
+    app.store.close()
+
+    again = App.start(tmp_path)  # a restarted process, the browser reloading the same conversation
+    reopened = [m["content"] for m in again.on.restore(THREAD)[again.page.chatbot]]
+    for answer in live:
+        assert answer in reopened
+    again.store.close()
