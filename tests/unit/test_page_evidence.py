@@ -137,3 +137,25 @@ def test_a_reopened_conversation_shows_the_same_sources_lines_as_live(tmp_path: 
     for answer in live:
         assert answer in reopened
     again.store.close()
+
+
+def test_the_patient_list_says_what_to_do_and_its_button_is_not_the_pages_main_action(tmp_path: Path) -> None:
+    """The list showed a blank box until a patient was chosen, and "Make active patient" was the page's most
+    prominent button."""
+    from docgemma.ui.app import CHOOSE_PATIENT, NO_MATCH
+
+    app = App.start(tmp_path)
+    page = app.page
+    assert page.use.variant == "secondary"
+    assert page.matches.value == "" and page.matches.choices[0] == (CHOOSE_PATIENT, "")
+    listed = app.on.restore(THREAD)[page.matches]
+    assert listed["value"] == "" and listed["choices"][0] == (CHOOSE_PATIENT, "")
+    assert any(label.startswith("Grace Mensah") for label, _ in listed["choices"])
+    none = app.on.search("Zebedee Nobody")
+    assert none["choices"] == [(NO_MATCH, "")] and none["value"] == ""
+    found = app.on.search("Mensah")
+    assert found["value"].endswith("|Grace Mensah")
+    # The empty choice makes nobody active.
+    chosen = app.on.select("", app.on.restore(THREAD)[page.chatbot], THREAD)
+    assert "Active patient is now" not in str(chosen[page.chatbot])
+    app.store.close()
