@@ -53,6 +53,7 @@ ERROR_WORDS: Mapping[str, str] = {
     "no_vision": "needs a vision model",
     "declined": "declined by you",  # said without "failed" (see ``words``)
     "not_requested": "not asked for",
+    "unknown_patient": "no such patient on record",
     "generic": "failed",
 }
 #: Argument names as a clinician says them.
@@ -75,6 +76,9 @@ _BRACKETED_ID = re.compile(rf"\s*\[(?:[A-Za-z]+/)?{_UUID}\]")
 _TYPED_ID = re.compile(rf"\b({'|'.join(RESOURCE_WORDS)})/({_UUID})")
 _ID = re.compile(rf"(,\s*)?\b(?:ID |id )?({_UUID})")
 _RESOURCE_AT_LINE_START = re.compile(rf"^(\s*(?:- )?)({'|'.join(RESOURCE_WORDS)}) ", re.MULTILINE)
+
+#: An entity list's item whose values were all dropped (an id with no patient's name for it).
+_EMPTY_ITEM = re.compile(r"(?:^|(?<=, ))(?:patient_ids|patient_names|drug_mentions|action_verbs): ?(?:, |$)")
 
 PatientName = Callable[[str], "str | None"]
 
@@ -152,7 +156,8 @@ def step_text(text: str, patient_name: PatientName | None = None) -> str:
     text = _BRACKETED_ID.sub("", text)
     text = _without_ids(text, patient_name)
     text = text.replace("(hint: ", "(suggested: ")
-    return re.sub(r"\(\s*\)|\s{2,}", " ", words(text)).strip().rstrip(";").strip()
+    text = _EMPTY_ITEM.sub("", text)  # "patient_ids: <an id not on record>, …": nothing left to show
+    return re.sub(r"\(\s*\)|\s{2,}", " ", words(text)).strip().rstrip(";,").strip()
 
 
 #: After a write the clinician declined, the steps that follow it as the page tells them (decision, detail); None:

@@ -159,3 +159,19 @@ def test_the_patient_list_says_what_to_do_and_its_button_is_not_the_pages_main_a
     chosen = app.on.select("", app.on.restore(THREAD)[page.chatbot], THREAD)
     assert "Active patient is now" not in str(chosen[page.chatbot])
     app.store.close()
+
+
+def test_a_wrong_patient_id_reads_in_clinical_words_in_the_steps() -> None:
+    """The timeline showed "error: unknown_patient", "unknown_patient: the clinician must clarify" and
+    "patient: , action: show" (the id dropped, its label left)."""
+    import typing
+
+    from docgemma.tools.outcome import ErrorType
+    from docgemma.ui.wording import ERROR_WORDS, step_text
+
+    assert set(typing.get_args(ErrorType)) <= set(ERROR_WORDS)  # every error type has its clinical words
+    uuid = "12345678-1234-1234-1234-123456789abc"
+    assert step_text(f"patient_ids: {uuid}, action_verbs: show") == "action: show"
+    assert step_text("error: unknown_patient") == "failed: no such patient on record"
+    assert "unknown_patient" not in step_text("unknown_patient: the clinician must clarify")
+    assert step_text(f"patient_ids: {uuid}", lambda _: "Grace Mensah") == "patient: Grace Mensah"
