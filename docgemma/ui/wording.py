@@ -70,6 +70,10 @@ RESOURCE_WORDS: Mapping[str, str] = {
     "DiagnosticReport": "report", "CarePlan": "care plan", "Immunization": "immunization", "Patient": "patient",
     "Media": "image",
 }
+#: What a record query reads, as a clinician names the kind ("kind: allergies").
+_PLURAL_RESOURCE: Mapping[str, str] = {"MedicationRequest": "prescriptions", "AllergyIntolerance": "allergies",
+                                       "Observation": "results", "Immunization": "immunizations",
+                                       "Media": "images", "Patient": "patients"}
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 _ARGS = re.compile(r"(?:arguments|args): (\{.*?\})(?=;|$)")
 _BRACKETED_ID = re.compile(rf"\s*\[(?:[A-Za-z]+/)?{_UUID}\]")
@@ -125,6 +129,8 @@ def argument_line(args: Mapping[str, object], patient_name: PatientName | None =
             name = patient_name(str(value)) if patient_name else None
             parts.append(f"patient: {name or 'the patient on record'}")
             continue
+        if key == "resource_type" and str(value) in RESOURCE_WORDS:  # "kind: allergy", not "AllergyIntolerance"
+            value = _PLURAL_RESOURCE.get(str(value), RESOURCE_WORDS[str(value)] + "s")
         parts.append(f"{ARGUMENT_WORDS.get(key, key.replace('_', ' '))}: {_value(value)}")
     return " · ".join(parts)
 

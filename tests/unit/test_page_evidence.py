@@ -175,3 +175,13 @@ def test_a_wrong_patient_id_reads_in_clinical_words_in_the_steps() -> None:
     assert step_text("error: unknown_patient") == "failed: no such patient on record"
     assert "unknown_patient" not in step_text("unknown_patient: the clinician must clarify")
     assert step_text(f"patient_ids: {uuid}", lambda _: "Grace Mensah") == "patient: Grace Mensah"
+
+
+def test_a_record_querys_kind_is_named_in_clinical_words() -> None:
+    """The steps read "kind: MedicationRequest · status: active" and "kind: AllergyIntolerance"."""
+    from docgemma.ui.wording import step_text
+
+    assert step_text("arguments: {'resource_type': 'MedicationRequest', 'status': 'active'}") == \
+        "kind: prescriptions · status: active"
+    assert step_text("arguments: {'resource_type': 'AllergyIntolerance'}") == "kind: allergies"
+    assert step_text("arguments: {'resource_type': 'Condition'}") == "kind: conditions"
