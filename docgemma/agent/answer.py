@@ -7,10 +7,10 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from docgemma.agent.state import AgentState, Confidence
+from docgemma.agent.state import AgentState, Confidence, ToolResult
 from docgemma.llm.base import clinically_meaningful
 from docgemma.tools.outcome import Source
-from docgemma.tools.registry import ToolRegistry
+from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import TurnFacts
 
 CAPABILITIES = (
@@ -99,14 +99,16 @@ def strip_template_debris(text: str, *, streaming: bool = False) -> str:
 def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None = None) -> Confidence | None:
     """How well the evidence of the turn supports its answer, by rule (no model call).
 
-    * ``None`` for greetings, off-topic turns and acknowledgements: nothing clinical was claimed.
+    * ``None`` for greetings, off-topic turns and acknowledgements: nothing clinical was claimed; likewise for
+      a turn whose only call was a write the clinician declined. A declined write is left out of the evidence
+      otherwise: the rest of the turn (the patient search before it) is judged as if it had not been asked.
     * ``low``: a question back to the clinician; a tool-needing turn with no successful tool call; the last
       tool call failed or found nothing; errors on two or more calls; or an answer from model knowledge
       alone (no tool) by a model flagged not clinically meaningful (:func:`clinically_meaningful`).
     * ``high`` for facts from the patient record (``registry`` says which tools read or write it): every call
       succeeded at the first attempt and found something — an exact patient match, a chart read, a write the
-      record confirmed. The record is the evidence itself; no model judged it, so the model's standing does
-      not lower it.
+      record confirmed — or read that the record holds nothing of a kind ("no active allergies on record").
+      The record is the evidence itself; no model judged it, so the model's standing does not lower it.
     * ``high``: every tool call succeeded at the first attempt (no errors, no retries), each result was
       judged complete (``success_rich``), the evidence is cited (at least one source) or read from the
       patient record (a successful call without citations), and a clinically meaningful model wrote it.
@@ -118,18 +120,22 @@ def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None
     meaningful = llm is None or clinically_meaningful(llm)
     if state.get("clarification_request"):
         return "low"
-    results = state.get("tool_results", [])
-    qualities = state.get("qualities", [])
+    results, qualities, errors = _without_declined(state)
     succeeded = [r for r in results if r["status"] == "success"]
     failed = len(results) - len(succeeded)
     if not results:
-        if state.get("intent") == "TOOL_NEEDED" or state.get("error_messages"):
+        if len(results) < len(state.get("tool_results", [])):
+            return None  # only a write the clinician declined: nothing was claimed or retrieved
+        if state.get("intent") == "TOOL_NEEDED" or errors:
             return "low"
         return "medium" if meaningful else "low"
     last = qualities[-1] if qualities else ("success_partial" if results[-1]["status"] == "success" else "error")
-    if not succeeded or last == "no_results" or last.startswith("error") or failed >= 2:
+    # "Nothing on record" from a read of the patient's own record is a fact of the record ("no active
+    # allergies"), not a look-up that found nothing: a patient search or a knowledge tool with no match is.
+    found_nothing = last == "no_results" and not (registry is not None and _reads_record(registry, results[-1]))
+    if not succeeded or found_nothing or last.startswith("error") or failed >= 2:
         return "low"
-    clean = failed == 0 and not state.get("error_messages") and not state.get("total_retries")
+    clean = failed == 0 and not errors and not state.get("total_retries")
     if registry is not None and clean and all(r["tool_name"] in registry and registry[r["tool_name"]].record
                                               for r in results):
         return "high"
@@ -137,6 +143,29 @@ def confidence(state: AgentState, llm: Any = None, registry: ToolRegistry | None
     from_record = any(not r["sources"] for r in succeeded)
     rich = bool(qualities) and all(q == "success_rich" for q in qualities)
     return "high" if meaningful and clean and rich and (cited or from_record) else "medium"
+
+
+def _without_declined(state: AgentState) -> tuple[list[ToolResult], list[str], list[str]]:
+    """The turn's results, their classes and its error messages without the writes the clinician declined: a
+    decline is their decision, not a failed look-up, so it neither lowers nor raises the evidence."""
+    results = state.get("tool_results", [])
+    qualities = state.get("qualities", [])
+    declined = [r for r in results if r.get("error_type") == "declined"]
+    errors = [e for e in state.get("error_messages", []) if e not in {r.get("error") for r in declined}]
+    if not declined:
+        return results, qualities, errors
+    aligned = len(qualities) == len(results)  # one class per call; otherwise the classes are kept as they are
+    kept = [(r, q) for r, q in zip(results, qualities if aligned else [""] * len(results), strict=True)
+            if r.get("error_type") != "declined"]
+    return [r for r, _ in kept], [q for _, q in kept] if aligned else qualities, errors
+
+
+def _reads_record(registry: ToolRegistry, result: ToolResult) -> bool:
+    """A successful read of one patient's record (not a search for patients, not a write)."""
+    if result["tool_name"] not in registry:
+        return False
+    spec = registry[result["tool_name"]]
+    return spec.record and not spec.patient_search and not spec.writes and result["status"] == "success"
 
 
 def sources(state: AgentState) -> list[Source]:
@@ -154,15 +183,18 @@ def sources(state: AgentState) -> list[Source]:
     return out
 
 
-def follow_ups(state: AgentState, registry: ToolRegistry) -> list[str]:
+def follow_ups(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[str]:
     """Up to three next questions, by rule (no model call): each tool the turn did not try suggests its own
     (``ToolSpec.follow_up``) from the turn's drugs and patient, the patient record's first. Never the question
-    just asked, nor the look-up the turn already tried (even when it failed)."""
+    just asked, nor the look-up the turn already tried (even when it failed). ``offline``: the knowledge
+    services cannot be reached from here (:func:`docgemma.tools.http.known_offline`), so only the patient
+    record's tools are offered. The open "studies on this topic" comes only after a turn that did not fail:
+    after a wrong patient id it has nothing to do with what happened."""
     asked = _normalised(state.get("user_query", ""))
     if state.get("scope") in ("greeting", "off_topic"):
-        return [q for q in TOPIC_SUGGESTIONS if _normalised(q) != asked]
+        return [q for q in _topics(offline) if _normalised(q) != asked]
     if state.get("undecided"):
-        return closest_actions(state, registry)
+        return closest_actions(state, registry, offline)
     tried = {r["tool_name"] for r in state.get("tool_results", [])}
     patient = state.get("active_patient")
     facts = TurnFacts(
@@ -171,28 +203,42 @@ def follow_ups(state: AgentState, registry: ToolRegistry) -> list[str]:
         tried_roles=frozenset(role for name in tried if name in registry for role in registry[name].roles),
     )
     out: list[str] = []
-    for spec in sorted(registry, key=lambda s: not s.record):  # stable: the record's tools first, then in order
+    for spec in _offered(registry, offline):
         if spec.follow_up and spec.name not in tried:
             out += spec.follow_up(facts)
-    if not out:
+    failed = any(r["status"] != "success" and r.get("error_type") != "declined"
+                 for r in state.get("tool_results", []))
+    if not out and not offline and not failed:
         out.append("Find recent studies on this topic")
     return [q for q in out if _normalised(q) != asked][:3]
 
 
-def closest_actions(state: AgentState, registry: ToolRegistry) -> list[str]:
+def closest_actions(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[str]:
     """Up to three requests the rules act on, nearest to what the message named (a patient's name, its drugs,
-    the active patient), for a turn no rule was sure of; the example requests when it named nothing."""
+    the active patient), for a turn no rule was sure of; the example requests when it named nothing (offline:
+    only what the patient record can answer)."""
     entities = state["extracted_entities"]
     patient = state.get("active_patient")
     facts = TurnFacts(drugs=tuple(entities["drug_mentions"]), patient_name=patient["name"] if patient else None,
                       tried_roles=frozenset())
     out = [f"Find patient {name}" for name in entities["patient_names"][:1]]
-    for spec in sorted(registry, key=lambda s: not s.record):  # the record's tools first, as in follow_ups
+    for spec in _offered(registry, offline):
         if spec.follow_up:
             out += spec.follow_up(facts)
     asked = _normalised(state.get("user_query", ""))
-    unique = [q for q in dict.fromkeys([*out, *TOPIC_SUGGESTIONS]) if _normalised(q) != asked]
+    unique = [q for q in dict.fromkeys([*out, *_topics(offline)]) if _normalised(q) != asked]
     return unique[:3]
+
+
+def _offered(registry: ToolRegistry, offline: bool) -> list[ToolSpec]:
+    """The tools whose follow-ups may be offered, the record's first (then in registry order); offline, only
+    the record's (every other tool asks a public service)."""
+    return [s for s in sorted(registry, key=lambda s: not s.record) if s.record or not offline]
+
+
+def _topics(offline: bool) -> tuple[str, ...]:
+    """The example requests for a turn that named nothing: each asks a knowledge service, so none offline."""
+    return () if offline else TOPIC_SUGGESTIONS
 
 
 def _normalised(question: str) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from docgemma.agent.approval import ApprovalCard
-from docgemma.agent.state import AgentState, TimelineEvent
+from docgemma.agent.state import AgentState, PatientRef, TimelineEvent
 from docgemma.tools.outcome import Source
 
 
@@ -61,7 +61,7 @@ class TurnResult:
     tools: list[dict[str, Any]] = field(default_factory=list)
     router_actions: list[str] = field(default_factory=list)
     clarification: str | None = None
-    active_patient: dict[str, str] | None = None
+    active_patient: PatientRef | None = None
     latency_ms: float = 0.0
     #: What this turn wrote to the record, one confirmation per write with its resource id.
     writes: list[str] = field(default_factory=list)
@@ -137,6 +137,6 @@ class TurnDone:
 AgentEvent = NodeStart | NodeEnd | Token | ApprovalRequest | TurnDone
 
 
-def _patient(state: AgentState) -> dict[str, str] | None:
+def _patient(state: AgentState) -> PatientRef | None:
     active = state.get("active_patient")
-    return {"id": active["id"], "name": active["name"]} if active else None
+    return PatientRef(id=active["id"], name=active["name"]) if active else None

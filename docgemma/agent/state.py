@@ -104,6 +104,10 @@ class TranscriptEntry(TypedDict, total=False):
     writes: list[str]
     #: Set instead of a question and answer: a note in the conversation (a patient chosen in the panel).
     note: str
+    #: The turn's tool calls (``tool``: its name, ``status``) and its active patient (``id``, ``name``): the
+    #: page names "the patient record of …" among the sources from them, after a reload as live.
+    tools: list[dict[str, str]]
+    patient: PatientRef | None
 
 
 class ThreadUpdate(TypedDict, total=False):

@@ -5,7 +5,7 @@ or a restart shows every turn whole. No prompt reads it."""
 
 from __future__ import annotations
 
-from docgemma.agent.state import AgentState, Confidence, TranscriptEntry
+from docgemma.agent.state import AgentState, Confidence, PatientRef, TranscriptEntry
 from docgemma.tools.outcome import Source
 from docgemma.tools.registry import ToolRegistry
 
@@ -25,8 +25,11 @@ def written(state: AgentState, registry: ToolRegistry) -> list[str]:
 def turn_entry(state: AgentState, registry: ToolRegistry, answer: str, confidence: Confidence | None,
                sources: list[Source]) -> TranscriptEntry:
     """The finished turn of ``state`` as the page shows it."""
+    active = state.get("active_patient")
     return TranscriptEntry(question=state.get("user_query", ""), image=state.get("image_ref"), answer=answer,
-                           confidence=confidence, sources=list(sources), writes=written(state, registry))
+                           confidence=confidence, sources=list(sources), writes=written(state, registry),
+                           tools=[{"tool": r["tool_name"], "status": r["status"]} for r in state.get("tool_results", [])],
+                           patient=PatientRef(id=active["id"], name=active["name"]) if active else None)
 
 
 def appended(state: AgentState, entry: TranscriptEntry) -> list[TranscriptEntry]:

@@ -87,7 +87,8 @@ def _optional_keys(tool: str) -> list[str]:
 
 
 def fields(card: ApprovalCard) -> tuple[list[Field], list[Check]]:
-    """The card's values as form fields with the checks that name them, and the checks that name none."""
+    """The card's values as form fields with the warnings that name them, and the checks shown at the top: the
+    severe ones (said once, above the form) and those that name no field."""
     args = dict(card.get("args", {}))
     for key in _optional_keys(str(card.get("tool", ""))):
         args.setdefault(key, None)
@@ -95,6 +96,9 @@ def fields(card: ApprovalCard) -> tuple[list[Field], list[Check]]:
              for k, v in args.items() if k != "patient_id"][:MAX_FIELDS]
     general: list[Check] = []
     for check in _checks(card):
+        if check.severe:  # at the top, once: it is why a plain approval is refused (see header_markdown)
+            general.append(check)
+            continue
         upper = check.text.upper()
         home = next((f for f in shown if any(w in upper for w in FIELD_WORDS.get(f.key, ()))), None)
         if home is None:  # a check naming the drug or substance itself ("amoxicillin belongs to …")
@@ -118,7 +122,8 @@ def header_markdown(card: ApprovalCard, general: Sequence[Check]) -> str:
     refused = ('\n\n<span class="check-severe">SEVERE</span> **A plain approval is refused for this card.** '
                "Give a reason and use *Override & approve*, change the values and re-check, or reject it."
                if card.get("override_required") else "")
-    # Every severe finding at the top as well (it is why a plain approval is refused), then the unplaced checks.
+    # Every severe finding at the top (it is why a plain approval is refused), then the unplaced checks; a
+    # severe finding is not repeated beside its field.
     top = [c for c in _checks(card) if c.severe] + [c for c in general if not c.severe]
     checks = f"\n\n{check_markdown(top)}" if top else ""
     clean = "" if card.get("warnings") or card.get("severe") else \

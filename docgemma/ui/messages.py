@@ -65,9 +65,51 @@ def _answer_index(history: list[Message]) -> int:
     return len(history) - 1
 
 
+def _after_declined_write(history: list[Message]) -> bool:
+    """The last tool call shown in the chat is a write the clinician declined (its title says so)."""
+    index = _last_thought(history, "tool_execute", pending_only=False)
+    title = str((history[index].get("metadata") or {}).get("title", "")) if index is not None else ""
+    return title.endswith(f" — {wording.ERROR_WORDS['declined']}")
+
+
+def shown_steps(timeline: Sequence[TimelineEvent]) -> list[TimelineEvent]:
+    """The turn's steps as the page tells them: after a write the clinician declined, its check and routing say
+    so, and the error handling that skips it is not shown (see ``wording.AFTER_DECLINE``)."""
+    out: list[TimelineEvent] = []
+    declined = False
+    for e in timeline:
+        if e["node"] == "tool_execute":
+            declined = wording.is_declined(e["node"], e["decision"])
+        shown = _after_decline(e) if declined else e
+        if shown is not None:
+            out.append(shown)
+    return out
+
+
+def _after_decline(e: TimelineEvent) -> TimelineEvent | None:
+    """A step that follows a declined write, as the page tells it (None: not shown)."""
+    if e["node"] not in wording.AFTER_DECLINE:
+        return e
+    told = wording.AFTER_DECLINE[e["node"]]
+    return None if told is None else {**e, "decision": told[0], "detail": told[1]}
+
+
+def _declined_routes(timeline: Sequence[TimelineEvent]) -> list[bool]:
+    """For each routing to the error handling, in order: whether it followed a declined write."""
+    flags, declined = [], False
+    for e in timeline:
+        if e["node"] == "tool_execute":
+            declined = wording.is_declined(e["node"], e["decision"])
+        elif e["node"] == "router" and e["decision"] == "ERROR_HANDLER":
+            flags.append(declined)
+    return flags
+
+
 def apply_event(history: list[Message], event: AgentEvent, names: Names | None = None) -> list[Message]:
     """Return a new history with ``event`` applied (``names``: patient names for record ids in the steps)."""
     history = [dict(m) for m in history]
+    if isinstance(event, NodeStart) and event.node == "error_handler" and _after_declined_write(history):
+        return history  # nothing failed: the clinician declined the write (see ``shown_steps``)
     if isinstance(event, NodeStart):
         meta: dict[str, Any] = {"title": event.label, "id": f"{event.node}:{len(history)}", "status": "pending"}
         if event.node == "tool_execute":
@@ -78,6 +120,8 @@ def apply_event(history: list[Message], event: AgentEvent, names: Names | None =
     elif isinstance(event, NodeEnd):
         e = event.event
         index = _last_thought(history, e["node"], pending_only=True)
+        if index is not None and _after_declined_write(history):
+            e = _after_decline(e) or e
         if index is not None:
             calls = _cost(e)
             decision = wording.step_text(e["decision"], names)
@@ -156,8 +200,10 @@ def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending
         if entry.get("image"):
             shown = image(entry) if image else None
             history.append(shown or {"role": "user", "content": IMAGE_GONE})
+        # The record among the sources comes from the turn's tools and patient, as in the live answer.
         result = TurnResult(answer=str(entry.get("answer", "")), confidence=entry.get("confidence"),
-                            sources=list(entry.get("sources", [])), writes=list(entry.get("writes", [])))
+                            sources=list(entry.get("sources", [])), writes=list(entry.get("writes", [])),
+                            tools=[dict(t) for t in entry.get("tools", [])], active_patient=entry.get("patient"))
         history.append({"role": "assistant", "content": final_markdown(result)})
     return _with_pending(history, pending, paused_question)
 
@@ -225,7 +271,7 @@ def timeline_markdown(result: TurnResult | None, pending: bool = False, names: N
     # A numbered list, not a table: the panel is ~450 px wide at 1440 px, and a five-column table there
     # broke words letter by letter ("Understa/nding"). Each step: label, decision, time, calls; detail below.
     rows = []
-    for i, e in enumerate(result.timeline, 1):
+    for i, e in enumerate(shown_steps(result.timeline), 1):
         detail = escape(clip(wording.step_text(e["detail"].replace("\n", " "), names)))
         decision = escape(wording.step_text(e["decision"], names))
         calls = _cost(e)
@@ -242,7 +288,7 @@ def timeline_markdown(result: TurnResult | None, pending: bool = False, names: N
             f"**prompt tokens:** {result.prompt_tokens}{_cached(result.cached_tokens)} · "
             f"**decoded tokens:** {result.decoded_tokens} · **time:** {result.latency_ms / 1000:.1f} s"
         )
-    route = wording.route(result.router_actions) or ("waiting" if pending else "direct answer")
+    route = wording.route(result.router_actions, _declined_routes(result.timeline)) or ("waiting" if pending else "direct answer")
     sources = source_line(result) or "none"
     return f"{total}\n\n**Routing:** {escape(route)}\n\n" + "\n".join(rows) + f"\n\n**Sources:** {sources}"
 

@@ -85,6 +85,10 @@ DELETE_CACHE = (3600, 86400)
 BROWSER_KEY = "docgemma-conversation"
 BROWSER_SECRET = "docgemma-conversation-id"
 NO_TURN = "*No turn yet.*"
+#: What the patient list shows until a patient is picked (a blank box gave no hint), and after a search that
+#: found nobody. Their value is empty: "Make active patient" then changes nothing.
+CHOOSE_PATIENT = "Choose a patient…"
+NO_MATCH = "No patient of that name on record"
 #: A decision that names no card, or another card than the one waiting: it decides nothing.
 STALE_CLICK = ("That decision was for a card that is no longer the one waiting (it was edited, re-checked or "
                "decided since): nothing was written. Review the card shown now.")
@@ -219,9 +223,11 @@ def _approval_card(gr: Any) -> dict[str, Any]:
 def _patient_panel(gr: Any) -> dict[str, Any]:
     parts: dict[str, Any] = {}
     with gr.Accordion("Patient", open=True, elem_id="patient-panel"):
-        parts["matches"] = gr.Dropdown(label="Patients on record (pick one, or search below)", choices=[],
-                                       interactive=True, elem_id="patient-matches")
-        parts["use"] = gr.Button("Make active patient", variant="primary", size="sm", elem_id="patient-select")
+        parts["matches"] = gr.Dropdown(label="Patients on record (pick one, or search below)",
+                                       choices=[(CHOOSE_PATIENT, "")], value="", interactive=True,
+                                       elem_id="patient-matches")
+        # Secondary: choosing a patient is a step of the panel, not the page's main action.
+        parts["use"] = gr.Button("Make active patient", variant="secondary", size="sm", elem_id="patient-select")
         with gr.Row():
             parts["patient_query"] = gr.Textbox(label="Search patient by name", scale=3, elem_id="patient-search")
             parts["find"] = gr.Button("Search", scale=1, size="sm")
@@ -246,7 +252,7 @@ def layout() -> Page:
     header = gr.Markdown(header_markdown(None), elem_id="header")
     status_md = gr.Markdown(elem_id="status")
     with gr.Row():
-        with gr.Column(scale=5, min_width=340):
+        with gr.Column(scale=7, min_width=340):  # the conversation is what is read: the widest column
             chatbot = gr.Chatbot(value=[{"role": "assistant", "content": WELCOME}], label="Conversation",
                                  elem_id="chat")
             card = _approval_card(gr)
@@ -526,7 +532,10 @@ class Handlers:
         remember(p["name"] for p in listed)  # the names this page shows are kept out of the log
         choices = [(f"{p['name']} (born {p['birth_date'] or '?'})", patient_choice(PatientRef(id=p["id"], name=p["name"])))
                    for p in listed]
-        return _gr().update(choices=choices, value=choices[0][1] if found and choices else None)
+        if found and choices:  # a search's first match is ready to be made active
+            return _gr().update(choices=choices, value=choices[0][1])
+        first = (NO_MATCH if found is not None else CHOOSE_PATIENT, "")
+        return _gr().update(choices=[first, *choices], value="")
 
     def search(self, query: str) -> Any:
         if not query.strip():

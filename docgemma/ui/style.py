@@ -17,6 +17,9 @@ CSS = """
 .check-ok { background: #15803d; }
 .check-notice { background: #1d4ed8; }
 #chat { height: min(440px, 48vh) !important; }
+/* The chat's label and buttons float over its top edge: the messages scroll below them, not under them (a
+   question at the top of the view was cut by the "Conversation" label). */
+#chat .bubble-wrap { margin-top: 2.2rem; height: calc(100% - 2.2rem); padding-top: .3rem; }
 #timeline { max-height: 78vh; overflow-y: auto; }
 #header h2 { margin: 0; }
 #header p { margin: .1em 0; }

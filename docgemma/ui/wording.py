@@ -51,8 +51,9 @@ ERROR_WORDS: Mapping[str, str] = {
     "no_image": "no image attached",
     "not_configured": "not available here",
     "no_vision": "needs a vision model",
-    "declined": "declined by you",
+    "declined": "declined by you",  # said without "failed" (see ``words``)
     "not_requested": "not asked for",
+    "unknown_patient": "no such patient on record",
     "generic": "failed",
 }
 #: Argument names as a clinician says them.
@@ -69,12 +70,19 @@ RESOURCE_WORDS: Mapping[str, str] = {
     "DiagnosticReport": "report", "CarePlan": "care plan", "Immunization": "immunization", "Patient": "patient",
     "Media": "image",
 }
+#: What a record query reads, as a clinician names the kind ("kind: allergies").
+_PLURAL_RESOURCE: Mapping[str, str] = {"MedicationRequest": "prescriptions", "AllergyIntolerance": "allergies",
+                                       "Observation": "results", "Immunization": "immunizations",
+                                       "Media": "images", "Patient": "patients"}
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 _ARGS = re.compile(r"(?:arguments|args): (\{.*?\})(?=;|$)")
 _BRACKETED_ID = re.compile(rf"\s*\[(?:[A-Za-z]+/)?{_UUID}\]")
 _TYPED_ID = re.compile(rf"\b({'|'.join(RESOURCE_WORDS)})/({_UUID})")
 _ID = re.compile(rf"(,\s*)?\b(?:ID |id )?({_UUID})")
 _RESOURCE_AT_LINE_START = re.compile(rf"^(\s*(?:- )?)({'|'.join(RESOURCE_WORDS)}) ", re.MULTILINE)
+
+#: An entity list's item whose values were all dropped (an id with no patient's name for it).
+_EMPTY_ITEM = re.compile(r"(?:^|(?<=, ))(?:patient_ids|patient_names|drug_mentions|action_verbs): ?(?:, |$)")
 
 PatientName = Callable[[str], "str | None"]
 
@@ -91,10 +99,15 @@ _ERRORS = "|".join(ERROR_WORDS)
 _ERROR_NAMED = re.compile(rf"\berror: ({_ERRORS})\b|^({_ERRORS}):")
 
 
+def _error_words(m: re.Match[str]) -> str:
+    if m.group(1) == "declined":  # the clinician's decision, not a failure
+        return ERROR_WORDS["declined"]
+    return f"failed: {ERROR_WORDS[m.group(1)]}" if m.group(1) else f"{ERROR_WORDS[m.group(2)]}:"
+
+
 def words(text: str) -> str:
     """``text`` with internal words (decisions, classes, routes, error types, tool names) in clinical words."""
-    text = _ERROR_NAMED.sub(lambda m: f"failed: {ERROR_WORDS[m.group(1)]}" if m.group(1)
-                            else f"{ERROR_WORDS[m.group(2)]}:", text)
+    text = _ERROR_NAMED.sub(_error_words, text)
     return _TERMS.sub(lambda m: _TOOL_LABELS.get(m.group(1)) or WORDS[m.group(1)], text)
 
 
@@ -116,6 +129,8 @@ def argument_line(args: Mapping[str, object], patient_name: PatientName | None =
             name = patient_name(str(value)) if patient_name else None
             parts.append(f"patient: {name or 'the patient on record'}")
             continue
+        if key == "resource_type" and str(value) in RESOURCE_WORDS:  # "kind: allergy", not "AllergyIntolerance"
+            value = _PLURAL_RESOURCE.get(str(value), RESOURCE_WORDS[str(value)] + "s")
         parts.append(f"{ARGUMENT_WORDS.get(key, key.replace('_', ' '))}: {_value(value)}")
     return " · ".join(parts)
 
@@ -147,12 +162,39 @@ def step_text(text: str, patient_name: PatientName | None = None) -> str:
     text = _BRACKETED_ID.sub("", text)
     text = _without_ids(text, patient_name)
     text = text.replace("(hint: ", "(suggested: ")
-    return re.sub(r"\(\s*\)|\s{2,}", " ", words(text)).strip().rstrip(";").strip()
+    text = _EMPTY_ITEM.sub("", text)  # "patient_ids: <an id not on record>, …": nothing left to show
+    return re.sub(r"\(\s*\)|\s{2,}", " ", words(text)).strip().rstrip(";,").strip()
 
 
-def route(actions: list[str]) -> str:
-    """The turn's routing decisions in order, in clinical words."""
-    return " → ".join(WORDS.get(a, a) for a in actions)
+#: After a write the clinician declined, the steps that follow it as the page tells them (decision, detail); None:
+#: not shown. The agent checks the result, routes it to its error handling and skips the call, which is right
+#: for the agent and its records but reads as a failure ("failed", "Handling a problem") on the page.
+AFTER_DECLINE: Mapping[str, tuple[str, str] | None] = {
+    "result_classify": ("declined by you", "nothing was written to the record"),
+    "router": (DECLINED_ROUTE := "stop here: declined by you", "nothing to retry"),
+    "error_handler": None,
+}
+
+
+def is_declined(node: str, decision: str) -> bool:
+    """A step that is a write the clinician declined (the tool's own ``error: declined``)."""
+    return node == "tool_execute" and decision.strip() == "error: declined"
+
+
+def route(actions: list[str], declined: list[bool] | None = None) -> str:
+    """The turn's routing decisions in order, in clinical words. ``declined``: for each routing to the error
+    handling, in order, whether it followed a declined write; that routing and the skip after it read as
+    :data:`DECLINED_ROUTE`."""
+    flags = iter(declined or [])
+    shown: list[str] = []
+    skipping = False
+    for action in actions:
+        if skipping and action == "SKIP":
+            skipping = False
+            continue
+        skipping = action == "ERROR_HANDLER" and next(flags, False)
+        shown.append(DECLINED_ROUTE if skipping else WORDS.get(action, action))
+    return " → ".join(shown)
 
 
 def answer_text(text: str) -> str:

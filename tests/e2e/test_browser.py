@@ -21,6 +21,7 @@ from docgemma.tools.ehr_tools import ehr_executors, record_write_check
 from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import default_registry
 from docgemma.ui.page import build_demo
+from docgemma.ui.style import page_options
 from docgemma.workspace import Workspace
 from tests.fixture_api import handler
 
@@ -39,7 +40,9 @@ def app_url(tmp_path: Path) -> Iterator[tuple[str, Ehr]]:
     assistant = Assistant(demo_llm(), registry.with_executors(executors, formatters),
                           patient_context=ehr.patient_context, write_check=record_write_check(ehr))
     demo = build_demo(Workspace(assistant, ehr), "Demo rules · CPU", "not clinically meaningful")
-    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
+    # Served as the app serves it: its CSS and serving options (ui/style.page_options).
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
+                            **page_options())
     yield url, ehr
     demo.close()
 
@@ -149,3 +152,32 @@ def test_page_welcomes_labels_fetches_no_remote_image_and_lists_the_timeline(app
     assert timeline.locator("li").count() >= 5 and timeline.locator("table").count() == 0
     timeline.screenshot(path=str(ARTIFACTS / "06_timeline_at_1440px.png"))
     assert not [u for u in requested if "attacker.example" in u]
+
+
+LAYOUT_JS = """() => {
+  const box = s => { const e = document.querySelector(s); const b = e.getBoundingClientRect();
+                     return {left: b.left, top: b.top, width: b.width, bottom: b.bottom}; };
+  return {chat: box('#chat'), label: box('#chat [data-testid=block-label]'), messages: box('#chat .bubble-wrap'),
+          timeline: box('#timeline'), patients: document.querySelector('#patient-matches input').value,
+          select: document.querySelector('#patient-select').className, page: document.documentElement.scrollWidth};
+}"""
+
+
+def test_layout_at_desktop_and_phone_width(app_url: tuple[str, Ehr], page: Any) -> None:
+    """At 1440×900 the chat was as narrow as the timeline and the "Conversation" label covered the message at the
+    top of the chat; the patient list was a blank box; "Make active patient" was the most prominent button."""
+    url, _ = app_url
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width, height in ((1440, 900), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(url, wait_until="domcontentloaded")
+        page.locator("#chat").get_by_text("clinical decision-support assistant", exact=False).first.wait_for(
+            timeout=TIMEOUT_MS)
+        shown = page.evaluate(LAYOUT_JS)
+        assert shown["messages"]["top"] >= shown["label"]["bottom"]  # messages scroll below the label, not under it
+        assert shown["patients"] == "Choose a patient…"
+        assert "secondary" in shown["select"] and "primary" not in shown["select"]
+        assert shown["page"] <= width  # nothing wider than the screen
+        if width == 1440:
+            assert shown["chat"]["width"] >= 1.5 * shown["timeline"]["width"]
+        page.screenshot(path=str(ARTIFACTS / f"07_layout_at_{width}px.png"))

@@ -40,7 +40,10 @@ def test_a_weak_model_is_not_asked_what_no_rule_is_sure_of(llm: Any) -> None:
 def test_the_offered_actions_are_ones_the_rules_act_on() -> None:
     for message in (UNSURE, "chek interactons between warfrin and asprin", "hmm, what about tramadol"):
         result = turn(FakeLLM(name="demo", clinically_meaningful=False), message)
-        assert result.follow_ups, message
+        # After a failed look-up (the misspelled interaction check here) only related actions are offered,
+        # possibly none: the open "studies on this topic" is no longer added after a failure.
+        failed = any(t["status"] != "success" for t in result.tools)
+        assert result.follow_ups or failed, message
         for action in result.follow_ups:
             state = {"user_query": action, "extracted_entities": extract_entities(action), "active_patient": None}
             decision = decide(state, REG)  # type: ignore[arg-type]
