@@ -173,6 +173,10 @@ class Workspace:
                 return None
         return self._names[patient_id]
 
+    def active_patient(self, thread: str) -> PatientRef | None:
+        """The conversation's active patient, or None."""
+        return self.assistant.state(thread).get("active_patient")
+
     def select_patient(self, thread: str, patient: PatientRef | None) -> bool:
         """Make this the conversation's active patient; True when that switched from another patient."""
         return self.assistant.set_active_patient(thread, patient)

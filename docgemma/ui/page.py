@@ -415,8 +415,8 @@ class Handlers:
         last = self.workspace.paused_turn(thread) if pending is not None else conversation.last_turn
         return {self.page.thread: thread, self.page.saved_thread: thread, self.page.chatbot: history,
                 self.page.decision_note: "", self.page.header: header_markdown(self.mode),
-                self.page.matches: self.patient_choices(), **self.card(pending),
-                **self.after_turn(last, thread, pending=pending is not None)}
+                self.page.matches: self.patient_choices(active=self.workspace.active_patient(thread)),
+                **self.card(pending), **self.after_turn(last, thread, pending=pending is not None)}
 
     def transcript_image(self, entry: TranscriptEntry) -> dict[str, Any] | None:
         """A reopened turn's image as a chat message (a PNG preview), or None when the store no longer has it."""
@@ -526,8 +526,9 @@ class Handlers:
         yield {self.page.decision_note: ""}
         yield from self.run_events(itertools.chain([first] if first else [], events), history, thread)
 
-    def patient_choices(self, found: list[PatientMatch] | None = None) -> Any:
-        """The patient list: every patient on record (the demo's handful), or the matches of a search."""
+    def patient_choices(self, found: list[PatientMatch] | None = None, active: PatientRef | None = None) -> Any:
+        """The patient list: every patient on record (the demo's handful), or the matches of a search; the
+        conversation's ``active`` patient, when listed, is the one shown chosen (a reload matches the panel)."""
         listed = self.workspace.patients() if found is None else found
         remember(p["name"] for p in listed)  # the names this page shows are kept out of the log
         choices = [(f"{p['name']} (born {p['birth_date'] or '?'})", patient_choice(PatientRef(id=p["id"], name=p["name"])))
@@ -535,7 +536,9 @@ class Handlers:
         if found and choices:  # a search's first match is ready to be made active
             return _gr().update(choices=choices, value=choices[0][1])
         first = (NO_MATCH if found is not None else CHOOSE_PATIENT, "")
-        return _gr().update(choices=[first, *choices], value="")
+        # Matched by id: the list's value carries the record's spelling of the name.
+        shown = next((v for _, v in choices if active and v.startswith(f"{active['id']}|")), "")
+        return _gr().update(choices=[first, *choices], value=shown)
 
     def search(self, query: str) -> Any:
         if not query.strip():

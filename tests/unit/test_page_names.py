@@ -1,0 +1,24 @@
+"""The page names a patient as a clinician does (name, birth date, sex), never by record id; it says nothing
+untrue about a patient id that is not on record; after a reload the patient list shows the active patient; the
+approval card names its patient and marks each check's severity in a word, its text in sentence case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.unit.test_page_evidence import _say
+from tests.unit.test_page_session import App
+
+THREAD = "web-" + "f" * 32
+
+
+def test_after_a_reload_the_patient_list_shows_the_active_patient(tmp_path: Path) -> None:
+    """The panel showed Grace Mensah while the list above it said "Choose a patient…"."""
+    app = App.start(tmp_path)
+    page = app.page
+    history = app.on.restore(THREAD)[page.chatbot]
+    _say(app, THREAD, history, "Find patient Grace Mensah")
+    listed = app.on.restore(THREAD)[page.matches]
+    assert listed["value"].endswith("|Grace Mensah")
+    assert app.on.restore("web-" + "0" * 32)[page.matches]["value"] == ""  # no active patient: nothing chosen
+    app.store.close()
