@@ -56,6 +56,8 @@ ERROR_WORDS: Mapping[str, str] = {
     "unknown_patient": "no such patient on record",
     "generic": "failed",
 }
+#: A patient id the record does not name (see :func:`argument_line`).
+NOT_ON_RECORD = "not found on record"
 #: Argument names as a clinician says them.
 ARGUMENT_WORDS: Mapping[str, str] = {
     "medication_name": "medication", "dosage": "dose", "drug_name": "drug", "drug_names": "drugs",
@@ -126,8 +128,10 @@ def argument_line(args: Mapping[str, object], patient_name: PatientName | None =
         if value is None or value == "":
             continue
         if key == "patient_id":
-            name = patient_name(str(value)) if patient_name else None
-            parts.append(f"patient: {name or 'the patient on record'}")
+            # An id whose patient cannot be named is not on record (or the record cannot be read): say so,
+            # never claim it is the patient on record; without a way to look names up, the id is left out.
+            if patient_name:
+                parts.append(f"patient: {patient_name(str(value)) or NOT_ON_RECORD}")
             continue
         if key == "resource_type" and str(value) in RESOURCE_WORDS:  # "kind: allergy", not "AllergyIntolerance"
             value = _PLURAL_RESOURCE.get(str(value), RESOURCE_WORDS[str(value)] + "s")

@@ -22,3 +22,17 @@ def test_after_a_reload_the_patient_list_shows_the_active_patient(tmp_path: Path
     assert listed["value"].endswith("|Grace Mensah")
     assert app.on.restore("web-" + "0" * 32)[page.matches]["value"] == ""  # no active patient: nothing chosen
     app.store.close()
+
+
+def test_a_patient_id_not_on_record_is_not_called_the_patient_on_record() -> None:
+    """A wrong id read "patient: the patient on record" in the timeline."""
+    from docgemma.ui.wording import step_text
+
+    uuid = "12345678-1234-1234-1234-123456789abc"
+    args = f"arguments: {{'patient_id': '{uuid}', 'resource_type': 'Condition'}}"
+    shown = step_text(args, lambda _: None)
+    assert shown == "patient: not found on record · kind: conditions"
+    assert step_text(args, lambda _: "Grace Mensah") == "patient: Grace Mensah · kind: conditions"
+    assert step_text(args) == "kind: conditions"
+    for text in (shown, step_text(args)):
+        assert "the patient on record" not in text and uuid not in text
