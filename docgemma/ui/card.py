@@ -10,6 +10,7 @@ functions (no Gradio): the layout in ``ui/page.py`` shows what these return.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,18 +109,44 @@ def fields(card: ApprovalCard) -> tuple[list[Field], list[Check]]:
     return shown, general
 
 
+#: A check's heading, as the safety review writes it ("ALLERGY CONFLICT (SEVERE): …"): capitals, a parenthesis.
+_HEADING = re.compile(r"^(?P<head>[A-Z][A-Z /-]*[A-Z])(?: \((?P<aside>[^)]*)\))?: (?P<rest>.*)$", re.DOTALL)
+#: Severity words in a heading's parenthesis: the coloured label already says them.
+_SEVERITY_WORDS = frozenset({"SEVERE", "HIGH", "MODERATE", "LOW", "WARNING"})
+#: Abbreviations that stay in capitals when a heading is put in sentence case.
+_ABBREVIATIONS = frozenset({"FDA", "INR", "NSAID", "NSAIDS", "QT", "ACE", "GPU"})
+SEVERE_LABEL = '<span class="check-severe">Severe</span>'
+WARNING_LABEL = '<span class="check-warning">Warning</span>'
+
+
+def _sentence_case(head: str) -> str:
+    words = [w if w in _ABBREVIATIONS else w.lower() for w in head.split(" ")]
+    return " ".join(words)[:1].upper() + " ".join(words)[1:]
+
+
+def check_text(text: str) -> str:
+    """A check as the card says it: its capitalised heading in sentence case, a severity in its parenthesis
+    left to the coloured label ("ALLERGY CONFLICT (SEVERE): x" → "Allergy conflict: x"). Only the card's
+    rendering: the check itself keeps its words for the agent, the records and the tests."""
+    found = _HEADING.match(text.strip())
+    if not found:
+        return text
+    aside = found["aside"]
+    kept = f" ({aside.lower() if aside.isupper() else aside})" if aside and aside.upper() not in _SEVERITY_WORDS else ""
+    return f"{_sentence_case(found['head'])}{kept}: {found['rest']}"
+
+
 def check_markdown(checks: Sequence[Check]) -> str:
-    """Checks in words and colour: "SEVERE" in red, "Warning" in amber (the classes are styled in ``CSS``)."""
-    return "\n\n".join(
-        f'<span class="check-severe">SEVERE</span> {escape(c.text)}' if c.severe
-        else f'<span class="check-warning">Warning</span> {escape(c.text)}' for c in checks)
+    """Checks in words and colour: "Severe" in red, "Warning" in amber (the classes are styled in ``CSS``), each
+    check's text in sentence case (see :func:`check_text`)."""
+    return "\n\n".join(f"{SEVERE_LABEL if c.severe else WARNING_LABEL} {escape(check_text(c.text))}" for c in checks)
 
 
 def header_markdown(card: ApprovalCard, general: Sequence[Check]) -> str:
     """Above the form: what this is, who it is for, the card's notice and the checks that name no field."""
     title = f"**Approval needed before writing to the record: {escape(str(card.get('label', 'write')))}**"
     notice = f'\n\n<span class="check-notice">Note</span> {escape(card["notice"])}' if card.get("notice") else ""
-    refused = ('\n\n<span class="check-severe">SEVERE</span> **A plain approval is refused for this card.** '
+    refused = (f'\n\n{SEVERE_LABEL} **A plain approval is refused for this card.** '
                "Give a reason and use *Override & approve*, change the values and re-check, or reject it."
                if card.get("override_required") else "")
     # Every severe finding at the top (it is why a plain approval is refused), then the unplaced checks; a

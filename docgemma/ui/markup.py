@@ -70,7 +70,8 @@ def clip(text: str, limit: int = DETAIL_LIMIT) -> str:
 
 
 def patient_header(patient: PatientCard | None) -> str:
-    """Who the write is for: name, birth date, sex, allergies, active medications (the id once, last)."""
+    """Who the write is for: name, birth date, sex, allergies, active medications (a clinician knows a patient by
+    name and birth date; the record id stays in the card's data, off the page)."""
     if not patient:
         return ""
     allergies = "; ".join(escape(a) for a in patient.get("allergies", [])) or "none recorded"
@@ -79,5 +80,4 @@ def patient_header(patient: PatientCard | None) -> str:
     more = " …" if patient.get("active_medications", 0) > len(meds) else ""
     return (f"**Patient:** {escape(str(patient.get('name', '?')))} · born {escape(str(patient.get('birth_date', '?')))} · "
             f"{escape(str(patient.get('gender', '?')))}  \n**Allergies:** {allergies}  \n"
-            f"**Active medications ({patient.get('active_medications', 0)})**{listed}{more}  \n"
-            f"*Patient ID {escape(str(patient.get('id', '?')))}*\n\n")
+            f"**Active medications ({patient.get('active_medications', 0)})**{listed}{more}\n\n")

@@ -91,10 +91,10 @@ def test_the_card_is_a_form_with_each_check_beside_its_field_and_severity_in_wor
     # a severe finding and a check that names no field are at the top
     assert [c.text for c in general] == ["IMPLAUSIBLE DOSE: 5000000 mg per dose is above 3000 mg", "RENAL: eGFR 33"]
     header = header_markdown(CARD, general)
-    assert header.index("SEVERE") < header.index("IMPLAUSIBLE DOSE") < header.index("Joseph Mwangi")
+    assert header.index("Severe") < header.index("Implausible dose") < header.index("Joseph Mwangi")
     text = approval_markdown(CARD)
     assert "⛔" not in text and "✅" not in text and '"dosage"' not in text  # words and colour, no raw JSON
-    assert 'class="check-severe">SEVERE' in text and 'class="check-warning">Warning' in text
+    assert 'class="check-severe">Severe' in text and 'class="check-warning">Warning' in text
     assert edited_args(CARD, ["metformin", "500 mg", "twice daily", ""]) == {
         "medication_name": "metformin", "dosage": "500 mg", "frequency": "twice daily", "duration": ""}
     assert edited_args(CARD, ["", "", "", ""]) is None  # nothing from the form: an API call's JSON is used

@@ -81,8 +81,8 @@ def test_an_allergy_conflict_is_said_once_on_the_card(tmp_path: Path) -> None:
     shown = _say(app, THREAD, history, "Prescribe amoxicillin 500 mg three times daily for Grace Mensah")
     card = [shown[page.approval_md], *(str(c["value"]) for c in (shown[b] for b in page.field_checks))]
     text = "\n".join(card)
-    assert text.count("ALLERGY CONFLICT") == 1 and 'class="check-severe">SEVERE</span> ALLERGY CONFLICT' in text
-    assert card[0].index("ALLERGY CONFLICT") < card[0].index("Grace Mensah")  # the first thing on the card
+    assert text.count("Allergy conflict") == 1 and 'class="check-severe">Severe</span> Allergy conflict' in text
+    assert card[0].index("Allergy conflict") < card[0].index("Grace Mensah")  # the first thing on the card
     app.store.close()
 
 

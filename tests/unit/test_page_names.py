@@ -36,3 +36,26 @@ def test_a_patient_id_not_on_record_is_not_called_the_patient_on_record() -> Non
     assert step_text(args) == "kind: conditions"
     for text in (shown, step_text(args)):
         assert "the patient on record" not in text and uuid not in text
+
+
+def test_the_card_names_its_patient_and_says_each_checks_severity_in_a_word(tmp_path: Path) -> None:
+    """The card printed "Patient ID <uuid>" and its checks in capitals ("ALLERGY CONFLICT (SEVERE): …")."""
+    from docgemma.ui.card import check_text
+
+    app = App.start(tmp_path)
+    page = app.page
+    history = app.on.restore(THREAD)[page.chatbot]
+    shown = _say(app, THREAD, history, "Prescribe amoxicillin 500 mg three times daily for Grace Mensah")
+    card = app.on.workspace.pending(THREAD)
+    assert card is not None and card["patient"] is not None
+    header = shown[page.approval_md]
+    assert card["patient"]["id"] not in header and "Patient ID" not in header
+    assert "Grace Mensah" in header and f"born {card['patient']['birth_date']}" in header
+    assert '<span class="check-severe">Severe</span> Allergy conflict: recorded allergy' in header
+    assert "ALLERGY CONFLICT" not in header and "(SEVERE)" not in header
+    assert card["severe"][0].startswith("ALLERGY CONFLICT (SEVERE): ")  # the check itself keeps its words
+    assert check_text("IMPLAUSIBLE DOSE: 5000 mg") == "Implausible dose: 5000 mg"
+    assert check_text("PAEDIATRIC PATIENT (4 years): adult limits") == "Paediatric patient (4 years): adult limits"
+    assert check_text("INR HIGH: 4.1") == "INR high: 4.1"
+    assert check_text("amoxicillin is fine") == "amoxicillin is fine"
+    app.store.close()
