@@ -80,8 +80,9 @@ def test_panels_text() -> None:
     severe = "ALLERGY CONFLICT (SEVERE): amoxicillin is a penicillin"
     card = approval_markdown({"args": {"medication_name": "amoxicillin", "dosage": "500 mg"},  # type: ignore[typeddict-item]
                               "warnings": [severe, "DUPLICATE ORDER: x"], "severe": [severe], "override_required": True})
-    assert card.index(severe) < card.index("**Drug:**")  # a severe finding is the first thing on the card
-    assert card.index("**Drug:**") < card.index("DUPLICATE ORDER") < card.index("**Dose:**")  # beside its field
+    shown = "Allergy conflict: amoxicillin is a penicillin"  # the card's words for it: the label says "Severe"
+    assert card.index(shown) < card.index("**Drug:**")  # a severe finding is the first thing on the card
+    assert card.index("**Drug:**") < card.index("Duplicate order") < card.index("**Dose:**")  # beside its field
     assert "**Patient**" in summary_markdown("Amina <b>", "## Patient\nAmina is 62.") and "<b>" not in summary_markdown(
         "A<b>", ""
     )
