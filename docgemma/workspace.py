@@ -173,6 +173,18 @@ class Workspace:
                 return None
         return self._names[patient_id]
 
+    def patient_born(self, patient_id: str) -> str | None:
+        """A patient's birth date and sex as the page says them ("born 1991-01-22, female"), or None (not a
+        patient, or the record cannot be read)."""
+        if self.ehr is None:
+            return None
+        try:
+            patient = self.ehr.client.read("Patient", patient_id)
+        except FhirClientError:
+            return None
+        sex = f", {patient['gender']}" if patient.get("gender") else ""
+        return f"born {patient.get('birthDate') or 'date unknown'}{sex}"
+
     def active_patient(self, thread: str) -> PatientRef | None:
         """The conversation's active patient, or None."""
         return self.assistant.state(thread).get("active_patient")

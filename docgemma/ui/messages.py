@@ -105,8 +105,10 @@ def _declined_routes(timeline: Sequence[TimelineEvent]) -> list[bool]:
     return flags
 
 
-def apply_event(history: list[Message], event: AgentEvent, names: Names | None = None) -> list[Message]:
-    """Return a new history with ``event`` applied (``names``: patient names for record ids in the steps)."""
+def apply_event(history: list[Message], event: AgentEvent, names: Names | None = None,
+                born: wording.PatientBorn | None = None) -> list[Message]:
+    """Return a new history with ``event`` applied (``names``: patient names for record ids in the steps;
+    ``born``: a patient's birth date and sex, said in the answer instead of their record id)."""
     history = [dict(m) for m in history]
     if isinstance(event, NodeStart) and event.node == "error_handler" and _after_declined_write(history):
         return history  # nothing failed: the clinician declined the write (see ``shown_steps``)
@@ -146,7 +148,7 @@ def apply_event(history: list[Message], event: AgentEvent, names: Names | None =
         history.append({"role": "assistant", "content": approval_pointer(event.request)})
     elif isinstance(event, TurnDone):
         index = _answer_index(history)
-        history[index] = {"role": "assistant", "content": final_markdown(event.result)}
+        history[index] = {"role": "assistant", "content": final_markdown(event.result, born)}
     return history
 
 
@@ -185,7 +187,8 @@ ImageShown = Callable[[TranscriptEntry], "Message | None"]
 
 
 def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending: ApprovalCard | None = None,
-                       paused_question: str | None = None, image: ImageShown | None = None) -> list[Message]:
+                       paused_question: str | None = None, image: ImageShown | None = None,
+                       born: wording.PatientBorn | None = None) -> list[Message]:
     """The chat of a reopened conversation, whole: every finished turn as it was shown (question, image,
     answer with its write confirmations, confidence and sources), patient notes, and a waiting card's pointer."""
     history: list[Message] = [{"role": "assistant", "content": welcome}]
@@ -204,7 +207,7 @@ def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending
         result = TurnResult(answer=str(entry.get("answer", "")), confidence=entry.get("confidence"),
                             sources=list(entry.get("sources", [])), writes=list(entry.get("writes", [])),
                             tools=[dict(t) for t in entry.get("tools", [])], active_patient=entry.get("patient"))
-        history.append({"role": "assistant", "content": final_markdown(result)})
+        history.append({"role": "assistant", "content": final_markdown(result, born)})
     return _with_pending(history, pending, paused_question)
 
 
@@ -251,10 +254,10 @@ def write_markdown(confirmation: str) -> str:
     return text + "\n\n"
 
 
-def final_markdown(result: TurnResult) -> str:
+def final_markdown(result: TurnResult, born: wording.PatientBorn | None = None) -> str:
     """What was written (with its record reference), then the answer with its confidence and sources."""
     written = "".join(write_markdown(w) for w in result.writes)
-    text = written + demote_headings(escape(wording.answer_text(result.answer)))
+    text = written + demote_headings(escape(wording.answer_text(result.answer, born)))
     if result.confidence:
         text += f"\n\n*Confidence: {result.confidence}*"
     sources = source_line(result)

@@ -364,7 +364,7 @@ class Handlers:
     def run_events(self, events: Iterator[AgentEvent], history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
         result: TurnResult | None = None
         for event in events:
-            history = apply_event(history, event, self.workspace.patient_name)
+            history = apply_event(history, event, self.workspace.patient_name, self.workspace.patient_born)
             if isinstance(event, TurnDone):
                 result = event.result
             yield {self.page.chatbot: history}
@@ -409,7 +409,8 @@ class Handlers:
         pending = conversation.pending
         if conversation.transcript or not conversation.messages:
             history = transcript_history(self.welcome(), conversation.transcript, pending,
-                                         conversation.paused_question, self.transcript_image)
+                                         conversation.paused_question, self.transcript_image,
+                                         self.workspace.patient_born)
         else:  # a conversation saved before the transcript was kept: its prompt history is all there is
             history = restored_history(conversation.messages, pending, conversation.paused_question)
         last = self.workspace.paused_turn(thread) if pending is not None else conversation.last_turn

@@ -201,10 +201,25 @@ def route(actions: list[str], declined: list[bool] | None = None) -> str:
     return " → ".join(shown)
 
 
-def answer_text(text: str) -> str:
-    """An answer as the chat shows it: record item ids in brackets dropped and FHIR type names that open a
-    line of record data in clinical words ("Observation Creatinine …" → "Result: Creatinine …"); a write
-    confirmation keeps its id (see :func:`write_line`)."""
+#: A patient named with their record id ("Grace Mensah (ID <uuid>)", "- Grace Mensah, born …, female (ID <uuid>)").
+_NAMED_ID = re.compile(rf"(, born [^()\n]*?)? \(ID ({_UUID})\)")
+#: Says who a patient id is as a clinician knows them ("born 1991-01-22, female"); None where the record cannot.
+PatientBorn = Callable[[str], "str | None"]
+
+
+def answer_text(text: str, born: PatientBorn | None = None) -> str:
+    """An answer as the chat shows it: a patient by name and birth date, not by record id ("Grace Mensah (born
+    1991-01-22, female)"); record item ids in brackets dropped and FHIR type names that open a line of record
+    data in clinical words ("Observation Creatinine …" → "Result: Creatinine …"); a write confirmation keeps
+    its id (see :func:`write_line`)."""
+
+    def demographics(m: re.Match[str]) -> str:
+        if m.group(1):  # the line gives the birth date already: the id goes
+            return m.group(1)
+        who = born(m.group(2)) if born else None
+        return f" ({who})" if who else ""
+
+    text = _NAMED_ID.sub(demographics, text)
     text = _BRACKETED_ID.sub("", text)
     return _RESOURCE_AT_LINE_START.sub(lambda m: f"{m.group(1)}{RESOURCE_WORDS[m.group(2)].capitalize()}: ", text)
 

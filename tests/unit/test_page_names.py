@@ -59,3 +59,28 @@ def test_the_card_names_its_patient_and_says_each_checks_severity_in_a_word(tmp_
     assert check_text("INR HIGH: 4.1") == "INR high: 4.1"
     assert check_text("amoxicillin is fine") == "amoxicillin is fine"
     app.store.close()
+
+
+def test_a_patient_search_answer_names_the_patient_by_birth_date_not_record_id(tmp_path: Path) -> None:
+    """"Find patient Grace Mensah" answered "… (ID 3f159ed0-…)", and so did the answer under a write or a
+    reject: a clinician knows a patient by name and birth date."""
+    import re
+
+    from docgemma.ui.wording import answer_text
+
+    uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+    app = App.start(tmp_path)
+    page = app.page
+    history = app.on.restore(THREAD)[page.chatbot]
+    shown = _say(app, THREAD, history, "Find patient Grace Mensah")[page.chatbot]
+    answer = shown[-1]["content"]
+    assert "Grace Mensah, born 1991-01-22, female" in answer and not uuid.search(answer), answer
+    reopened = app.on.restore(THREAD)[page.chatbot]
+    assert not uuid.search(str(reopened)) and "born 1991-01-22" in str(reopened)
+    gid = "12345678-1234-1234-1234-123456789abc"
+    assert answer_text(f"- Grace Mensah, born 1991-01-22, female (ID {gid})") == \
+        "- Grace Mensah, born 1991-01-22, female"
+    assert answer_text(f"Grace Mensah (ID {gid}) is now active.", lambda _: "born 1991-01-22, female") == \
+        "Grace Mensah (born 1991-01-22, female) is now active."
+    assert answer_text(f"Grace Mensah (ID {gid}) is now active.", lambda _: None) == "Grace Mensah is now active."
+    app.store.close()
