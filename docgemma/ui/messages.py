@@ -297,9 +297,10 @@ def timeline_markdown(result: TurnResult | None, pending: bool = False, names: N
 
 
 def summary_markdown(name: str, summary_text: str, notes: Sequence[str] = ()) -> str:
-    """The compiled patient summary for the patient panel (escaped; headings kept), and the newest notes."""
+    """The compiled patient summary for the patient panel (escaped; headings kept; the patient by name and
+    birth date, not record id), and the newest notes."""
     lines = []
-    for line in summary_text.splitlines():
+    for line in wording.without_patient_ids(summary_text).splitlines():
         if line.startswith("## "):
             lines.append(f"\n**{escape(line[3:])}**\n")  # a paragraph of its own, never inside a list item
         else:

@@ -203,8 +203,15 @@ def route(actions: list[str], declined: list[bool] | None = None) -> str:
 
 #: A patient named with their record id ("Grace Mensah (ID <uuid>)", "- Grace Mensah, born …, female (ID <uuid>)").
 _NAMED_ID = re.compile(rf"(, born [^()\n]*?)? \(ID ({_UUID})\)")
+_ID_AFTER_BIRTH = re.compile(rf"(born [0-9?-]+(?:, [a-z]+)?),\s*ID {_UUID}")
 #: Says who a patient id is as a clinician knows them ("born 1991-01-22, female"); None where the record cannot.
 PatientBorn = Callable[[str], "str | None"]
+
+
+def without_patient_ids(text: str) -> str:
+    """``text`` without the record id that follows a patient's birth date ("born 1950-02-01, ID <uuid>" →
+    "born 1950-02-01"): a clinician tells two patients apart by name and birth date."""
+    return _ID_AFTER_BIRTH.sub(r"\1", text)
 
 
 def answer_text(text: str, born: PatientBorn | None = None) -> str:
@@ -219,7 +226,7 @@ def answer_text(text: str, born: PatientBorn | None = None) -> str:
         who = born(m.group(2)) if born else None
         return f" ({who})" if who else ""
 
-    text = _NAMED_ID.sub(demographics, text)
+    text = without_patient_ids(_NAMED_ID.sub(demographics, text))
     text = _BRACKETED_ID.sub("", text)
     return _RESOURCE_AT_LINE_START.sub(lambda m: f"{m.group(1)}{RESOURCE_WORDS[m.group(2)].capitalize()}: ", text)
 

@@ -84,3 +84,15 @@ def test_a_patient_search_answer_names_the_patient_by_birth_date_not_record_id(t
         "Grace Mensah (born 1991-01-22, female) is now active."
     assert answer_text(f"Grace Mensah (ID {gid}) is now active.", lambda _: None) == "Grace Mensah is now active."
     app.store.close()
+
+
+def test_two_patients_of_one_name_and_the_panel_are_told_apart_by_birth_date_not_record_id() -> None:
+    """The question "which James Wilson?" and the patient panel's summary printed "(born 1950-02-01, ID <uuid>)"."""
+    from docgemma.ui.messages import summary_markdown
+    from docgemma.ui.wording import answer_text
+
+    a, b = "054c0519-5547-5bd6-81ce-9063e04f005a", "103db76d-ecc4-5ab3-b300-64dd00d4925a"
+    asked = f"Which one? James Wilson (born 1950-02-01, ID {a}); James Wilson (born 1988-11-30, ID {b})"
+    assert answer_text(asked) == "Which one? James Wilson (born 1950-02-01); James Wilson (born 1988-11-30)"
+    panel = summary_markdown("James Wilson", f"James Wilson is a 37-year-old male (born 1988-11-30, ID {b}).")
+    assert b not in panel and "(born 1988-11-30)" in panel
