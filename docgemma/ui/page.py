@@ -371,7 +371,8 @@ class Handlers:
         pending = self.workspace.pending(thread)
         # While a write waits, the timeline is that paused turn's (from the thread's state), not the last one's.
         panel = result if pending is None else self.workspace.paused_turn(thread)
-        yield {self.page.chatbot: history, **self.card(pending),
+        # The list shows the patient the panel shows: a turn may have made another one active.
+        yield {self.page.chatbot: history, **self.card(pending), self.page.matches: self.active_choice(thread),
                **self.after_turn(panel, thread, pending=pending is not None)}
 
     def card(self, pending: ApprovalCard | None) -> dict[Any, Any]:
@@ -416,7 +417,7 @@ class Handlers:
         last = self.workspace.paused_turn(thread) if pending is not None else conversation.last_turn
         return {self.page.thread: thread, self.page.saved_thread: thread, self.page.chatbot: history,
                 self.page.decision_note: "", self.page.header: header_markdown(self.mode),
-                self.page.matches: self.patient_choices(active=self.workspace.active_patient(thread)),
+                self.page.matches: self.active_choice(thread),
                 **self.card(pending), **self.after_turn(last, thread, pending=pending is not None)}
 
     def transcript_image(self, entry: TranscriptEntry) -> dict[str, Any] | None:
@@ -541,6 +542,10 @@ class Handlers:
         shown = next((v for _, v in choices if active and v.startswith(f"{active['id']}|")), "")
         return _gr().update(choices=[first, *choices], value=shown)
 
+    def active_choice(self, thread: str) -> Any:
+        """The patient list with the conversation's active patient chosen (as the panel beside it shows)."""
+        return self.patient_choices(active=self.workspace.active_patient(thread))
+
     def search(self, query: str) -> Any:
         if not query.strip():
             return self.patient_choices()
@@ -602,7 +607,7 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     outputs = [
         page.chatbot, page.approval, page.approval_md, page.approval_args, page.timeline, page.patient_md, page.images,
         page.record_images, page.box, page.queued_image, page.queued_note, *page.follow_buttons, page.card_id,
-        page.override_row, page.override_reason, page.decision_note, *page.form_parts(),
+        page.override_row, page.override_reason, page.decision_note, *page.form_parts(), page.matches,
     ]
     chat = [page.box, page.chatbot, page.thread, page.queued_image]
     card = [page.approval_args, page.chatbot, page.thread, page.card_ref]

@@ -96,3 +96,15 @@ def test_two_patients_of_one_name_and_the_panel_are_told_apart_by_birth_date_not
     assert answer_text(asked) == "Which one? James Wilson (born 1950-02-01); James Wilson (born 1988-11-30)"
     panel = summary_markdown("James Wilson", f"James Wilson is a 37-year-old male (born 1988-11-30, ID {b}).")
     assert b not in panel and "(born 1988-11-30)" in panel
+
+
+def test_after_a_turn_the_patient_list_shows_the_patient_the_panel_shows(tmp_path: Path) -> None:
+    """After "Prescribe … for Grace Mensah" the list still showed the patient picked before (Samuel Kariuki)."""
+    app = App.start(tmp_path)
+    page = app.page
+    history = app.on.restore(THREAD)[page.chatbot]
+    first = _say(app, THREAD, history, "Find patient Samuel Kariuki")
+    assert first[page.matches]["value"].endswith("|Samuel Kariuki")
+    second = _say(app, THREAD, first[page.chatbot], "Find patient Grace Mensah")
+    assert second[page.matches]["value"].endswith("|Grace Mensah") and "Grace Mensah" in second[page.patient_md]
+    app.store.close()
