@@ -92,7 +92,7 @@ def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page
     page.locator("#patient-select").click()
     page.locator("#patient-summary").get_by_text("Grace Mensah", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     ask(page, "Prescribe amoxicillin 500 mg three times daily for this patient")
-    page.locator("#approval").get_by_text("ALLERGY CONFLICT", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.locator("#approval").get_by_text("Allergy conflict", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     page.screenshot(path=str(ARTIFACTS / "03_approval_card.png"), full_page=True)
     pid = ehr.client.search("Patient", [("name", "Mensah")])[0]["id"]
     assert ehr.client.search("MedicationRequest", [("patient", pid)]) == []

@@ -146,7 +146,7 @@ def test_tool_turn_image_turn_approval_and_bad_upload(served: tuple[str, Assista
         api_name="/respond",
     )
     history = out[0]
-    assert "ALLERGY CONFLICT" in str(out[APPROVAL_CARD]) and "Approval needed" in _text(history)
+    assert "Allergy conflict" in str(out[APPROVAL_CARD]) and "Approval needed" in _text(history)
     assert not ehr.client.search("MedicationRequest", [("patient", pid)])
     assert "Grace Mensah" in str(out[APPROVAL_CARD]) and "Anaphylaxis" in str(out[APPROVAL_CARD])
     out = client.predict(str(out[APPROVAL_ARGS]), history, out[CARD_REF], api_name="/approve")  # plain click refused
