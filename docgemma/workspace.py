@@ -195,7 +195,7 @@ class Workspace:
 
     def patient_panel(self, thread: str) -> PatientPanel:
         """The active patient's summary and record images."""
-        active = self.assistant.state(thread).get("active_patient")
+        active = self.active_patient(thread)
         if not active or self.ehr is None:
             return PatientPanel(message=NO_PATIENT)
         try:
