@@ -14,7 +14,7 @@ import json
 from typing import Any, Literal, TypedDict
 
 from docgemma.tools.registry import ToolSpec
-from docgemma.tools.review_types import PatientCard, WriteReview
+from docgemma.tools.review_types import CheckStatus, PatientCard, WriteReview
 
 __all__ = ["ACTIONS", "ALREADY_HANDLED", "BEING_WRITTEN", "NO_PENDING", "RECORD_UNREACHABLE", "RECOVERED_RELEASED",
            "RECOVERED_UNKNOWN", "RECOVERED_WRITTEN", "Action", "ApprovalCard", "CardFinding", "PatientCard",
@@ -62,6 +62,8 @@ class ApprovalCard(TypedDict):
     warnings: list[str]
     severe: list[str]
     findings: list[CardFinding]
+    #: Every safety check of the write and whether it ran (its source, or why it could not).
+    checks: list[CheckStatus]
     #: How long the order runs, as the card shows it ("7 days", "until review"); "" when none was given.
     duration: str
     override_required: bool
@@ -74,7 +76,7 @@ class ApprovalCard(TypedDict):
 
 def as_review(value: WriteReview | None) -> WriteReview:
     """The review with its lists present (none when no write check is configured)."""
-    return WriteReview(**{"warnings": [], "severe": [], **(value or {})})
+    return WriteReview(**{"warnings": [], "severe": [], "checks": [], **(value or {})})
 
 
 def pending_action_id(thread: str, turn: str, step: int) -> str:
@@ -108,6 +110,7 @@ def approval_request(spec: ToolSpec, args: dict[str, Any], review: WriteReview, 
         "warnings": warnings,
         "severe": severe,
         "findings": [CardFinding(text=w, severe=w in severe) for w in warnings],
+        "checks": list(review.get("checks", [])),
         "duration": str(args.get("duration") or ""),
         "override_required": bool(severe),
         "patient": review.get("patient"),

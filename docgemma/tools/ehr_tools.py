@@ -25,7 +25,7 @@ from docgemma.tools.catalog import (
     save_clinical_note,
     search_patient,
 )
-from docgemma.tools.review_types import PatientCard, WriteCheck, WriteReview
+from docgemma.tools.review_types import CheckStatus, PatientCard, WriteCheck, WriteReview
 from docgemma.tools.routing import Role
 from docgemma.tools.spec import Executor, Formatter, ToolSpec
 from docgemma.tools.write_checks import Findings, PatientFacts, active_allergies, active_orders, paediatric_note
@@ -74,9 +74,14 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
             if exc.status in (404, 410):
                 return WriteReview(blocked=f"an existing patient ID (no patient '{patient_id}' is on the record; "
                                            "nothing was written)")
-            return WriteReview(warnings=["The patient record could not be checked for allergies and duplicate orders."])
+            unread = ("NOT CHECKED — THE PATIENT RECORD: it could not be read, so allergies, active orders and age "
+                      "were not checked.")
+            return WriteReview(warnings=[unread], severe=[unread],
+                               checks=[CheckStatus(name="Patient record", ran=False, detail="the record could not be read")])
         def review(readable: list[dict[str, Any]], skipped: int) -> WriteReview:
-            facts = PatientFacts(allergies=active_allergies(readable), medications=active_orders(readable))
+            facts = PatientFacts(allergies=active_allergies(readable), medications=active_orders(readable),
+                                 birth_date=str(patient.get("birthDate") or ""),
+                                 observations=[r for r in readable if r.get("resourceType") == "Observation"])
             found = spec.pre_write_check(args, facts) if spec.pre_write_check else Findings([], [])
             child = paediatric_note(str(patient.get("birthDate") or "")) if Role.MEDICATION_ORDER in spec.roles else None
             if child:
@@ -91,7 +96,8 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
                 gender=str(patient.get("gender") or "unknown"), allergies=[allergy_line(a) for a in facts.allergies],
                 active_medications=len(facts.medications), medications=[display_text(m) for m in facts.medications][:6],
             )
-            return WriteReview(warnings=found.warnings, severe=severe, patient=card)
+            checks = [CheckStatus(name=c.name, ran=c.ran, detail=c.detail) for c in found.checks]
+            return WriteReview(warnings=found.warnings, severe=severe, patient=card, checks=checks)
 
         return tolerant(review, resources)
 

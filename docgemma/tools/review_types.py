@@ -27,6 +27,14 @@ class PatientCard(TypedDict, total=False):
     medications: list[str]
 
 
+class CheckStatus(TypedDict):
+    """One safety check as the card lists it: its name, whether it ran, and its source or why it could not."""
+
+    name: str
+    ran: bool
+    detail: str
+
+
 class WriteReview(TypedDict, total=False):
     """The safety review of a proposed write (``WriteCheck``'s answer)."""
 
@@ -34,6 +42,8 @@ class WriteReview(TypedDict, total=False):
     #: Warnings that a plain approval cannot pass: they need an override with a reason.
     severe: list[str]
     patient: PatientCard
+    #: Every check of the write and whether it ran; "no findings" may be said only when each one ran.
+    checks: list[CheckStatus]
     #: The write cannot be proposed at all (e.g. the patient does not exist): no card, this error instead.
     blocked: str
 

@@ -10,41 +10,67 @@ label can confirm (``KnowledgeTools.bind``), otherwise the local table decides.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
 from docgemma.ehr.summary import ACTIVE_MED
 from docgemma.fhir import concept_code
 
-__all__ = ["Findings", "PatientFacts", "PreWriteCheck", "active_allergies", "active_orders", "paediatric_note"]
+__all__ = ["CheckRun", "Findings", "PatientFacts", "PreWriteCheck", "active_allergies", "active_orders",
+           "paediatric_note"]
 
 
 @dataclass(frozen=True)
 class PatientFacts:
-    """What a pre-write check may look at: the patient's active allergies and active medication orders."""
+    """What a pre-write check may look at: the patient's active allergies and active medication orders, their
+    birth date ("" when unknown) and their observations (body weight among them; newest first where known)."""
 
     allergies: list[dict[str, Any]]
     medications: list[dict[str, Any]]
+    birth_date: str = ""
+    observations: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """One safety check of a write and whether it ran: ``detail`` is its source when it ran ("allergy classes:
+    WHO ATC, FDA EPC") and the reason when it could not ("no dose range known for digoxin"). The card lists
+    every one, so that "no findings" is only said of what was really checked."""
+
+    name: str
+    ran: bool
+    detail: str = ""
 
 
 @dataclass
 class Findings:
-    """A check's answer: warnings (severe ones first), and those of them that only an override with a reason
-    can pass."""
+    """A check's answer: warnings (severe ones first), those of them that only an override with a reason can
+    pass, and the checks that ran or could not run (a check that could not run is also a warning)."""
 
     warnings: list[str]
     severe: list[str]
+    checks: list[CheckRun] = field(default_factory=list)
 
     def add(self, text: str, severe: bool = False) -> None:
         self.warnings.append(text)
         if severe:
             self.severe.append(text)
 
+    def ran(self, name: str, detail: str = "") -> None:
+        """Record that the check ``name`` ran (``detail``: its source)."""
+        self.checks.append(CheckRun(name, True, detail))
+
+    def skipped(self, name: str, reason: str, severe: bool = False) -> None:
+        """Record that the check ``name`` could not run, and say so on the card: a skipped check is a warning
+        (``severe`` when it guards against harm the clinician cannot see otherwise), never silence."""
+        self.checks.append(CheckRun(name, False, reason))
+        self.add(f"NOT CHECKED — {name.upper()}: {reason}", severe)
+
     def ordered(self) -> Findings:
         """Severe findings first (the card shows them before duplicate orders and notes), order kept otherwise."""
         severe = set(self.severe)
-        return Findings(sorted(self.warnings, key=lambda w: w not in severe), list(self.severe))
+        return Findings(sorted(self.warnings, key=lambda w: w not in severe), list(self.severe), list(self.checks))
 
 
 #: A write tool's own check: its arguments and the patient's facts → warnings.

@@ -153,9 +153,16 @@ def header_markdown(card: ApprovalCard, general: Sequence[Check]) -> str:
     # severe finding is not repeated beside its field.
     top = [c for c in _checks(card) if c.severe] + [c for c in general if not c.severe]
     checks = f"\n\n{check_markdown(top)}" if top else ""
-    clean = "" if card.get("warnings") or card.get("severe") else \
-        '\n\n<span class="check-ok">No findings</span> The safety checks found nothing for these values.'
+    clean = '\n\n<span class="check-ok">No findings</span> The safety checks found nothing for these values.' \
+        if all_checks_clean(card) else ""
     return f"{title}{refused}{notice}{checks}{clean}\n\n{patient_header(card.get('patient'))}"
+
+
+def all_checks_clean(card: ApprovalCard) -> bool:
+    """True only when the card lists its checks, every one of them ran, and none found anything: the one case
+    in which "No findings" may be said (a check that could not run is never silence)."""
+    checks = card.get("checks") or []
+    return bool(checks) and all(c.get("ran") for c in checks) and not card.get("warnings") and not card.get("severe")
 
 
 def card_reference(card: ApprovalCard) -> str:

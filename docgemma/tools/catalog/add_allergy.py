@@ -45,6 +45,7 @@ def allergy_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingredien
     if not substance:
         return found
     new = resolver.allergen(substance)
+    found.ran("Allergies already recorded", "the patient's allergy list, by ingredient and class")
     for recorded_allergy in facts.allergies:
         recorded = resolver.allergen(display_text(recorded_allergy))
         same = bool(set(new.ingredients) & set(recorded.ingredients)) or (

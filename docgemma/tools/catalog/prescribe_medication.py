@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from docgemma.clinical.allergy import allergy_findings
-from docgemma.clinical.dosing import dosage_instruction, dose_findings, duration_phrase, parse_duration
+from docgemma.clinical.dosing import DRUG_MAXIMA, dosage_instruction, dose_findings, duration_phrase, parse_duration
 from docgemma.clinical.ingredients import LOCAL, IngredientResolver, classes_of, resolve_local
 from docgemma.ehr.service import Ehr
 from docgemma.fhir import display_text
@@ -51,9 +51,17 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
     product = resolver.resolve(name)
     for finding in allergy_findings(product, facts.allergies, resolver):
         found.add(finding.text, finding.severe)
+    found.ran("Allergies and drug classes", "ingredients and classes: WHO ATC, FDA EPC, BNF (local table)"
+              + (", FDA label" if resolver is not LOCAL else ""))
     single = product.ingredients[0] if product.resolved and len(product.ingredients) == 1 else None
     for dose in dose_findings(single, str(args.get("dosage", "")), str(args.get("frequency", ""))):
         found.add(dose.text, dose.severe)
+    if single is not None and single.lower() in DRUG_MAXIMA:
+        found.ran("Dose range", DRUG_MAXIMA[single.lower()][2])
+    else:
+        found.skipped("Dose range", f"no dose range is known here for {single or name or 'this product'}; "
+                      "check the dose against the formulary before approving.")
+    found.ran("Frequency", "a frequency this system can read, at most hourly")
     for med in facts.medications:
         active = resolve_local(display_text(med))  # duplicates need no network call per active order
         shared = [i for i in product.ingredients if i in active.ingredients]
@@ -67,6 +75,7 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
         if same:
             found.add(f"SAME CLASS AS AN ACTIVE ORDER: {display_text(med)} (since {since}) is also of the class "
                       f"{', '.join(sorted(same)).replace('_', ' ')}.")
+    found.ran("Duplicate and same-class orders", "the patient's active medication orders")
     notes = str(args.get("notes") or "")
     if NOT_UNDERSTOOD in notes.lower():
         words = notes[notes.lower().index(NOT_UNDERSTOOD) + len(NOT_UNDERSTOOD):].strip()
