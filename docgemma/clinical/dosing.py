@@ -31,12 +31,17 @@ UNITS: dict[str, tuple[str, str, str]] = {
     "cap": ("{capsule}", "capsule", "count"), "caps": ("{capsule}", "capsule", "count"),
     "puff": ("{puff}", "puff", "count"), "puffs": ("{puff}", "puff", "count"),
     "drop": ("{drop}", "drop", "count"), "drops": ("{drop}", "drop", "count"),
+    # Amounts of substance: electrolytes are ordered in these, never in mg.
+    "meq": ("meq", "mEq", "meq"), "mmol": ("mmol", "mmol", "mmol"),
+    # Never a dose unit: read so that "5 kg" reaches the card as a wrong kind of unit instead of vanishing.
+    "kg": ("kg", "kg", "body_mass"),
 }
 TO_MG = {"mg": 1.0, "g": 1000.0, "ug": 0.001}
 #: Per-dose sanity range by unit family: beyond it the value is almost certainly a typo, whatever the drug.
 #: 10 g is above any single oral or IV dose of the drugs this system orders; 3 L above any single infusion bag.
 SANITY_MAX = {"mass": (10_000.0, "10,000 mg (10 g)"), "volume": (3000.0, "3000 mL"),
-              "units": (1_000_000.0, "1,000,000 units"), "count": (20.0, "20 tablets/capsules/puffs/drops")}
+              "units": (1_000_000.0, "1,000,000 units"), "count": (20.0, "20 tablets/capsules/puffs/drops"),
+              "meq": (200.0, "200 mEq"), "mmol": (200.0, "200 mmol"), "body_mass": (0.0, "no dose is given in kg")}
 MIN_INTERVAL_H = 1.0  # more often than hourly is not a repeating order a clinician writes in words
 
 #: Route words → SNOMED CT route (qualifier value).
@@ -185,6 +190,12 @@ def parse_dose_range(text: str) -> tuple[Dose, Dose] | None:
     low = Dose(_value(match.group(1)), code, display, family, combination)
     high = Dose(_value(match.group(2)), code, display, family, combination) if match.group(2) else low
     return low, high
+
+
+def dose_refusal(text: str) -> str | None:
+    """Why ``text`` cannot be read as one dose without guessing (e.g. no number with a unit, an ambiguous
+    separator), for the card's finding; None when :func:`parse_dose` reads it."""
+    return None if parse_dose(text) is not None else "it has no number with a unit this system reads (e.g. 500 mg)"
 
 
 def _number(word: str) -> float | None:
