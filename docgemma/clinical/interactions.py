@@ -123,11 +123,6 @@ class Found:
     other: str
     interaction: Interaction
 
-    def text(self) -> str:
-        """``warfarin with ibuprofen: major — raised bleeding risk (source: ...)``."""
-        i = self.interaction
-        return f"{self.ingredient} with {self.other}: {i.severity} — {i.effect} (source: {i.source})"
-
 
 def groups_of(ingredient: str) -> frozenset[str]:
     """The groups ``ingredient`` belongs to (a potassium salt counts as potassium)."""

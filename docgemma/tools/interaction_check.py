@@ -31,9 +31,10 @@ class LabelReader(Protocol):
 def _local(found: Findings, name: str, product: Resolution, med: dict[str, Any], active: Resolution) -> None:
     shown, since = display_text(med), str(med.get("authoredOn") or "?")[:10]
     for hit in interactions_between(product.ingredients, active.ingredients):
-        severe = hit.interaction.severity == "contraindicated"
+        i = hit.interaction
+        severe = i.severity == "contraindicated"
         found.add(f"INTERACTION WITH AN ACTIVE ORDER{' (CONTRAINDICATED)' if severe else ''}: {name} with "
-                  f"{shown} (since {since}) — {hit.text()}.", severe)
+                  f"{shown} (since {since}) — {i.severity}: {i.effect} (source: {i.source}).", severe)
 
 
 def _labelled(found: Findings, name: str, product: Resolution, medications: list[dict[str, Any]],
@@ -58,8 +59,10 @@ def _labelled(found: Findings, name: str, product: Resolution, medications: list
         for label, about, about_name, about_label in directions:
             if label is None:
                 continue
-            for passage in label_mentions(label, about, about_name, about_label):
-                found.add(f"LABEL INTERACTION: the {label.generic or 'FDA'} label names {about_name} "
+            kind, passages = label_mentions(label, about, about_name, about_label)
+            for passage in passages:
+                how = "names" if kind == "name" else "names the class of"
+                found.add(f"LABEL INTERACTION: the {label.generic or 'FDA'} label {how} {about_name} "
                           f"[{passage['section']}]: {passage['text']}")
     detail = f"{LOCAL_SOURCE}; FDA labels: {', '.join(read) or 'none found'}"
     return detail + (f"; no FDA label found for {', '.join(missing)}" if missing else "")

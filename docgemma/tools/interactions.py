@@ -229,10 +229,11 @@ def _find(label: InteractionLabel, names: set[str], words: set[str], limit: int,
 
 
 def label_mentions(label: InteractionLabel, drug: Resolution, given: str, drug_label: InteractionLabel | None,
-                   limit: int = 1) -> list[dict[str, str]]:
-    """The passages of ``label`` that name ``drug`` (written ``given``; ``drug_label``: its own label, whose
-    brand and generic names count), else its class or group; empty when the label is silent on it."""
-    return _find(label, *_terms(drug, given, drug_label), limit)[1]
+                   limit: int = 1) -> tuple[str, list[dict[str, str]]]:
+    """("name" | "class" | "", passages): the passages of ``label`` that name ``drug`` (written ``given``;
+    ``drug_label``: its own label, whose brand and generic names count), else its class or group; no passages
+    when the label is silent on it."""
+    return _find(label, *_terms(drug, given, drug_label), limit)
 
 
 def check_drug_interactions(labels: Labels, args: BaseModel, context: ToolContext) -> ToolOutcome:
