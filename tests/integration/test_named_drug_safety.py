@@ -136,6 +136,16 @@ def test_the_prescription_card_and_the_answer_after_it_say_the_allergy_first(
     assert declined.answer.startswith(f"Safety: {drug}, {one_of(drug_class.key)} — {patient['name']}")
 
 
+def test_a_note_card_naming_a_drug_shows_the_conflict_first(ehr: Ehr) -> None:
+    grace = demo_patient(ehr, "Mensah")
+    bot = assistant(ehr)
+    bot.set_active_patient("note", grace)  # type: ignore[arg-type]
+    card = bot.run_turn("note", "Save a clinical note for her: chest infection, plan co-amoxiclav 625 mg three times a day")
+    assert isinstance(card, dict) and card["tool"] == "save_clinical_note", card
+    assert card["warnings"][0] == ("Safety: co-amoxiclav contains amoxicillin, a penicillin — Grace Mensah has a "
+                                   "recorded penicillin allergy (anaphylaxis).")
+
+
 def test_a_model_written_answer_comes_after_the_safety_line(ehr: Ehr) -> None:
     grace = demo_patient(ehr, "Mensah")
     llm = FakeLLM([intent("DIRECT"), "Amoxicillin is a good first choice for a chest infection."])
