@@ -82,12 +82,13 @@ def _allergy_lines(written: str, product: Resolution, who: str, facts: PatientFa
             elif found[0].kind == "related":
                 related = sorted(set(product.classes) - set(allergen.classes))
                 text = (_contains(written, product.ingredients[0], related[0]) if related and product.ingredients
-                        else written) + "; cross-reactivity is possible"
+                        else written)
             else:
                 text = found[0].reason.rstrip(".")
-            out.append(f"{PREFIX}{text} — {who} has {_allergy_phrase(allergy)}.")
+            tail = ": cross-reactivity is possible" if found[0].kind == "related" else ""
+            out.append(f"{PREFIX}{text} — {who} has {_allergy_phrase(allergy)}{tail}.")
     for finding in allergy_findings(product, facts.allergies, resolver):
-        if finding.kind == "unverified":
+        if finding.kind == "unverified" and not product.class_only:  # a class named is not a drug to identify
             named = "; ".join(display_text(a) for a in facts.allergies)
             out.append(f"{PREFIX}{written} was NOT checked against {who}'s recorded allergies ({named}): "
                        + ("it could not be identified as known ingredients." if not product.resolved else
@@ -134,19 +135,24 @@ def named(query: str, mentions: Iterable[str]) -> list[tuple[str, Resolution]]:
     out: dict[tuple[str, ...], tuple[str, Resolution]] = {}
     for written, name in pairs:
         product = resolve_local(written)
-        if not product.resolved:
+        if not product.identified:  # a class named as written ("NSAID") is kept as that class
             product = resolve_local(name)
         key = product.ingredients or (name,)
         out.setdefault(key, (written, product))
     return list(out.values())
 
 
+def _skipped(product: Resolution, skip: list[Resolution]) -> bool:
+    return any(set(product.ingredients) & set(s.ingredients)
+               or (product.class_only and set(product.classes) & set(s.classes)) for s in skip)
+
+
 def safety_lines(query: str, mentions: Iterable[str], patient: PatientRef, facts: PatientFacts | None,
-                 skip: Iterable[str] = (), resolver: IngredientResolver = LOCAL) -> list[str]:
+                 skip: Iterable[Resolution] = (), resolver: IngredientResolver = LOCAL) -> list[str]:
     """Every conflict of the drugs ``query`` names (``mentions``: the extracted names) with ``patient``'s record
-    (``facts``; None: the record could not be read, which is said); ``skip``: ingredients not to check (the
-    allergen of an allergy being recorded this turn)."""
-    drugs = [(w, p) for w, p in named(query, mentions) if not set(p.ingredients) & set(skip)]
+    (``facts``; None: the record could not be read, which is said); ``skip``: allergens not to check (of an
+    allergy being recorded this turn: naming it is not a plan to give it)."""
+    drugs = [(w, p) for w, p in named(query, mentions) if not _skipped(p, list(skip))]
     if not drugs:
         return []
     who = patient["name"]

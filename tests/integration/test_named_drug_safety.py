@@ -182,6 +182,23 @@ def test_recording_an_allergy_does_not_warn_about_the_allergen_it_records(ehr: E
     assert isinstance(done, TurnResult) and "Safety:" not in done.answer
 
 
+def test_recording_a_class_allergy_says_nothing_about_the_class_it_records(ehr: Ehr) -> None:
+    grace = demo_patient(ehr, "Mensah")
+    bot = assistant(ehr)
+    bot.set_active_patient("nsaid", grace)  # type: ignore[arg-type]
+    card = bot.run_turn("nsaid", "Record an NSAID allergy (rash) for her")
+    assert isinstance(card, dict)
+    done = bot.resume("nsaid", {"action": "reject", "card_id": card["card_id"]})
+    assert isinstance(done, TurnResult) and "Safety:" not in done.answer
+
+
+def test_a_related_class_named_warns_of_cross_reactivity(ehr: Ehr) -> None:
+    grace = demo_patient(ehr, "Mensah")
+    result = turn(assistant(ehr), "ceph", grace, "thinking cefalexin for her")
+    assert result.answer.startswith("Safety: cefalexin, a cephalosporin — Grace Mensah has a recorded penicillin "
+                                    "allergy (anaphylaxis): cross-reactivity is possible.\n\n")
+
+
 # ── 3. active orders and age ───────────────────────────────────────────────────────────────────────────
 
 

@@ -30,7 +30,7 @@ from docgemma.agent.patterns import is_short_record_question
 from docgemma.agent.state import AgentState, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import other_patient_named
-from docgemma.clinical.ingredients import resolve_local
+from docgemma.clinical.ingredients import Resolution, resolve_local
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.http import known_offline
 from docgemma.tools.registry import ToolRegistry
@@ -240,14 +240,10 @@ def _notes_prefix(state: AgentState, trace: NodeTrace) -> str:
     return prefix
 
 
-def _allergens_entered(state: AgentState, registry: ToolRegistry) -> set[str]:
-    """The ingredients of an allergy this turn records: naming the allergen is not a plan to give it."""
-    out: set[str] = set()
-    for result in state.get("tool_results", []):
-        name = result["tool_name"]
-        if name in registry and Role.ALLERGY_ENTRY in registry[name].roles:
-            out |= set(resolve_local(str(result["args"].get("substance", ""))).ingredients)
-    return out
+def _allergens_entered(state: AgentState, registry: ToolRegistry) -> list[Resolution]:
+    """The allergens of an allergy this turn records: naming the allergen is not a plan to give it."""
+    return [resolve_local(str(r["args"].get("substance", ""))) for r in state.get("tool_results", [])
+            if r["tool_name"] in registry and Role.ALLERGY_ENTRY in registry[r["tool_name"]].roles]
 
 
 def _safety_first(state: AgentState, registry: ToolRegistry, trace: NodeTrace,
