@@ -157,9 +157,11 @@ def test_a_model_written_answer_comes_after_the_safety_line(ehr: Ehr) -> None:
 # ── 2. the report that opened the item ─────────────────────────────────────────────────────────────────
 
 
-def test_co_amoxiclav_for_grace_mensah_says_it_contains_a_penicillin_first(ehr: Ehr) -> None:
+@pytest.mark.parametrize("llm", [demo_llm, lambda: FakeLLM(name="demo", clinically_meaningful=False)],
+                         ids=["fake-demo-backend", "embedded-model-mode"])
+def test_co_amoxiclav_for_grace_mensah_says_it_contains_a_penicillin_first(ehr: Ehr, llm: Any) -> None:
     grace = demo_patient(ehr, "Mensah")
-    result = turn(assistant(ehr), "coamox", grace,
+    result = turn(assistant(ehr, llm()), "coamox", grace,
                   "she's got a chest infection, thinking co-amoxiclav 625 three times a day for five days")
     assert result.answer.startswith("Safety: co-amoxiclav contains amoxicillin, a penicillin — Grace Mensah has a "
                                     "recorded penicillin allergy (anaphylaxis).\n\n")
