@@ -103,6 +103,10 @@ def _order_lines(written: str, product: Resolution, who: str, facts: PatientFact
         active = resolve_local(shown)
         since = str(med.get("authoredOn") or "")[:10]
         order = f"{who}'s active order {shown}" + (f" (since {since})" if since else "")
+        if not active.ingredients:
+            if product.ingredients:
+                out.append(f"{PREFIX}{written} was NOT checked against {order}: it could not be identified.")
+            continue
         shared = [i for i in product.ingredients if i in active.ingredients]
         if shared:
             out.append(f"{PREFIX}{written} duplicates {order}: both contain {', '.join(shared)}.")

@@ -30,6 +30,10 @@ class LabelReader(Protocol):
 
 def _local(found: Findings, name: str, product: Resolution, med: dict[str, Any], active: Resolution) -> None:
     shown, since = display_text(med), str(med.get("authoredOn") or "?")[:10]
+    if not active.ingredients:
+        found.add(f"INTERACTIONS NOT CHECKED WITH AN ACTIVE ORDER: {shown} (since {since}) could not be identified "
+                  f"as known ingredients, so {name} was not checked against it; check it by hand.")
+        return
     for hit in interactions_between(product.ingredients, active.ingredients):
         i = hit.interaction
         severe = i.severity == "contraindicated"
@@ -47,9 +51,8 @@ def _labelled(found: Findings, name: str, product: Resolution, medications: list
     for med in medications:
         shown = display_text(med)
         active = resolve_local(shown)
-        if not active.resolved:
-            missing.append(shown)
-            continue
+        if not active.ingredients:
+            continue  # said by the local check: it could not be identified
         med_label = labels.for_drug(active, shown)
         read += [med_label.shown] if med_label else []
         missing += [] if med_label else [shown]

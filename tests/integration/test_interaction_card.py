@@ -14,6 +14,7 @@ import pytest
 
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.demo_llm import demo_llm
+from docgemma.agent.named_drugs import safety_lines
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
@@ -207,3 +208,12 @@ def test_the_interaction_tool_never_reads_another_products_label() -> None:
     assert reader.for_drug(resolve_local("ibuprofen"), "ibuprofen") is None
     found = labels(answering(COMBINATION, PLAIN)).for_drug(resolve_local("ibuprofen"), "ibuprofen")
     assert found is not None and found.brands == ("Motrin",)
+
+
+def test_an_active_order_the_check_cannot_identify_is_said_not_checked() -> None:
+    found = check("clarithromycin", ["Zorblaxin 5 mg"], None)
+    assert any(w.startswith("INTERACTIONS NOT CHECKED WITH AN ACTIVE ORDER: Zorblaxin 5 mg") for w in found.warnings)
+    lines = safety_lines("thinking clarithromycin", ["clarithromycin"], {"id": "x", "name": "Ann Lee"},
+                         PatientFacts([], [order("Zorblaxin 5 mg")]))
+    assert lines == ["Safety: clarithromycin was NOT checked against Ann Lee's active order Zorblaxin 5 mg (since "
+                     "2025-01-02): it could not be identified."]
