@@ -152,13 +152,20 @@ def _skipped(product: Resolution, skip: list[Resolution]) -> bool:
 
 
 def safety_lines(query: str, mentions: Iterable[str], patient: PatientRef, facts: PatientFacts | None,
-                 skip: Iterable[Resolution] = (), resolver: IngredientResolver = LOCAL) -> list[str]:
+                 skip: Iterable[Resolution] = (), resolver: IngredientResolver = LOCAL,
+                 asked_about: str | None = None) -> list[str]:
     """Every conflict of the drugs ``query`` names (``mentions``: the extracted names) with ``patient``'s record
     (``facts``; None: the record could not be read, which is said); ``skip``: allergens not to check (of an
-    allergy being recorded this turn: naming it is not a plan to give it)."""
+    allergy being recorded this turn: naming it is not a plan to give it); ``asked_about``: a patient the
+    message names who is not ``patient`` — the drugs are for them, so ``patient``'s record is not used and the
+    line says they were not checked."""
     drugs = [(w, p) for w, p in named(query, mentions) if not _skipped(p, list(skip))]
     if not drugs:
         return []
+    if asked_about:
+        listed = ", ".join(w for w, _p in drugs)
+        return [f"{PREFIX}{listed} was NOT checked against {asked_about}'s record: {asked_about} is not the active "
+                "patient."]
     who = patient["name"]
     if facts is None:
         listed = ", ".join(w for w, _p in drugs)

@@ -236,3 +236,11 @@ def test_a_drug_the_check_cannot_identify_is_said_not_checked_against_the_allerg
     lines = safety_lines("thinking amoxicillin", ["amoxicillin"], {"id": "x", "name": "Ann Lee"},
                          PatientFacts([allergy], []))
     assert lines and "NOT checked against Ann Lee's recorded allergies (Zorblaxin)" in lines[0]
+
+
+def test_a_drug_for_another_named_patient_is_not_checked_against_the_active_patients_record() -> None:
+    facts = PatientFacts([{"resourceType": "AllergyIntolerance", "code": {"text": "penicillin"}}], [])
+    lines = safety_lines("amoxicillin for Joseph Mwangi", ["amoxicillin"], {"id": "x", "name": "Grace Mensah"}, facts,
+                         asked_about="Joseph Mwangi")
+    assert lines == ["Safety: amoxicillin was NOT checked against Joseph Mwangi's record: Joseph Mwangi is not the "
+                     "active patient."]

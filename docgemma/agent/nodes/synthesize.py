@@ -253,8 +253,9 @@ def _safety_first(state: AgentState, registry: ToolRegistry, trace: NodeTrace,
     mentions = state["extracted_entities"]["drug_mentions"]
     if patient is None or not mentions or record_facts is None:
         return ""
-    lines = named_drugs.safety_lines(state["user_query"], mentions, patient, record_facts(patient),
-                                     skip=_allergens_entered(state, registry))
+    other = other_patient_named(state["extracted_entities"], patient)
+    lines = named_drugs.safety_lines(state["user_query"], mentions, patient, None if other else record_facts(patient),
+                                     skip=_allergens_entered(state, registry), asked_about=other)
     text = "\n".join(lines) + "\n\n" if lines else ""
     if text:
         trace.write(Token(text))

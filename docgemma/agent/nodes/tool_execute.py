@@ -122,7 +122,8 @@ def _with_named_drugs(spec: ToolSpec, args: dict[str, Any], state: AgentState, w
     active = state.get("active_patient")
     mentions = state["extracted_entities"]["drug_mentions"]
     if (record_facts is None or active is None or not mentions or args.get("patient_id") != active["id"]
-            or spec.roles & {Role.MEDICATION_ORDER, Role.ALLERGY_ENTRY}):
+            or spec.roles & {Role.MEDICATION_ORDER, Role.ALLERGY_ENTRY}
+            or other_patient_named(state["extracted_entities"], active)):
         return write_check
     lines = named_drugs.safety_lines(state["user_query"], mentions, active, record_facts(active))
     if not lines:
