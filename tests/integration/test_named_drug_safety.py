@@ -244,3 +244,9 @@ def test_a_drug_for_another_named_patient_is_not_checked_against_the_active_pati
                          asked_about="Joseph Mwangi")
     assert lines == ["Safety: amoxicillin was NOT checked against Joseph Mwangi's record: Joseph Mwangi is not the "
                      "active patient."]
+
+
+def test_a_class_member_is_named_with_its_article() -> None:
+    assert [one_of(k) for k in ("penicillin", "nsaid", "ace_inhibitor", "arb", "opioid_synthetic", "sulfonamide")] == [
+        "a penicillin", "an NSAID", "an ACE inhibitor", "an angiotensin receptor blocker", "an opioid (synthetic)",
+        "a sulfonamide antibiotic"]
