@@ -46,7 +46,7 @@ def build_graph(
     graph.add_node("tool_select", partial(tool_select, llm=llm, registry=tools))
     graph.add_node("tool_execute", partial(
         tool_execute, registry=tools, llm=llm, max_image_bytes=settings.max_image_bytes,
-        max_image_pixels=settings.max_image_pixels, write_check=write_check,
+        max_image_pixels=settings.max_image_pixels, write_check=write_check, record_facts=record_facts,
     ))
     graph.add_node("result_classify", partial(result_classify, llm=llm))
     graph.add_node("router", partial(router, registry=tools))

@@ -195,6 +195,12 @@ class DrugDictionary:
         user's own spelling ("amoxicillin-clavulanate", "bictegravir/emtricitabine/tenofovir alafenamide"):
         parts joined by '-' or '/' with no space are one mention, never one of its parts or its class.
         """
+        return list(dict.fromkeys(name for _written, name in cls.mentions(text)))
+
+    @classmethod
+    def mentions(cls, text: str) -> list[tuple[str, str]]:
+        """(the words as written, the name :meth:`find` gives) for each drug mention of ``text``, in order:
+        ("co-amoxiclav", "amoxicillin-clavulanate"), so an answer can name a drug the way the clinician did."""
         cls.warm()
         tokens = cls._tokens(text)
         spans: list[tuple[int, int, str]] = []  # (start char, end char, name)
@@ -220,11 +226,7 @@ class DrugDictionary:
                 merged[-1] = (prev_start, end, text[prev_start:end].lower())
             else:
                 merged.append((start, end, name))
-        names: list[str] = []
-        for _s, _e, name in merged:
-            if name not in names:
-                names.append(name)
-        return names
+        return [(text[start:end], name) for start, end, name in merged]
 
     @classmethod
     @lru_cache(maxsize=8192)

@@ -105,14 +105,18 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
 
 
 def record_facts(ehr: Ehr) -> Callable[[PatientRef], PatientFacts | None]:
-    """The active patient's allergies and active orders as the record holds them now, for checking an answer
-    against the record (None when the record cannot be read: the answer is then not checked, never blocked)."""
+    """The active patient's allergies, active orders and birth date as the record holds them now, for checking
+    an answer (and the drugs a message names) against the record (None when the record cannot be read: the
+    answer is then not checked, never blocked, and a drug named is said not to be checked)."""
     def facts(patient: PatientRef) -> PatientFacts | None:
         try:
             resources = ehr.compartment(patient["id"])
         except FhirClientError:
             return None
+        born = next((str(r.get("birthDate") or "") for r in resources
+                     if r.get("resourceType") == "Patient" and r.get("id") == patient["id"]), "")
         return tolerant(lambda readable, _skipped: PatientFacts(allergies=active_allergies(readable),
-                                                               medications=active_orders(readable)), resources)
+                                                               medications=active_orders(readable),
+                                                               birth_date=born), resources)
 
     return facts

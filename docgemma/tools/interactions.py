@@ -154,13 +154,12 @@ class Labels:
         return [r for r in results if isinstance(r, dict)]
 
     def for_drug(self, drug: Resolution, given: str) -> InteractionLabel | None:
-        """The newest label of the product: among the newest five, one whose substances are exactly the
-        product's ingredients when there is one (not a combination that merely contains it)."""
+        """The newest label of the product: among the newest five, one whose substances (or generic name) are
+        exactly the product's ingredients, or whose brand is the name as given; None when none is — never
+        another product's label (a combination that merely contains the drug, a search that matched elsewhere)."""
         labels = [InteractionLabel.parse(r) for r in self._search(label_search(drug, given))]
-        wanted = set(drug.ingredients)
-        exact = [lab for lab in labels
-                 if wanted and {i for s in lab.substances for i in resolve_local(s).ingredients} == wanted]
-        chosen = exact or labels
+        chosen = [lab for lab in labels if is_label_of(lab, drug, given)]
+        chosen.sort(key=lambda lab: not lab.substances)  # a label that lists its substances says most surely
         return chosen[0] if chosen else None
 
     def facts(self, name: str) -> LabelFacts | None:
@@ -182,6 +181,17 @@ class Labels:
                                   epc=tuple(str(e) for e in names.get("pharm_class_epc", [])),
                                   brand_names=brands, generic_names=generics)
         return None
+
+
+def is_label_of(label: InteractionLabel, drug: Resolution, given: str) -> bool:
+    """Whether ``label`` is the label of ``drug`` (written ``given``): its substances (or, a label without them,
+    its generic name) are exactly the drug's ingredients; for a drug the table cannot identify, its brand is the
+    name as given ("a brand named Aspirin" of aspirin with caffeine is not aspirin's label)."""
+    wanted = set(drug.ingredients)
+    names = label.substances or ((label.generic,) if label.generic else ())
+    made_of = {i for s in names for i in resolve_local(s).ingredients}
+    brand = " ".join(given.lower().split()) in {" ".join(b.lower().split()) for b in label.brands}
+    return made_of == wanted if wanted else brand
 
 
 def _terms(drug: Resolution, given: str, label: InteractionLabel | None) -> tuple[set[str], set[str]]:
@@ -216,6 +226,14 @@ def _find(label: InteractionLabel, names: set[str], words: set[str], limit: int,
         if found:
             return kind, found
     return "", []
+
+
+def label_mentions(label: InteractionLabel, drug: Resolution, given: str, drug_label: InteractionLabel | None,
+                   limit: int = 1) -> tuple[str, list[dict[str, str]]]:
+    """("name" | "class" | "", passages): the passages of ``label`` that name ``drug`` (written ``given``;
+    ``drug_label``: its own label, whose brand and generic names count), else its class or group; no passages
+    when the label is silent on it."""
+    return _find(label, *_terms(drug, given, drug_label), limit)
 
 
 def check_drug_interactions(labels: Labels, args: BaseModel, context: ToolContext) -> ToolOutcome:

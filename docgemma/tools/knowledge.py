@@ -36,6 +36,8 @@ class KnowledgeTools:
     formatters: dict[str, Formatter]
     #: The ingredient resolver whose unknown products the FDA labels identify (cached per name).
     resolver: IngredientResolver | None = None
+    #: The label client the prescription card reads interactions with the active orders from.
+    labels: interactions.Labels | None = None
 
     def bind(self, registry: ToolRegistry) -> ToolRegistry:
         """The registry with these tools bound, and its write checks resolving products with the labels' help."""
@@ -43,7 +45,8 @@ class KnowledgeTools:
         if self.resolver is None:
             return bound
         checks: dict[str, PreWriteCheck] = {
-            prescribe_medication.SPEC.name: partial(prescribe_medication.prescription_check, resolver=self.resolver),
+            prescribe_medication.SPEC.name: partial(prescribe_medication.prescription_check, resolver=self.resolver,
+                                                    labels=self.labels),
             add_allergy.SPEC.name: partial(add_allergy.allergy_check, resolver=self.resolver),
         }
         return bound.with_pre_write_checks({k: v for k, v in checks.items() if k in bound})
@@ -69,4 +72,5 @@ def knowledge_tools(settings: Settings, transport: httpx.BaseTransport | None = 
         executors={module.SPEC.name: executor for module, executor in built},
         formatters={module.SPEC.name: module.FORMATTER for module, _ in built},
         resolver=IngredientResolver(lookup=labels.facts),
+        labels=labels,
     )

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 from pydantic import BaseModel
 
 from docgemma.clinical.entities import DrugDictionary
+from docgemma.clinical.ingredients import resolve_local
 from docgemma.tools import label_sections
 from docgemma.tools.http import HttpClient, HttpError
 from docgemma.tools.outcome import Source, ToolOutcome, failure, success
@@ -72,6 +73,25 @@ def normalise(name: str) -> tuple[str, str]:
     return _SAFE_TERM.sub("", generic).strip(), given
 
 
+#: Labels a search reads to find the one of the drug asked about (openFDA matches words inside names, so the
+#: newest hit may be a combination product or another drug's label).
+CANDIDATES = 5
+
+
+def is_label_for(record: dict[str, Any], generic: str, given: str) -> bool:
+    """Whether the label ``record`` is of the drug asked about: its ``openfda`` substances (or generic name)
+    are exactly that drug's ingredients, or — for a name the ingredient table does not know — its generic or
+    brand name is the name asked."""
+    names = record.get("openfda") or {}
+    wanted = set(resolve_local(generic).ingredients) or set(resolve_local(given).ingredients)
+    listed = [str(n) for n in names.get("substance_name") or names.get("generic_name") or []]
+    made_of = {i for n in listed for i in resolve_local(n).ingredients}
+    if wanted:
+        return made_of == wanted
+    spelled = {" ".join(str(n).lower().split()) for n in (*names.get("brand_name", []), *names.get("generic_name", []))}
+    return bool({generic.lower(), given.lower()} & spelled)
+
+
 class OpenFDA:
     """Label look-ups through the shared HTTP client."""
 
@@ -81,12 +101,14 @@ class OpenFDA:
         self.api_key = api_key
 
     def label(self, name: str) -> Label | None:
-        """The newest label whose generic or brand name matches ``name``; None when there is none."""
+        """The newest label of the drug ``name`` (``is_label_for``: its substances, generic or brand name); None
+        when there is none — a search that matched only other products' labels included."""
         generic, given = normalise(name)
         if not generic:
             raise HttpError("invalid_args", "empty drug name")
         terms = {f'openfda.generic_name:"{generic}"', f'openfda.brand_name:"{generic}"', f'openfda.brand_name:"{given}"'}
-        params: dict[str, Any] = {"search": " OR ".join(sorted(terms)), "limit": 1, "sort": "effective_time:desc"}
+        params: dict[str, Any] = {"search": " OR ".join(sorted(terms)), "limit": CANDIDATES,
+                                  "sort": "effective_time:desc"}
         if self.api_key:
             params["api_key"] = self.api_key
         try:
@@ -98,9 +120,9 @@ class OpenFDA:
         results = body.get("results") if isinstance(body, dict) else None
         if not isinstance(results, list):
             raise HttpError("invalid_response", "label search answer has no results list")
-        if not results:
-            return None
-        record = results[0]
+        record = next((r for r in results if isinstance(r, dict) and is_label_for(r, generic, given)), None)
+        if record is None:
+            return None  # only other products' labels matched the search: never shown as this drug's
         names = record.get("openfda", {})
         return Label(
             generic=", ".join(names.get("generic_name", [])).lower() or generic,

@@ -34,7 +34,7 @@ REGISTRY = default_registry()
 CT_BASE = {"pageSize": "5", "countTotal": "true", "fields": FIELDS, "format": "json"}
 NCBI = {"db": "pubmed", "retmax": "5", "tool": "docgemma-connect", "retmode": "json"}
 EPMC = {"format": "json", "pageSize": "5", "resultType": "lite"}
-LABEL_PARAMS = {"limit": "1", "sort": "effective_time:desc"}
+LABEL_PARAMS = {"limit": "5", "sort": "effective_time:desc"}  # five read: the one of the drug asked is chosen
 LABELS = {"valproic acid": "label_valproic_acid__built.json", "levofloxacin": "label_levofloxacin__built.json",
           "lisinopril": "label_lisinopril__built.json", "metformin": "label_metformin__built.json"}
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from docgemma.agent import answer, modes, prompts, record_check, render, transcript
+from docgemma.agent import answer, modes, named_drugs, prompts, record_check, render, transcript
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.node_settings import NODE_CONFIG
@@ -30,9 +30,11 @@ from docgemma.agent.patterns import is_short_record_question
 from docgemma.agent.state import AgentState, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import other_patient_named
+from docgemma.clinical.ingredients import Resolution, resolve_local
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.http import known_offline
 from docgemma.tools.registry import ToolRegistry
+from docgemma.tools.routing import Role
 
 SHORT_REPLY_TOKENS = 96
 CONVERSATION_CAP = 20
@@ -238,11 +240,34 @@ def _notes_prefix(state: AgentState, trace: NodeTrace) -> str:
     return prefix
 
 
+def _allergens_entered(state: AgentState, registry: ToolRegistry) -> list[Resolution]:
+    """The allergens of an allergy this turn records: naming the allergen is not a plan to give it."""
+    return [resolve_local(str(r["args"].get("substance", ""))) for r in state.get("tool_results", [])
+            if r["tool_name"] in registry and Role.ALLERGY_ENTRY in registry[r["tool_name"]].roles]
+
+
+def _safety_first(state: AgentState, registry: ToolRegistry, trace: NodeTrace,
+                  record_facts: record_check.RecordFacts | None) -> str:
+    """The named-drug safety lines (:mod:`docgemma.agent.named_drugs`), written ahead of everything else."""
+    patient = state.get("active_patient")
+    mentions = state["extracted_entities"]["drug_mentions"]
+    if patient is None or not mentions or record_facts is None:
+        return ""
+    other = other_patient_named(state["extracted_entities"], patient)
+    lines = named_drugs.safety_lines(state["user_query"], mentions, patient, None if other else record_facts(patient),
+                                     skip=_allergens_entered(state, registry), asked_about=other)
+    text = "\n".join(lines) + "\n\n" if lines else ""
+    if text:
+        trace.write(Token(text))
+    return text
+
+
 def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
                record_facts: record_check.RecordFacts | None = None) -> dict[str, Any]:
     """Write the answer; see the module docstring. ``record_facts`` reads the active patient's allergies and
     active orders, against which a model-written answer is checked."""
     trace = NodeTrace("synthesize", llm)
+    safety = _safety_first(state, registry, trace, record_facts)
     prefix = _notes_prefix(state, trace)
     contradicting: list[record_check.Contradiction] = []
     written = next((found for rule in CODE_ANSWERS if (found := rule(state, llm, registry)) is not None), None)
@@ -252,14 +277,14 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
     else:
         text, decision, contradicting = _model_answer(state, llm, trace, registry, record_facts)
 
-    final = prefix + text
+    final = safety + prefix + text
     active = state.get("active_patient")
     marker = [switch_marker(active)] if switched(state.get("patient_at_turn_start"), active) else []
     conversation = [
         *state.get("conversation", []),
         *marker,
         Message(role="user", content=state["user_query"]),
-        Message(role="assistant", content=text),
+        Message(role="assistant", content=safety + text),
     ][-CONVERSATION_CAP:]
     event = trace.event(decision, f"{len(text.split())} words")
     confidence, sources = answer.confidence(state, llm, registry), answer.sources(state)

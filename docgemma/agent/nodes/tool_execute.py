@@ -11,9 +11,11 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from docgemma.agent.approval import approval_request, as_review, parse_decision, pending_action_id
+from docgemma.agent import named_drugs
+from docgemma.agent.approval import WriteReview, approval_request, as_review, parse_decision, pending_action_id
 from docgemma.agent.memory import switched
 from docgemma.agent.patterns import is_write_request
+from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.state import AgentState, PatientRef, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import Checked, ground, other_patient_named, valid_patient_id, validate
@@ -24,6 +26,7 @@ from docgemma.llm.base import LLM
 from docgemma.tools.outcome import ToolOutcome, failure, format_error
 from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
 from docgemma.tools.review_types import WriteCheck
+from docgemma.tools.routing import Role
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +115,29 @@ def _approval(
         return checked, failure("declined"), "declined by the clinician; ", ""
 
 
+def _with_named_drugs(spec: ToolSpec, args: dict[str, Any], state: AgentState, write_check: WriteCheck | None,
+                      record_facts: RecordFacts | None) -> WriteCheck | None:
+    """The write check, with the named-drug safety lines (:mod:`docgemma.agent.named_drugs`) first on the card of a
+    write whose own check does not review the drug (a note naming one): an order's and an allergy's checks do."""
+    active = state.get("active_patient")
+    mentions = state["extracted_entities"]["drug_mentions"]
+    if (record_facts is None or active is None or not mentions or args.get("patient_id") != active["id"]
+            or spec.roles & {Role.MEDICATION_ORDER, Role.ALLERGY_ENTRY}
+            or other_patient_named(state["extracted_entities"], active)):
+        return write_check
+    lines = named_drugs.safety_lines(state["user_query"], mentions, active, record_facts(active))
+    if not lines:
+        return write_check
+
+    def check(spec: ToolSpec, args: dict[str, Any], patient: PatientRef | None) -> WriteReview:
+        review = as_review(write_check(spec, args, patient) if write_check else None)
+        if not review.get("blocked"):
+            review["warnings"] = [*lines, *review.get("warnings", [])]
+        return review
+
+    return check
+
+
 def _refusal(spec: ToolSpec, checked: Checked, state: AgentState) -> tuple[ToolOutcome | None, str]:
     """Why the call may not run as chosen (the checks before any approval or call), with the timeline's note;
     (None, "") when it may."""
@@ -183,10 +209,11 @@ def _result(spec: ToolSpec, args: dict[str, Any], outcome: ToolOutcome) -> tuple
 def tool_execute(
     state: AgentState, config: RunnableConfig, *, registry: ToolRegistry, llm: LLM,
     max_image_bytes: int, max_image_pixels: int = DEFAULT_MAX_PIXELS, write_check: WriteCheck | None = None,
+    record_facts: RecordFacts | None = None,
 ) -> dict[str, Any]:
     """Run the selected tool call; see the module docstring. ``config`` (from LangGraph) names the thread. The
     image tool's decode has the same byte and pixel limits as the front door's (a decompression bomb is refused
-    wherever it is opened)."""
+    wherever it is opened). ``record_facts`` reads the active patient's record for the named-drug lines of a card."""
     tool = state["current_tool"]
     assert tool is not None, "TOOL_EXECUTE runs only after a tool was selected"
     spec = registry[tool]
@@ -201,7 +228,8 @@ def tool_execute(
     if outcome is None and spec.writes:
         action_id = pending_action_id(thread, state.get("turn_id") or scope, state.get("step_count", 0))
         scope = action_id  # the idempotency key of the write belongs to the pending action, not to its arguments
-        checked, outcome, decision_note, override = _approval(spec, checked, active, write_check, action_id,
+        checking = _with_named_drugs(spec, checked.args, state, write_check, record_facts)
+        checked, outcome, decision_note, override = _approval(spec, checked, active, checking, action_id,
                                                               entities["has_image"])
 
     trace = NodeTrace("tool_execute", label=f"Consulting: {spec.label}")

@@ -1,5 +1,6 @@
 """add_allergy: documents an allergy or adverse reaction (AllergyIntolerance) after the clinician approves; its
-pre-write check finds the same allergy, or one of the same class, already on the list."""
+pre-write check finds the same allergy, or one of the same class, already on the list, and an active medication
+order that the new allergy conflicts with."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from docgemma.clinical.allergy import allergy_line
-from docgemma.clinical.ingredients import LOCAL, IngredientResolver
+from docgemma.clinical.ingredients import LOCAL, IngredientResolver, conflicts
 from docgemma.ehr.service import Ehr
 from docgemma.fhir import display_text
 from docgemma.tools.active_patient import record_patient
@@ -55,7 +56,33 @@ def allergy_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingredien
             found.add(f"ALREADY RECORDED: '{display_text(recorded_allergy)}' is on the allergy list.")
         elif set(new.classes) & set(recorded.classes):
             found.add(f"RELATED ALLERGY ON RECORD: '{allergy_line(recorded_allergy)}' is of the same drug class.")
+    _active_medications(found, substance, args, facts, resolver)
     return found
+
+
+def _active_medications(found: Findings, substance: str, args: dict[str, Any], facts: PatientFacts,
+                        resolver: IngredientResolver) -> None:
+    """The new allergy against the active orders: an order containing the allergen, or a drug of its class, is
+    a severe finding (the patient is taking it now: approving needs an override with a reason, so the order is
+    seen); a related class warns."""
+    allergen = resolver.allergen(substance)
+    if not allergen.identified:
+        found.skipped("Active medications against the new allergy", f"'{substance}' names nothing this check can "
+                      "identify as a drug or drug class; check the active medications by hand")
+        return
+    for med in facts.medications:
+        product = resolver.resolve(display_text(med), confirm=False)
+        conflict = next(iter(conflicts(allergen, product)), None)
+        if conflict is None:
+            continue
+        since = str(med.get("authoredOn") or "?")[:10]
+        head = ("ACTIVE MEDICATION CONFLICTS WITH THIS ALLERGY (SEVERE)" if conflict.direct
+                else "ACTIVE MEDICATION OF A RELATED CLASS")
+        reason = conflict.reason.replace("the recorded allergen", "the allergen being recorded")
+        found.add(f"{head}: {display_text(med)} (active since {since}) — {reason} Review this order.",
+                  conflict.direct)
+    found.ran("Active medications against the new allergy", "the patient's active medication orders, by ingredient "
+              "and class (WHO ATC, FDA EPC, BNF: local table)")
 
 
 def add_allergy(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:

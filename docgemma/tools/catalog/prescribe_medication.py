@@ -15,6 +15,7 @@ from docgemma.ehr.service import Ehr
 from docgemma.fhir import display_text
 from docgemma.tools.active_patient import record_patient
 from docgemma.tools.args import PatientId, ToolArgs
+from docgemma.tools.interaction_check import LabelReader, active_order_interactions
 from docgemma.tools.order_extract import NOT_UNDERSTOOD, prescription_args
 from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.record_io import format_write, write
@@ -42,10 +43,12 @@ def prescription(request: Request) -> dict[str, Any]:
     return prescription_args(request.query, request.entities, request.patient_id)
 
 
-def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: IngredientResolver = LOCAL) -> Findings:
+def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: IngredientResolver = LOCAL,
+                       labels: LabelReader | None = None) -> Findings:
     """Allergy conflicts on ingredients and classes (a severe direct one, or a product that cannot be verified
     against the recorded allergies, needs an override), implausible doses and frequencies (severe), duplicate
-    orders, and words of the order that no field took."""
+    orders, interactions with the active orders (``labels``: the FDA label client, when bound), and words of the
+    order that no field took."""
     found = Findings([], [])
     name = str(args.get("medication_name", ""))
     product = resolver.resolve(name)
@@ -76,6 +79,7 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
             found.add(f"SAME CLASS AS AN ACTIVE ORDER: {display_text(med)} (since {since}) is also of the class "
                       f"{', '.join(sorted(same)).replace('_', ' ')}.")
     found.ran("Duplicate and same-class orders", "the patient's active medication orders")
+    active_order_interactions(found, name, product, facts.medications, labels)
     notes = str(args.get("notes") or "")
     if NOT_UNDERSTOOD in notes.lower():
         words = notes[notes.lower().index(NOT_UNDERSTOOD) + len(NOT_UNDERSTOOD):].strip()

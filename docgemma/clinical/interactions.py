@@ -1,0 +1,151 @@
+"""A local table of major drug-drug interactions, each pair with its source: what the prescription card and the
+named-drug safety line check a drug against the patient's active orders with when no FDA label can be read
+(and beside the labels when one can). It is deliberately short: the interactions a prescriber must never miss
+(bleeding on warfarin, methotrexate toxicity, hyperkalaemia, nitrate hypotension, serotonin syndrome, QT
+prolongation, statin myopathy, lithium toxicity...). A pair it does not list is NOT a safe pair: the checks that
+use it say which sources were read. Data and one pure function; ingredient names as
+:mod:`docgemma.clinical.ingredients` spells them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import product
+
+#: Groups of ingredients an interaction is stated for (generic names as the ingredient resolver spells them).
+GROUPS: dict[str, tuple[str, ...]] = {
+    "warfarin": ("warfarin", "acenocoumarol", "phenprocoumon"),
+    "nsaid": ("aspirin", "ibuprofen", "naproxen", "diclofenac", "ketoprofen", "indomethacin", "ketorolac", "celecoxib",
+              "etoricoxib", "meloxicam", "piroxicam", "etodolac", "mefenamic acid", "nabumetone", "flurbiprofen",
+              "dexketoprofen", "sulindac", "tolfenamic acid", "diflunisal", "oxaprozin", "fenoprofen", "tenoxicam"),
+    "macrolide": ("clarithromycin", "erythromycin", "azithromycin", "telithromycin"),
+    "azole": ("fluconazole", "miconazole", "voriconazole", "itraconazole", "ketoconazole", "posaconazole"),
+    "metronidazole": ("metronidazole", "tinidazole"),
+    "co-trimoxazole": ("sulfamethoxazole", "trimethoprim"),
+    "methotrexate": ("methotrexate",),
+    "acei_arb": ("captopril", "enalapril", "lisinopril", "ramipril", "perindopril", "quinapril", "fosinopril",
+                 "benazepril", "trandolapril", "moexipril", "losartan", "valsartan", "candesartan", "irbesartan",
+                 "olmesartan", "telmisartan", "azilsartan", "eprosartan"),
+    "potassium": ("potassium chloride", "potassium citrate", "potassium bicarbonate", "potassium gluconate",
+                  "spironolactone", "eplerenone", "amiloride", "triamterene", "finerenone"),
+    "nitrate": ("nitroglycerin", "isosorbide mononitrate", "isosorbide dinitrate", "amyl nitrite"),
+    "pde5": ("sildenafil", "tadalafil", "vardenafil", "avanafil", "riociguat"),
+    "ssri_snri": ("citalopram", "escitalopram", "fluoxetine", "fluvoxamine", "paroxetine", "sertraline", "venlafaxine",
+                  "desvenlafaxine", "duloxetine", "milnacipran", "clomipramine"),
+    "maoi": ("phenelzine", "tranylcypromine", "isocarboxazid", "moclobemide", "selegiline", "rasagiline", "safinamide",
+             "linezolid", "methylene blue"),
+    "serotonergic_opioid": ("tramadol", "meperidine", "methadone", "fentanyl", "tapentadol"),
+    "qt": ("amiodarone", "sotalol", "dofetilide", "dronedarone", "citalopram", "escitalopram", "haloperidol",
+           "methadone", "ondansetron", "domperidone", "erythromycin", "clarithromycin", "levofloxacin", "moxifloxacin",
+           "quinine", "hydroxychloroquine", "chlorpromazine", "pimozide", "droperidol", "flecainide"),
+    "clopidogrel": ("clopidogrel",),
+    "cyp2c19_ppi": ("omeprazole", "esomeprazole"),
+    "cyp3a4_statin": ("simvastatin", "lovastatin", "atorvastatin"),
+    "strong_cyp3a4_inhibitor": ("clarithromycin", "erythromycin", "itraconazole", "ketoconazole", "posaconazole",
+                                "voriconazole", "ritonavir", "cobicistat"),
+    "lithium": ("lithium",),
+    "lithium_raisers": ("hydrochlorothiazide", "bendroflumethiazide", "chlorthalidone", "indapamide"),
+    "thiopurine": ("azathioprine", "mercaptopurine"),
+    "xanthine_oxidase": ("allopurinol", "febuxostat"),
+    "digoxin": ("digoxin",),
+    "digoxin_raisers": ("amiodarone", "clarithromycin", "verapamil", "dronedarone"),
+}
+
+#: Ingredients the resolver spells with a salt or form that still belong to a group.
+_POTASSIUM_SALT = re.compile(r"^potassium\b")
+
+
+@dataclass(frozen=True)
+class Interaction:
+    """One stated interaction between two groups: how serious, what happens, and where it is stated."""
+
+    first: str
+    second: str
+    severity: str  # "contraindicated" or "major"
+    effect: str
+    source: str
+
+
+TABLE: tuple[Interaction, ...] = (
+    Interaction("warfarin", "nsaid", "major", "raised bleeding risk (antiplatelet effect and GI injury)",
+                "Coumadin (warfarin) label, 7 Drug Interactions; BNF Appendix 1 (coumarins)"),
+    Interaction("warfarin", "macrolide", "major", "raised INR and bleeding risk",
+                "Coumadin (warfarin) label, 7 Drug Interactions; BNF Appendix 1 (coumarins)"),
+    Interaction("warfarin", "azole", "major", "raised INR and bleeding risk (CYP2C9/3A4 inhibition)",
+                "Coumadin (warfarin) label, 7 Drug Interactions; BNF Appendix 1 (coumarins)"),
+    Interaction("warfarin", "metronidazole", "major", "raised INR and bleeding risk (CYP2C9 inhibition)",
+                "Coumadin (warfarin) label, 7 Drug Interactions; BNF Appendix 1 (coumarins)"),
+    Interaction("warfarin", "co-trimoxazole", "major", "raised INR and bleeding risk",
+                "Coumadin (warfarin) label, 7 Drug Interactions; BNF Appendix 1 (coumarins)"),
+    Interaction("methotrexate", "co-trimoxazole", "major", "methotrexate toxicity (bone-marrow suppression: additive "
+                "antifolate effect, reduced renal clearance)", "methotrexate label, 7 Drug Interactions; MHRA Drug "
+                "Safety Update 2020 (methotrexate); BNF Appendix 1"),
+    Interaction("methotrexate", "nsaid", "major", "methotrexate toxicity (reduced renal clearance)",
+                "methotrexate label, 7 Drug Interactions; BNF Appendix 1"),
+    Interaction("acei_arb", "potassium", "major", "hyperkalaemia",
+                "ACE inhibitor and ARB labels (e.g. Zestril, Cozaar), Drug Interactions; BNF Appendix 1"),
+    Interaction("nitrate", "pde5", "contraindicated", "profound hypotension",
+                "Viagra (sildenafil) and Cialis (tadalafil) labels, 4 Contraindications; Adempas label, 4"),
+    Interaction("ssri_snri", "maoi", "contraindicated", "serotonin syndrome",
+                "SSRI/SNRI labels (e.g. Zoloft, Effexor), 4 Contraindications; BNF Appendix 1"),
+    Interaction("serotonergic_opioid", "maoi", "contraindicated", "serotonin syndrome or opioid toxicity",
+                "Ultram (tramadol) and meperidine labels, 4 Contraindications; BNF Appendix 1"),
+    Interaction("ssri_snri", "serotonergic_opioid", "major", "serotonin syndrome; tramadol also lowers the seizure "
+                "threshold", "Ultram (tramadol) label, 5 Warnings (serotonin syndrome) and 7 Drug Interactions"),
+    Interaction("qt", "qt", "major", "additive QT prolongation (torsades de pointes)",
+                "CredibleMeds QTdrugs list (known risk of TdP); the drugs' labels, Warnings (QT prolongation)"),
+    Interaction("clopidogrel", "cyp2c19_ppi", "major", "reduced antiplatelet effect of clopidogrel (CYP2C19 "
+                "inhibition); avoid, a PPI such as pantoprazole is preferred", "Plavix (clopidogrel) label, 5.1 and "
+                "7; MHRA Drug Safety Update 2010"),
+    Interaction("cyp3a4_statin", "strong_cyp3a4_inhibitor", "major", "myopathy and rhabdomyolysis (raised statin "
+                "levels); simvastatin and lovastatin: contraindicated", "Zocor (simvastatin) label, 4 "
+                "Contraindications and 7; Lipitor (atorvastatin) label, 7"),
+    Interaction("lithium", "nsaid", "major", "lithium toxicity (reduced renal clearance)",
+                "lithium label, 7 Drug Interactions; BNF Appendix 1"),
+    Interaction("lithium", "acei_arb", "major", "lithium toxicity (reduced renal clearance)",
+                "lithium label, 7 Drug Interactions; BNF Appendix 1"),
+    Interaction("lithium", "lithium_raisers", "major", "lithium toxicity (thiazides reduce its clearance)",
+                "lithium label, 7 Drug Interactions; BNF Appendix 1"),
+    Interaction("thiopurine", "xanthine_oxidase", "major", "azathioprine/mercaptopurine toxicity (bone-marrow "
+                "suppression): the thiopurine dose must be cut to a quarter or less", "Imuran (azathioprine) label, "
+                "7 Drug Interactions; Zyloprim (allopurinol) label"),
+    Interaction("digoxin", "digoxin_raisers", "major", "digoxin toxicity (raised digoxin levels)",
+                "Lanoxin (digoxin) label, 7 Drug Interactions; BNF Appendix 1"),
+)
+
+
+@dataclass(frozen=True)
+class Found:
+    """An interaction of one ingredient of the new drug with one ingredient of an active drug."""
+
+    ingredient: str
+    other: str
+    interaction: Interaction
+
+
+def groups_of(ingredient: str) -> frozenset[str]:
+    """The groups ``ingredient`` belongs to (a potassium salt counts as potassium)."""
+    name = ingredient.lower().strip()
+    found = {key for key, members in GROUPS.items() if name in members}
+    if _POTASSIUM_SALT.match(name):
+        found.add("potassium")
+    return frozenset(found)
+
+
+def interactions_between(new: tuple[str, ...], active: tuple[str, ...]) -> list[Found]:
+    """Every listed interaction between an ingredient of ``new`` and one of ``active``, contraindicated first
+    (one per pair of ingredients; an ingredient never interacts with itself here: that is a duplicate order)."""
+    out: dict[tuple[str, str], Found] = {}
+    for a, b in product(new, active):
+        if a == b:
+            continue
+        ga, gb = groups_of(a), groups_of(b)
+        for entry in TABLE:
+            if (entry.first in ga and entry.second in gb) or (entry.second in ga and entry.first in gb):
+                current = out.get((a, b))
+                stronger = entry.severity == "contraindicated" and current is not None \
+                    and current.interaction.severity != "contraindicated"
+                if current is None or stronger:
+                    out[(a, b)] = Found(a, b, entry)
+    return sorted(out.values(), key=lambda f: f.interaction.severity != "contraindicated")
