@@ -110,6 +110,7 @@ def assemble(settings: Settings, llm: LLM | None = None, public_notice: str | No
     ``public_notice`` (served without a login: ``exposure.check_web_exposure``) the record must be the synthetic
     demo record (checked before the model loads) and the page's status line carries the notice."""
     from docgemma.ops.conversation_store import open_store
+    from docgemma.ops.logsafe import remember_record
     from docgemma.ops.metrics import Metrics
     from docgemma.runtime import build_assistant, build_ehr, network_probe
     from docgemma.ui.page import NetworkStatus, build_demo
@@ -118,6 +119,7 @@ def assemble(settings: Settings, llm: LLM | None = None, public_notice: str | No
     store = open_store(settings)
     metrics = Metrics()
     ehr = build_ehr(settings)
+    remember_record(ehr)  # every patient's name and identifiers out of the log, not only those a page lists
     if public_notice:
         require_synthetic(ehr)
     assistant = build_assistant(settings, ehr, store, metrics, llm=llm)
