@@ -143,14 +143,18 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _mcp(args: argparse.Namespace, settings: Settings) -> int:
+    from docgemma.ops import logsafe
     from docgemma.ops.listen import ensure_can_listen
-    from docgemma.runtime import build_registry
+    from docgemma.runtime import build_ehr, build_registry
     from docgemma.tools.mcp_server import check_exposure, serve
 
     if args.transport == "http":
         check_exposure(args.host, settings.mcp_token)  # a missing token is the first thing to say
         ensure_can_listen(args.host, args.port, "pick another with --port")
-    serve(build_registry(settings, in_process=True), args.transport, host=args.host, port=args.port,
+    logsafe.install(streams=("stderr",))  # the tool server's log (the app's stderr) names no patient either
+    ehr = build_ehr(settings)
+    logsafe.remember_record(ehr)
+    serve(build_registry(settings, ehr, in_process=True), args.transport, host=args.host, port=args.port,
           allow_writes=args.allow_writes, token=settings.mcp_token)
     return 0
 

@@ -65,8 +65,11 @@ class Settings:
     #: Entries of the knowledge tools' in-memory HTTP response cache (least recently used evicted).
     http_cache_entries: int = 256
     tool_timeout_s: float = 10.0
-    #: ``user:password`` to require a login for the web app (``DOCGEMMA_AUTH``); None = open on loopback.
+    #: ``user:password`` to require a login for the web app (``DOCGEMMA_AUTH``); None = open on loopback only.
     auth: str | None = None
+    #: ``DOCGEMMA_PUBLIC_DEMO=on``: the web app may serve beyond loopback without ``DOCGEMMA_AUTH``, and only with
+    #: the embedded record holding nothing but the synthetic demo patients (a public demo Space); off by default.
+    public_demo: bool = False
     log_level: str = "WARNING"
     openfda_api_key: str | None = None
     ncbi_api_key: str | None = None
@@ -138,7 +141,8 @@ class Settings:
             http_cache_entries=_int(env, "DOCGEMMA_HTTP_CACHE_ENTRIES", defaults.http_cache_entries),
             tool_timeout_s=_float(env, "DOCGEMMA_TOOL_TIMEOUT_S", defaults.tool_timeout_s),
             log_level=env.get("DOCGEMMA_LOG_LEVEL", defaults.log_level).upper(),
-            auth=env.get("DOCGEMMA_AUTH") or None,
+            auth=_login(env, "DOCGEMMA_AUTH"),
+            public_demo=bool(_SWITCH[_choice(env, "DOCGEMMA_PUBLIC_DEMO", ("on", "off"), "off")]),
             openfda_api_key=env.get("OPENFDA_API_KEY") or None,
             ncbi_api_key=env.get("NCBI_API_KEY") or None,
             ncbi_email=env.get("NCBI_EMAIL") or None,
@@ -225,6 +229,19 @@ def _database_url(env: Mapping[str, str], name: str) -> str | None:
         # The value may hold a password: the message names the variable and the expected form, not the value.
         raise ConfigError(f"{name} must be a postgresql://user:password@host:port/database URL "
                           "(leave it unset for the SQLite file under DOCGEMMA_DATA_DIR)")
+    return raw
+
+
+def _login(env: Mapping[str, str], name: str) -> str | None:
+    """``user:password``, both parts non-empty (the password may hold colons); None when unset."""
+    raw = env.get(name) or ""
+    if not raw:
+        return None
+    user, colon, password = raw.partition(":")
+    if not colon or not user.strip() or not password:
+        # Started anyway, nobody could sign in: refuse at start. The message never repeats the value (a password).
+        raise ConfigError(f"{name} must be user:password with a non-empty user name and password "
+                          "(leave it unset for no login, on 127.0.0.1 only)")
     return raw
 
 

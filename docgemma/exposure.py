@@ -1,9 +1,14 @@
 """Who may reach a server of ours beyond this machine: one policy for every server that hands out patient data
-(the FHIR API of ``ehr serve``, the MCP tool server over HTTP).
+(the FHIR API of ``ehr serve``, the MCP tool server over HTTP, the web app).
 
-Loopback needs nothing; any other address needs a bearer token, or the server refuses to start. With a token,
-every request but the server's declared public ones must carry ``Authorization: Bearer <token>`` (compared in
-constant time), also on loopback.
+Loopback needs nothing; any other address needs a bearer token (the web app: a login, ``DOCGEMMA_AUTH``), or the
+server refuses to start. With a token, every request but the server's declared public ones must carry
+``Authorization: Bearer <token>`` (compared in constant time), also on loopback.
+
+The one exception, asked for explicitly: ``DOCGEMMA_PUBLIC_DEMO=on`` lets the web app serve beyond loopback without
+a login, and only over the embedded record holding nothing but the synthetic demo patients (``serve.py`` checks
+the record before the model loads; a page notice and a logged warning say it is public). A Hugging Face Space
+binds 0.0.0.0, so a Space starts only with a login or with that variable set in its settings.
 """
 
 from __future__ import annotations
@@ -45,6 +50,29 @@ def check_exposure(host: str, token: str | None, *, what: str, variable: str) ->
     if not is_loopback(host) and not token:
         raise ConfigError(f"refusing to serve {what} on {host} without a token: set {variable} "
                           "(clients send it as 'Authorization: Bearer <token>'), or keep the default --host 127.0.0.1")
+
+
+#: What the page and the log say while the web app serves without a login beyond loopback.
+PUBLIC_DEMO_NOTICE = ("PUBLIC DEMO: no login — anyone with this address can read and write this record, which holds "
+                      "only synthetic demo patients. Never enter real patient data.")
+
+
+def check_web_exposure(host: str, *, auth: str | None, public_demo: bool, external_record: bool) -> str | None:
+    """Refuse to serve the web app beyond loopback without a login (``ConfigError`` naming ``DOCGEMMA_AUTH``).
+    Returns :data:`PUBLIC_DEMO_NOTICE` when it will serve without one by the explicit ``DOCGEMMA_PUBLIC_DEMO=on``
+    (the caller then checks that the record is the synthetic demo record), None otherwise."""
+    if is_loopback(host) or auth:
+        return None
+    if not public_demo:
+        raise ConfigError(f"refusing to serve the web app on {host} without a login: set DOCGEMMA_AUTH=user:password "
+                          "(on a Hugging Face Space, as a secret in the Space's settings), or keep "
+                          "GRADIO_SERVER_NAME=127.0.0.1; a public demo over the synthetic demo record only needs "
+                          "DOCGEMMA_PUBLIC_DEMO=on")
+    if external_record:
+        raise ConfigError(f"refusing to serve the web app on {host} without a login: DOCGEMMA_PUBLIC_DEMO=on serves "
+                          "only the embedded synthetic demo record, and DOCGEMMA_FHIR_BASE_URL names another record; "
+                          "set DOCGEMMA_AUTH=user:password")
+    return PUBLIC_DEMO_NOTICE
 
 
 class BearerGate:

@@ -90,10 +90,27 @@ class Application:
     ready: Readiness
 
 
-def assemble(settings: Settings, llm: LLM | None = None) -> Application:
+def require_synthetic(ehr: Record) -> None:
+    """Refuse (``ConfigError``) a record holding any patient that is not one of the synthetic demo patients
+    (``meta.tag`` ``urn:docgemma|synthetic-demo``, as ``data/demo`` ships them): a public demo serves no one else."""
+    from docgemma.config import ConfigError
+
+    patients = ehr.client.search("Patient", [("_count", "100")], limit=1_000_000)
+    real = [p for p in patients if not any(t.get("system") == "urn:docgemma" and t.get("code") == "synthetic-demo"
+                                           for t in (p.get("meta") or {}).get("tag", []))]
+    if real or not patients:
+        raise ConfigError(f"DOCGEMMA_PUBLIC_DEMO=on serves only the synthetic demo record, and this record holds "
+                          f"{len(real)} patient(s) that are not demo patients (DOCGEMMA_DATA_DIR): set "
+                          "DOCGEMMA_AUTH=user:password, or use an empty DOCGEMMA_DATA_DIR")
+
+
+def assemble(settings: Settings, llm: LLM | None = None, public_notice: str | None = None) -> Application:
     """Build the application from ``settings``: conversation store, metrics, record, ``Assistant`` (with ``llm``
-    when a model is already loaded, e.g. a notebook's), workspace, readiness checks and the page."""
+    when a model is already loaded, e.g. a notebook's), workspace, readiness checks and the page. With
+    ``public_notice`` (served without a login: ``exposure.check_web_exposure``) the record must be the synthetic
+    demo record (checked before the model loads) and the page's status line carries the notice."""
     from docgemma.ops.conversation_store import open_store
+    from docgemma.ops.logsafe import remember_record
     from docgemma.ops.metrics import Metrics
     from docgemma.runtime import build_assistant, build_ehr, network_probe
     from docgemma.ui.page import NetworkStatus, build_demo
@@ -102,8 +119,11 @@ def assemble(settings: Settings, llm: LLM | None = None) -> Application:
     store = open_store(settings)
     metrics = Metrics()
     ehr = build_ehr(settings)
+    remember_record(ehr)  # every patient's name and identifiers out of the log, not only those a page lists
+    if public_notice:
+        require_synthetic(ehr)
     assistant = build_assistant(settings, ehr, store, metrics, llm=llm)
-    note = getattr(assistant.llm, "fallback_note", None)
+    note = " ".join(n for n in (public_notice, getattr(assistant.llm, "fallback_note", None)) if n) or None
     workspace = Workspace(assistant, ehr, metrics)
     demo = build_demo(workspace, model_line(assistant.llm), note, NetworkStatus(network_probe(settings)))
     return Application(demo, assistant, ehr, store, metrics, readiness(settings, store, ehr))
@@ -113,19 +133,25 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
     """Load everything and serve until SIGTERM or Ctrl-C; ``on_ready(url)`` once the page answers.
 
     Raises :class:`~docgemma.config.ConfigError` for an address, setting or service the app cannot use."""
+    from docgemma.exposure import check_web_exposure
     from docgemma.llm.platform import on_zerogpu, zerogpu_wrapper
     from docgemma.ops import logsafe
     from docgemma.ops.listen import ensure_can_listen
     from docgemma.ui import server
     from docgemma.ui.sessions import SessionReaper
 
+    host, port = settings.server_name, settings.server_port
+    # First: nothing is loaded for an app that would serve the record to anyone who can reach it.
+    public = check_web_exposure(host, auth=settings.auth, public_demo=settings.public_demo,
+                                external_record=settings.fhir_base_url is not None)
     logsafe.install()  # no patient data in any log line or printed traceback from here on
     zerogpu = on_zerogpu()
     if zerogpu:
         zerogpu_wrapper()  # imports spaces: before the model touches CUDA, and so that it patches Blocks.launch
-    host, port = settings.server_name, settings.server_port
     ensure_can_listen(host, port, "set GRADIO_SERVER_PORT to a free port")
-    app = assemble(settings)
+    if public:
+        log.warning("%s (DOCGEMMA_PUBLIC_DEMO=on, serving on %s)", public, host)
+    app = assemble(settings, public_notice=public)
     demo = app.demo
     # Gradio keeps each page session's state until 10,000 have come: closed and idle ones are dropped instead.
     reaper = SessionReaper(demo, closed_s=settings.session_closed_s, idle_s=settings.session_idle_s).start()

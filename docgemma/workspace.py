@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from docgemma.agent.approval import ApprovalCard
-from docgemma.agent.events import AgentEvent, TurnResult
+from docgemma.agent.events import AgentEvent, TurnDone, TurnResult
 from docgemma.agent.memory import SWITCH_PREFIX
 from docgemma.agent.state import Attachment, PatientRef, TranscriptEntry
 from docgemma.ehr.client import FhirClientError
@@ -109,6 +109,16 @@ class Workspace:
         """Decide on the waiting write; see :meth:`Assistant.stream_resume`."""
         events = self.assistant.stream_resume(thread, decision)
         return self.metrics.decision(str(decision.get("action")), events) if self.metrics else events
+
+    def settle(self, thread: str) -> str:
+        """On reopening ``thread``: settle a card whose approval died with its process (see
+        :meth:`Assistant.settle`). Returns what the chat should say about it ("" when nothing was to settle);
+        a write that had landed is also kept in the conversation, with its turn finished."""
+        said = ""
+        for event in self.assistant.settle(thread):
+            if isinstance(event, TurnDone):
+                said = event.result.answer
+        return said
 
     def pending(self, thread: str) -> ApprovalCard | None:
         """The write waiting for the clinician on this thread, if any."""

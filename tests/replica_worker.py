@@ -3,6 +3,9 @@
 
     {"op": "turn", "thread": T, "message": M}            -> {"card_id": ...} or {"answer": ..., "writes": [...]}
     {"op": "pending", "thread": T}                       -> {"card_id": ... | null}
+    {"op": "open", "thread": T}                          -> {"said": ..., "card_id": ... | null, "chat": [...]}
+        (the conversation reopened: ``Assistant.settle``, what it said, the card still waiting, and what the
+        reopened chat shows of it: the transcript's notes and write confirmations)
     {"op": "decide", "thread": T, "card_id": C, "action": "approve", "at": EPOCH}
                                                          -> {"answer": ..., "writes": [...]} (starts at ``at``)
 """
@@ -14,6 +17,7 @@ import sys
 import time
 from typing import Any
 
+from docgemma.agent.events import TurnDone
 from docgemma.config import Settings
 from docgemma.runtime import build_assistant
 
@@ -22,6 +26,14 @@ def outcome(result: Any) -> dict[str, Any]:
     if isinstance(result, dict):
         return {"card_id": result["card_id"], "tool": result["tool"]}
     return {"answer": result.answer, "writes": result.writes}
+
+
+def reopened(assistant: Any, thread: str) -> dict[str, Any]:
+    said = "".join(e.result.answer for e in assistant.settle(thread) if isinstance(e, TurnDone))
+    card = assistant.pending_approval(thread)
+    chat = [text for entry in assistant.state(thread).get("transcript", [])
+            for text in [entry.get("note") or "", *entry.get("writes", [])] if text]
+    return {"said": said, "card_id": card["card_id"] if card else None, "chat": chat}
 
 
 def main() -> None:
@@ -36,6 +48,8 @@ def main() -> None:
         elif command["op"] == "pending":
             card = assistant.pending_approval(thread)
             reply = {"card_id": card["card_id"] if card else None}
+        elif command["op"] == "open":
+            reply = reopened(assistant, thread)
         else:
             time.sleep(max(0.0, float(command.get("at", 0)) - time.time()))  # both replicas start together
             reply = outcome(assistant.resume(thread, {"action": command["action"], "card_id": command["card_id"]}))

@@ -30,9 +30,10 @@ NO_PENDING = "There is no pending action to approve."
 #: A live claim of another process: the decision on this card is being carried out there right now.
 BEING_WRITTEN = ("This approval is being carried out right now (by another server of this app); nothing was "
                  "changed by this click. Try again in a moment.")
-#: Recovery of a claim whose process died: the write had reached the record (``{record}``: its resource id).
-RECOVERED_WRITTEN = ("The approval was interrupted, but the write had already reached the record before the "
-                     "interruption: {record} (written once; nothing more was written).")
+#: Recovery of a claim whose process died: the write had reached the record (``{label}``: the card's label in lower
+#: case, ``{what}``: the write as its confirmation words it, ``{record}``: its resource id).
+RECOVERED_WRITTEN = ("The {label} was written: {what}. The approval was interrupted, but the write had already "
+                     "reached the record before the interruption: {record} (written once; nothing more was written).")
 #: Recovery of a claim whose process died before anything was written.
 RECOVERED_RELEASED = ("The approval was interrupted before anything was written; the card is waiting for your "
                       "decision again.")

@@ -29,7 +29,7 @@ from docgemma.agent.approval import (
     RECOVERED_WRITTEN,
     ApprovalCard,
 )
-from docgemma.agent.claims import CardClaims, Claim, MemoryClaims, crash_point, holding, process_owner
+from docgemma.agent.claims import CardClaims, Claim, MemoryClaims, crash_point, holding, owner_gone, process_owner
 from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
 from docgemma.agent.graph import build_graph
 from docgemma.agent.memory import switched
@@ -144,11 +144,11 @@ class Assistant:
         pending = self.pending_approval(thread_id)
         if pending is not None:
             held = self.claims.get(thread_id, str(pending.get("card_id", "")))
-            if held is not None and not held.done and not held.live():
+            if held is not None and not held.done and not self._alive(held):
                 # The decision on this card died with its process: settle it first (the message is not sent).
                 yield from self._recover(thread_id, pending, held, unsent=True)
                 return
-            text = (BEING_WRITTEN if held is not None and held.live() and held.owner != self.owner else
+            text = (BEING_WRITTEN if held is not None and self._alive(held) and held.owner != self.owner else
                     f"Please approve, edit or reject the pending {pending['label']} first.")
             yield ApprovalRequest(pending)
             yield TurnDone(TurnResult(answer=text, notes=[text]))
@@ -172,32 +172,56 @@ class Assistant:
         if refusal is None:
             assert pending is not None
             won, held = self.claims.claim(thread_id, card, self.owner, self.lease_s, asked)
-            if not won and not held.done and not held.live():
+            if not won and not held.done and not self._alive(held):
                 yield from self._recover(thread_id, pending, held, clicked=str(asked.get("action", "")))
                 return
             if not won:
-                refusal = BEING_WRITTEN if held.live() and held.owner != self.owner else ALREADY_HANDLED
+                refusal = BEING_WRITTEN if self._alive(held) and held.owner != self.owner else ALREADY_HANDLED
         if refusal is not None:
             yield TurnDone(TurnResult(answer=refusal, notes=[refusal]))
             return
         crash_point("claimed")
         yield from self._carry_out(thread_id, card, Command(resume={**asked, "card_id": card}))
 
-    def _carry_out(self, thread_id: str, card: str, resume: Command[Any], note: str = "") -> Iterator[AgentEvent]:
+    def settle(self, thread_id: str) -> Iterator[AgentEvent]:
+        """On reopening a conversation, before anything is clicked: a card whose decision died with its process is
+        settled now (:meth:`_recover`), so the reopened chat says what landed ("The prescription was written: …")
+        or that the card waits again; a decision another running process is carrying out is said to be
+        (:data:`BEING_WRITTEN`). Nothing for a conversation with no card, or a card nobody decided yet."""
+        pending = self.pending_approval(thread_id)
+        held = self.claims.get(thread_id, str(pending.get("card_id", ""))) if pending is not None else None
+        if pending is None or held is None or held.done:
+            return
+        if not self._alive(held):
+            yield from self._recover(thread_id, pending, held)
+        elif held.owner != self.owner:
+            yield ApprovalRequest(pending)
+            yield TurnDone(TurnResult(answer=BEING_WRITTEN, notes=[BEING_WRITTEN]))
+
+    def _alive(self, held: Claim) -> bool:
+        """True while ``held`` belongs to a running process: its lease has not run out, and its owner is not a
+        process of this machine that is certainly gone (after a crash on one server, the restarted app settles
+        the card at once instead of calling it "being carried out by another server" until the lease ends)."""
+        return held.live() and not owner_gone(held.owner)
+
+    def _carry_out(self, thread_id: str, card: str, resume: Command[Any],
+                   note: Callable[[str], str] | None = None) -> Iterator[AgentEvent]:
         """Run the claimed decision on ``card`` to the end of the turn (or the next card), moving its row along:
         *written* with the record id when the write is seen, *confirmed* when the graph has moved on. ``note``
-        (a recovery's account of what happened) leads the answer."""
+        (a recovery's account of what happened, given the write's own words) leads the answer."""
         written = False
+        what = ""
         decision = resume.resume if isinstance(resume.resume, dict) else {}
         approved_by = str(decision.get("approved_by") or "")
 
         def on_update(chunk: dict[str, Any]) -> None:
-            nonlocal written
+            nonlocal written, what
             for result in (chunk.get("tool_execute") or {}).get("tool_results", []):
                 name = result["tool_name"]
                 if result["status"] == "success" and name in self.registry and self.registry[name].writes:
                     crash_point("wrote")  # in the record, not yet in the row
                     record = str((result.get("data") or {}).get("resource", ""))
+                    what = str((result.get("data") or {}).get("written") or "")
                     written = self.claims.advance(thread_id, card, self.owner, "written", record_id=record,
                                                   lease_s=self.lease_s)
                     crash_point("written")  # in the row, the turn not yet finished
@@ -206,8 +230,8 @@ class Assistant:
         try:
             with holding(self.claims, thread_id, card, self.owner, self.lease_s):
                 for event in self._run(resume, thread_id, on_update, approved_by=approved_by):
-                    if isinstance(event, TurnDone) and note:
-                        event = TurnDone(self._noted(thread_id, event.result, note))
+                    if isinstance(event, TurnDone) and note is not None:
+                        event = TurnDone(self._noted(thread_id, event.result, note(what)))
                     yield event
             finished = True
         finally:
@@ -247,13 +271,17 @@ class Assistant:
             yield TurnDone(TurnResult(answer=text, notes=[text]))
             return
         self.claims.advance(thread_id, card, self.owner, "written", record_id=record, lease_s=self.lease_s)
-        text = RECOVERED_WRITTEN.format(record=record)
-        if unsent:
-            text += " Your message was not sent: send it again."
-        elif clicked and clicked not in ("approve", "override"):
-            text += f" Your '{clicked}' changed nothing."
+        after = (" Your message was not sent: send it again." if unsent else
+                 f" Your '{clicked}' changed nothing." if clicked and clicked not in ("approve", "override") else "")
+
+        def note(what: str) -> str:
+            # The write in its confirmation's words (the run below finds it under its key); the card's own
+            # values when the run reported none.
+            shown = what or ", ".join(f"{v}" for k, v in pending["args"].items() if k != "patient_id" and v)
+            return RECOVERED_WRITTEN.format(label=pending["label"].lower(), what=shown, record=record) + after
+
         resume: Command[Any] = Command(resume={**held.decision, "card_id": card, "recovered": record})
-        yield from self._carry_out(thread_id, card, resume, note=text)
+        yield from self._carry_out(thread_id, card, resume, note=note)
 
     def _noted(self, thread_id: str, result: TurnResult, note: str) -> TurnResult:
         """``result`` with ``note`` leading its answer, and the note kept in the conversation for a reopened page."""

@@ -18,6 +18,7 @@ clocks: replicas are assumed to keep their clocks in step (NTP), well within a l
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
@@ -36,8 +37,45 @@ STATES: tuple[State, ...] = ("claimed", "written", "confirmed")
 
 
 def process_owner() -> str:
-    """This process, as a claim's owner: host, pid and a start token (a restarted container reuses its pid)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """This process, as a claim's owner: host, pid and a start token (a restarted container reuses its pid),
+    then, where Linux tells them, the machine (boot id and pid namespace) and the process's start time, so that
+    a process on the same machine can tell for certain that the owner died (:func:`owner_gone`)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}:{_machine()}:{_started(os.getpid())}"
+
+
+@functools.cache
+def _machine() -> str:
+    """This boot of this machine, in this pid namespace ("" where it cannot be read: not Linux)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as boot:
+            return f"{boot.read().strip()[:13]}/{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        return ""
+
+
+def _started(pid: int) -> str:
+    """The start time of process ``pid`` (clock ticks since boot), "" for no such process or a zombie (killed,
+    not yet reaped: it runs nothing), or where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return ""
+    return "" if fields[0] in ("Z", "X") else fields[19]
+
+
+def owner_gone(owner: str) -> bool:
+    """True only when ``owner`` (a :func:`process_owner`) is certainly no longer running: a process of this boot
+    of this machine, in this pid namespace, whose pid now runs nothing or another process (another start time).
+    False for an owner elsewhere, or one that cannot be told apart: its claim's lease decides then."""
+    parts = owner.split(":")
+    if len(parts) != 5 or not parts[3] or parts[0] != socket.gethostname() or parts[3] != _machine():
+        return False
+    try:
+        pid = int(parts[1])
+    except ValueError:
+        return False
+    return _started(pid) != parts[4]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import httpx
@@ -177,6 +177,9 @@ class FhirClient:
         self.base_url = base_url.rstrip("/")
         self.http = http_client(timeout_s, 2.0, transport=transport, headers={"Accept": FHIR_JSON})
         self.auth: TokenSource | None = ClientCredentials(*credentials, http=self.http) if credentials else None
+        #: Called with every successful response body (a resource or a Bundle): the app's log redaction learns
+        #: each patient the record sends (``ops/logsafe.watch``).
+        self.observers: list[Callable[[dict[str, Any]], None]] = []
 
     def use_smart_backend(self, client_id: str, private_key_pem: bytes, *, key_id: str | None = None,
                           scopes: str = "system/*.read system/*.write", token_url: str | None = None) -> FhirClient:
@@ -207,7 +210,10 @@ class FhirClient:
             issues = body.get("issue", []) if isinstance(body, dict) else []
             text = "; ".join(str(i.get("diagnostics") or i.get("details", {}).get("text") or i.get("code")) for i in issues)
             raise FhirClientError(response.status_code, text or response.reason_phrase)
-        return body if isinstance(body, dict) else {}
+        body = body if isinstance(body, dict) else {}
+        for observe in self.observers:
+            observe(body)
+        return body
 
     def read(self, resource_type: str, resource_id: str) -> dict[str, Any]:
         """GET ``Type/id``."""

@@ -76,6 +76,11 @@ class Ehr:
         self._summaries: dict[str, tuple[PatientSummary, RecordVersion]] = {}
         self._lock = threading.Lock()
 
+    @property
+    def embedded_record(self) -> bool:
+        """True for the embedded SQLite record (:meth:`embedded`), False for a FHIR server."""
+        return self.client.base_url == EMBEDDED_BASE
+
     @classmethod
     def embedded(cls, path: Path, seed: Path | None = DEMO_DATA) -> Ehr:
         """The embedded SQLite record (loaded with the demo patients the first time)."""

@@ -4,7 +4,8 @@ Gradio's login guards the page and most of its API, but not all of it: ``/openap
 ``/gradio_api/cancel``, ``/gradio_api/reset``, the heartbeat, the stream routes and others answered without a
 session. :class:`LoginGate` sits in front of the whole app, in both ways of serving it, and lets a request
 through only with Gradio's own session cookie (the one its ``/login`` sets), or when it is one of the few
-things the login page itself needs (the page, its scripts and styles, ``/login``) or a probe.
+things the login page itself needs (the page, its scripts and styles, ``/login``) or a probe. Failed sign-ins
+at ``/login`` are rate-limited per client address and user name (``ui/login_limit.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
+from urllib.parse import parse_qs
+
+from docgemma.ui.login_limit import LoginLimiter, refusal
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -25,6 +29,10 @@ PUBLIC = frozenset({"/healthz", "/readyz", "/metrics", "/", "/login", "/logout",
                     "/login_check",
                     # Blocks.launch calls it itself before serving; it starts the queue and returns nothing.
                     "/gradio_api/startup-events"})
+#: Gradio's sign-in routes (a form post of ``username`` and ``password``).
+LOGIN_PATHS = frozenset({"/login", "/gradio_api/login"})
+#: The largest sign-in form read (a user name and a password).
+MAX_LOGIN_BODY = 64 * 1024
 PUBLIC_PREFIXES = ("/assets/", "/static/", "/svelte/", "/pwa_icon", "/gradio_api/static/", "/gradio_api/assets/")
 
 
@@ -39,24 +47,104 @@ class LoginGate:
     session token of the Gradio app ``gradio_app()`` returns (looked up per request: with ``Blocks.launch`` the
     app exists only once serving starts). Without a login configured on that app, everything passes."""
 
-    def __init__(self, app: Asgi, gradio_app: Callable[[], Any]) -> None:
+    def __init__(self, app: Asgi, gradio_app: Callable[[], Any], limiter: LoginLimiter | None = None) -> None:
         self.app = app
         self.gradio_app = gradio_app
+        self.limiter = limiter or LoginLimiter()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket") and not is_public(str(scope.get("path", ""))):
+        path = str(scope.get("path", ""))
+        if scope["type"] == "http" and scope.get("method") == "POST" and (path.rstrip("/") or "/") in LOGIN_PATHS:
+            await self._sign_in(scope, receive, send)
+            return
+        if scope["type"] in ("http", "websocket") and not is_public(path):
             served = self.gradio_app()
             if served is not None and getattr(served, "auth", None) is not None and not _signed_in(scope, served):
                 if scope["type"] == "websocket":
                     await send({"type": "websocket.close", "code": 1008})
                     return
-                body = json.dumps({"detail": "Not authenticated: sign in on the page first."}).encode()
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
+                await _answer(send, 401, "Not authenticated: sign in on the page first.")
                 return
         await self.app(scope, receive, send)
+
+    async def _sign_in(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A sign-in: refused (429) while this client and user name are over the limit of failed sign-ins;
+        otherwise Gradio checks it, and its answer (200, or 400/401 for a wrong password) is counted."""
+        body = await _read_body(receive, MAX_LOGIN_BODY)
+        if body is None:
+            await _answer(send, 413, "sign-in form too large")
+            return
+        client = str((scope.get("client") or ("?",))[0])
+        user = _form_user(body)
+        wait = self.limiter.wait_s(client, user)
+        if wait > 0:
+            await _answer(send, 429, refusal(wait), [(b"retry-after", str(int(wait) + 1).encode())])
+            return
+        status = 0
+
+        async def counted(message: MutableMapping[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        await self.app(scope, _replay(body, receive), counted)
+        if status == 200:
+            self.limiter.succeeded(client, user)
+        elif status in (400, 401, 403):
+            self.limiter.failed(client, user)
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The request's body, or None when it is longer than ``limit`` (or the client left)."""
+    chunks: list[bytes] = []
+    size, more = 0, True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        more = bool(message.get("more_body"))
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands ``body`` on once, then waits on the client's (for its disconnect)."""
+    replayed = False
+
+    async def replay() -> MutableMapping[str, Any]:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _form_user(body: bytes) -> str:
+    """The ``username`` of a sign-in form (url-encoded, or multipart as a browser may send it); "" if none."""
+    text = body.decode("utf-8", "replace")
+    if "username" not in text:
+        return ""
+    found = parse_qs(text).get("username")
+    if found:
+        return found[0]
+    # multipart/form-data: the part named "username", its value after the blank line
+    part = text.split('name="username"', 1)[1]
+    return part.split("\r\n\r\n", 1)[-1].split("\r\n", 1)[0]
+
+
+async def _answer(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _signed_in(scope: Scope, served: Any) -> bool:

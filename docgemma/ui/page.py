@@ -406,6 +406,9 @@ class Handlers:
         thread, restored = thread_from_browser(saved)
         if not restored:
             return self.new_conversation(thread)
+        # A write whose approval died with its app process is settled first: a write that landed is then in the
+        # conversation ("The prescription was written: …"), a card nothing was written for waits again, said here.
+        settled = self.workspace.settle(thread)
         conversation = self.workspace.saved(thread)
         pending = conversation.pending
         if conversation.transcript or not conversation.messages:
@@ -416,7 +419,8 @@ class Handlers:
             history = restored_history(conversation.messages, pending, conversation.paused_question)
         last = self.workspace.paused_turn(thread) if pending is not None else conversation.last_turn
         return {self.page.thread: thread, self.page.saved_thread: thread, self.page.chatbot: history,
-                self.page.decision_note: "", self.page.header: header_markdown(self.mode),
+                self.page.decision_note: escape(settled) if pending is not None else "",
+                self.page.header: header_markdown(self.mode),
                 self.page.matches: self.active_choice(thread),
                 **self.card(pending), **self.after_turn(last, thread, pending=pending is not None)}
 

@@ -169,12 +169,12 @@ class UploadGate:
         await self.app(scope, replay, send)
 
     def _foreign(self, body: bytes) -> bool:
-        if b'"path"' not in body:
-            return False
+        # The decoded JSON, never the raw bytes: a key written "\u0070ath" is "path" once parsed (and Gradio
+        # parses it), so a byte search for '"path"' let such a request through to Gradio.
         try:
             data = json.loads(body)
         except ValueError:
-            return False  # not JSON: Gradio refuses it itself
+            return False  # not JSON: Gradio refuses it itself (its parser is as strict as this one)
         roots = self.roots if self.roots is not None else allowed_roots()
         return any(not inside(p, roots) for p in _file_paths(data))
 

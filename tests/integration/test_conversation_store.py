@@ -233,7 +233,8 @@ def test_an_expired_claim_whose_write_landed_finishes_the_turn_and_names_the_rec
     assert isinstance(answer, TurnResult) and f"before the interruption: {record}" in answer.answer
     assert "Your message was not sent" in answer.answer and any(record in w for w in answer.writes)
     assert orders(ehr) == before + 1 and assistant.pending_approval("t") is None
-    assert assistant.state("t")["transcript"][-1].get("note", "").startswith("The approval was interrupted")
+    assert assistant.state("t")["transcript"][-1].get("note", "").startswith(
+        "The prescription was written: metformin 500 mg twice daily. The approval was interrupted")
     row = store.claims.get("t", card["card_id"])
     assert row is not None and row.state == "confirmed" and row.record_id == record
     store.close()

@@ -98,3 +98,60 @@ def test_gradios_validation_traceback_names_no_patient(served: str, capfd: pytes
     assert "not in the list of choices" in log  # the traceback is there …
     assert "Okafor" not in log and "Amina" not in log  # … without the patients
     assert not logsafe._UUID.search(log)
+
+
+#: Turns naming patients by name and by MRN, none of them listed by a page first.
+TURNS = ["Summarize the record of Grace Mensah", "Show the chart of patient DG-1005",
+         "Find patient Samuel Kariuki and check his allergies", "What are the allergies of MRN DG-1007?"]
+#: Every name part and MRN of the demo patients those turns touch.
+SECRETS = ["Grace", "Mensah", "Kofi", "Asante", "DG-1005", "Samuel", "Kariuki", "DG-1007", "DG-1003"]
+
+
+@pytest.mark.parametrize("level", [logging.DEBUG, logging.INFO])
+def test_no_patient_name_or_mrn_reaches_the_log_at_any_level(level: int, tmp_path: Path) -> None:
+    """At INFO, httpx logged 'GET …/Patient?name=Mensah' and '…/Patient/DG-1005': the redactor knew only the
+    names a page had listed. Now every patient of the record, every URL's query values and resource ids."""
+    from docgemma.config import Settings
+    from docgemma.serve import assemble
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(level)
+    uninstall = logsafe.install()
+    app = assemble(Settings(data_dir=tmp_path, backend="fake"))
+    try:
+        for i, message in enumerate(TURNS):
+            app.assistant.run_turn(f"log-{i}", message)
+    finally:
+        app.store.close()
+        uninstall()
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+    log = out.getvalue()
+    assert "HTTP Request: GET" in log  # the request lines are there …
+    leaked = [s for s in SECRETS if s.lower() in log.lower()]
+    assert leaked == [], log  # … without a name or an MRN
+
+
+def test_urls_and_references_lose_their_patient_parts() -> None:
+    redact = Redactor()
+    line = ('HTTP Request: GET http://fhir.example/fhir/Patient?name=Nobody%20Known&identifier=X-99 "HTTP/1.1 200"; '
+            'GET https://h/fhir/Patient/p-123/$everything?_count=1000; subject Patient/p-456; '
+            'https://api.fda.gov/drug/label.json?search=warfarin')
+    text = redact(line)
+    for secret in ("Nobody", "X-99", "p-123", "p-456", "warfarin"):
+        assert secret not in text, text
+    assert "/fhir/Patient/[redacted]/$everything" in text and "api.fda.gov/drug/label.json" in text
+
+
+def test_every_patient_a_fhir_server_sends_is_remembered() -> None:
+    redact = Redactor()
+    bundle = {"resourceType": "Bundle", "entry": [{"resource": {
+        "resourceType": "Patient", "name": [{"given": ["Zanele"], "family": "Dlamini-Moyo"}],
+        "identifier": [{"system": "urn:mrn", "value": "MRN-778812"}]}}]}
+    logsafe.watch(bundle, redact)
+    text = redact("chart of Zanele Dlamini-Moyo, mrn-778812, seen by zanele")
+    assert "Zanele" not in text and "zanele" not in text and "Dlamini" not in text and "778812" not in text

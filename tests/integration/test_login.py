@@ -122,3 +122,20 @@ def test_the_login_page_signs_in_through_the_gate(served: str) -> None:
             page.wait_for_selector("#input textarea", timeout=60_000)
         finally:
             browser.close()
+
+
+@pytest.mark.slow
+def test_wrong_passwords_are_rate_limited_per_client_and_user(served: str) -> None:
+    """300 wrong passwords were tried in 18.5 s: now the sixth is refused with the wait, the right password too
+    during the pause, while another user from the same address may still sign in."""
+    from docgemma.ui.login_limit import PER_USER
+
+    with httpx.Client(base_url=served, timeout=10) as guesser:
+        for _ in range(PER_USER):
+            assert guesser.post("/login", data={"username": LOGIN[0], "password": "wrong"}).status_code == 400
+        refused = guesser.post("/login", data={"username": LOGIN[0], "password": "wrong"})
+        assert refused.status_code == 429 and "Too many failed sign-ins" in refused.json()["detail"]
+        assert int(refused.headers["retry-after"]) > 0
+        right = guesser.post("/login", data={"username": LOGIN[0], "password": LOGIN[1]})
+        assert right.status_code == 429  # a guess that happens to be right is refused too during the pause
+        assert guesser.post("/login", data={"username": "someone.else", "password": "x"}).status_code == 400

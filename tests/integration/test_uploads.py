@@ -4,6 +4,7 @@ a model (the empty-message note)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -329,3 +330,46 @@ def test_the_image_tool_opens_the_image_with_the_configured_pixel_limit(tmp_path
     assistant = Assistant(demo_llm(), default_registry(), None, settings, image_store=store)
     assistant.run_turn("t", "Analyze this chest x-ray image", {"filename": "cxr.png", "data": noise_png(300, 300)})
     assert limits == [1_000_000]
+
+
+@pytest.mark.parametrize("body", [
+    '{"data": [{"files": [{"path": "SECRET"}]}]}',
+    '{"data": [{"files": [{"\\u0070ath": "SECRET"}]}]}',  # JSON-escaped key: "path" once decoded
+    '{"data": [[{"p\\u0061th": "SECRET", "meta": {"_type": "gradio.FileData"}}]]}',
+    '{"data": [{"value": {"file": {"\\u0070\\u0061\\u0074\\u0068": "SECRET"}}}]}',
+])
+def test_the_gate_reads_the_decoded_json(tmp_path: Path, server_file: Path, body: str) -> None:
+    """A "\\u0070ath" key passed the gate (it searched the raw bytes for '"path"'); Gradio then refused the file
+    but echoed the server path back to the client."""
+    import asyncio
+
+    from docgemma.ui.uploads import REFUSED, UploadGate
+
+    reached: list[bytes] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append((await receive())["body"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    def call(raw: str) -> tuple[int, bytes]:
+        sent: list[dict[str, Any]] = []
+        messages = [{"type": "http.request", "body": raw.encode(), "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            return messages.pop(0)
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        gate = UploadGate(app, roots=[tmp_path / "uploads"])
+        asyncio.run(gate({"type": "http", "method": "POST", "path": "/gradio_api/queue/join"}, receive, send))
+        return int(sent[0]["status"]), b"".join(m.get("body", b"") for m in sent[1:])
+
+    status, answer = call(body.replace("SECRET", str(server_file)))
+    assert status == 400 and json.loads(answer)["detail"] == REFUSED and reached == []
+    assert str(server_file).encode() not in answer  # the refusal never names the server's path
+    (tmp_path / "uploads").mkdir()
+    (tmp_path / "uploads" / "mine.png").write_bytes(b"x")
+    status, _ = call(body.replace("SECRET", str(tmp_path / "uploads" / "mine.png")))
+    assert status == 200 and len(reached) == 1  # a file of the upload folder passes, whatever the escaping
