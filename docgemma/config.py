@@ -68,7 +68,8 @@ class Settings:
     #: ``user:password`` to require a login for the web app (``DOCGEMMA_AUTH``); None = open on loopback only.
     auth: str | None = None
     #: ``DOCGEMMA_PUBLIC_DEMO=on``: the web app may serve beyond loopback without ``DOCGEMMA_AUTH``, and only with
-    #: the embedded record holding nothing but the synthetic demo patients (a public demo Space); off by default.
+    #: the embedded record holding nothing but the synthetic demo patients (a public demo Space); on by default on a
+    #: Hugging Face Space (``SPACE_ID``), off everywhere else.
     public_demo: bool = False
     log_level: str = "WARNING"
     openfda_api_key: str | None = None
@@ -142,7 +143,11 @@ class Settings:
             tool_timeout_s=_float(env, "DOCGEMMA_TOOL_TIMEOUT_S", defaults.tool_timeout_s),
             log_level=env.get("DOCGEMMA_LOG_LEVEL", defaults.log_level).upper(),
             auth=_login(env, "DOCGEMMA_AUTH"),
-            public_demo=bool(_SWITCH[_choice(env, "DOCGEMMA_PUBLIC_DEMO", ("on", "off"), "off")]),
+            # A Hugging Face Space (SPACE_ID, set by the platform) is a public demo unless told otherwise: it must
+            # serve on 0.0.0.0, and the start-up check still refuses any record but the synthetic demo one and any
+            # external FHIR server, so a copy of the Space holding real data stops at start instead.
+            public_demo=bool(_SWITCH[_choice(env, "DOCGEMMA_PUBLIC_DEMO", ("on", "off"),
+                                             "on" if env.get("SPACE_ID") else "off")]),
             openfda_api_key=env.get("OPENFDA_API_KEY") or None,
             ncbi_api_key=env.get("NCBI_API_KEY") or None,
             ncbi_email=env.get("NCBI_EMAIL") or None,

@@ -62,6 +62,10 @@ def test_a_login_nobody_can_use_is_a_start_up_error(value: str) -> None:
 def test_the_public_demo_switch() -> None:
     assert Settings.from_env({}).public_demo is False
     assert Settings.from_env({"DOCGEMMA_PUBLIC_DEMO": "on"}).public_demo is True
+    # A Space is a public demo by default (it must serve on 0.0.0.0; the synthetic-record check still applies) …
+    assert Settings.from_env({"SPACE_ID": "someone/docgemma"}).public_demo is True
+    # … unless its owner turns it off (then a DOCGEMMA_AUTH secret is needed).
+    assert Settings.from_env({"SPACE_ID": "someone/docgemma", "DOCGEMMA_PUBLIC_DEMO": "off"}).public_demo is False
     with pytest.raises(ConfigError, match="DOCGEMMA_PUBLIC_DEMO"):
         Settings.from_env({"DOCGEMMA_PUBLIC_DEMO": "yes please"})
 
