@@ -63,7 +63,8 @@ def ehr_executors(ehr: Ehr) -> tuple[dict[str, Executor], dict[str, Formatter]]:
 
 def record_write_check(ehr: Ehr) -> WriteCheck:
     """The write check against ``ehr``: who the patient is (a patient not on the record blocks the write before
-    any card is shown), plus the tool's own :attr:`~docgemma.tools.spec.ToolSpec.pre_write_check`."""
+    any card is shown; one that is on it is the card's first listed check, "Patient identity", for every write
+    tool), plus the tool's own :attr:`~docgemma.tools.spec.ToolSpec.pre_write_check`."""
     def check(spec: ToolSpec, args: dict[str, Any], active: PatientRef | None) -> WriteReview:
         patient_id = str(args.get("patient_id", ""))
         try:
@@ -96,7 +97,10 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
                 gender=str(patient.get("gender") or "unknown"), allergies=[allergy_line(a) for a in facts.allergies],
                 active_medications=len(facts.medications), medications=[display_text(m) for m in facts.medications][:6],
             )
-            checks = [CheckStatus(name=c.name, ran=c.ran, detail=c.detail) for c in found.checks]
+            # Every write's first check, the tools' own after it: whose record this goes into, as the record says
+            # (the card names the patient once, in its header: the check does not repeat the name).
+            identity = CheckStatus(name="Patient identity", ran=True, detail="on the record, named by name and birth date")
+            checks = [identity, *(CheckStatus(name=c.name, ran=c.ran, detail=c.detail) for c in found.checks)]
             return WriteReview(warnings=found.warnings, severe=severe, patient=card, checks=checks)
 
         return tolerant(review, resources)
