@@ -42,7 +42,7 @@ NEW_SEVERE = ("Your changes were checked again before anything was written, and 
 NEW_WARNING = ("Your changes were checked again before anything was written, and the check found what the card you "
                "approved did not show: {found}. Nothing was written; this card holds your changes: approve it if "
                "they are what you want.")
-PATIENT_CHANGED = ("The approval named another patient than the card: nothing was written. This card is for the "
+PATIENT_CHANGED = ("The approval named another patient than the card. Nothing was written: this card is for the "
                    "patient now named; review it.")
 
 
