@@ -33,6 +33,9 @@ FIELD_WORDS: Mapping[str, tuple[str, ...]] = {
 #: Multi-line fields.
 LONG_FIELDS = frozenset({"note_text", "notes"})
 RECHECK = "Re-check with my changes"
+#: Said above the form: what Approve does with values changed in it (it used to ignore them, silently).
+FORM_HINT = ("*Approve writes the values in the form as they stand. Values you changed are checked again first; "
+             "if that check finds anything this card does not show, nothing is written and a new card shows it.*")
 
 
 @dataclass
@@ -146,7 +149,8 @@ def check_markdown(checks: Sequence[Check]) -> str:
 
 
 def header_markdown(card: ApprovalCard, general: Sequence[Check]) -> str:
-    """Above the form: what this is, who it is for, the card's notice and the checks that name no field."""
+    """Above the form: what this is, who it is for, the card's notice, the findings that name no field, the checks
+    that ran and those that could not (:func:`checks_markdown`), and "No findings" only when every one ran clean."""
     title = f"**Approval needed before writing to the record: {escape(str(card.get('label', 'write')))}**"
     notice = f'\n\n<span class="check-notice">Note</span> {escape(card["notice"])}' if card.get("notice") else ""
     refused = (f'\n\n{SEVERE_LABEL} **A plain approval is refused for this card.** '
@@ -159,7 +163,7 @@ def header_markdown(card: ApprovalCard, general: Sequence[Check]) -> str:
     clean = '\n\n<span class="check-ok">No findings</span> Every check listed ran and found nothing for these values.' \
         if all_checks_clean(card) else ""
     ran = checks_markdown(card)
-    return f"{title}{refused}{notice}{checks}{clean}{ran}\n\n{patient_header(card.get('patient'))}"
+    return f"{title}{refused}{notice}{checks}{ran}{clean}\n\n{patient_header(card.get('patient'))}{FORM_HINT}\n\n"
 
 
 def _source(detail: str) -> str:
