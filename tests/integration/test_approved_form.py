@@ -50,7 +50,8 @@ def test_unchanged_values_or_none_approve_the_card_as_shown(ehr: Ehr) -> None:
     assistant = assistant_for(ehr, {"patient_id": pid, "medication_name": "lisinopril", "dosage": "10 mg",
                                     "frequency": "once daily"})
     card = propose(assistant, "t", pid)
-    same = {k: v for k, v in card["args"].items() if k != "patient_id"} | {"duration": None, "notes": ""}
+    same = {k: v for k, v in card["args"].items() if k != "patient_id"} | {"duration": None, "notes": "",
+                                                                          "dosage": " 10 mg "}
     result = assistant.resume("t", {"action": "approve", "args": same, "card_id": card["card_id"]})
     assert isinstance(result, TurnResult) and len(orders(ehr, pid, "lisinopril")) == 1
     assert "Changed from the proposal" not in result.writes[0] and "As written: Drug: lisinopril" in result.writes[0]

@@ -130,8 +130,10 @@ def _approval(
 
 
 def _changed(args: dict[str, Any], edits: dict[str, Any]) -> dict[str, Any]:
-    """The values of a decision that differ from the card's (an empty field and no value are the same)."""
+    """The values of a decision that differ from the card's (an empty field and no value are the same, and so are
+    two texts that differ only in surrounding spaces: a form field sends its text stripped)."""
     def same(a: Any, b: Any) -> bool:
+        a, b = (v.strip() if isinstance(v, str) else v for v in (a, b))
         return ((a in (None, "", [])) and (b in (None, "", []))) or a == b
 
     return {k: v for k, v in edits.items() if not same(args.get(k), v)}
