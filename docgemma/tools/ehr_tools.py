@@ -75,10 +75,11 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
             if exc.status in (404, 410):
                 return WriteReview(blocked=f"an existing patient ID (no patient '{patient_id}' is on the record; "
                                            "nothing was written)")
-            unread = ("NOT CHECKED — THE PATIENT RECORD: it could not be read, so allergies, active orders and age "
-                      "were not checked.")
-            return WriteReview(warnings=[unread], severe=[unread],
-                               checks=[CheckStatus(name="Patient record", ran=False, detail="the record could not be read")])
+            why = "it could not be read, so allergies, active orders and age were not checked."
+            unread = f"NOT CHECKED — THE PATIENT RECORD: {why}"  # the card says it once, in its checks list, as severe
+            return WriteReview(warnings=[unread], severe=[unread], checks=[
+                CheckStatus(name="Patient identity", ran=False, detail="the record could not be read"),
+                CheckStatus(name="The patient record", ran=False, detail=why)])
         def review(readable: list[dict[str, Any]], skipped: int) -> WriteReview:
             facts = PatientFacts(allergies=active_allergies(readable), medications=active_orders(readable),
                                  birth_date=str(patient.get("birthDate") or ""),

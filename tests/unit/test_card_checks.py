@@ -143,3 +143,21 @@ def test_after_a_recheck_the_approval_line_is_said_once(tmp_path: Path) -> None:
     chat = [str(m["content"]) for m in edited[page.chatbot]]
     assert sum(c.startswith("**Approval needed") for c in chat) == 1 and "run again" in chat[-1]
     app.store.close()
+
+
+def test_an_unreadable_record_is_said_once_as_severe_and_lists_no_check_as_run(tmp_path: Path) -> None:
+    from docgemma.ehr.client import FhirClientError
+    from docgemma.tools.review_types import WriteReview
+
+    class Unreadable:
+        def compartment(self, patient_id: str) -> list[dict[str, Any]]:
+            raise FhirClientError(503, "down")
+
+    spec = default_registry()["save_clinical_note"]
+    review: WriteReview = record_write_check(Unreadable())(spec, {"patient_id": "p1", "note_type": "progress",  # type: ignore[arg-type]
+                                                                   "note_text": "stable"}, None)
+    card = _card(list(review.get("checks", [])), warnings=review.get("warnings", []), severe=review.get("severe", []))
+    text = header_markdown(card, fields(card)[1])
+    assert NO_FINDINGS not in text and "**Checked:** nothing" in text
+    assert text.count("could not be read, so allergies") == 1
+    assert 'class="check-severe">Severe</span> **Not checked: the patient record**' in text
