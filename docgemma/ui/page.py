@@ -612,9 +612,10 @@ def _decider(on: Handlers, action: str) -> Any:
 def _override_decider(on: Handlers) -> Any:
     """Override & approve's handler: the reason, and the form's values from a State (no input of the API)."""
 
-    def decide(reason: str, history: list[Any], thread: str, card: str | None, form: str | None,
+    # ``edited`` (the reason) keeps the /override API's parameter name.
+    def decide(edited: str, history: list[Any], thread: str, card: str | None, form: str | None,
                request: Any) -> Iterator[dict[Any, Any]]:
-        yield from on.decide("override", reason, history, thread, card, user=signed_in(request), form=form or "")
+        yield from on.decide("override", edited, history, thread, card, user=signed_in(request), form=form or "")
 
     decide.__annotations__["request"] = _gr().Request
     return decide

@@ -161,3 +161,17 @@ def test_an_unreadable_record_is_said_once_as_severe_and_lists_no_check_as_run(t
     assert NO_FINDINGS not in text and "**Checked:** nothing" in text
     assert text.count("could not be read, so allergies") == 1
     assert 'class="check-severe">Severe</span> **Not checked: the patient record**' in text
+
+
+def test_the_decision_apis_keep_their_inputs() -> None:
+    """The form's values reach Approve and Override through page steps and a State: an API client's calls are
+    unchanged (Override's form values must not become a parameter, nor rename its first one)."""
+    from docgemma.agent.assistant import Assistant
+    from docgemma.agent.demo_llm import demo_llm
+    from docgemma.ui.page import build_demo
+    from docgemma.workspace import Workspace
+
+    named = build_demo(Workspace(Assistant(demo_llm(), default_registry()), None), "Demo rules · CPU"
+                       ).get_api_info()["named_endpoints"]
+    for api in ("/approve", "/edit", "/override", "/reject"):
+        assert [p["parameter_name"] for p in named[api]["parameters"]] == ["edited", "history", "card"], api
