@@ -34,8 +34,9 @@ FIELD_WORDS: Mapping[str, tuple[str, ...]] = {
 LONG_FIELDS = frozenset({"note_text", "notes"})
 RECHECK = "Re-check with my changes"
 #: Said above the form: what Approve does with values changed in it (it used to ignore them, silently).
-FORM_HINT = ("*Approve writes the values in the form as they stand. Values you changed are checked again first; "
-             "if that check finds anything this card does not show, nothing is written and a new card shows it.*")
+FORM_HINT = ("*Approve (and Override & approve) writes the values in the form as they stand. Values you changed are "
+             "checked again first: if that check finds anything this card does not show, nothing is written and a "
+             "new card shows it.*")
 
 
 @dataclass

@@ -69,6 +69,7 @@ def test_a_change_that_makes_a_severe_finding_refuses_the_plain_approval(ehr: Eh
     assert count(ehr, "MedicationRequest", pid) == 0 and not orders(ehr, pid, "loratadine")
     assert refused["override_required"] and refused["args"]["medication_name"] == "amoxicillin"
     assert "Nothing was written" in refused["notice"] and "severe finding" in refused["notice"]
+    assert "(allergy conflict; listed on this card)" in refused["notice"]
     assert refused["card_id"] != card["card_id"]
     plain = assistant.resume("t", {"action": "approve", "card_id": refused["card_id"]})
     assert isinstance(plain, dict) and count(ehr, "MedicationRequest", pid) == 0
@@ -111,7 +112,7 @@ def test_a_change_with_a_new_warning_shows_a_new_card_and_writes_nothing(ehr: Eh
                                    "args": {"medication_name": "metformin", "dosage": "500 mg"}})
     assert isinstance(shown, dict) and count(ehr, "MedicationRequest", pid) == before
     assert any(w.startswith("DUPLICATE ORDER") for w in shown["warnings"]) and not shown["override_required"]
-    assert "Nothing was written" in shown["notice"] and "DUPLICATE ORDER" in shown["notice"]
+    assert "Nothing was written" in shown["notice"] and "(duplicate order; listed on this card)" in shown["notice"]
     result = assistant.resume("t", {"action": "approve", "card_id": shown["card_id"]})
     assert isinstance(result, TurnResult) and count(ehr, "MedicationRequest", pid) == before + 1
     assert "Drug: amlodipine → metformin" in result.writes[0]

@@ -7,6 +7,7 @@ Raw error text never leaves this node: an error becomes an ``error_type`` and a 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -35,13 +36,13 @@ REFUSED_PLAIN_APPROVAL = (
 EDITED = "Edited: every check was run again on the new values. Nothing is written until you approve this card."
 STALE = "The record changed since the card was shown: the checks were run again. Nothing was written; review this card."
 #: An approval whose form values the re-check found new findings for: nothing written, the values on a new card.
-NEW_SEVERE = ("Your changes were checked again before anything was written, and the check found a severe finding "
-              "the card you approved did not show: {found}. Nothing was written. An approval, or an override, covers only "
-              "the findings it was shown: a plain approval is refused for this card; override it with a reason if you "
-              "still mean it, change the values, or reject it.")
-NEW_WARNING = ("Your changes were checked again before anything was written, and the check found what the card you "
-               "approved did not show: {found}. Nothing was written; this card holds your changes: approve it if "
-               "they are what you want.")
+NEW_SEVERE = ("Your changes were checked again before anything was written, and they have a severe finding the card you "
+              "approved did not show ({found}; listed on this card). Nothing was written. An approval, or an override, "
+              "covers only the findings it was shown: override with a reason if you still mean it, change the values, "
+              "or reject it.")
+NEW_WARNING = ("Your changes were checked again before anything was written, and they have findings the card you "
+               "approved did not show ({found}; listed on this card). Nothing was written: approve this card if the "
+               "changes are what you want.")
 PATIENT_CHANGED = ("The approval named another patient than the card. Nothing was written: this card is for the "
                    "patient now named; review it.")
 
@@ -139,6 +140,12 @@ def _changed(args: dict[str, Any], edits: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in edits.items() if not same(args.get(k), v)}
 
 
+def _headings(findings: list[str]) -> str:
+    """Findings named by their headings ("ALLERGY CONFLICT (SEVERE): …" → "allergy conflict"): the card below
+    the notice shows them whole."""
+    return ", ".join(dict.fromkeys(re.sub(r"\s*\(.*?\)", "", f.split(":", 1)[0]).strip().lower() for f in findings))
+
+
 def _approved_changes(spec: ToolSpec, card: ApprovalCard, checked: Checked, changed: dict[str, Any],
                       active: PatientRef | None, write_check: WriteCheck | None, has_image: bool) -> tuple[Checked, str]:
     """An approval that carries values the card did not show (the form, edited without a re-check): validated and
@@ -156,10 +163,10 @@ def _approved_changes(spec: ToolSpec, card: ApprovalCard, checked: Checked, chan
         return checked, f"Your changes were not applied: they need {review['blocked']}. Nothing was written."
     severe = [s for s in review.get("severe", []) if s not in card["severe"]]
     if severe:
-        return edited, NEW_SEVERE.format(found="; ".join(severe))
+        return edited, NEW_SEVERE.format(found=_headings(severe))
     warnings = [w for w in review.get("warnings", []) if w not in card["warnings"]]
     if warnings:
-        return edited, NEW_WARNING.format(found="; ".join(warnings))
+        return edited, NEW_WARNING.format(found=_headings(warnings))
     return edited, ""
 
 
