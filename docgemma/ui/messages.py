@@ -220,9 +220,17 @@ def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending
 POINTER_START = "**Approval needed before writing to the record:**"
 
 
+def _text(message: Message) -> str:
+    """A message's text, as this module writes it (a string) or as the page sends it back (Gradio's content
+    blocks: ``[{"type": "text", "text": …}]``)."""
+    content = message.get("content", "")
+    if isinstance(content, list):
+        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return content if isinstance(content, str) else ""
+
+
 def _is_pointer(message: Message) -> bool:
-    return message.get("role") == "assistant" and not message.get("metadata") \
-        and str(message.get("content", "")).startswith(POINTER_START)
+    return message.get("role") == "assistant" and not message.get("metadata") and _text(message).startswith(POINTER_START)
 
 
 def approval_pointer(request: ApprovalCard) -> str:

@@ -122,3 +122,26 @@ def test_approve_writes_every_edited_field_of_each_write_type(app_url: tuple[str
     for change in ("Note type: progress → follow-up", "Note text: stable, review in 4 weeks → BP controlled on amlodipine"):
         assert change in chat, chat
     page.screenshot(path=str(ARTIFACTS / "30_after_three_writes.png"), full_page=True)
+
+
+def test_approve_with_a_change_that_brings_a_severe_finding_writes_nothing(app_url: tuple[str, Ehr],  # noqa: F811
+                                                                           page: Any) -> None:  # noqa: F811
+    url, ehr = app_url
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(url, wait_until="domcontentloaded")
+    page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    ask(page, "Prescribe loratadine 10 mg once daily for Grace Mensah")  # penicillin anaphylaxis on record
+    _wait_card(page, "Prescription")
+    first = page.locator("#card-ref input, #card-ref textarea").first.input_value()
+    _form(page)["Drug"].fill("amoxicillin")
+    page.locator("#approve").click()
+    page.locator("#approval-header").get_by_text("Your changes were checked again", exact=False).first.wait_for(
+        timeout=TIMEOUT_MS)
+    assert page.locator("#card-ref input, #card-ref textarea").first.input_value() != first
+    assert not page.locator("#approve").is_enabled()  # a plain approval is refused for the new card
+    assert _form(page)["Drug"].input_value() == "amoxicillin"
+    pid = ehr.client.search("Patient", [("name", "Mensah")])[0]["id"]
+    assert ehr.client.search("MedicationRequest", [("patient", pid)]) == []
+    chat = page.locator("#chat").inner_text()
+    assert chat.count("Approval needed before writing to the record") == 1
+    page.locator("#approval").first.screenshot(path=str(ARTIFACTS / "30_approve_new_severe_finding.png"))

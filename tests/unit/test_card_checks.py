@@ -133,15 +133,28 @@ def test_override_sends_the_forms_values_and_an_api_approve_without_values_appro
     app.store.close()
 
 
-def test_after_a_recheck_the_approval_line_is_said_once(tmp_path: Path) -> None:
-    """Issue 27: after "Re-check with my changes" the chat said "Approval needed…" twice."""
+def _from_browser(history: list[Any]) -> list[Any]:
+    """The chat as the page sends it back: through Gradio's Chatbot (each message's text as content blocks)."""
+    import gradio as gr
+
+    chatbot = gr.Chatbot()
+    return list(chatbot.preprocess(chatbot.postprocess(history)))
+
+
+@pytest.mark.parametrize("decision", ["edit", "approve"])
+def test_after_a_new_card_the_approval_line_is_said_once(tmp_path: Path, decision: str) -> None:
+    """Issue 27: after "Re-check with my changes" the chat said "Approval needed…" twice (and so did an Approve whose
+    changed values brought a new finding). The page sends the chat back as Gradio's content blocks, not strings."""
     app = App.start(tmp_path)
     page, thread = app.page, "web-" + "7" * 32
-    shown = _shown(app, thread, ALLERGY)
-    edited = app.last(app.on.decide("edit", json.dumps({"reaction": "hives"}), shown[page.chatbot], thread,
-                                    shown[page.card_ref]))
-    chat = [str(m["content"]) for m in edited[page.chatbot]]
-    assert sum(c.startswith("**Approval needed") for c in chat) == 1 and "run again" in chat[-1]
+    shown = _shown(app, thread, "Prescribe loratadine 10 mg once daily for Grace Mensah")
+    changed = json.dumps({"medication_name": "amoxicillin"})  # a penicillin for a patient with penicillin anaphylaxis
+    out = app.last(app.on.decide(decision, changed, _from_browser(shown[page.chatbot]), thread, shown[page.card_ref]))
+    chat = [json.dumps(m["content"]) for m in _from_browser(out[page.chatbot])]
+    assert sum("Approval needed before writing" in c for c in chat) == 1
+    assert ("run again" if decision == "edit" else "checked again") in chat[-1]
+    pid = app.ehr.client.search("Patient", [("name", "Mensah")])[0]["id"]
+    assert app.ehr.client.search("MedicationRequest", [("patient", pid)]) == []
     app.store.close()
 
 
