@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from docgemma.clinical.entities import ExtractedEntities
 from docgemma.clinical.patient import PatientRef
@@ -71,6 +71,8 @@ class ToolResult(TypedDict):
     error: str | None
     error_type: str | None
     sources: list[Source]
+    #: A write's arguments as first proposed, before the clinician's changes (the confirmation lists the changes).
+    proposed_args: NotRequired[dict[str, Any]]
 
 
 class TimelineEvent(TypedDict):

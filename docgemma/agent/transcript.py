@@ -5,6 +5,7 @@ or a restart shows every turn whole. No prompt reads it."""
 
 from __future__ import annotations
 
+from docgemma.agent.confirmation import details
 from docgemma.agent.state import AgentState, Confidence, PatientRef, TranscriptEntry
 from docgemma.tools.outcome import Source
 from docgemma.tools.registry import ToolRegistry
@@ -14,11 +15,13 @@ TRANSCRIPT_CAP = 200
 
 
 def written(state: AgentState, registry: ToolRegistry) -> list[str]:
-    """Confirmations of the turn's successful writes (what, the resource id, any override reason)."""
+    """Confirmations of the turn's successful writes (what, the resource id, any override reason), each followed by
+    its values field by field and what the clinician changed from the proposal (:mod:`.confirmation`)."""
     out = []
     for r in state.get("tool_results", []):
         if r["status"] == "success" and r["tool_name"] in registry and registry[r["tool_name"]].writes:
-            out.append(registry[r["tool_name"]].formatter(r["data"]))
+            extra = details(r["args"], r.get("proposed_args"))
+            out.append(registry[r["tool_name"]].formatter(r["data"]) + (f"\n{extra}" if extra else ""))
     return out
 
 

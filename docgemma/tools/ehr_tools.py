@@ -63,7 +63,8 @@ def ehr_executors(ehr: Ehr) -> tuple[dict[str, Executor], dict[str, Formatter]]:
 
 def record_write_check(ehr: Ehr) -> WriteCheck:
     """The write check against ``ehr``: who the patient is (a patient not on the record blocks the write before
-    any card is shown), plus the tool's own :attr:`~docgemma.tools.spec.ToolSpec.pre_write_check`."""
+    any card is shown; one that is on it is the card's first listed check, "Patient identity", for every write
+    tool), plus the tool's own :attr:`~docgemma.tools.spec.ToolSpec.pre_write_check`."""
     def check(spec: ToolSpec, args: dict[str, Any], active: PatientRef | None) -> WriteReview:
         patient_id = str(args.get("patient_id", ""))
         try:
@@ -74,10 +75,11 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
             if exc.status in (404, 410):
                 return WriteReview(blocked=f"an existing patient ID (no patient '{patient_id}' is on the record; "
                                            "nothing was written)")
-            unread = ("NOT CHECKED — THE PATIENT RECORD: it could not be read, so allergies, active orders and age "
-                      "were not checked.")
-            return WriteReview(warnings=[unread], severe=[unread],
-                               checks=[CheckStatus(name="Patient record", ran=False, detail="the record could not be read")])
+            why = "it could not be read, so allergies, active orders and age were not checked."
+            unread = f"NOT CHECKED — THE PATIENT RECORD: {why}"  # the card says it once, in its checks list, as severe
+            return WriteReview(warnings=[unread], severe=[unread], checks=[
+                CheckStatus(name="Patient identity", ran=False, detail="the record could not be read"),
+                CheckStatus(name="The patient record", ran=False, detail=why)])
         def review(readable: list[dict[str, Any]], skipped: int) -> WriteReview:
             facts = PatientFacts(allergies=active_allergies(readable), medications=active_orders(readable),
                                  birth_date=str(patient.get("birthDate") or ""),
@@ -96,7 +98,10 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
                 gender=str(patient.get("gender") or "unknown"), allergies=[allergy_line(a) for a in facts.allergies],
                 active_medications=len(facts.medications), medications=[display_text(m) for m in facts.medications][:6],
             )
-            checks = [CheckStatus(name=c.name, ran=c.ran, detail=c.detail) for c in found.checks]
+            # Every write's first check, the tools' own after it: whose record this goes into, as the record says
+            # (the card names the patient once, in its header: the check does not repeat the name).
+            identity = CheckStatus(name="Patient identity", ran=True, detail="on the record, named by name and birth date")
+            checks = [identity, *(CheckStatus(name=c.name, ran=c.ran, detail=c.detail) for c in found.checks)]
             return WriteReview(warnings=found.warnings, severe=severe, patient=card, checks=checks)
 
         return tolerant(review, resources)

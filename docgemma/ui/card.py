@@ -16,16 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from docgemma.agent.approval import ApprovalCard
+from docgemma.agent.confirmation import FIELD_LABELS, field_label  # noqa: F401  (FIELD_LABELS: re-exported)
 from docgemma.ui.markup import escape, patient_header
 
 #: Form fields the page has room for (the largest write tool has five values besides the patient).
 MAX_FIELDS = 6
-#: Field names as a clinician says them; an argument not named here is shown by its own name.
-FIELD_LABELS: Mapping[str, str] = {
-    "medication_name": "Drug", "dosage": "Dose", "route": "Route", "frequency": "Frequency",
-    "duration": "Duration", "notes": "Notes for the order", "substance": "Substance", "reaction": "Reaction",
-    "severity": "Severity (mild, moderate or severe)", "note_type": "Note type", "note_text": "Note text",
-}
 #: Words in a check that tie it to a field (the drug's own name also ties a check to the drug field).
 FIELD_WORDS: Mapping[str, tuple[str, ...]] = {
     "dosage": ("DOSE", "MAXIMUM"),
@@ -38,6 +33,10 @@ FIELD_WORDS: Mapping[str, tuple[str, ...]] = {
 #: Multi-line fields.
 LONG_FIELDS = frozenset({"note_text", "notes"})
 RECHECK = "Re-check with my changes"
+#: Said above the form: what Approve does with values changed in it (it used to ignore them, silently).
+FORM_HINT = ("*Approve (and Override & approve) writes the values in the form as they stand. Values you changed are "
+             "checked again first: if that check finds anything this card does not show, nothing is written and a "
+             "new card shows it.*")
 
 
 @dataclass
@@ -62,10 +61,18 @@ class Field:
         return 4 if self.key in LONG_FIELDS else 1
 
 
+def _not_checked_texts(card: ApprovalCard) -> set[str]:
+    """The findings that only say a listed check could not run ("NOT CHECKED — DOSE RANGE: …"): the card says
+    them once, in its list of checks (:func:`checks_markdown`), not again beside a field."""
+    return {f"NOT CHECKED — {c['name'].upper()}: {c['detail']}" for c in card.get("checks") or [] if not c.get("ran")}
+
+
 def _checks(card: ApprovalCard) -> list[Check]:
     severe = set(card.get("severe", []))
-    listed = [Check(w, w in severe) for w in card.get("warnings", [])]
-    listed += [Check(s, True) for s in card.get("severe", []) if s not in card.get("warnings", [])]
+    listed_elsewhere = _not_checked_texts(card)
+    listed = [Check(w, w in severe) for w in card.get("warnings", []) if w not in listed_elsewhere]
+    listed += [Check(s, True) for s in card.get("severe", [])
+               if s not in card.get("warnings", []) and s not in listed_elsewhere]
     # Severe first: the finding that refuses a plain approval is the first thing read.
     return sorted(listed, key=lambda c: not c.severe)
 
@@ -93,7 +100,7 @@ def fields(card: ApprovalCard) -> tuple[list[Field], list[Check]]:
     args = dict(card.get("args", {}))
     for key in _optional_keys(str(card.get("tool", ""))):
         args.setdefault(key, None)
-    shown = [Field(k, FIELD_LABELS.get(k, k.replace("_", " ").capitalize()), _shown(v))
+    shown = [Field(k, field_label(k), _shown(v))
              for k, v in args.items() if k != "patient_id"][:MAX_FIELDS]
     general: list[Check] = []
     for check in _checks(card):
@@ -143,7 +150,8 @@ def check_markdown(checks: Sequence[Check]) -> str:
 
 
 def header_markdown(card: ApprovalCard, general: Sequence[Check]) -> str:
-    """Above the form: what this is, who it is for, the card's notice and the checks that name no field."""
+    """Above the form: what this is, who it is for, the card's notice, the findings that name no field, the checks
+    that ran and those that could not (:func:`checks_markdown`), and "No findings" only when every one ran clean."""
     title = f"**Approval needed before writing to the record: {escape(str(card.get('label', 'write')))}**"
     notice = f'\n\n<span class="check-notice">Note</span> {escape(card["notice"])}' if card.get("notice") else ""
     refused = (f'\n\n{SEVERE_LABEL} **A plain approval is refused for this card.** '
@@ -153,9 +161,39 @@ def header_markdown(card: ApprovalCard, general: Sequence[Check]) -> str:
     # severe finding is not repeated beside its field.
     top = [c for c in _checks(card) if c.severe] + [c for c in general if not c.severe]
     checks = f"\n\n{check_markdown(top)}" if top else ""
-    clean = '\n\n<span class="check-ok">No findings</span> The safety checks found nothing for these values.' \
+    clean = '\n\n<span class="check-ok">No findings</span> Every check listed ran and found nothing for these values.' \
         if all_checks_clean(card) else ""
-    return f"{title}{refused}{notice}{checks}{clean}\n\n{patient_header(card.get('patient'))}"
+    ran = checks_markdown(card)
+    return f"{title}{refused}{notice}{checks}{ran}{clean}\n\n{patient_header(card.get('patient'))}{FORM_HINT}\n\n"
+
+
+def _source(detail: str) -> str:
+    """A check's source as the card says it, compact: "ingredients and classes: WHO ATC, FDA EPC" → "WHO ATC,
+    FDA EPC" (what was consulted, not the sentence around it)."""
+    return detail.split(": ", 1)[1] if ": " in detail else detail
+
+
+def _lower_first(name: str) -> str:
+    return name[:1].lower() + name[1:] if name[:2] != name[:2].upper() else name
+
+
+def checks_markdown(card: ApprovalCard) -> str:
+    """The card's list of checks in clinical words: one line with every check that ran and its source
+    ("Checked: allergies and drug classes (WHO ATC, FDA EPC) · dose range (BNF)"), then each check that could
+    not run with the reason, as a warning (severe where the check said so). A card that lists no checks says
+    that too: silence would read as "checked"."""
+    listed = card.get("checks") or []
+    if not listed:
+        return f"\n\n{WARNING_LABEL} **No safety checks are listed for this write:** nothing was checked automatically."
+    severe = set(card.get("severe", []))
+    ran = [f"{escape(_lower_first(c['name']))}" + (f" ({escape(_source(c['detail']))})" if c.get("detail") else "")
+           for c in listed if c.get("ran")]
+    out = f"\n\n**Checked:** {' · '.join(ran)}" if ran else "\n\n**Checked:** nothing (no check could run)"
+    for c in listed:
+        if not c.get("ran"):
+            label = SEVERE_LABEL if f"NOT CHECKED — {c['name'].upper()}: {c['detail']}" in severe else WARNING_LABEL
+            out += f"\n\n{label} **Not checked: {escape(_lower_first(c['name']))}** — {escape(c['detail'])}"
+    return out
 
 
 def all_checks_clean(card: ApprovalCard) -> bool:
@@ -171,8 +209,9 @@ def card_reference(card: ApprovalCard) -> str:
 
 
 def edited_args(card: ApprovalCard, values: Sequence[str | None]) -> dict[str, Any] | None:
-    """The arguments the form's fields hold, for a re-check; None when the page sent no field values (an API
-    call, which sends the arguments as JSON instead). An emptied optional field is left out."""
+    """The arguments the form's fields hold, for a re-check or an approval; None when the page sent no field
+    values (an API call, which sends the arguments as JSON instead). An optional field left empty is left out,
+    and one the clinician emptied is sent as no value (None): the card's old value is not kept behind their back."""
     keys = [f.key for f in fields(card)[0]]
     sent = [str(v) if v is not None else "" for v in values[: len(keys)]]
     if not any(v.strip() for v in sent):
@@ -180,7 +219,9 @@ def edited_args(card: ApprovalCard, values: Sequence[str | None]) -> dict[str, A
     out: dict[str, Any] = {}
     for key, value in zip(keys, sent, strict=False):
         original = card["args"].get(key)
-        if not value.strip() and original in (None, ""):
+        if not value.strip():
+            if original not in (None, "", []):
+                out[key] = None
             continue
         if isinstance(original, list):
             out[key] = [v.strip() for v in value.split(",") if v.strip()]

@@ -15,6 +15,7 @@ from typing import Any
 
 from docgemma.agent.answer import strip_template_debris
 from docgemma.agent.approval import ApprovalCard
+from docgemma.agent.confirmation import split
 from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
 from docgemma.agent.memory import SWITCH_PREFIX
 from docgemma.agent.state import TimelineEvent, TranscriptEntry
@@ -144,8 +145,13 @@ def apply_event(history: list[Message], event: AgentEvent, names: Names | None =
         content = strip_template_debris(history[index]["content"] + escape(event.text), streaming=True)
         history[index] = {"role": "assistant", "content": content}
     elif isinstance(event, ApprovalRequest):
-        # The card itself is shown once, below the conversation; the chat only says that one is waiting.
-        history.append({"role": "assistant", "content": approval_pointer(event.request)})
+        # The card itself is shown once, below the conversation; the chat only says that one is waiting. A new card
+        # for the same write (a re-check, a refused click) replaces the line of the card it replaced: said once.
+        pointer = {"role": "assistant", "content": approval_pointer(event.request)}
+        if history and _is_pointer(history[-1]):
+            history[-1] = pointer
+        else:
+            history.append(pointer)
     elif isinstance(event, TurnDone):
         index = _answer_index(history)
         history[index] = {"role": "assistant", "content": final_markdown(event.result, born)}
@@ -211,6 +217,22 @@ def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending
     return _with_pending(history, pending, paused_question)
 
 
+POINTER_START = "**Approval needed before writing to the record:**"
+
+
+def _text(message: Message) -> str:
+    """A message's text, as this module writes it (a string) or as the page sends it back (Gradio's content
+    blocks: ``[{"type": "text", "text": …}]``)."""
+    content = message.get("content", "")
+    if isinstance(content, list):
+        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return content if isinstance(content, str) else ""
+
+
+def _is_pointer(message: Message) -> bool:
+    return message.get("role") == "assistant" and not message.get("metadata") and _text(message).startswith(POINTER_START)
+
+
 def approval_pointer(request: ApprovalCard) -> str:
     """The chat's line for a waiting card (the card is shown once, under the conversation)."""
     patient = request.get("patient") or {}
@@ -218,7 +240,7 @@ def approval_pointer(request: ApprovalCard) -> str:
     notice = f"\n\n{escape(request['notice'])}" if request.get("notice") else ""
     severe = (" **Severe finding:** approving needs an override with a reason."
               if request.get("override_required") else "")
-    return (f"**Approval needed before writing to the record:** {escape(str(request.get('label', 'write')))}{who} — "
+    return (f"{POINTER_START} {escape(str(request.get('label', 'write')))}{who} — "
             f"review the card below; nothing is written until you decide.{severe}{notice}")
 
 
@@ -244,13 +266,18 @@ def source_line(result: TurnResult) -> str:
 
 
 def write_markdown(confirmation: str) -> str:
-    """One write's confirmation: what was written, its kind and record reference, and any override reason."""
-    what, kind, ref, reason = wording.write_line(confirmation)
+    """One write's confirmation: what was written, its kind and record reference, any override reason, the values
+    written and what the clinician changed from the proposal."""
+    head, lines = split(confirmation)
+    what, kind, ref, reason = wording.write_line(head)
     text = f'<span class="check-ok">Written to the record</span> **{escape(what)}**'
     if ref:
         text += f" — {escape(kind)}, record reference `{escape(ref)}`"
     if reason:
         text += f"  \nSevere finding overridden by you; reason: *{escape(reason)}*"
+    for line in lines:  # every value written, then what was changed from the proposal
+        label, _, rest = line.partition(": ")
+        text += f"  \n**{escape(label)}:** {escape(rest)}"
     return text + "\n\n"
 
 

@@ -152,6 +152,8 @@ class Page:
     thread: Any
     saved_thread: Any
     card_id: Any
+    #: The form's values as JSON when Override & approve is pressed (a State: not an input of the /override API).
+    form_args: Any
     queued_image: Any
     record_images: Any
     selected: Any
@@ -246,6 +248,7 @@ def layout() -> Page:
     thread = gr.State(lambda: new_thread_id())
     saved_thread = gr.BrowserState(None, storage_key=BROWSER_KEY, secret=BROWSER_SECRET)
     card_id = gr.State("")
+    form_args = gr.State("")
     queued_image = gr.State(None)
     record_images = gr.State([])
     selected = gr.State(None)
@@ -278,7 +281,7 @@ def layout() -> Page:
             panel = _patient_panel(gr)
     return Page(
         thread=thread, saved_thread=saved_thread, new_conversation=new_conversation, header=header,
-        card_id=card_id, queued_image=queued_image, record_images=record_images, selected=selected,
+        card_id=card_id, form_args=form_args, queued_image=queued_image, record_images=record_images, selected=selected,
         status_md=status_md, chatbot=chatbot, approval=card["approval"], approval_md=card["approval_md"],
         approval_args=card["approval_args"], card_ref=card["card_ref"], field_boxes=card["field_boxes"],
         field_checks=card["field_checks"], override_row=card["override_row"],
@@ -499,10 +502,14 @@ class Handlers:
         return current if edited is None else json.dumps(edited, indent=1)
 
     def decide(self, action: str, edited: str, history: list[Any], thread: str,
-               card: str | None, user: str = "") -> Iterator[dict[Any, Any]]:
+               card: str | None, user: str = "", form: str = "") -> Iterator[dict[Any, Any]]:
         """A decision on the card whose reference the page shows (``card``). A decision without it, or on any
         other card (one replaced by an edit, or already decided), is refused as stale: a click decides only
-        what the clinician saw. ``user``: the signed-in user (named in the write's Provenance)."""
+        what the clinician saw. ``user``: the signed-in user (named in the write's Provenance).
+
+        Approve sends the form's values as JSON (``edited``: the page puts them there; an API client's JSON, or
+        none), Override & approve in ``form`` (its ``edited`` is the reason): values that differ from the card's
+        are checked again by the agent before anything is written (``tool_execute._approval``)."""
         history = safe_history(history, self.roots())
         pending = self.workspace.pending(thread)
         if not card or pending is None or card != card_reference(pending):
@@ -516,11 +523,15 @@ class Handlers:
             if not edited.strip():
                 yield {self.page.decision_note: "**An override needs a reason; nothing was written.**"}
                 return
-        if action == "edit":
+        values = edited if action in ("edit", "approve") else form if action == "override" else ""
+        if values.strip() or action == "edit":
             try:
-                decision["args"] = json.loads(edited)
+                decision["args"] = json.loads(values)
             except json.JSONDecodeError:
                 yield {self.page.decision_note: "**The edited arguments are not valid JSON; nothing was written.**"}
+                return
+            if not isinstance(decision["args"], dict):
+                yield {self.page.decision_note: "**The edited arguments are not a JSON object; nothing was written.**"}
                 return
         events = self.workspace.resume(thread, decision)
         first = next(events, None)
@@ -602,6 +613,18 @@ def _decider(on: Handlers, action: str) -> Any:
     return decide
 
 
+def _override_decider(on: Handlers) -> Any:
+    """Override & approve's handler: the reason, and the form's values from a State (no input of the API)."""
+
+    # ``edited`` (the reason) keeps the /override API's parameter name.
+    def decide(edited: str, history: list[Any], thread: str, card: str | None, form: str | None,
+               request: Any) -> Iterator[dict[Any, Any]]:
+        yield from on.decide("override", edited, history, thread, card, user=signed_in(request), form=form or "")
+
+    decide.__annotations__["request"] = _gr().Request
+    return decide
+
+
 def wire(page: Page, on: Handlers, demo: Any) -> None:
     """Connect the components to the handlers. The ``api_name``s are the app's API: /respond, /approve, /edit,
     /reject, /override, /search_patients, /select_patient. A decision's API call names the card it decides on
@@ -616,14 +639,18 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     chat = [page.box, page.chatbot, page.thread, page.queued_image]
     card = [page.approval_args, page.chatbot, page.thread, page.card_ref]
     page.box.submit(on.respond, chat, outputs, api_name="respond")
-    page.approve.click(_decider(on, "approve"), card, outputs, api_name="approve")
-    # The form's fields become the /edit API's JSON first (a step of the page only), so the API keeps its inputs.
-    page.edit.click(on.fields_json, [page.thread, page.approval_args, *page.field_boxes], page.approval_args,
-                    api_visibility="private").then(
+    # The form's fields become the JSON of /approve and /edit first (a step of the page only), so the API keeps its
+    # inputs: Approve writes what the form shows, checked again by the agent when it differs from the card.
+    form = [page.thread, page.approval_args, *page.field_boxes]
+    page.approve.click(on.fields_json, form, page.approval_args, api_visibility="private").then(
+        _decider(on, "approve"), card, outputs, api_name="approve")
+    page.edit.click(on.fields_json, form, page.approval_args, api_visibility="private").then(
         _decider(on, "edit"), card, outputs, api_name="edit")
     page.reject.click(_decider(on, "reject"), card, outputs, api_name="reject")
-    page.override.click(_decider(on, "override"), [page.override_reason, page.chatbot, page.thread, page.card_ref],
-                        outputs, api_name="override")
+    # /override's inputs stay (reason, chat, card): the form's values travel in a State the API does not show.
+    page.override.click(on.fields_json, form, page.form_args, api_visibility="private").then(
+        _override_decider(on), [page.override_reason, page.chatbot, page.thread, page.card_ref, page.form_args],
+        outputs, api_name="override")
     for button in page.follow_buttons:
         button.click(lambda q: {"text": q, "files": []}, button, page.box).then(on.respond, chat, outputs)
     page.find.click(on.search, page.patient_query, page.matches, api_name="search_patients")

@@ -376,7 +376,9 @@ def test_card_names_the_patient_once_and_chat_confirms_the_write(ehr: Ehr) -> No
     assert isinstance(result, TurnResult)
     order = ehr.client.search("MedicationRequest", [("patient", pid)])[0]
     # The confirmation names the patient written to, who is now the active patient.
-    assert result.writes == [f"Saved for Grace Mensah: loratadine 10 mg once daily [MedicationRequest/{order['id']}]"]
+    # Then every value written, field by field (nothing was changed from the proposal: no "Changed" line).
+    assert result.writes == [f"Saved for Grace Mensah: loratadine 10 mg once daily [MedicationRequest/{order['id']}]\n"
+                             "As written: Drug: loratadine · Dose: 10 mg · Frequency: once daily"]
     assert result.active_patient == {"id": pid, "name": "Grace Mensah"}
     assert f"MedicationRequest/{order['id']}" in final_markdown(result)
 

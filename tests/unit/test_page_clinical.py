@@ -96,7 +96,7 @@ def test_the_card_is_a_form_with_each_check_beside_its_field_and_severity_in_wor
     assert "⛔" not in text and "✅" not in text and '"dosage"' not in text  # words and colour, no raw JSON
     assert 'class="check-severe">Severe' in text and 'class="check-warning">Warning' in text
     assert edited_args(CARD, ["metformin", "500 mg", "twice daily", ""]) == {
-        "medication_name": "metformin", "dosage": "500 mg", "frequency": "twice daily", "duration": ""}
+        "medication_name": "metformin", "dosage": "500 mg", "frequency": "twice daily", "duration": None}
     assert edited_args(CARD, ["", "", "", ""]) is None  # nothing from the form: an API call's JSON is used
 
 

@@ -44,6 +44,8 @@ NO_TOOL_CHOSEN = (
 )
 EMPTY_ANSWER = "I was unable to produce an answer this time. Please rephrase the question or try again."
 MODEL_FAILED = "The model failed while writing the answer. Please try again."
+#: A demo model's answer after a write: the chat's confirmation above it lists every value written and each change.
+WRITE_DONE = "Done: written to the record with the values listed above."
 NOTHING_DONE = "Understood: nothing has been done, and nothing was written to the record."
 #: (answer text, timeline decision)
 Answer = tuple[str, str]
@@ -72,7 +74,7 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
     # A write is confirmed by the chat's own "written to the record" line: not repeated here.
     succeeded = [r for r in done if not registry[r["tool_name"]].writes]
     if done and not succeeded:
-        return "Done: the change you approved is in the record.", "write confirmed (no model call)"
+        return WRITE_DONE, "write confirmed (no model call)"
     if succeeded:
         declined = [r for r in state.get("tool_results", []) if r["error_type"] == "declined"]
         # A declined write is the clinician's decision, not information that could not be retrieved.

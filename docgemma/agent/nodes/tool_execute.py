@@ -7,12 +7,20 @@ Raw error text never leaves this node: an error becomes an ``error_type`` and a 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from docgemma.agent import named_drugs
-from docgemma.agent.approval import WriteReview, approval_request, as_review, parse_decision, pending_action_id
+from docgemma.agent.approval import (
+    ApprovalCard,
+    WriteReview,
+    approval_request,
+    as_review,
+    parse_decision,
+    pending_action_id,
+)
 from docgemma.agent.memory import switched
 from docgemma.agent.patterns import is_write_request
 from docgemma.agent.record_check import RecordFacts
@@ -37,6 +45,16 @@ REFUSED_PLAIN_APPROVAL = (
 )
 EDITED = "Edited: every check was run again on the new values. Nothing is written until you approve this card."
 STALE = "The record changed since the card was shown: the checks were run again. Nothing was written; review this card."
+#: An approval whose form values the re-check found new findings for: nothing written, the values on a new card.
+NEW_SEVERE = ("Your changes were checked again before anything was written, and they have a severe finding the card you "
+              "approved did not show ({found}; listed on this card). Nothing was written. An approval, or an override, "
+              "covers only the findings it was shown: override with a reason if you still mean it, change the values, "
+              "or reject it.")
+NEW_WARNING = ("Your changes were checked again before anything was written, and they have findings the card you "
+               "approved did not show ({found}; listed on this card). Nothing was written: approve this card if the "
+               "changes are what you want.")
+PATIENT_CHANGED = ("The approval named another patient than the card. Nothing was written: this card is for the "
+                   "patient now named; review it.")
 
 
 def _primary_entity(args: dict[str, Any]) -> str:
@@ -109,9 +127,16 @@ def _approval(
             if card["override_required"] and not reason:
                 notice = REFUSED_PLAIN_APPROVAL
                 continue
+            changed = _changed(checked.args, edits)
+            if changed:  # the form's values, not the card's: checked again before anything is written
+                checked, notice = _approved_changes(spec, card, checked, changed, active, write_check, has_image)
+                edited_once = True
+                if notice:
+                    continue
+            with_changes = " with changes" if changed else (" after an edit" if edited_once else "")
             if card["override_required"]:
-                return checked, None, f"approved with an override by the clinician (reason: {reason}); ", reason
-            return checked, None, "approved by the clinician" + (" after an edit" if edited_once else "") + "; ", ""
+                return checked, None, f"approved{with_changes} with an override by the clinician (reason: {reason}); ", reason
+            return checked, None, f"approved by the clinician{with_changes}; ", ""
         return checked, failure("declined"), "declined by the clinician; ", ""
 
 
@@ -136,6 +161,44 @@ def _with_named_drugs(spec: ToolSpec, args: dict[str, Any], state: AgentState, w
         return review
 
     return check
+def _changed(args: dict[str, Any], edits: dict[str, Any]) -> dict[str, Any]:
+    """The values of a decision that differ from the card's (an empty field and no value are the same, and so are
+    two texts that differ only in surrounding spaces: a form field sends its text stripped)."""
+    def same(a: Any, b: Any) -> bool:
+        a, b = (v.strip() if isinstance(v, str) else v for v in (a, b))
+        return ((a in (None, "", [])) and (b in (None, "", []))) or a == b
+
+    return {k: v for k, v in edits.items() if not same(args.get(k), v)}
+
+
+def _headings(findings: list[str]) -> str:
+    """Findings named by their headings ("ALLERGY CONFLICT (SEVERE): …" → "allergy conflict"): the card below
+    the notice shows them whole."""
+    return ", ".join(dict.fromkeys(re.sub(r"\s*\(.*?\)", "", f.split(":", 1)[0]).strip().lower() for f in findings))
+
+
+def _approved_changes(spec: ToolSpec, card: ApprovalCard, checked: Checked, changed: dict[str, Any],
+                      active: PatientRef | None, write_check: WriteCheck | None, has_image: bool) -> tuple[Checked, str]:
+    """An approval that carries values the card did not show (the form, edited without a re-check): validated and
+    every check run again before anything is written. ("", the new values) when the re-check found nothing the
+    approved card did not already show: those are written. Otherwise a notice, and the values for the next card
+    (the old ones when the new ones cannot be used): an approval, or an override, covers only what was shown."""
+    edited = validate(spec, {**checked.args, **changed}, has_image=has_image)
+    if edited.error is not None:
+        fields = ", ".join(str(f) for f in (edited.error.get("details") or {}).get("missing_fields", []))
+        return checked, f"Your changes were not applied: invalid {fields or 'values'}. Nothing was written."
+    if edited.args.get("patient_id") != checked.args.get("patient_id"):
+        return edited, PATIENT_CHANGED
+    review = as_review(write_check(spec, edited.args, active) if write_check else None)
+    if review.get("blocked"):
+        return checked, f"Your changes were not applied: they need {review['blocked']}. Nothing was written."
+    severe = [s for s in review.get("severe", []) if s not in card["severe"]]
+    if severe:
+        return edited, NEW_SEVERE.format(found=_headings(severe))
+    warnings = [w for w in review.get("warnings", []) if w not in card["warnings"]]
+    if warnings:
+        return edited, NEW_WARNING.format(found=_headings(warnings))
+    return edited, ""
 
 
 def _refusal(spec: ToolSpec, checked: Checked, state: AgentState) -> tuple[ToolOutcome | None, str]:
@@ -223,6 +286,7 @@ def tool_execute(
     checked = validate(spec, args, has_image=entities["has_image"])
     outcome, decision_note = _refusal(spec, checked, state)
     override = ""
+    proposed: dict[str, Any] = dict(checked.args)
     thread = str((config.get("configurable") or {}).get("thread_id", ""))
     scope = f"{thread}:{len(state.get('conversation', []))}"
     if outcome is None and spec.writes:
@@ -236,6 +300,8 @@ def tool_execute(
     if outcome is None:
         outcome = _run(spec, checked, state, config, llm, scope, override, max_image_bytes, max_image_pixels)
     result, decision = _result(spec, checked.args, outcome)
+    if spec.writes and outcome.get("status") == "success":
+        result["proposed_args"] = proposed  # the confirmation says what the clinician changed from the proposal
     detail = decision_note + ("; ".join(repairs) + "; " if repairs else "") + f"arguments: {checked.args}"
     after = _active_patient_after(spec, checked.args, outcome, active)
     update: dict[str, Any] = {
