@@ -15,8 +15,9 @@ The roster is handed in by whoever owns the record (``tools/ehr_tools.record_ros
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from docgemma.clinical.entities import ExtractedEntities
 
@@ -34,8 +35,38 @@ class KnownPatient:
     identifiers: tuple[str, ...] = ()
 
 
+#: Letters and digits of a word: what a family name is indexed by and a message is looked up by.
+_CHUNK_RE = re.compile(r"[a-z0-9]+")
+#: An identifier-shaped token ("DG-1003", a UUID, "mrn.0012"): what ids and identifiers are looked up by.
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:[\-.][a-z0-9]+)*")
+
+
+@dataclass(frozen=True)
+class Roster:
+    """The record's patients, indexed so that a message is matched against the few whose family name or
+    identifier it contains (a record of thousands is read in a millisecond, not a regex per patient)."""
+
+    patients: tuple[KnownPatient, ...]
+    _by_word: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _by_token: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for index, patient in enumerate(self.patients):
+            for chunk in set(_CHUNK_RE.findall(patient.family.lower())):
+                self._by_word.setdefault(chunk, []).append(index)
+            for value in {patient.id.lower(), *(i.lower() for i in patient.identifiers)}:
+                self._by_token.setdefault(value, []).append(index)
+
+    def candidates(self, text: str) -> list[KnownPatient]:
+        """The patients whose family name or an identifier the message contains, in the roster's order."""
+        lowered = text.lower()
+        hits = {i for chunk in set(_CHUNK_RE.findall(lowered)) for i in self._by_word.get(chunk, ())}
+        hits |= {i for token in set(_TOKEN_RE.findall(lowered)) for i in self._by_token.get(token, ())}
+        return [self.patients[i] for i in sorted(hits)]
+
+
 #: The record's patients, or None when the record could not be read (the turn then says so).
-PatientRoster = Callable[[], Sequence[KnownPatient] | None]
+PatientRoster = Callable[[], Roster | None]
 
 
 @dataclass
@@ -73,6 +104,7 @@ def _name_forms(patient: KnownPatient) -> list[str]:
     return forms
 
 
+@lru_cache(maxsize=16384)
 def _name_pattern(patient: KnownPatient) -> re.Pattern[str] | None:
     if not patient.family.strip():
         return None
@@ -104,10 +136,10 @@ def _identified(text: str, patient: KnownPatient, match: RosterMatch) -> None:
         match.spans.append(token)
 
 
-def known_patients_in(text: str, roster: Sequence[KnownPatient]) -> RosterMatch:
+def known_patients_in(text: str, roster: Roster) -> RosterMatch:
     """The roster's patients the message names (see the module docstring), in the roster's order."""
     match = RosterMatch()
-    for patient in roster:
+    for patient in roster.candidates(text):
         _identified(text, patient, match)
         pattern = _name_pattern(patient)
         found = pattern.search(text) if pattern else None
@@ -125,7 +157,7 @@ def _covered(name: str, spans: list[str]) -> bool:
                          for w in re.findall(r"[\w'’\-]+", span)} for span in spans)
 
 
-def with_known_patients(entities: ExtractedEntities, text: str, roster: Sequence[KnownPatient]) -> ExtractedEntities:
+def with_known_patients(entities: ExtractedEntities, text: str, roster: Roster) -> ExtractedEntities:
     """``entities`` with the roster's patients the message names: their display names (the patterns' own reading
     of the same words dropped, so one patient is one name), their record ids (an MRN the patterns took for an id
     is replaced by the record id it stands for) and the identifiers as written (``patient_aliases``)."""
@@ -136,7 +168,7 @@ def with_known_patients(entities: ExtractedEntities, text: str, roster: Sequence
     names = [n for n in entities["patient_names"] if not _covered(n, match.spans)]
     # A name the roster knows is kept only when no identifier of the message already says which patient it is
     # (the identifier is exact; the name may be a namesake's).
-    named = [n for n in match.names if not any(n == p.name for p in roster if p.id in match.ids)]
+    named = [n for n in match.names if not any(n == p.name for p in roster.patients if p.id in match.ids)]
     out = ExtractedEntities(**entities)
     out["patient_ids"] = [*match.ids, *ids]
     out["patient_names"] = [*named, *names]

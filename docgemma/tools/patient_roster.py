@@ -9,10 +9,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
 from typing import Any
 
-from docgemma.clinical.roster import KnownPatient, PatientRoster
+from docgemma.clinical.roster import KnownPatient, PatientRoster, Roster
 from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.service import Ehr
 from docgemma.fhir import display_text
@@ -48,7 +47,7 @@ def record_roster(ehr: Ehr, ttl_s: float = ROSTER_TTL_S) -> PatientRoster:
     lock = threading.Lock()
     kept: dict[str, Any] = {"at": float("-inf"), "patients": None}
 
-    def roster() -> Sequence[KnownPatient] | None:
+    def roster() -> Roster | None:
         with lock:
             if time.monotonic() - kept["at"] < ttl_s and kept["patients"] is not None:
                 return kept["patients"]
@@ -60,7 +59,7 @@ def record_roster(ehr: Ehr, ttl_s: float = ROSTER_TTL_S) -> PatientRoster:
             if len(resources) >= ROSTER_LIMIT:
                 log.warning("patient roster: the record has more than %d patients; only those are known by name",
                             ROSTER_LIMIT)
-            patients = [p for p in (known_patient(r) for r in resources) if p is not None]
+            patients = Roster(tuple(p for p in (known_patient(r) for r in resources) if p is not None))
             kept.update(at=time.monotonic(), patients=patients)
             return patients
 

@@ -68,3 +68,32 @@ def test_no_record_question_naming_another_patient_is_answered_about_the_wrong_o
             if verdict is not expected:
                 failures.append((message, active.name, verdict.name, result.answer[:160]))
     assert not failures, f"{len(failures)} of {sum(verdicts.values())} ({dict(verdicts)}): {failures[:5]}"
+
+
+def test_a_name_and_a_birth_date_pick_one_of_two_namesakes_and_a_wrong_date_asks(ehr: Ehr) -> None:
+    patients = demo_patients(ehr)
+    young = next(p for p in patients if p.name == "James Wilson" and p.birth_date == "1988-11-30")
+    result, _ = named_turn(ehr, "Grace Mensah", "James Wilson born 1988-11-30")
+    assert result.active_patient == {"id": young.id, "name": "James Wilson"}
+    assert "Which one did you mean" not in result.answer
+    result, _ = named_turn(ehr, "Grace Mensah", "amina okafor born 1970-01-01, any allergies?")
+    assert judge(result, patients, "Grace Mensah", None) is Verdict.ASKED, result.answer
+    assert "Grace Mensah —" not in result.answer
+
+
+def test_an_unreadable_patient_list_is_said_and_never_replaced_by_the_active_patient(ehr: Ehr) -> None:
+    from docgemma.agent.assistant import Assistant
+    from docgemma.agent.demo_llm import demo_llm
+    from docgemma.agent.events import TurnDone
+    from docgemma.tools.ehr_tools import ehr_executors
+    from docgemma.tools.registry import default_registry
+    from docgemma.workspace import Workspace
+
+    executors, formatters = ehr_executors(ehr)
+    space = Workspace(Assistant(demo_llm(), default_registry().with_executors(executors, formatters),
+                                patient_roster=lambda: None), ehr)
+    grace = next(p for p in demo_patients(ehr) if p.name == "Grace Mensah")
+    space.select_patient("t", {"id": grace.id, "name": grace.name})
+    [done] = [e.result for e in space.turn("t", "What allergies does Amina Okafor have?") if isinstance(e, TurnDone)]
+    assert "patient list could not be read" in done.answer
+    assert "Amina Okafor" in done.answer and "Grace Mensah —" not in done.answer

@@ -14,6 +14,7 @@ from docgemma.agent import prompts
 from docgemma.agent.choice import chosen_patient
 from docgemma.agent.memory import since_last_switch
 from docgemma.agent.node_settings import HISTORY_TURNS, NODE_CONFIG
+from docgemma.agent.patterns import request_part
 from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef, turn_defaults
 from docgemma.agent.trace import NodeTrace
@@ -108,7 +109,9 @@ def _roster_entities(entities: ExtractedEntities, query: str, roster: PatientRos
         notes.append("The record's patient list could not be read: a patient named in this message was looked for "
                      "by the form of the name only.")
         return entities, "; patient list unreadable: names read by form only"
-    return with_known_patients(entities, query, patients), ""
+    # A dictated note's own text is data ("Note for Grace Mensah: seen with amina okafor's daughter"): the patient
+    # is named in the request before the colon, as for the other entity rules.
+    return with_known_patients(entities, request_part(query), patients), ""
 
 
 def _detail(entities: Any, findings: ImageFindings | None) -> str:
