@@ -85,24 +85,29 @@ _NOT_USED = ("whose record was not used", "Nothing from {name}'s record was used
              "not the active patient, {name}")
 
 
-def _wanted(patients: list[Demo], target: str) -> list[Demo]:
+def wanted_patients(patients: list[Demo], target: str) -> list[Demo]:
     name, _, born = target.partition(" 19")
     return [p for p in patients if p.name == name and (not born or p.birth_date == "19" + born)]
 
 
 def judge(result: TurnResult, patients: list[Demo], active: str | Demo, target: str | None) -> Verdict:
-    """RIGHT: the turn ends on the named patient (``target``: a name, or "name birth-date" for a namesake) and its
-    answer names them and no other patient; WRONG: the answer reads another patient's record (the active one's
-    above all) or the turn ends on another patient; ASKED: it asks which patient (or says none is found);
-    UNDONE: it reads no record and asks nothing."""
+    """RIGHT: the turn ends on the named patient (``target``: a name, or "name birth-date" for a namesake; a name
+    two patients share can only be ASKED about) and its answer names them and no other patient; WRONG: the answer
+    reads another patient's record (the active one's above all), a suggested action names another patient, or the
+    turn ends on another patient; ASKED: it asks which patient (or says none is found); UNDONE: it reads no record
+    and asks nothing."""
     was = active if isinstance(active, Demo) else next(p for p in patients if p.name == active)
     answer = result.answer
     for phrase in _NOT_USED:
         answer = answer.replace(phrase.format(name=was.name), "")
     named = {p.name for p in patients if p.name in answer}
     now = result.active_patient
-    wanted = _wanted(patients, target) if target is not None else []
+    wanted = wanted_patients(patients, target) if target is not None else []
     target_name = wanted[0].name if len(wanted) == 1 else None
+    # No button for a patient other than the one named.
+    buttons = {p.name for p in patients if any(p.name in action for action in result.follow_ups)}
+    if buttons - {target_name, *(w.name for w in wanted)}:
+        return Verdict.WRONG
     if (now is not None and len(wanted) == 1 and now["id"] == wanted[0].id != was.id and named == {wanted[0].name}
             and "which one did you mean" not in answer.lower()):
         return Verdict.RIGHT

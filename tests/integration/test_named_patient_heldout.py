@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from docgemma.ehr.service import Ehr
-from tests.integration.named_patient import Verdict, judge, named_turn
+from tests.integration.named_patient import Verdict, judge, named_turn, wanted_patients
 
-#: (active patient, message, the patient the answer must be about; None: the turn must ask).
-HELD_OUT: list[tuple[str, str, str | None]] = [
+#: (active patient, message, the patient the answer must be about: a name two patients share must be asked about).
+HELD_OUT: list[tuple[str, str, str]] = [
     ("Grace Mensah", "kofi asante allergies?", "Kofi Asante"),
     ("Grace Mensah", "what's samuel kariuki on", "Samuel Kariuki"),
     ("Grace Mensah", "MARIA GARCIA LAST SEEN?", "Maria Garcia"),
@@ -27,7 +27,7 @@ HELD_OUT: list[tuple[str, str, str | None]] = [
     ("Grace Mensah", "check okafor amina's meds", "Amina Okafor"),
     ("Grace Mensah", "open the chart for dg-1004", "Fatima Bello"),
     ("Joseph Mwangi", "allergies - grace mensah", "Grace Mensah"),
-    ("Joseph Mwangi", "james wilson allergies?", None),
+    ("Joseph Mwangi", "james wilson allergies?", "James Wilson"),  # two James Wilsons: it must ask which
     ("Joseph Mwangi", "is kofi asante on any meds?", "Kofi Asante"),
 ]
 
@@ -39,7 +39,8 @@ def ehr(tmp_path_factory: pytest.TempPathFactory) -> Ehr:
 
 @pytest.mark.parametrize(("active", "message", "target"), HELD_OUT)
 def test_a_held_out_phrasing_is_about_the_patient_it_names(ehr: Ehr, active: str, message: str,
-                                                          target: str | None) -> None:
+                                                          target: str) -> None:
     result, patients = named_turn(ehr, active, message)
     verdict = judge(result, patients, active, target)
-    assert verdict is (Verdict.RIGHT if target else Verdict.ASKED), (verdict, result.answer)
+    expected = Verdict.RIGHT if len(wanted_patients(patients, target)) == 1 else Verdict.ASKED
+    assert verdict is expected, (verdict, result.answer, result.follow_ups)

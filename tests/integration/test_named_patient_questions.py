@@ -77,7 +77,7 @@ def test_a_name_and_a_birth_date_pick_one_of_two_namesakes_and_a_wrong_date_asks
     assert result.active_patient == {"id": young.id, "name": "James Wilson"}
     assert "Which one did you mean" not in result.answer
     result, _ = named_turn(ehr, "Grace Mensah", "amina okafor born 1970-01-01, any allergies?")
-    assert judge(result, patients, "Grace Mensah", None) is Verdict.ASKED, result.answer
+    assert judge(result, patients, "Grace Mensah", "Amina Okafor") is Verdict.ASKED, result.answer
     assert "Grace Mensah —" not in result.answer
 
 
