@@ -68,14 +68,16 @@ def _record_patient_id(args: dict[str, Any], entities: ExtractedEntities,
                        active: PatientRef | None) -> tuple[dict[str, Any], list[str]]:
     """The patient id as the record knows it: an identifier the message wrote (an MRN, ``Patient/<id>``) becomes
     the record id the roster resolved it to; the active patient's id, while the message names exactly one other
-    patient by id, becomes that patient's (the message's patient, never the active one in its place)."""
+    patient of the roster by id, becomes that patient's (the message's patient, never the active one in its place)."""
     given = args.get("patient_id")
     aliases = entities.get("patient_aliases") or {}
     if isinstance(given, str) and aliases.get(given.strip().lower(), given) != given:
         return {**args, "patient_id": aliases[given.strip().lower()]}, ["patient ID: the record's id for the identifier given"]
-    ids = entities["patient_ids"]
-    if active and given == active["id"] and len(ids) == 1 and ids[0] != given:
-        return {**args, "patient_id": ids[0]}, ["patient ID taken from the message (not the active patient's)"]
+    # Only an id the record's roster knows as a patient's: an id in a message may be a record item's ("what was the
+    # aspirin (<id>) prescribed for?"), and the active patient stays the patient then.
+    known = [i for i in entities["patient_ids"] if i in aliases.values()]
+    if active and given == active["id"] and len(known) == 1 and known[0] != given:
+        return {**args, "patient_id": known[0]}, ["patient ID taken from the message (not the active patient's)"]
     return args, []
 
 

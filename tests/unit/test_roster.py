@@ -94,6 +94,11 @@ def test_a_model_that_copies_the_mrn_reads_the_record_id() -> None:
     args, _ = ground(spec, {"patient_id": AMINA.id, "resource_type": "AllergyIntolerance"}, entities,
                      {"id": AMINA.id, "name": AMINA.name}, text)
     assert args["patient_id"] == GRACE.id
+    # An id that is no patient's (a record item's) leaves the active patient as the patient.
+    item = "what was the aspirin (751be8bb-11e8-5579-a23e-59f151606c89) prescribed for?"
+    entities = with_known_patients(extract_entities(item), item, ROSTER)
+    args, _ = ground(spec, {"patient_id": AMINA.id}, entities, {"id": AMINA.id, "name": AMINA.name}, item)
+    assert args["patient_id"] == AMINA.id
 
 
 class _Client:
