@@ -83,9 +83,10 @@ class RosterMatch:
 
 _EDGE_BEFORE = r"(?<![A-Za-z0-9\-'’])"
 _EDGE_AFTER = r"(?:['’]s\b|s['’]|['’])?(?![A-Za-z0-9\-])"
-#: Words that introduce a family name on its own: "mrs oduya", "patient okafor", "Mr. Wilson" (never "Dr": a
-#: colleague may share a patient's family name).
-_TITLE = r"(?:mrs|mr|ms|miss|mx|patient|pt)\.?\s+"
+#: Words that introduce a family name on its own: "mrs oduya" in any case; "Mr. Wilson", "patient Okafor" with the
+#: family name capitalised, since in lower case "ms white matter", "patient white cell count" or "pt young and
+#: fit" are words, not a patient (never "Dr": a colleague may share a patient's family name).
+_TITLE = r"(?:mrs\.?\s+|(?:mr|ms|miss|mx|patient|pt)\.?\s+(?=(?-i:[A-Z])))"
 
 
 def _words(part: str) -> str:
