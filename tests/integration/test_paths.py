@@ -285,7 +285,8 @@ def test_picking_a_patient_from_the_list_resumes_the_request(fake: FakeLLM, assi
                {"id": "jw-002", "name": "James Wilson", "birth_date": "1975-06-02"}]
     tools.queue("search_patient", success({"matches": matches}))
     first = done(assistant.run_turn("t", "Find patient James Wilson and check his chart"))
-    assert first.router_actions == ["ASK_USER"] and tools.calls == [("search_patient", {"name": "James Wilson", "birth_date": None})]
+    assert first.router_actions == ["ASK_USER"]
+    assert tools.calls == [("search_patient", {"name": "James Wilson", "birth_date": None})]
     tools.queue("get_patient_chart", success({"patient": {"id": "jw-002", "name": "James Wilson"}}))
     fake.enqueue(assess(), "Chart of the second James Wilson.")
     r = done(assistant.run_turn("t", "the second one"))
