@@ -223,7 +223,10 @@ def suggested_patient(state: AgentState) -> tuple[str | None, str | None]:
         return None, None
     entities = state["extracted_entities"]
     named = other_patient_named(entities, patient)
-    if named or any(i != patient["id"] for i in entities["patient_ids"]):
+    # An id counts when the record's roster knows it as a patient's (an id may be a record item's: "what's the
+    # apixaban (<id>) for?" is about the active patient).
+    patients = set((entities.get("patient_aliases") or {}).values())
+    if named or any(i != patient["id"] and i in patients for i in entities["patient_ids"]):
         return None, named
     return patient["name"], None
 

@@ -293,10 +293,11 @@ _CLAIMED_ID_RE = re.compile(r"\b(?P<key>patient\s+id|patient|mrn|id)(?:\s+(?:num
                             r"(?P<token>\S+)", re.IGNORECASE)
 #: Characters no record identifier has: a path, a query, markup or injection text.
 _NOT_ID_CHARS_RE = re.compile(r"[/\\<>%$;=`|{}*\[\]()'\"&?!,+@]|\.\.")
-#: A path or markup: never in a name, never in an identifier.
-_PATH_CHARS_RE = re.compile(r"[/\\<>%]|\.\.")
-#: A search wildcard: "patient *" asks for anyone, and no record identifier holds one.
-_WILDCARD_RE = re.compile(r"[*%]")
+#: A path, markup or percent-encoding: never in a name, never in an identifier ("patient 88%" is a saturation).
+_PATH_CHARS_RE = re.compile(r"[/\\<>]|%[0-9A-Fa-f]{2}|\.\.")
+#: A search wildcard: "patient *" asks for anyone, and no record identifier holds one ("%" alone: "patient 88%" is
+#: a saturation).
+_WILDCARD_RE = re.compile(r"\*|^%+$")
 #: A well-formed identifier (FHIR id: letters, digits, '-', '.'; at most 64).
 _FHIR_ID_RE = re.compile(r"^[A-Za-z0-9\-.]{1,64}$")
 #: A word, not an identifier ("who", "O'Brien", "Al-Rashidi").
@@ -316,8 +317,8 @@ def malformed_patient_ids(text: str) -> list[str]:
             # "patient *", "id %": a wildcard names nobody; never the active patient in its place.
             found += [] if token in found else [token]
             continue
-        if not re.search(r"[A-Za-z0-9]", token) or _WORD_RE.fullmatch(token):
-            continue  # an ellipsis or a word
+        if not re.search(r"[A-Za-z0-9]", token) or _WORD_RE.fullmatch(token) or re.fullmatch(r"\d+(?:\.\d+)?%", token):
+            continue  # an ellipsis, a word or a percentage ("patient 88% on room air")
         if match["key"].lower() == "patient":
             # "patient Robert'); DROP…" or "patient Okafor&_count=…" is a name to search (and find nobody); a path,
             # markup, or a number run into injection text is an identifier that cannot be one.

@@ -156,6 +156,7 @@ def test_a_named_patient_who_is_not_found_is_asked_about_never_replaced_by_the_a
     ("MRN <script>alert(1)</script>", ["<script>alert(1)</script>"]),
     ("Open the chart for patient *", ["*"]),
     ("allergies of id %", ["%"]),
+    ("patient 88% on room air, what next?", []),
 ])
 def test_malformed_ids_are_told_from_ages_words_and_identifiers(text: str, found: list[str]) -> None:
     assert malformed_patient_ids(text) == found
