@@ -111,7 +111,10 @@ def _roster_entities(entities: ExtractedEntities, query: str, roster: PatientRos
         return entities, "; patient list unreadable: names read by form only"
     # A dictated note's own text is data ("Note for Grace Mensah: seen with amina okafor's daughter"): the patient
     # is named in the request before the colon, as for the other entity rules.
-    return with_known_patients(entities, request_part(query), patients), ""
+    known = with_known_patients(entities, request_part(query), patients)
+    found = [n for n in known["patient_names"] if n not in entities["patient_names"]]
+    found += list(known.get("patient_aliases", {}))
+    return known, (f"; on the record's patient list: {', '.join(found)}" if found else "")
 
 
 def _detail(entities: Any, findings: ImageFindings | None) -> str:
