@@ -17,6 +17,7 @@ from docgemma.ops.conversation_store import ConversationStore, open_store
 from docgemma.ops.metrics import Metrics
 from docgemma.tools.ehr_tools import ehr_executors, record_facts, record_write_check, write_lookup
 from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.patient_roster import record_roster
 from docgemma.tools.registry import ToolRegistry, default_registry
 
 log = logging.getLogger(__name__)
@@ -125,4 +126,4 @@ def build_assistant(settings: Settings, ehr: Ehr | None = None, store: Conversat
     return Assistant(llm, build_registry(settings, ehr), store.checkpointer, settings,
                      patient_context=ehr.patient_context, write_check=record_write_check(ehr),
                      record_facts=record_facts(ehr), image_store=images,
-                     claims=store.claims, find_write=write_lookup(ehr))
+                     claims=store.claims, find_write=write_lookup(ehr), patient_roster=record_roster(ehr))

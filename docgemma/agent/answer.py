@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from docgemma.agent.state import AgentState, Confidence, ToolResult
+from docgemma.agent.validation import other_patient_named
 from docgemma.llm.base import clinically_meaningful
 from docgemma.tools.outcome import Source
 from docgemma.tools.registry import ToolRegistry, ToolSpec
@@ -196,13 +197,13 @@ def follow_ups(state: AgentState, registry: ToolRegistry, offline: bool = False)
     if state.get("undecided"):
         return closest_actions(state, registry, offline)
     tried = {r["tool_name"] for r in state.get("tool_results", [])}
-    patient = state.get("active_patient")
+    patient, named = suggested_patient(state)
     facts = TurnFacts(
         drugs=tuple(state["extracted_entities"]["drug_mentions"]),
-        patient_name=patient["name"] if patient else None,
+        patient_name=patient,
         tried_roles=frozenset(role for name in tried if name in registry for role in registry[name].roles),
     )
-    out: list[str] = []
+    out: list[str] = [f"Find patient {named}"] if named else []
     for spec in _offered(registry, offline):
         if spec.follow_up and spec.name not in tried:
             out += spec.follow_up(facts)
@@ -213,13 +214,29 @@ def follow_ups(state: AgentState, registry: ToolRegistry, offline: bool = False)
     return [q for q in out if _normalised(q) != asked][:3]
 
 
+def suggested_patient(state: AgentState) -> tuple[str | None, str | None]:
+    """(the patient a suggestion may name, a patient the message named whom the turn did not find). The active
+    patient, unless the message names another by name or id and the turn ended without switching to them: then no
+    button is for the active patient (the clinician asked about someone else), and the one named is offered."""
+    patient = state.get("active_patient")
+    if patient is None:
+        return None, None
+    entities = state["extracted_entities"]
+    named = other_patient_named(entities, patient)
+    # An id counts when the record's roster knows it as a patient's (an id may be a record item's: "what's the
+    # apixaban (<id>) for?" is about the active patient).
+    patients = set((entities.get("patient_aliases") or {}).values())
+    if named or any(i != patient["id"] and i in patients for i in entities["patient_ids"]):
+        return None, named
+    return patient["name"], None
+
+
 def closest_actions(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[str]:
     """Up to three requests the rules act on, nearest to what the message named (a patient's name, its drugs,
     the active patient), for a turn no rule was sure of; the example requests when it named nothing (offline:
     only what the patient record can answer)."""
     entities = state["extracted_entities"]
-    patient = state.get("active_patient")
-    facts = TurnFacts(drugs=tuple(entities["drug_mentions"]), patient_name=patient["name"] if patient else None,
+    facts = TurnFacts(drugs=tuple(entities["drug_mentions"]), patient_name=suggested_patient(state)[0],
                       tried_roles=frozenset())
     out = [f"Find patient {name}" for name in entities["patient_names"][:1]]
     for spec in _offered(registry, offline):

@@ -40,6 +40,7 @@ from docgemma.agent.schemas import agent_schemas
 from docgemma.agent.state import AgentState, Attachment, InputState, PatientRef, ThreadUpdate, turn_input
 from docgemma.agent.transcript import written
 from docgemma.agent.visible import visible_text
+from docgemma.clinical.roster import PatientRoster
 from docgemma.config import Settings
 from docgemma.image_store import ImageStore
 from docgemma.llm.base import LLM
@@ -74,6 +75,7 @@ class Assistant:
         image_store: ImageStore | None = None,
         claims: CardClaims | None = None,
         find_write: WriteLookup | None = None,
+        patient_roster: PatientRoster | None = None,
     ) -> None:
         from langgraph.checkpoint.memory import InMemorySaver
 
@@ -95,6 +97,7 @@ class Assistant:
         self.graph = build_graph(
             self.model, registry, checkpointer or InMemorySaver(), self.settings,
             patient_context=patient_context, write_check=write_check, record_facts=record_facts,
+            patient_roster=patient_roster,
         )
         # The approval cards' state machine (agent/claims.py): whichever decision claims a card first carries it
         # out, as this process (``owner``) under a lease it renews while it runs. Shared by every caller of this

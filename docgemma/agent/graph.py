@@ -19,6 +19,7 @@ from docgemma.agent.nodes.tool_execute import WriteCheck, tool_execute
 from docgemma.agent.nodes.tool_select import route_after_select, tool_select
 from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.state import AgentState, InputState
+from docgemma.clinical.roster import PatientRoster
 from docgemma.config import Settings
 from docgemma.llm.base import LLM
 from docgemma.tools.registry import ToolRegistry
@@ -33,6 +34,7 @@ def build_graph(
     patient_context: PatientContext | None = None,
     write_check: WriteCheck | None = None,
     record_facts: RecordFacts | None = None,
+    patient_roster: PatientRoster | None = None,
 ) -> Any:
     """Compile the agent graph. ``checkpointer`` keeps conversations (and paused writes) per thread."""
     settings = settings or Settings()
@@ -40,7 +42,7 @@ def build_graph(
     graph.add_node("input_assembly", partial(
         input_assembly, llm=llm, max_message_chars=settings.max_message_chars,
         max_image_bytes=settings.max_image_bytes, max_image_pixels=settings.max_image_pixels,
-        patient_context=patient_context,
+        patient_context=patient_context, patient_roster=patient_roster,
     ))
     graph.add_node("intent_classify", partial(intent_classify, llm=llm, registry=tools))
     graph.add_node("tool_select", partial(tool_select, llm=llm, registry=tools))

@@ -64,12 +64,31 @@ def other_patient_named(entities: ExtractedEntities, active: PatientRef) -> str 
     return next((n for n in entities["patient_names"] if not own & {w.lower() for w in n.split()}), None)
 
 
+def _record_patient_id(args: dict[str, Any], entities: ExtractedEntities,
+                       active: PatientRef | None) -> tuple[dict[str, Any], list[str]]:
+    """The patient id as the record knows it: an identifier the message wrote (an MRN, ``Patient/<id>``) becomes
+    the record id the roster resolved it to; the active patient's id, while the message names exactly one other
+    patient of the roster by id, becomes that patient's (the message's patient, never the active one in its place)."""
+    given = args.get("patient_id")
+    aliases = entities.get("patient_aliases") or {}
+    if isinstance(given, str) and aliases.get(given.strip().lower(), given) != given:
+        return {**args, "patient_id": aliases[given.strip().lower()]}, ["patient ID: the record's id for the identifier given"]
+    # Only an id the record's roster knows as a patient's: an id in a message may be a record item's ("what was the
+    # aspirin (<id>) prescribed for?"), and the active patient stays the patient then.
+    known = [i for i in entities["patient_ids"] if i in aliases.values()]
+    if active and given == active["id"] and len(known) == 1 and known[0] != given:
+        return {**args, "patient_id": known[0]}, ["patient ID taken from the message (not the active patient's)"]
+    return args, []
+
+
 def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
            active: PatientRef | None, query: str = "") -> tuple[dict[str, Any], list[str]]:
     """Fill missing or invalid arguments from deterministic entities; return them and what was filled."""
     args = dict(args)
     repairs: list[str] = []
     fields = spec.args_model.model_fields
+    if "patient_id" in fields:
+        args, repairs = _record_patient_id(args, entities, active)
     if "patient_id" in fields and not valid_patient_id(args.get("patient_id")):
         if len(entities["patient_ids"]) == 1:
             args["patient_id"] = entities["patient_ids"][0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class ExtractedEntities(TypedDict):
@@ -18,6 +18,9 @@ class ExtractedEntities(TypedDict):
     drug_mentions: list[str]
     action_verbs: list[str]
     has_image: bool
+    #: An identifier as the message wrote it (lower case; an MRN, a ``Patient/<id>`` reference) → the record id it
+    #: stands for, when the record's roster resolved it (``clinical/roster.with_known_patients``).
+    patient_aliases: NotRequired[dict[str, str]]
 
 
 UUID_RE = re.compile(r"\b[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}\b", re.IGNORECASE)
@@ -292,8 +295,11 @@ _CLAIMED_ID_RE = re.compile(r"\b(?P<key>patient\s+id|patient|mrn|id)(?:\s+(?:num
                             r"(?P<token>\S+)", re.IGNORECASE)
 #: Characters no record identifier has: a path, a query, markup or injection text.
 _NOT_ID_CHARS_RE = re.compile(r"[/\\<>%$;=`|{}*\[\]()'\"&?!,+@]|\.\.")
-#: A path or markup: never in a name, never in an identifier.
-_PATH_CHARS_RE = re.compile(r"[/\\<>%]|\.\.")
+#: A path, markup or percent-encoding: never in a name, never in an identifier ("patient 88%" is a saturation).
+_PATH_CHARS_RE = re.compile(r"[/\\<>]|%[0-9A-Fa-f]{2}|\.\.")
+#: A search wildcard: "patient *" asks for anyone, and no record identifier holds one ("%" alone: "patient 88%" is
+#: a saturation).
+_WILDCARD_RE = re.compile(r"\*|^%+$")
 #: A well-formed identifier (FHIR id: letters, digits, '-', '.'; at most 64).
 _FHIR_ID_RE = re.compile(r"^[A-Za-z0-9\-.]{1,64}$")
 #: A word, not an identifier ("who", "O'Brien", "Al-Rashidi").
@@ -305,12 +311,16 @@ def malformed_patient_ids(text: str) -> list[str]:
     ../../etc/passwd", "id 1;DROP", "MRN <script>"): an answer says no such patient, instead of quietly reading
     the active patient's record. After a bare "patient" only a path, markup or a number run into injection text
     counts ("patient 45 years old" gives an age, "patient who" a word, "patient Robert');" a name to search);
-    after "id" or "MRN" anything that is not an identifier."""
+    after "id" or "MRN" anything that is not an identifier; after any of them a wildcard ("patient *")."""
     found: list[str] = []
     for match in _CLAIMED_ID_RE.finditer(text):
         token = match["token"].lstrip("([{").rstrip(".,;:!?)]}")
-        if not re.search(r"[A-Za-z0-9]", token) or _WORD_RE.fullmatch(token):
-            continue  # an ellipsis or a word
+        if _WILDCARD_RE.search(token):
+            # "patient *", "id %": a wildcard names nobody; never the active patient in its place.
+            found += [] if token in found else [token]
+            continue
+        if not re.search(r"[A-Za-z0-9]", token) or _WORD_RE.fullmatch(token) or re.fullmatch(r"\d+(?:\.\d+)?%", token):
+            continue  # an ellipsis, a word or a percentage ("patient 88% on room air")
         if match["key"].lower() == "patient":
             # "patient Robert'); DROP…" or "patient Okafor&_count=…" is a name to search (and find nobody); a path,
             # markup, or a number run into injection text is an identifier that cannot be one.

@@ -77,6 +77,9 @@ def test_a_model_written_record_answer_names_its_patient(ehr: Ehr, ids: dict[str
     "Show the chart of patient id ..%2F..%2Fetc%2Fpasswd",
     "What are the labs for patient 1;DROP TABLE patients",
     "Open the chart for MRN <script>alert(1)</script>",
+    "Open the chart for patient *",
+    "patient *",
+    "any allergies for patient %?",
 ])
 def test_a_malformed_id_is_no_patient_never_the_active_chart(ehr: Ehr, ids: dict[str, str], message: str) -> None:
     space = workspace(ehr, demo_llm())
@@ -151,6 +154,9 @@ def test_a_named_patient_who_is_not_found_is_asked_about_never_replaced_by_the_a
     ("Find patient Robert'); DROP TABLE resources;--", []),  # a name to search, and find nobody
     ("Find patient Okafor&_count=100000", []),
     ("MRN <script>alert(1)</script>", ["<script>alert(1)</script>"]),
+    ("Open the chart for patient *", ["*"]),
+    ("allergies of id %", ["%"]),
+    ("patient 88% on room air, what next?", []),
 ])
 def test_malformed_ids_are_told_from_ages_words_and_identifiers(text: str, found: list[str]) -> None:
     assert malformed_patient_ids(text) == found

@@ -14,10 +14,12 @@ from docgemma.agent import prompts
 from docgemma.agent.choice import chosen_patient
 from docgemma.agent.memory import since_last_switch
 from docgemma.agent.node_settings import HISTORY_TURNS, NODE_CONFIG
+from docgemma.agent.patterns import request_part
 from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef, turn_defaults
 from docgemma.agent.trace import NodeTrace
-from docgemma.clinical.entities import extract_entities
+from docgemma.clinical.entities import ExtractedEntities, extract_entities
+from docgemma.clinical.roster import PatientRoster, with_known_patients
 from docgemma.image_store import ImageRef, decode_ref
 from docgemma.images import DEFAULT_MAX_PIXELS, ImageError
 from docgemma.llm.base import LLM, LLMError
@@ -96,6 +98,25 @@ def resumed_choice(state: AgentState, query: str, notes: list[str]) -> tuple[Pat
     return selected, request
 
 
+def _roster_entities(entities: ExtractedEntities, query: str, roster: PatientRoster | None,
+                     notes: list[str]) -> tuple[ExtractedEntities, str]:
+    """``entities`` with the record's own patients the message names, in any case or form (a name, an MRN, a
+    ``Patient/<id>``: ``clinical/roster.py``), and the timeline's word on it. An unreadable roster is said."""
+    if roster is None:
+        return entities, ""
+    patients = roster()
+    if patients is None:
+        notes.append("The record's patient list could not be read: a patient named in this message was looked for "
+                     "by the form of the name only.")
+        return entities, "; patient list unreadable: names read by form only"
+    # A dictated note's own text is data ("Note for Grace Mensah: seen with amina okafor's daughter"): the patient
+    # is named in the request before the colon, as for the other entity rules.
+    known = with_known_patients(entities, request_part(query), patients)
+    found = [n for n in known["patient_names"] if n not in entities["patient_names"]]
+    found += list(known.get("patient_aliases", {}))
+    return known, (f"; on the record's patient list: {', '.join(found)}" if found else "")
+
+
 def _detail(entities: Any, findings: ImageFindings | None) -> str:
     """The timeline's line: the entities found, and the image findings."""
     detail = ", ".join(f"{k}: {', '.join(v)}" for k, v in entities.items() if isinstance(v, list) and v)
@@ -113,6 +134,7 @@ def input_assembly(
     max_image_bytes: int,
     max_image_pixels: int = DEFAULT_MAX_PIXELS,
     patient_context: PatientContext | None = None,
+    patient_roster: PatientRoster | None = None,
 ) -> dict[str, Any]:
     """Assemble the turn's context; see the module docstring."""
     trace = NodeTrace("input_assembly", llm)
@@ -132,11 +154,12 @@ def input_assembly(
     if active and context is None:
         context = f"{active['name']} (ID {active['id']})"
 
-    entities = extract_entities(query, has_image=image is not None)
+    entities, roster_note = _roster_entities(extract_entities(query, has_image=image is not None), query,
+                                             patient_roster, notes)
     if selected is not None:  # the chosen patient's id stands for the name the request gave
         entities["patient_ids"] = [selected["id"]]
     decision = "image attached" if image is not None else "text only"
-    event = trace.event(decision, _detail(entities, findings) or "no entities found")
+    event = trace.event(decision, (_detail(entities, findings) or "no entities found") + roster_note)
     # Every per-turn field starts afresh (state.TURN_DEFAULTS); `conversation` and `active_patient` carry over.
     return {
         **turn_defaults(),

@@ -1,4 +1,5 @@
-"""search_patient: patients whose name contains the words given (the patient panel's search too)."""
+"""search_patient: patients whose name contains the words given, born on the date given if one is (the patient
+panel's search too)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from docgemma.clinical.patient import PatientRef
+from docgemma.clinical.roster import birth_dates
 from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.service import Ehr
 from docgemma.ehr.validate import tolerant
@@ -20,12 +22,18 @@ from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executo
 
 class PatientSearchArgs(ToolArgs):
     name: str = Field(min_length=2, max_length=60, description="Patient name")
+    birth_date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$",
+                                   description="Birth date YYYY-MM-DD, when the clinician gives one")
 
 
 def patient_name(request: Request) -> dict[str, Any]:
-    """``name``: the one patient name the message gives."""
+    """``name``: the one patient name the message gives; ``birth_date``: the one birth date it gives ("James
+    Wilson born 1988-11-30" names one of two James Wilsons)."""
     names = request.entities["patient_names"]
-    return {"name": names[0]} if len(names) == 1 else {}
+    if len(names) != 1:
+        return {}
+    born = birth_dates(request.query)
+    return {"name": names[0], **({"birth_date": born[0]} if len(born) == 1 else {})}
 
 
 def unique_match(args: dict[str, Any], data: Any, current: PatientRef | None) -> PatientRef | None:
@@ -37,8 +45,9 @@ def unique_match(args: dict[str, Any], data: Any, current: PatientRef | None) ->
 
 
 def search_patient(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
-    """Patients whose name contains the words given."""
+    """Patients whose name contains the words given (and born on ``birth_date`` when it is given)."""
     name = str(args.name)  # type: ignore[attr-defined]
+    born = getattr(args, "birth_date", None)
     try:
         found = ehr.client.search("Patient", [("name", name.split()[-1]), ("_count", "20")], limit=20)
     except FhirClientError as exc:
@@ -47,8 +56,9 @@ def search_patient(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutco
 
     def matching(patients: list[dict[str, Any]], skipped: int) -> dict[str, Any]:
         matches = [{"id": p["id"], "name": display_text(p), "birth_date": p.get("birthDate"), "gender": p.get("gender")}
-                   for p in patients if all(w in display_text(p).lower() for w in words)]
-        return {"query": name, "matches": matches, "unreadable": skipped}
+                   for p in patients if all(w in display_text(p).lower() for w in words)
+                   and (born is None or p.get("birthDate") == born)]
+        return {"query": name, "birth_date": born, "matches": matches, "unreadable": skipped}
 
     return success(tolerant(matching, found))
 
@@ -56,7 +66,8 @@ def search_patient(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutco
 def format_patients(data: dict[str, Any]) -> str:
     """Matches, or an explicit absence."""
     if not data["matches"]:
-        return f"No patient named '{data['query']}' was found." + unreadable(data)
+        born = f" born {data['birth_date']}" if data.get("birth_date") else ""
+        return f"No patient named '{data['query']}'{born} was found." + unreadable(data)
     return "\n".join(f"- {m['name']}, born {m['birth_date']}, {m['gender']} (ID {m['id']})"
                      for m in data["matches"]) + unreadable(data)
 
