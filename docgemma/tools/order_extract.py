@@ -18,6 +18,7 @@ from typing import Any
 from docgemma.clinical.dosing import DOSE_TEXT_RE, canonical_dose, duration_match, frequency_match, route_match
 from docgemma.clinical.entities import ExtractedEntities
 from docgemma.clinical.ingredients import resolve_local
+from docgemma.clinical.negation import without_negations
 
 NOT_SPECIFIED = "not specified"
 NOT_UNDERSTOOD = "not understood:"
@@ -259,6 +260,7 @@ def _substance(text: str) -> str | None:
 def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None) -> dict[str, Any]:
     """The patient, the substance and the reaction by meaning, and a severity the message states."""
     out: dict[str, Any] = {"patient_id": patient_id} if patient_id else {}
+    query = without_negations(query)  # "record a penicillin allergy; NOT allergic to latex": never latex
     for pattern in (_ALLERGEN_AFTER_RE, _ALLERGEN_BEFORE_RE):  # "allergy to X", "X allergy": the clearest phrasing
         for found in pattern.finditer(query):
             name = re.sub(r"^(?:(?:a|an|the|known|new|severe|mild|moderate|record|document|add|log|note|enter|save|"
