@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from docgemma.agent.state import AgentState
+from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.negation import negations, not_written, without_negations
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
 from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS
@@ -217,6 +218,7 @@ def is_write_request(query: str) -> bool:
     return bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query))
 
 
+_STOP_VERB_RE = re.compile(r"(?:stop|discontinu|ceas|withdr|withh|suspend|hold|d/c)", re.IGNORECASE)
 #: What a write records, once the negated statements are blanked: an allergy or reaction, a note, an order.
 _WRITE_CONTENT_RE = re.compile(r"\ballerg\w*|\bintoleran\w*|\banaphyla\w*|\bnotes?\b|\bprescri\w*", re.IGNORECASE)
 
@@ -226,12 +228,12 @@ def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
     "NOT allergic to latex", "no known drug allergies", "denies allergies", "stop lisinopril", "no longer on
     metformin" (:mod:`docgemma.clinical.negation`), with nothing positive left to write (an allergy, a reaction, a
     note, an order verb: "stop metformin and start sitagliptin" orders sitagliptin). A question or a dictated note
-    never is one. ``drugs``: when given, a "stop <X>" counts only when X is one of them ("stop the bleeding" is
-    not about an order)."""
+    never is one. A "stop <X>" counts only when X is one of ``drugs`` (the drugs the message names, found here
+    when not given): "stopped smoking" and "stop the bleeding" are not about an order."""
     if dictation(query) or is_question(query):
         return None
-    found = [n for n in negations(query) if n.kind == "allergy" or drugs is None
-             or _drugs_in(n.words, drugs)]
+    named = DrugDictionary.find(query) if drugs is None else drugs
+    found = [n for n in negations(query) if not _STOP_VERB_RE.match(n.words) or _drugs_in(n.words, named)]
     if not found:
         return None
     rest = without_negations(query)

@@ -355,7 +355,8 @@ def frequency_match(text: str) -> tuple[str, list[tuple[int, int]]] | None:
     """The frequency as written in ``text`` ("every 5 minutes", "tds", "every 6 hours as needed", "/hour
     continuous infusion") and where its words are; None when it names none."""
     found = _FREQUENCY_SPAN_RE.search(text or "")
-    extra = [m for m in (_AS_NEEDED_RE.search(text or ""), _CONTINUOUS_RE.search(text or "")) if m]
+    extra = sorted((m for m in (_AS_NEEDED_RE.search(text or ""), _CONTINUOUS_RE.search(text or "")) if m),
+                   key=lambda m: m.start())
     if found is None:
         if not extra:
             return None
