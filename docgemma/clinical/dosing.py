@@ -250,42 +250,68 @@ def _fmt_plain(value: float) -> str:
 
 _TIME_UNIT = r"(second|sec|minute|min|hour|hr|h|day|week|month)s?"
 #: How many periods, as typed after "every": "6", "ten", "other", "half an", "a quarter of an".
-_PERIODS = rf"(other|half(?:\s+an?)?|(?:a\s+)?quarter(?:\s+of)?(?:\s+an?)?|\d+(?:\.\d+)?|{WORDS})"
+_PERIODS = (rf"(other|second|third|fourth|\d+(?:st|nd|rd|th)|half(?:\s+an?)?|(?:a\s+)?quarter(?:\s+of)?(?:\s+an?)?|"
+            rf"\d+(?:\.\d+)?(?:/\d+)?|{WORDS})")
 #: Once a day at a time of day: "once nightly", "at bedtime", "once in the morning", "every evening".
 _TIME_OF_DAY_RE = re.compile(r"\b(?:(?:every|each|a|per)\s+(?:morning|evening|night)|at\s+(?:night|bedtime)|nightly|"
                              r"in\s+the\s+(?:morning|evening)|mane|nocte)\b")
+#: Twice a day at two times of day: "in the morning and at night", "morning and evening".
+_TWO_TIMES_OF_DAY_RE = re.compile(r"\b(?:in\s+the\s+)?mornings?\s+and\s+(?:at\s+|in\s+the\s+)?(?:night|evening|bedtime)s?\b")
 #: A single dose: only with words that say so. "once" alone may be "once daily" cut short: it is not read.
 _SINGLE_DOSE_RE = re.compile(r"\b(?:stat|once\s+only|single\s+dose|one\s+dose|one\s+time\s+only|one\s+off|once\s+now)\b")
 _AS_NEEDED_WORDS_RE = re.compile(r"\b(?:prn|as needed|when needed|as required|if needed)\b")
+_ORDINALS = {"other": 2.0, "second": 2.0, "third": 3.0, "fourth": 4.0}
 
 
 def _periods(word: str | None) -> float | None:
-    """How many periods "every <word>" names ("" → 1, "other" → 2, "half an" → 0.5), or None."""
+    """How many periods "every <word>" names ("" → 1, "other"/"second"/"2nd" → 2, "half an" → 0.5), or None."""
     word = (word or "").strip()
     if not word:
         return 1.0
-    if word == "other":
-        return 2.0
+    if word in _ORDINALS or re.fullmatch(r"\d+(?:st|nd|rd|th)", word):
+        return _ORDINALS.get(word) or float(word[:-2])
     if word.startswith("half"):
         return 0.5
     if "quarter" in word:
         return 0.25
-    value = read_number(word)
+    top, _, bottom = word.partition("/")
+    value = read_number(top)
+    if bottom and isinstance(value, float):
+        value = value / float(bottom) if float(bottom) else Refused("divides by zero")
     return value if isinstance(value, float) and value > 0 else None
+
+
+def _normalised(text: str) -> str:
+    """Lower case, "q.i.d." → "qid", hyphens as spaces, and the forms that name a period another way:
+    "fortnightly" → "every 2 weeks", "an hour and a half" → "1.5 hours", "alternate days" → "every 2 days"."""
+    t = re.sub(r"\b((?:[a-z]\.){1,3}[a-z])\.?(?!\w)", lambda m: m.group(1).replace(".", ""), (text or "").lower())
+    t = " ".join(t.replace("-", " ").split())
+    for pattern, replacement in ((r"\bfortnightly\b", "every 2 weeks"), (r"\bfortnights?\b", "2 weeks"),
+                                 (r"\b(?:an?\s+|one\s+)?hours?\s+and\s+a\s+half\b", "1.5 hours"),
+                                 (r"\b(?:on\s+)?alternate\s+days?\b", "every 2 days")):
+        t = re.sub(pattern, replacement, t)
+    return t
 
 
 def _interval(t: str, as_needed: bool) -> Frequency | Literal[False] | None:
     """"every 6 hours", "every 4-6 hours" (at its shortest interval: the most the order allows), "every ten
-    minutes", "every half an hour", "q15m", "80mg/5min", "per hour"; False when the text names no interval."""
+    minutes", "every half an hour", "every 2nd day", "q15m", "q1/2h"; False when the text names no interval."""
     if m := re.search(rf"\b(?:every|q)\s*(\d+(?:\.\d+)?)\s+(?:to\s+)?(\d+(?:\.\d+)?)\s*{_TIME_UNIT}\b", t):
         low = min(float(m.group(1)), float(m.group(2)))
         return Frequency(1, low, _PERIOD_UNITS[m.group(3)], as_needed) if low > 0 else None
     if m := re.search(rf"\bevery\s+(?:{_PERIODS}\s*)?{_TIME_UNIT}\b", t):
         period = _periods(m.group(1))
         return Frequency(1, period, _PERIOD_UNITS[m.group(2)], as_needed) if period else None
-    if m := re.search(r"\bq\s*(\d+(?:\.\d+)?)\s*(h|hrs?|hours?|m|mins?|minutes?|d|days?)\b", t):
+    if m := re.search(r"\bq\s*(\d+(?:\.\d+)?(?:/\d+)?)\s*(h|hrs?|hours?|m|mins?|minutes?|d|days?)\b", t):
         unit = _PERIOD_UNITS[re.sub(r"(?<=.)(?:s|rs?|ours?|ins?|inutes?|ays?)$", "", m.group(2))]
-        return Frequency(1, float(m.group(1)), unit, as_needed) if float(m.group(1)) > 0 else None
+        period = _periods(m.group(1))
+        return Frequency(1, period, unit, as_needed) if period else None
+    return False
+
+
+def _rate(t: str, as_needed: bool) -> Frequency | Literal[False] | None:
+    """A dose per period: "80mg/5min", "/hour", "per hour" (a rate's daily total is that of the dose every
+    period); False when the text names none."""
     if m := re.search(rf"(?:/|\bper\s+|\ban?\s+(?=hour))\s*(\d+(?:\.\d+)?)?\s*{_TIME_UNIT}\b", t):
         period = float(m.group(1)) if m.group(1) else 1.0
         return Frequency(1, period, _PERIOD_UNITS[m.group(2)], as_needed) if period > 0 else None
@@ -293,13 +319,15 @@ def _interval(t: str, as_needed: bool) -> Frequency | Literal[False] | None:
 
 
 def _times(t: str, as_needed: bool) -> Frequency | Literal[False] | None:
-    """"3 times a day", "twelve times daily", "twice hourly", "bid"; False when the text names none."""
-    if m := re.search(rf"\b(once|twice|thrice|\d+|{WORDS})\s*(?:times?|x)?\s*(?:a|per|each|every|/)?\s*"
-                      r"(day|daily|week|weekly|hour|hourly)\b", t):
+    """"3 times a day", "twelve times daily", "x3/day", "2/day", "twice hourly", "bid"; False when the text names
+    none."""
+    if m := re.search(rf"(?:(?<=\bx)|\b)(once|twice|thrice|\d+|{WORDS})\s*(?:times?|x)?\s*(?:a|an|per|each|every|/)?\s*"
+                      r"(day|daily|night|nightly|week|weekly|hour|hourly)\b", t):
         n = _WORDS.get(m.group(1)) or read_number(m.group(1))
         if isinstance(n, Refused) or n <= 0 or n != int(n):
             return None
-        unit = {"day": "d", "daily": "d", "week": "wk", "weekly": "wk", "hour": "h", "hourly": "h"}[m.group(2)]
+        unit = {"day": "d", "daily": "d", "night": "d", "nightly": "d", "week": "wk", "weekly": "wk", "hour": "h",
+                "hourly": "h"}[m.group(2)]
         return Frequency(int(n), 1.0, unit, as_needed)
     for code, per_day in _PER_DAY_CODES.items():
         if re.search(rf"\b{code}\b", t):
@@ -308,17 +336,20 @@ def _times(t: str, as_needed: bool) -> Frequency | Literal[False] | None:
 
 
 def parse_frequency(text: str) -> Frequency | None:
-    """Common ways of writing a frequency (``twice daily``, ``bid``, ``every 6 hours``, ``q8h``, ``q15m``,
-    ``every five minutes``, ``every half hour``, ``/5min``, ``weekly``, ``twelve times daily``, ``once nightly``,
-    ``as needed``, ``stat``); None when none is recognised. "once" alone is not read (a single dose needs words
-    that say so: "once only", "stat", "single dose"), nor is "continuously" without a rate (a continuous infusion's
-    dose is a rate, e.g. "2 mg/hour", which is read as hourly)."""
-    t = " ".join((text or "").lower().replace("-", " ").split())
+    """Common ways of writing a frequency (``twice daily``, ``bid``, ``q.i.d.``, ``every 6 hours``, ``q8h``,
+    ``q15m``, ``every five minutes``, ``every half hour``, ``every 2nd day``, ``fortnightly``, ``/5min``,
+    ``weekly``, ``twelve times daily``, ``once nightly``, ``morning and evening``, ``as needed``, ``stat``); None
+    when none is recognised. "once" alone is not read (a single dose needs words that say so: "once only",
+    "stat", "single dose"), nor is "continuously" without a rate (a continuous infusion's dose is a rate, e.g.
+    "2 mg/hour", which is read as hourly)."""
+    t = _normalised(text)
     as_needed = bool(_AS_NEEDED_WORDS_RE.search(t))
-    for reader in (_interval, _times):
+    for reader in (_interval, _times, _rate):
         found = reader(t, as_needed)
         if found is not False:
             return found
+    if _TWO_TIMES_OF_DAY_RE.search(t):
+        return Frequency(2, 1.0, "d", as_needed)
     if _TIME_OF_DAY_RE.search(t):
         return Frequency(1, 1.0, "d", as_needed)
     for word, unit in (("hourly", "h"), ("weekly", "wk"), ("monthly", "mo")):
@@ -329,22 +360,27 @@ def parse_frequency(text: str) -> Frequency | None:
     return Frequency(as_needed=True, scheduled=False) if as_needed else None
 
 
-_SPAN_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?)"
+_SPAN_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|fortnights?|months?)"
 #: A frequency as a clinician types it, found in a message: every form :func:`parse_frequency` reads, any
 #: "every <up to three words> <unit>" and any "<number> times a <period>" (an implausible or unreadable one
 #: included: it must reach the card as typed, not vanish), and "continuous(ly)".
 _FREQUENCY_SPAN_RE = re.compile(
     r"\bonce\s+(?:(?:a|per|each|every)\s+)?(?:nightly|night|morning|evening|at\s+(?:night|bedtime)|"
     r"in\s+the\s+(?:morning|evening)|daily|weekly|a\s+day|a\s+week|per\s+day|only|now)\b"
-    rf"|\bevery\s+(?:[\w.\-–]+\s+){{0,3}}?(?:\d+(?:\.\d+)?\s*)?(?:{_SPAN_UNIT}|morning|evening|night)\b"
-    r"|\bq\.?\s*\d+(?:\.\d+)?(?:\s*-\s*\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?|d|days?)\b"
+    r"|\b(?:in\s+the\s+)?mornings?\s+and\s+(?:at\s+|in\s+the\s+)?(?:night|evening|bedtime)s?\b"
+    rf"|\bevery\s+(?:other|second|third|fourth|\d+(?:st|nd|rd|th))\s+{_SPAN_UNIT}\b"
+    rf"|\b(?:every|each)\s+(?:[\w.\-–/]+\s+){{0,4}}?(?:\d+(?:\.\d+)?\s*)?(?:{_SPAN_UNIT}|morning|evening|night)\b"
+    r"(?:\s+and\s+a\s+half)?"
+    r"|\bq\.?\s*\d+(?:[./]\d+)?(?:\s*-\s*\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?|d|days?)\b"
+    r"|(?:\bx\s*|\b)[1-9]\d*\s*(?:x\s*)?/\s*(?:days?|d|weeks?|wk|hours?|h)\b"
     rf"|/\s*(?:\d+(?:\.\d+)?\s*)?(?:mins?|minutes?|h|hrs?|hours?|days?)\b|\bper\s+(?:\d+(?:\.\d+)?\s*)?{_SPAN_UNIT}\b"
-    rf"|\b(?:once|twice|thrice|[1-9]\d*|{WORDS})\s*(?:times?|x)\s*(?:a|per|each|every|/)?\s*"
-    r"(?:day|daily|week|weekly|hour|hourly)\b"
-    r"|\b(?:once|twice|thrice)\s+(?:daily|weekly|hourly|a\s+day|a\s+week|per\s+day|an?\s+hour|per\s+hour)\b"
+    rf"|\b(?:once|twice|thrice|[1-9]\d*|{WORDS})\s*(?:times?|x)\s*(?:a|an|per|each|every|/)?\s*"
+    r"(?:day|daily|week|weekly|hour|hourly|night|nightly|morning|evening)\b"
+    r"|\b(?:once|twice|thrice)\s+(?:daily|weekly|hourly|a\s+day|a\s+week|per\s+day|an?\s+hour|per\s+hour|an?\s+night)\b"
+    r"|\b(?:on\s+)?alternate\s+days?\b"
     r"|\b(?:b\.i\.d\.?|t\.i\.d\.?|q\.i\.d\.?|q\.d\.?|o\.d\.?|bid|tid|qid|qds|tds|bd|od|qd|qhs|qam|qpm|nocte|mane"
-    r"|daily|nightly|hourly|weekly|monthly|at night|at bedtime|in the morning|in the evening"
-    r"|stat|single dose|one dose|once|continuous(?:ly)?(?:\s+infusion)?)\b",
+    r"|daily|nightly|hourly|weekly|fortnightly|monthly|at night|at bedtime|in the morning|in the evening"
+    r"|stat|single dose|one dose|one[- ]off|once|twice|thrice|continuous(?:ly)?(?:\s+infusion)?)\b",
     re.IGNORECASE,
 )
 _AS_NEEDED_RE = re.compile(r"\b(?:prn|as needed|when needed|as required|if needed)\b", re.IGNORECASE)

@@ -15,7 +15,7 @@ import pytest
 
 from docgemma.agent.patterns import is_write_request, negated_write, remaining_tools
 from docgemma.agent.rules import decide
-from docgemma.clinical.dosing import canonical_dose, dose_refusal, parse_dose, parse_frequency
+from docgemma.clinical.dosing import canonical_dose, dose_refusal, frequency_match, parse_dose, parse_frequency
 from docgemma.clinical.entities import extract_entities
 from docgemma.clinical.numbers import Refused, read_number
 from docgemma.tools.order_extract import allergy_args, prescription_args
@@ -82,13 +82,32 @@ def test_the_card_shows_the_number_read_when_it_was_typed_otherwise() -> None:
     ("every 30 min", 48.0), ("/5min", 288.0), ("/hour", 24.0), ("twelve times daily", 12.0), ("hourly", 24.0),
     ("once nightly", 1.0), ("once at night", 1.0), ("once in the morning", 1.0), ("at bedtime", 1.0),
     ("twice daily", 2.0), ("every 4-6 hours", 6.0), ("q8h", 3.0), ("every other day", 0.5),
+    # Found by probing after the fix: a number of doses per period misread as one per period, an ordinal read as
+    # a unit ("every second day" as every second), a half hour dropped, two times of day read as one.
+    ("two times per day", 2.0), ("2/day", 2.0), ("x3/day", 3.0), ("three times an hour", 72.0),
+    ("twice a night", 2.0), ("every second day", 0.5), ("every 2nd day", 0.5), ("alternate days", 0.5),
+    ("fortnightly", 1 / 14), ("every hour and a half", 16.0), ("every two and a half hours", 9.6),
+    ("q1/2h", 48.0), ("q.i.d.", 4.0), ("b.i.d", 2.0), ("in the morning and at night", 2.0),
+    ("morning and evening", 2.0), ("each morning", 1.0),
 ])
 def test_frequencies_are_read(text: str, per_day: float) -> None:
     timing = parse_frequency(text)
     assert timing is not None and timing.count != 1 and timing.per_day == pytest.approx(per_day)
 
 
-@pytest.mark.parametrize("text", ["stat", "once only", "single dose", "one dose"])
+@pytest.mark.parametrize(("message", "words"), [
+    ("Give X 5 mg every second day", "every second day"), ("Give X 5 mg two times per day", "two times per day"),
+    ("Give X 5 mg x3/day", "x3/day"), ("Give X 5 mg every hour and a half", "every hour and a half"),
+    ("Give X 5 mg every two and a half hours", "every two and a half hours"), ("Give X 5 mg q1/2h", "q1/2h"),
+    ("Give X 5 mg in the morning and at night", "in the morning and at night"), ("Give X 5 mg twice", "twice"),
+    ("Give X 5 mg every few hours", "every few hours"), ("Give X 5 mg on alternate days", "on alternate days"),
+])
+def test_the_frequency_words_are_found_whole(message: str, words: str) -> None:
+    found = frequency_match(message)
+    assert found is not None and found[0] == words
+
+
+@pytest.mark.parametrize("text", ["stat", "once only", "single dose", "one dose", "as a one-off"])
 def test_a_single_dose_needs_words_that_say_so(text: str) -> None:
     timing = parse_frequency(text)
     assert timing is not None and timing.count == 1
