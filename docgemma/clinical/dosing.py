@@ -20,11 +20,13 @@ SNOMED = "http://snomed.info/sct"
 
 #: Written unit → (UCUM code, display, family). Mass is compared in mg.
 UNITS: dict[str, tuple[str, str, str]] = {
-    "mg": ("mg", "mg", "mass"), "milligram": ("mg", "mg", "mass"), "milligrams": ("mg", "mg", "mass"),
+    "mg": ("mg", "mg", "mass"), "mgs": ("mg", "mg", "mass"), "milligram": ("mg", "mg", "mass"),
+    "milligrams": ("mg", "mg", "mass"),
     "g": ("g", "g", "mass"), "gram": ("g", "g", "mass"), "grams": ("g", "g", "mass"), "gm": ("g", "g", "mass"),
     "mcg": ("ug", "mcg", "mass"), "ug": ("ug", "mcg", "mass"), "µg": ("ug", "mcg", "mass"),
     "microgram": ("ug", "mcg", "mass"), "micrograms": ("ug", "mcg", "mass"),
-    "ml": ("mL", "mL", "volume"), "milliliter": ("mL", "mL", "volume"), "millilitre": ("mL", "mL", "volume"),
+    "ml": ("mL", "mL", "volume"), "mls": ("mL", "mL", "volume"), "milliliter": ("mL", "mL", "volume"),
+    "millilitre": ("mL", "mL", "volume"),
     "milliliters": ("mL", "mL", "volume"), "millilitres": ("mL", "mL", "volume"),
     "unit": ("[iU]", "units", "units"), "units": ("[iU]", "units", "units"), "iu": ("[iU]", "units", "units"),
     "tablet": ("{tablet}", "tablet", "count"), "tablets": ("{tablet}", "tablet", "count"),
@@ -96,28 +98,36 @@ DRUG_MAXIMA: dict[str, tuple[float | None, float, str]] = {
     "furosemide": (600.0, 600.0, "Lasix label"),
 }
 
-_DOSE_UNITS = (r"mg/kg|mg/m2|mcg/kg|mg|mcg|µg|micrograms?|milligrams?|g|grams?|units?|iu|ml|mmol|meq|tablets?|tabs?|"
-               r"capsules?|caps?|puffs?|drops?|sachets?|kg")
+_DOSE_UNITS = (r"mg/kg|mg/m2|mcg/kg|mgs?|mcg|µg|micrograms?|milligrams?|g|grams?|units?|iu|mls?|mmol|meq|tablets?|"
+               r"tabs?|capsules?|caps?|puffs?|drops?|sachets?|kg")
 #: A fraction's or a combination strength's second number ("1/2 tablet", "875/125 mg"): plain digits only.
 _FRACTION = r"(?:\s*/\s*\d+(?:[.,]\d+)?)?"
 _AMOUNT = NUMBER + _FRACTION
 #: "a"/"of a" between a number and its unit: "half a tablet".
 _ARTICLE = r"(?:\s+(?:a|an|of\s+an?)(?=\s))?"
+_COUNT = r"(?:\d+|one|two|three|four|five|six)"
+#: A count beside the strength ("2 x 500 mg", "two 500 mg tablets", "500 mg x 2"): the dose given is not the
+#: strength written. Kept in the dose text so that the dose is refused, never read as the strength alone; "x7d"
+#: and "x 5 days" are a course's length, not a count.
+_BEFORE = (rf"(?P<before>\b{_COUNT}\s*[x×*]\s*|\b(?:one|two|three|four|five|six)\s+(?=\d)|\b\d+\s+(?=\d)(?!\d{{3}}(?![\d.,]))"
+           r"|\b\d+\s*[,.']\s+(?=\d)|\b\d+\s+[,.'](?=\d))?")
+_AFTER = r"(?P<after>\s*[x×*]\s*\d+\b(?!\s*(?:d|days?|w|wks?|weeks?|m|mo|months?|doses?)\b))?"
 #: A dose as a clinician writes it in a message ("500 mg", "1-2 tablets", "875/125 mg", "20 mmol", "5,000 mg",
-#: "five thousand mg", "-5 mg", "1e4 units", "5 kg"): what the order extractor takes as the order's dosage, in
-#: every number form :mod:`docgemma.clinical.numbers` reads or refuses, so that a form it refuses still reaches
-#: the card as typed. Wider than :func:`parse_dose` reads (sachets and doses per kg are kept as written).
+#: "five thousand mg", "-5 mg", "1e4 units", "5 kg", "2 x 500 mg"): what the order extractor takes as the order's
+#: dosage, in every number form :mod:`docgemma.clinical.numbers` reads or refuses, so that a form it refuses still
+#: reaches the card as typed. Wider than :func:`parse_dose` reads (sachets and doses per kg are kept as written).
 DOSE_TEXT_RE = re.compile(
-    rf"(?<![\w/.,])(?P<amount>{_AMOUNT}(?:\s*(?:-|–|to)\s*{_AMOUNT})?){_ARTICLE}\s*(?P<unit>{_DOSE_UNITS})(?![a-z])",
+    rf"(?<![\w/.,]){_BEFORE}(?P<amount>{_AMOUNT}(?:(?:\s*(?:{_DOSE_UNITS}))?\s*(?:-|–|to)\s*{_AMOUNT})?){_ARTICLE}\s*"
+    rf"(?P<unit>{_DOSE_UNITS})(?![a-z]){_AFTER}",
     re.IGNORECASE,
 )
 
-_NUMBER = _AMOUNT  # one amount as typed: 500, 0.5, 2,5, 5,000, five thousand, 1/2 and a combination's 875/125
-_UNIT = "(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")\b"
-#: "500 mg", or a range "1-2 tablets" / "500 to 1000 mg" (checked at its upper end, stored as doseRange); ``per``:
-#: a dose per kg or m² of the patient, which is not one dose.
-_DOSE_RE = re.compile(rf"(?<![\w.,/])({_NUMBER})(?:\s*(?:-|–|to)\s*({_NUMBER}))?{_ARTICLE}\s*{_UNIT}"
-                      r"(?P<per>\s*/\s*(?:kg|m2|m²))?", re.IGNORECASE)
+_UNIT = "(?:" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")\b"
+#: "500 mg", or a range "1-2 tablets" / "500 to 1000 mg" / "5mg to 10mg" (checked at its upper end, stored as
+#: doseRange); ``per``: a dose per kg or m² of the patient, which is not one dose.
+_DOSE_RE = re.compile(rf"(?<![\w.,/]){_BEFORE}(?P<low>{_AMOUNT})"
+                      rf"(?:(?:\s*(?P<low_unit>{_UNIT}))?\s*(?:-|–|to)\s*(?P<high>{_AMOUNT}))?{_ARTICLE}\s*(?P<unit>{_UNIT})"
+                      rf"(?P<per>\s*/\s*(?:kg|m2|m²))?{_AFTER}", re.IGNORECASE)
 _WORDS = {"once": 1, "one": 1, "twice": 2, "two": 2, "three": 3, "thrice": 3, "four": 4, "five": 5, "six": 6}
 _PER_DAY_CODES = {"od": 1, "qd": 1, "daily": 1, "mane": 1, "nocte": 1, "qhs": 1, "bid": 2, "bd": 2, "tid": 3,
                   "tds": 3, "qid": 4, "qds": 4}
@@ -192,11 +202,23 @@ def _read_dose(text: str) -> tuple[Dose, Dose] | Refused | None:
     match = _DOSE_RE.search(text or "")
     if match is None:
         return None
+    written = " ".join(match.group(0).split())
     if match.group("per"):
-        return Refused(f"'{match.group(0).strip()}' is a dose per body weight or surface area, not one dose: "
-                       "write the dose itself (e.g. 500 mg)")
-    code, display, family = UNITS[match.group(3).lower()]
-    read = [_amount(part) for part in (match.group(1), match.group(2)) if part]
+        return Refused(f"'{written}' is a dose per body weight or surface area, not one dose: write the dose itself "
+                       "(e.g. 500 mg)")
+    before = match.group("before") or ""
+    if re.fullmatch(r"one\s*|(?:one|1)\s*[x×*]\s*", before, re.IGNORECASE):
+        before = ""  # "one 500 mg tablet", "1 x 500 mg": the strength is the dose
+    if match.group("after") or re.search(r"[a-z×*]", before, re.IGNORECASE):
+        return Refused(f"'{written}' has a count beside the strength: write the dose given at one time (e.g. 1000 mg, "
+                       "or 2 tablets of 500 mg)")
+    if before or re.search(r"\d[\s,.'\u00a0\u202f]*$", (text or "")[: match.start()]):
+        return Refused(f"'{written}' is a number in parts (or follows another number): write the dose as one number")
+    unit = match.group("unit").lower()
+    if match.group("low_unit") and match.group("low_unit").lower() != unit:
+        return Refused(f"'{written}' has two units: write the dose in one unit (e.g. 500-1000 mg)")
+    code, display, family = UNITS[unit]
+    read = [_amount(part) for part in (match.group("low"), match.group("high")) if part]
     refused = next((r for r in read if isinstance(r, Refused)), None)
     if refused is not None:
         return refused
@@ -237,11 +259,12 @@ def canonical_dose(text: str) -> str | None:
     found = _read_dose(text)
     if match is None or found is None or isinstance(found, Refused) or found[0].combination:
         return None
-    if not re.search(r"[a-z]|\d,\d{1,2}(?!\d)|\d,\d{4,}|^0,", match.group(1) + (match.group(2) or ""), re.IGNORECASE):
+    typed = match.group("low") + (match.group("high") or "")
+    if not re.search(r"[a-z½¼¾]|\d,\d{1,2}(?!\d)|^0,", typed, re.IGNORECASE):
         return None
     low, high = found
     amount = _fmt_plain(low.value) + ("" if low == high else f"-{_fmt_plain(high.value)}")
-    return f"{amount} {match.group(3)}"
+    return f"{amount} {match.group('unit')}"
 
 
 def _fmt_plain(value: float) -> str:

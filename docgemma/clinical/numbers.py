@@ -5,9 +5,10 @@ The rules (English-language orders):
 
 * ``500``, ``0.5``, ``2.5``: plain digits; a sign (``-5``, ``−5``, ``minus 5``) is kept, so that a negative dose
   is seen as one (the dose checks call it implausible) instead of losing its sign.
+* ``½``, ``2½``: a vulgar fraction is read.
 * ``5,000``, ``12,500``, ``1,000,000``, ``1,000.5``: a comma before groups of exactly three digits, after a
   first group of 1-3 digits that does not start with 0, is a thousands separator.
-* ``2,5``, ``0,25``, ``0,250``: any other single comma is a decimal comma.
+* ``2,5``, ``0,25``, ``0,250``: any other single comma before 1-3 digits is a decimal comma (``1,5000``: refused).
 * ``1.000``, ``5.000``, ``12.500`` (a dot before exactly three digits, after 1-3 digits not starting with 0):
   refused. In English text it is 1 (trailing zeros: an ISMP error-prone form), in much of Europe 1000.
   ``0.125`` and ``1000.5`` are decimals.
@@ -36,6 +37,7 @@ WORDS = (rf"(?:(?:a|an)\s+)?(?:{_NUMBER_WORD})(?:(?:\s+and\s+a\s+|\s+and\s+|\s+a
          r"(?![\w-])")
 _DIGITS = (r"(?:\d{1,3}(?:[\u00a0\u202f' ]\d{3})+(?![\d.,])"  # 5 000, 5'000: refused
            r"|\d+(?:[.,]\d+)*"                                 # 500, 2,5, 5,000, 1.000, 1,000.5
+           r"|\d*[½¼¾]"                                        # ½, 2½
            r"|[.,]\d+)"                                        # .5: refused
            r"(?:\s*(?:[eE][-+]?\d+|[x×*]\s*10\s*(?:\^|\*\*)\s*[-+]?\d+|\^\s*[-+]?\d+))?")  # exponents: refused
 #: One number as typed (digits in any of the forms above, or words), with its sign: for the dose patterns.
@@ -70,6 +72,8 @@ def _unsigned(t: str) -> float | Refused:
         if exponent.group(4) is not None:  # "10^3": the base is the number before the caret
             plain = f"{mantissa ** power:.10g}" if isinstance(mantissa, float) else "digits"
         return Refused(f"'{t}' is written as a power of ten: write the dose in plain digits ({plain})")
+    if vulgar := re.fullmatch(r"(\d*)([½¼¾])", t):
+        return float(vulgar.group(1) or 0) + {"½": 0.5, "¼": 0.25, "¾": 0.75}[vulgar.group(2)]
     if re.fullmatch(r"[a-z][a-z\s-]*", t, re.IGNORECASE):
         return read_words(t)
     if re.fullmatch(r"\d{1,3}(?:[\u00a0\u202f' ]\d{3})+", t):
@@ -88,7 +92,7 @@ def _separated(t: str) -> float | Refused:
         return float(t)
     if re.fullmatch(r"[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?", t):  # 5,000 / 12,500 / 1,000.5: thousands
         return float(t.replace(",", ""))
-    if re.fullmatch(r"\d+,\d+", t):  # 2,5 / 0,25: a decimal comma
+    if re.fullmatch(r"\d+,\d{1,3}", t):  # 2,5 / 0,25: a decimal comma (5,000 was read above)
         return float(t.replace(",", "."))
     if re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", t):
         whole, decimals = t.split(".")

@@ -180,7 +180,7 @@ def dose_field(dose: re.Match[str]) -> tuple[str, str | None]:
     → "2.5 mg"); a dose that cannot be read stays as typed (the card's dose check says why)."""
     typed = " ".join(dose.group(0).split())
     amount = " ".join(dose.group(0)[: dose.start("unit") - dose.start()].split())
-    written = f"{amount} {dose.group('unit')}"
+    written = f"{amount} {dose.group('unit')}" + (f" {' '.join(dose.group('after').split())}" if dose.group("after") else "")
     plain = canonical_dose(written)
     return (plain, typed) if plain else (written, None)
 

@@ -67,6 +67,33 @@ def test_dose_refusal_says_why_a_dose_cannot_be_read(text: str, why: str) -> Non
     assert why in (dose_refusal(text) or "")
 
 
+@pytest.mark.parametrize(("text", "why"), [
+    # Found by probing after the fix: a strength read as the dose beside a count, a number read from its last part,
+    # a range's low end read in its high end's unit.
+    ("2 x 500 mg", "count beside the strength"), ("2x500mg", "count beside the strength"),
+    ("two 500 mg tablets", "count beside the strength"), ("500 mg x 2", "count beside the strength"),
+    ("1, 000 mg", "number in parts"), ("1 ,000 mg", "number in parts"), ("1 000,5 mg", "number in parts"),
+    ("2 500 mg", "write 2500"), ("500mg-1g", "two units"), ("1,5000 mg", "no single reading"),
+])
+def test_a_dose_whose_strength_is_not_the_dose_given_is_refused(text: str, why: str) -> None:
+    assert parse_dose(text) is None and why in (dose_refusal(text) or "")
+
+
+@pytest.mark.parametrize(("text", "value", "unit"), [
+    ("500 mg x7d", 500.0, "mg"), ("500 mg x 5 days", 500.0, "mg"), ("one 500 mg tablet", 500.0, "mg"),
+    ("1 x 500 mg", 500.0, "mg"), ("500 mg tablets", 500.0, "mg"), ("5mg to 10mg", 10.0, "mg"), ("½ tablet", 0.5, "tablet"),
+    ("2½ tablets", 2.5, "tablet"), ("5 mgs", 5.0, "mg"), ("10 mls", 10.0, "mL"),
+])
+def test_the_forms_beside_a_dose_that_do_not_change_it_are_read(text: str, value: float, unit: str) -> None:
+    dose = parse_dose(text)
+    assert dose is not None and (dose.value, dose.display) == (value, unit)
+
+
+def test_a_count_beside_the_strength_reaches_the_order_as_typed() -> None:
+    assert order("Prescribe amoxicillin 2 x 500 mg tds")["dosage"] == "2 x 500 mg"
+    assert order("Prescribe amoxicillin 500 mg x 2 tds")["dosage"] == "500 mg x 2"
+
+
 def test_a_body_mass_is_read_as_such_not_as_a_dose() -> None:
     dose = parse_dose("5 kg")
     assert dose is not None and dose.family == "body_mass"
