@@ -199,20 +199,41 @@ def test_a_negated_write_request_is_answered_and_never_written(query: str, said:
     assert decision is not None and (decision.intent, decision.tool, decision.rule) == ("DIRECT", None, "negated_write")
 
 
+@pytest.mark.parametrize("query", [
+    # Found by probing after the fix: more ways of saying there is no allergy, or no order.
+    "She has no penicillin allergy, please record", "add to her allergies: none", "Allergies: nil known, document that",
+    "Latex allergy - negative, record that", "please record that she is not penicillin allergic",
+    "She's not actually allergic to penicillin - remove and record", "The penicillin allergy is false, record that",
+    "She doesn't have a latex allergy, add it", "Prescribe nothing, she's no longer on amlodipine",
+    "Take her off amlodipine",
+])
+def test_more_negated_write_requests_are_never_written(query: str) -> None:
+    s = state(query)
+    assert negated_write(query, s["extracted_entities"]["drug_mentions"]) is not None
+    assert not set(remaining_tools(s, REG)) & WRITES
+
+
 @pytest.mark.parametrize(("query", "tool"), [
+    ("She is not severely allergic to penicillin, just a rash, record it", "add_allergy"),
+    ("She is allergic to penicillin and not to latex, record both", "add_allergy"),
+    ("No allergy to latex, record allergy to penicillin", "add_allergy"),
+    ("Document that he stopped smoking", None),
     ("Prescribe amoxicillin 500 mg tds, she is not allergic to penicillin", "prescribe_medication"),
     ("Stop metformin and start sitagliptin 50 mg daily", "prescribe_medication"),
     ("Record a penicillin allergy; she is not allergic to latex", "add_allergy"),
     ("She is allergic to latex, please record that", "add_allergy"),
     ("Note: denies drug allergies, stop metformin", "save_clinical_note"),
 ])
-def test_a_positive_write_beside_a_negation_is_still_asked(query: str, tool: str) -> None:
+def test_a_positive_write_beside_a_negation_is_still_asked(query: str, tool: str | None) -> None:
     assert negated_write(query) is None and is_write_request(query)
-    assert tool in remaining_tools(state(query), REG)
+    assert tool is None or tool in remaining_tools(state(query), REG)
 
 
-def test_the_allergen_is_never_a_negated_substance() -> None:
-    query = "Record a penicillin allergy; she is not allergic to latex"
+@pytest.mark.parametrize("query", ["Record a penicillin allergy; she is not allergic to latex",
+                                   "She is allergic to penicillin and not to latex, record both",
+                                   "She is allergic to penicillin but not latex, please record",
+                                   "No allergy to latex, record allergy to penicillin"])
+def test_the_allergen_is_never_a_negated_substance(query: str) -> None:
     assert allergy_args(query, extract_entities(query), "gm-001")["substance"] == "penicillin"
 
 
