@@ -344,7 +344,8 @@ def _rate(t: str, as_needed: bool) -> Frequency | Literal[False] | None:
 def _times(t: str, as_needed: bool) -> Frequency | Literal[False] | None:
     """"3 times a day", "twelve times daily", "x3/day", "2/day", "twice hourly", "bid"; False when the text names
     none."""
-    if m := re.search(rf"(?:(?<=\bx)|\b)(once|twice|thrice|\d+|{WORDS})\s*(?:times?|x)?\s*(?:a|an|per|each|every|/)?\s*"
+    if m := re.search(rf"(?:(?<=\bx)|\b)(once|twice|thrice|\d+|{WORDS})\s*(?:times?|x)?\s*"
+                      r"(?:a|an|per|each|every|in\s+the|/)?\s*"
                       r"(day|daily|night|nightly|week|weekly|hour|hourly)\b", t):
         n = _WORDS.get(m.group(1)) or read_number(m.group(1))
         if isinstance(n, Refused) or n <= 0 or n != int(n):
@@ -397,7 +398,7 @@ _FREQUENCY_SPAN_RE = re.compile(
     r"|\bq\.?\s*\d+(?:[./]\d+)?(?:\s*-\s*\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?|d|days?)\b"
     r"|(?:\bx\s*|\b)[1-9]\d*\s*(?:x\s*)?/\s*(?:days?|d|weeks?|wk|hours?|h)\b"
     rf"|/\s*(?:\d+(?:\.\d+)?\s*)?(?:mins?|minutes?|h|hrs?|hours?|days?)\b|\bper\s+(?:\d+(?:\.\d+)?\s*)?{_SPAN_UNIT}\b"
-    rf"|\b(?:once|twice|thrice|[1-9]\d*|{WORDS})\s*(?:times?|x)\s*(?:a|an|per|each|every|/)?\s*"
+    rf"|\b(?:once|twice|thrice|[1-9]\d*|{WORDS})\s*(?:times?|x)\s*(?:a|an|per|each|every|in\s+the|/)?\s*"
     r"(?:day|daily|week|weekly|hour|hourly|night|nightly|morning|evening)\b"
     r"|\b(?:once|twice|thrice)\s+(?:daily|weekly|hourly|a\s+day|a\s+week|per\s+day|an?\s+hour|per\s+hour|an?\s+night)\b"
     r"|\b(?:on\s+)?alternate\s+days?\b"

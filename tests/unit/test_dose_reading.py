@@ -115,7 +115,7 @@ def test_the_card_shows_the_number_read_when_it_was_typed_otherwise() -> None:
     ("twice a night", 2.0), ("every second day", 0.5), ("every 2nd day", 0.5), ("alternate days", 0.5),
     ("fortnightly", 1 / 14), ("every hour and a half", 16.0), ("every two and a half hours", 9.6),
     ("q1/2h", 48.0), ("q.i.d.", 4.0), ("b.i.d", 2.0), ("in the morning and at night", 2.0),
-    ("morning and evening", 2.0), ("each morning", 1.0),
+    ("morning and evening", 2.0), ("each morning", 1.0), ("one time in the day", 1.0), ("three times in the day", 3.0),
 ])
 def test_frequencies_are_read(text: str, per_day: float) -> None:
     timing = parse_frequency(text)
