@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 
 from docgemma.agent.state import AgentState
+from docgemma.clinical.entities import DrugDictionary
+from docgemma.clinical.negation import negations, not_written, without_negations
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
 from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS
 from docgemma.tools.registry import ToolRegistry, ToolSpec
@@ -206,10 +208,39 @@ def is_question(query: str) -> bool:
 
 
 def is_write_request(query: str) -> bool:
-    """True when the clinician asks for a write in command form, or dictates a note; questions never are."""
+    """True when the clinician asks for a write in command form, or dictates a note; questions never are, nor is
+    a request whose every write is negated ("He is NOT allergic to latex, please record that": see
+    :func:`negated_write`)."""
     if dictation(query):
         return True
-    return not is_question(query) and bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query))
+    if is_question(query) or negated_write(query) is not None:
+        return False
+    return bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query))
+
+
+_STOP_VERB_RE = re.compile(r"(?:stop|discontinu|ceas|withdr|withh|suspend|hold|d/c)", re.IGNORECASE)
+#: What a write records, once the negated statements are blanked: an allergy or reaction, a note, an order.
+_WRITE_CONTENT_RE = re.compile(r"\ballerg\w*|\bintoleran\w*|\banaphyla\w*|\bnotes?\b|\bprescri\w*", re.IGNORECASE)
+
+
+def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
+    """The one sentence that says what was not written and why, when the message's write content is all negated:
+    "NOT allergic to latex", "no known drug allergies", "denies allergies", "stop lisinopril", "no longer on
+    metformin" (:mod:`docgemma.clinical.negation`), with nothing positive left to write (an allergy, a reaction, a
+    note, an order verb: "stop metformin and start sitagliptin" orders sitagliptin). A question or a dictated note
+    never is one. A "stop <X>" counts only when X is one of ``drugs`` (the drugs the message names, found here
+    when not given): "stopped smoking" and "stop the bleeding" are not about an order."""
+    if dictation(query) or is_question(query):
+        return None
+    named = DrugDictionary.find(query) if drugs is None else drugs
+    found = [n for n in negations(query) if not _STOP_VERB_RE.match(n.words) or _drugs_in(n.words, named)]
+    if not found:
+        return None
+    rest = without_negations(query)
+    if _WRITE_CONTENT_RE.search(rest) or REACTION_WORDS.search(rest) or _ORDER_RE.search(rest):
+        return None
+    asked = _WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query)
+    return not_written(found) if asked or any(n.kind == "order" for n in found) else None
 
 
 def record_role(query: str) -> Role:
@@ -295,6 +326,8 @@ class _Request:
     state: AgentState
     query: str
     text: str
+    #: ``text`` with its negated statements blanked ("NOT allergic to latex"): where a write tool's words count.
+    affirmed: str
     writes: bool
     drugs: list[str]
     names: list[str]
@@ -304,7 +337,9 @@ class _Request:
     def of(cls, state: AgentState) -> _Request:
         query = state.get("user_query", "")
         entities = state.get("extracted_entities")
-        return cls(state=state, query=query, text=corrected(request_part(query)), writes=is_write_request(query),
+        text = request_part(query)
+        return cls(state=state, query=query, text=corrected(text), affirmed=corrected(without_negations(text)),
+                   writes=is_write_request(query),
                    drugs=entities["drug_mentions"] if entities else [],
                    names=entities["patient_names"] if entities else [],
                    ids=entities["patient_ids"] if entities else [])
@@ -315,10 +350,10 @@ def _write_clauses(q: _Request, tools: ToolRegistry) -> list[tuple[int, str]]:
     "I documented the allergy, now prescribe cefalexin" asks for a prescription, not an allergy entry. When no
     write clause names what to write ("abc-123 is allergic to latex, please record"), the message does. A clause
     that says not to write ("don't prescribe the clarithro. just document: …") asks for no write."""
-    asked = [(start, c) for start, c in _clauses(q.text) if not _NEGATED_CLAUSE_RE.match(c)]
+    asked = [(start, c) for start, c in _clauses(q.affirmed) if not _NEGATED_CLAUSE_RE.match(c)]
     write_clauses = [(start, c) for start, c in asked if _WRITE_CLAUSE_RE.search(c)] if q.writes else []
     named_in_clause = any(s.writes and s.mention(c) is not None for s in tools for _start, c in write_clauses)
-    if q.writes and not named_in_clause and not (q.drugs and _ORDER_RE.search(q.text)):
+    if q.writes and not named_in_clause and not (q.drugs and _ORDER_RE.search(q.affirmed)):
         write_clauses = asked
     return write_clauses
 
@@ -333,7 +368,7 @@ def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
         _add(needed, tools.first(Role.NOTE_ENTRY), "dictated_note", len(text))
     write_clauses = _write_clauses(q, tools)
     for spec in tools:
-        position = spec.mention(text)
+        position = spec.mention(q.affirmed if spec.writes else text)
         if position is not None and spec.writes:
             position = next((start + found for start, c in write_clauses if (found := spec.mention(c)) is not None),
                             None)
@@ -375,7 +410,7 @@ def _order_and_reaction_signals(q: _Request, tools: ToolRegistry, needed: dict[s
     if order and writes and drugs and ordered and (drug_object or not set(needed) & (write_tools - {order.name})):
         _add(needed, order, "put_on" if ordered.group(1).lower().startswith("put") else "order_verb", ordered.start())
     allergy = tools.first(Role.ALLERGY_ENTRY)
-    reaction = REACTION_WORDS.search(text)
+    reaction = REACTION_WORDS.search(q.affirmed)
     if allergy and writes and reaction and drugs and _REACTION_VERB_RE.search(text) and not (order and order.name in needed):
         # "Record that she had rash with doxycycline and write a note …", "<patient> gets angioedema with
         # ramipril, please document it": documenting a reaction to a drug. A reaction told inside a note's own

@@ -22,6 +22,7 @@ from docgemma.agent.patterns import (
     PATIENT_REF_RE,
     is_short_record_ask,
     is_write_request,
+    negated_write,
     record_role,
     remaining_tools,
     request_part,
@@ -165,6 +166,11 @@ def decide(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
     if _nothing_to_do(query, state, tools):
         return RuleDecision("DIRECT", None, "the clinician asks for nothing to be done", scope="acknowledgement",
                             rule="nothing_to_do")
+    if negated_write(query, drugs) is not None and not any(s.lookup and s.matches(query) for s in tools):
+        # "He is NOT allergic to latex, please record that", "stop lisinopril": never the positive write; the
+        # answer says what was not written and why (SYNTHESIZE, by code).
+        return RuleDecision("DIRECT", None, "the write asked for is negated: nothing to write", scope="acknowledgement",
+                            rule="negated_write")
     no_patient = not PATIENT_REF_RE.search(query) and not entities["patient_ids"] and not entities["patient_names"]
     if DEFINITION_RE.match(query) and not drugs and no_patient and not entities["has_image"]:
         return RuleDecision("DIRECT", None, "a definition (nothing to look up)", rule="definition")

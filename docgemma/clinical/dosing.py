@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from docgemma.clinical.numbers import NUMBER, WORDS, Refused, read_number
 
 UCUM = "http://unitsofmeasure.org"
 SNOMED = "http://snomed.info/sct"
 
 #: Written unit → (UCUM code, display, family). Mass is compared in mg.
 UNITS: dict[str, tuple[str, str, str]] = {
-    "mg": ("mg", "mg", "mass"), "milligram": ("mg", "mg", "mass"), "milligrams": ("mg", "mg", "mass"),
+    "mg": ("mg", "mg", "mass"), "mgs": ("mg", "mg", "mass"), "milligram": ("mg", "mg", "mass"),
+    "milligrams": ("mg", "mg", "mass"),
     "g": ("g", "g", "mass"), "gram": ("g", "g", "mass"), "grams": ("g", "g", "mass"), "gm": ("g", "g", "mass"),
     "mcg": ("ug", "mcg", "mass"), "ug": ("ug", "mcg", "mass"), "µg": ("ug", "mcg", "mass"),
     "microgram": ("ug", "mcg", "mass"), "micrograms": ("ug", "mcg", "mass"),
-    "ml": ("mL", "mL", "volume"), "milliliter": ("mL", "mL", "volume"), "millilitre": ("mL", "mL", "volume"),
+    "ml": ("mL", "mL", "volume"), "mls": ("mL", "mL", "volume"), "milliliter": ("mL", "mL", "volume"),
+    "millilitre": ("mL", "mL", "volume"),
     "milliliters": ("mL", "mL", "volume"), "millilitres": ("mL", "mL", "volume"),
     "unit": ("[iU]", "units", "units"), "units": ("[iU]", "units", "units"), "iu": ("[iU]", "units", "units"),
     "tablet": ("{tablet}", "tablet", "count"), "tablets": ("{tablet}", "tablet", "count"),
@@ -94,25 +98,41 @@ DRUG_MAXIMA: dict[str, tuple[float | None, float, str]] = {
     "furosemide": (600.0, 600.0, "Lasix label"),
 }
 
-#: A dose as a clinician writes it in a message ("500 mg", "1-2 tablets", "875/125 mg", "20 mmol"): what the
-#: order extractor takes as the order's dosage. Wider than :func:`parse_dose` reads (mmol, mEq, mg/kg and sachets
-#: are kept as written for the card, not structured).
+_DOSE_UNITS = (r"mg/kg|mg/m2|mcg/kg|mgs?|mcg|µg|micrograms?|milligrams?|g|grams?|units?|iu|mls?|mmol|meq|tablets?|"
+               r"tabs?|capsules?|caps?|puffs?|drops?|sachets?|kg")
+#: A fraction's or a combination strength's second number ("1/2 tablet", "875/125 mg"): plain digits only.
+_FRACTION = r"(?:\s*/\s*\d+(?:[.,]\d+)?)?"
+_AMOUNT = NUMBER + _FRACTION
+#: "a"/"of a" between a number and its unit: "half a tablet".
+_ARTICLE = r"(?:\s+(?:a|an|of\s+an?)(?=\s))?"
+_COUNT = r"(?:\d+|one|two|three|four|five|six)"
+#: A count beside the strength ("2 x 500 mg", "two 500 mg tablets", "500 mg x 2"): the dose given is not the
+#: strength written. Kept in the dose text so that the dose is refused, never read as the strength alone; "x7d"
+#: and "x 5 days" are a course's length, not a count.
+_BEFORE = (rf"(?P<before>\b{_COUNT}\s*[x×*]\s*|\b(?:one|two|three|four|five|six)\s+(?=\d)|\b\d+\s+(?=\d)(?!\d{{3}}(?![\d.,]))"
+           r"|\b\d+\s*[,.']\s+(?=\d)|\b\d+\s+[,.'](?=\d))?")
+_AFTER = r"(?P<after>\s*[x×*]\s*\d+\b(?!\s*(?:d|days?|w|wks?|weeks?|m|mo|months?|doses?)\b))?"
+#: A dose as a clinician writes it in a message ("500 mg", "1-2 tablets", "875/125 mg", "20 mmol", "5,000 mg",
+#: "five thousand mg", "-5 mg", "1e4 units", "5 kg", "2 x 500 mg"): what the order extractor takes as the order's
+#: dosage, in every number form :mod:`docgemma.clinical.numbers` reads or refuses, so that a form it refuses still
+#: reaches the card as typed. Wider than :func:`parse_dose` reads (sachets and doses per kg are kept as written).
 DOSE_TEXT_RE = re.compile(
-    r"(?<![\w/.])(\d+(?:[.,]\d+)?(?:\s*/\s*\d+(?:[.,]\d+)?)?(?:\s*(?:-|to)\s*\d+(?:[.,]\d+)?)?\s*"
-    r"(?:mg|mcg|µg|micrograms?|milligrams?|g|grams?|units?|iu|ml|mmol|meq|mg/kg|tablets?|tabs?|capsules?|caps?|"
-    r"puffs?|drops?|sachets?)(?![a-z]))",
+    rf"(?<![\w/.,]){_BEFORE}(?P<amount>{_AMOUNT}(?:(?:\s*(?:{_DOSE_UNITS}))?\s*(?:-|–|to)\s*{_AMOUNT})?){_ARTICLE}\s*"
+    rf"(?P<unit>{_DOSE_UNITS})(?![a-z]){_AFTER}",
     re.IGNORECASE,
 )
 
-_NUMBER = r"\d+(?:[.,]\d+)?(?:/\d+(?:[.,]\d+)?)?"  # 500, 0.5, 2,5, 1/2 and a combination's 875/125
-_UNIT = "(" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")\b"
-#: "500 mg", or a range "1-2 tablets" / "500 to 1000 mg" (checked at its upper end, stored as doseRange).
-_DOSE_RE = re.compile(rf"(?<![\d.,/])({_NUMBER})(?:\s*(?:-|–|to)\s*({_NUMBER}))?\s*{_UNIT}", re.IGNORECASE)
+_UNIT = "(?:" + "|".join(sorted(map(re.escape, UNITS), key=len, reverse=True)) + r")\b"
+#: "500 mg", or a range "1-2 tablets" / "500 to 1000 mg" / "5mg to 10mg" (checked at its upper end, stored as
+#: doseRange); ``per``: a dose per kg or m² of the patient, which is not one dose.
+_DOSE_RE = re.compile(rf"(?<![\w.,/]){_BEFORE}(?P<low>{_AMOUNT})"
+                      rf"(?:(?:\s*(?P<low_unit>{_UNIT}))?\s*(?:-|–|to)\s*(?P<high>{_AMOUNT}))?{_ARTICLE}\s*(?P<unit>{_UNIT})"
+                      rf"(?P<per>\s*/\s*(?:kg|m2|m²))?{_AFTER}", re.IGNORECASE)
 _WORDS = {"once": 1, "one": 1, "twice": 2, "two": 2, "three": 3, "thrice": 3, "four": 4, "five": 5, "six": 6}
 _PER_DAY_CODES = {"od": 1, "qd": 1, "daily": 1, "mane": 1, "nocte": 1, "qhs": 1, "bid": 2, "bd": 2, "tid": 3,
                   "tds": 3, "qid": 4, "qds": 4}
-_PERIOD_UNITS = {"second": "s", "sec": "s", "minute": "min", "min": "min", "hour": "h", "hr": "h", "h": "h",
-                 "day": "d", "week": "wk", "month": "mo"}
+_PERIOD_UNITS = {"second": "s", "sec": "s", "minute": "min", "min": "min", "m": "min", "hour": "h", "hr": "h",
+                 "h": "h", "day": "d", "d": "d", "week": "wk", "month": "mo"}
 _HOURS = {"s": 1 / 3600, "min": 1 / 60, "h": 1.0, "d": 24.0, "wk": 168.0, "mo": 720.0}
 
 
@@ -156,135 +176,256 @@ class Frequency:
         return 1.0 if self.count == 1 else 24.0 / self.interval_hours
 
 
-def _is_combination(text: str) -> bool:
+def _is_combination(top: float, bottom: float) -> bool:
     """"875/125", "5/325": two strengths of a combination product, not the fraction "1/2" or "3/4"."""
-    if "/" not in text:
-        return False
-    top, bottom = (float(p.replace(",", ".")) for p in text.split("/", 1))
     return not (0 < top < bottom <= 8)
 
 
-def _value(text: str) -> float:
-    if "/" in text:
-        top, bottom = text.split("/", 1)
-        if _is_combination(text):
-            return float(top.replace(",", "."))
-        return float(top) / float(bottom) if float(bottom) else float("inf")
-    return float(text.replace(",", "."))
+def _amount(text: str) -> tuple[float, bool] | Refused:
+    """(value, is a combination strength) of one typed amount, or why it cannot be read."""
+    if "/" not in text:
+        value = read_number(text)
+        return value if isinstance(value, Refused) else (value, False)
+    top_text, bottom_text = text.split("/", 1)
+    top, bottom = read_number(top_text), read_number(bottom_text)
+    if isinstance(top, Refused):
+        return top
+    if isinstance(bottom, Refused):
+        return bottom
+    if _is_combination(top, bottom):
+        return top, True
+    return (top / bottom, False) if bottom else Refused(f"'{text.strip()}' divides by zero")
+
+
+def _read_dose(text: str) -> tuple[Dose, Dose] | Refused | None:
+    """(low, high) doses, why the dose text cannot be read, or None when it has no number with a unit."""
+    match = _DOSE_RE.search(text or "")
+    if match is None:
+        return None
+    written = " ".join(match.group(0).split())
+    if match.group("per"):
+        return Refused(f"'{written}' is a dose per body weight or surface area, not one dose: write the dose itself "
+                       "(e.g. 500 mg)")
+    before = match.group("before") or ""
+    if re.fullmatch(r"one\s*|(?:one|1)\s*[x×*]\s*", before, re.IGNORECASE):
+        before = ""  # "one 500 mg tablet", "1 x 500 mg": the strength is the dose
+    if match.group("after") or re.search(r"[a-z×*]", before, re.IGNORECASE):
+        return Refused(f"'{written}' has a count beside the strength: write the dose given at one time (e.g. 1000 mg, "
+                       "or 2 tablets of 500 mg)")
+    if before or re.search(r"\d[\s,.'\u00a0\u202f]*$", (text or "")[: match.start()]):
+        return Refused(f"'{written}' is a number in parts (or follows another number): write the dose as one number")
+    unit = match.group("unit").lower()
+    if match.group("low_unit") and match.group("low_unit").lower() != unit:
+        return Refused(f"'{written}' has two units: write the dose in one unit (e.g. 500-1000 mg)")
+    code, display, family = UNITS[unit]
+    read = [_amount(part) for part in (match.group("low"), match.group("high")) if part]
+    refused = next((r for r in read if isinstance(r, Refused)), None)
+    if refused is not None:
+        return refused
+    (low_value, combination), (high_value, _) = read[0], read[-1]  # type: ignore[misc]
+    low = Dose(low_value, code, display, family, combination)
+    return low, (Dose(high_value, code, display, family, combination) if len(read) > 1 else low)
 
 
 def parse_dose(text: str) -> Dose | None:
     """``"500 mg"`` → Dose(500, mg); a range gives its upper end (see :func:`parse_dose_range`); None when no
-    number with a known unit is there."""
+    number with a known unit is there, or when the number cannot be read without guessing (:func:`dose_refusal`)."""
     found = parse_dose_range(text)
     return found[1] if found else None
 
 
 def parse_dose_range(text: str) -> tuple[Dose, Dose] | None:
-    """(low, high) doses: the same dose twice for a single value."""
-    match = _DOSE_RE.search(text or "")
-    if match is None:
-        return None
-    code, display, family = UNITS[match.group(3).lower()]
-    combination = _is_combination(match.group(1))
-    low = Dose(_value(match.group(1)), code, display, family, combination)
-    high = Dose(_value(match.group(2)), code, display, family, combination) if match.group(2) else low
-    return low, high
+    """(low, high) doses: the same dose twice for a single value; None as for :func:`parse_dose`."""
+    found = _read_dose(text)
+    return None if found is None or isinstance(found, Refused) else found
 
 
 def dose_refusal(text: str) -> str | None:
-    """Why ``text`` cannot be read as one dose without guessing (e.g. no number with a unit, an ambiguous
-    separator), for the card's finding; None when :func:`parse_dose` reads it."""
-    return None if parse_dose(text) is not None else "it has no number with a unit this system reads (e.g. 500 mg)"
+    """Why ``text`` cannot be read as one dose without guessing (an ambiguous separator, a number in exponent
+    form or in words this system does not read, a dose per kg, no number with a unit), with the form to write
+    instead, for the card's finding; None when :func:`parse_dose` reads it. The number rules are
+    :mod:`docgemma.clinical.numbers`'."""
+    found = _read_dose(text)
+    if isinstance(found, Refused):
+        return found.reason
+    return "it has no number with a unit this system reads (e.g. 500 mg)" if found is None else None
 
 
-def _number(word: str) -> float | None:
-    if word in _WORDS:
-        return float(_WORDS[word])
-    try:
-        return float(word)
-    except ValueError:
+def canonical_dose(text: str) -> str | None:
+    """The dose in plain digits ("2.5 mg", "5000 mg") when ``text`` writes its number in a form other than plain
+    English digits (words, a decimal comma), so the card shows the number read; None when it is already plain
+    or is not read."""
+    match = _DOSE_RE.search(text or "")
+    found = _read_dose(text)
+    if match is None or found is None or isinstance(found, Refused) or found[0].combination:
         return None
+    typed = match.group("low") + (match.group("high") or "")
+    if not re.search(r"[a-z½¼¾]|\d,\d{1,2}(?!\d)|^0,", typed, re.IGNORECASE):
+        return None
+    low, high = found
+    amount = _fmt_plain(low.value) + ("" if low == high else f"-{_fmt_plain(high.value)}")
+    return f"{amount} {match.group('unit')}"
 
 
-def parse_frequency(text: str) -> Frequency | None:
-    """Common ways of writing a frequency (``twice daily``, ``bid``, ``every 6 hours``, ``q8h``, ``weekly``,
-    ``3 times a day``, ``as needed``, ``once``); None when none is recognised."""
-    t = " ".join((text or "").lower().replace("-", " ").split())
-    as_needed = bool(re.search(r"\b(?:prn|as needed|when needed|as required)\b", t))
-    # A range ("every 4-6 hours", "q4-6h") is checked at its shortest interval: the most the order allows.
-    if m := re.search(r"\b(?:every|q)\s*(\d+(?:\.\d+)?)\s+(?:to\s+)?(\d+(?:\.\d+)?)\s*"
-                      r"(second|sec|minute|min|hour|hr|h|day|week|month)s?\b", t):
+def _fmt_plain(value: float) -> str:
+    return f"{value:.10g}"
+
+
+_TIME_UNIT = r"(second|sec|minute|min|hour|hr|h|day|week|month)s?"
+#: How many periods, as typed after "every": "6", "ten", "other", "half an", "a quarter of an".
+_PERIODS = (rf"(other|second|third|fourth|\d+(?:st|nd|rd|th)|half(?:\s+an?)?|(?:a\s+)?quarter(?:\s+of)?(?:\s+an?)?|"
+            rf"\d+(?:\.\d+)?(?:/\d+)?|{WORDS})")
+#: Once a day at a time of day: "once nightly", "at bedtime", "once in the morning", "every evening".
+_TIME_OF_DAY_RE = re.compile(r"\b(?:(?:every|each|a|per)\s+(?:morning|evening|night)|at\s+(?:night|bedtime)|nightly|"
+                             r"in\s+the\s+(?:morning|evening)|mane|nocte)\b")
+#: Twice a day at two times of day: "in the morning and at night", "morning and evening".
+_TWO_TIMES_OF_DAY_RE = re.compile(r"\b(?:in\s+the\s+)?mornings?\s+and\s+(?:at\s+|in\s+the\s+)?(?:night|evening|bedtime)s?\b")
+#: A single dose: only with words that say so. "once" alone may be "once daily" cut short: it is not read.
+_SINGLE_DOSE_RE = re.compile(r"\b(?:stat|once\s+only|single\s+dose|one\s+dose|one\s+time\s+only|one\s+off|once\s+now)\b")
+_AS_NEEDED_WORDS_RE = re.compile(r"\b(?:prn|as needed|when needed|as required|if needed)\b")
+_ORDINALS = {"other": 2.0, "second": 2.0, "third": 3.0, "fourth": 4.0}
+
+
+def _periods(word: str | None) -> float | None:
+    """How many periods "every <word>" names ("" → 1, "other"/"second"/"2nd" → 2, "half an" → 0.5), or None."""
+    word = (word or "").strip()
+    if not word:
+        return 1.0
+    if word in _ORDINALS or re.fullmatch(r"\d+(?:st|nd|rd|th)", word):
+        return _ORDINALS.get(word) or float(word[:-2])
+    if word.startswith("half"):
+        return 0.5
+    if "quarter" in word:
+        return 0.25
+    top, _, bottom = word.partition("/")
+    value = read_number(top)
+    if bottom and isinstance(value, float):
+        value = value / float(bottom) if float(bottom) else Refused("divides by zero")
+    return value if isinstance(value, float) and value > 0 else None
+
+
+def _normalised(text: str) -> str:
+    """Lower case, "q.i.d." → "qid", hyphens as spaces, and the forms that name a period another way:
+    "fortnightly" → "every 2 weeks", "an hour and a half" → "1.5 hours", "alternate days" → "every 2 days"."""
+    t = re.sub(r"\b((?:[a-z]\.){1,3}[a-z])\.?(?!\w)", lambda m: m.group(1).replace(".", ""), (text or "").lower())
+    t = " ".join(t.replace("-", " ").split())
+    for pattern, replacement in ((r"\bfortnightly\b", "every 2 weeks"), (r"\bfortnights?\b", "2 weeks"),
+                                 (r"\b(?:an?\s+|one\s+)?hours?\s+and\s+a\s+half\b", "1.5 hours"),
+                                 (r"\b(?:on\s+)?alternate\s+days?\b", "every 2 days")):
+        t = re.sub(pattern, replacement, t)
+    return t
+
+
+def _interval(t: str, as_needed: bool) -> Frequency | Literal[False] | None:
+    """"every 6 hours", "every 4-6 hours" (at its shortest interval: the most the order allows), "every ten
+    minutes", "every half an hour", "every 2nd day", "q15m", "q1/2h"; False when the text names no interval."""
+    if m := re.search(rf"\b(?:every|q)\s*(\d+(?:\.\d+)?)\s+(?:to\s+)?(\d+(?:\.\d+)?)\s*{_TIME_UNIT}\b", t):
         low = min(float(m.group(1)), float(m.group(2)))
-        if low <= 0:
+        return Frequency(1, low, _PERIOD_UNITS[m.group(3)], as_needed) if low > 0 else None
+    if m := re.search(rf"\bevery\s+(?:{_PERIODS}\s*)?{_TIME_UNIT}\b", t):
+        period = _periods(m.group(1))
+        return Frequency(1, period, _PERIOD_UNITS[m.group(2)], as_needed) if period else None
+    if m := re.search(r"\bq\s*(\d+(?:\.\d+)?(?:/\d+)?)\s*(h|hrs?|hours?|m|mins?|minutes?|d|days?)\b", t):
+        unit = _PERIOD_UNITS[re.sub(r"(?<=.)(?:s|rs?|ours?|ins?|inutes?|ays?)$", "", m.group(2))]
+        period = _periods(m.group(1))
+        return Frequency(1, period, unit, as_needed) if period else None
+    return False
+
+
+def _rate(t: str, as_needed: bool) -> Frequency | Literal[False] | None:
+    """A dose per period: "80mg/5min", "/hour", "per hour" (a rate's daily total is that of the dose every
+    period); False when the text names none."""
+    if m := re.search(rf"(?:/|\bper\s+|\ban?\s+(?=hour))\s*(\d+(?:\.\d+)?)?\s*{_TIME_UNIT}\b", t):
+        period = float(m.group(1)) if m.group(1) else 1.0
+        return Frequency(1, period, _PERIOD_UNITS[m.group(2)], as_needed) if period > 0 else None
+    return False
+
+
+def _times(t: str, as_needed: bool) -> Frequency | Literal[False] | None:
+    """"3 times a day", "twelve times daily", "x3/day", "2/day", "twice hourly", "bid"; False when the text names
+    none."""
+    if m := re.search(rf"(?:(?<=\bx)|\b)(once|twice|thrice|\d+|{WORDS})\s*(?:times?|x)?\s*"
+                      r"(?:a|an|per|each|every|in\s+the|/)?\s*"
+                      r"(day|daily|night|nightly|week|weekly|hour|hourly)\b", t):
+        n = _WORDS.get(m.group(1)) or read_number(m.group(1))
+        if isinstance(n, Refused) or n <= 0 or n != int(n):
             return None
-        return Frequency(1, low, _PERIOD_UNITS[m.group(3)], as_needed)
-    if m := re.search(r"\bevery (other|\d+(?:\.\d+)?|one|two|three|four|six|twelve)?\s*"
-                      r"(second|sec|minute|min|hour|hr|h|day|week|month)s?\b", t):
-        amount = m.group(1)
-        period = 2.0 if amount == "other" else (_number(amount) if amount else 1.0)
-        if amount == "twelve":
-            period = 12.0
-        if period is None or period <= 0:
-            return None
-        return Frequency(1, period, _PERIOD_UNITS[m.group(2)], as_needed)
-    if m := re.search(r"\bq\s*(\d+(?:\.\d+)?)\s*(h|hr|hrs|hours?|min|mins|minutes?)\b", t):
-        unit = "min" if m.group(2).startswith("min") else "h"
-        return Frequency(1, float(m.group(1)), unit, as_needed)
-    if m := re.search(r"\b(once|twice|thrice|one|two|three|four|five|six|\d+)\s*(?:times?|x)?\s*(?:a|per|each|every|/)?\s*"
-                      r"(day|daily|week|weekly|hour|hourly)\b", t):
-        n = _number(m.group(1))
-        if n is None or n <= 0 or n != int(n):
-            return None
-        unit = {"day": "d", "daily": "d", "week": "wk", "weekly": "wk", "hour": "h", "hourly": "h"}[m.group(2)]
+        unit = {"day": "d", "daily": "d", "night": "d", "nightly": "d", "week": "wk", "weekly": "wk", "hour": "h",
+                "hourly": "h"}[m.group(2)]
         return Frequency(int(n), 1.0, unit, as_needed)
     for code, per_day in _PER_DAY_CODES.items():
         if re.search(rf"\b{code}\b", t):
             return Frequency(per_day, 1.0, "d", as_needed)
-    if re.search(r"\b(?:every (?:morning|evening|night)|at (?:night|bedtime)|nightly|in the (?:morning|evening))\b", t):
+    return False
+
+
+def parse_frequency(text: str) -> Frequency | None:
+    """Common ways of writing a frequency (``twice daily``, ``bid``, ``q.i.d.``, ``every 6 hours``, ``q8h``,
+    ``q15m``, ``every five minutes``, ``every half hour``, ``every 2nd day``, ``fortnightly``, ``/5min``,
+    ``weekly``, ``twelve times daily``, ``once nightly``, ``morning and evening``, ``as needed``, ``stat``); None
+    when none is recognised. "once" alone is not read (a single dose needs words that say so: "once only",
+    "stat", "single dose"), nor is "continuously" without a rate (a continuous infusion's dose is a rate, e.g.
+    "2 mg/hour", which is read as hourly)."""
+    t = _normalised(text)
+    as_needed = bool(_AS_NEEDED_WORDS_RE.search(t))
+    for reader in (_interval, _times, _rate):
+        found = reader(t, as_needed)
+        if found is not False:
+            return found
+    if _TWO_TIMES_OF_DAY_RE.search(t):
+        return Frequency(2, 1.0, "d", as_needed)
+    if _TIME_OF_DAY_RE.search(t):
         return Frequency(1, 1.0, "d", as_needed)
-    if re.search(r"\bhourly\b", t):
-        return Frequency(1, 1.0, "h", as_needed)
-    if re.search(r"\bweekly\b", t):
-        return Frequency(1, 1.0, "wk", as_needed)
-    if re.search(r"\bmonthly\b", t):
-        return Frequency(1, 1.0, "mo", as_needed)
-    if re.search(r"\b(?:once|stat|single dose|one dose|one time)\b", t):
+    for word, unit in (("hourly", "h"), ("weekly", "wk"), ("monthly", "mo")):
+        if re.search(rf"\b{word}\b", t):
+            return Frequency(1, 1.0, unit, as_needed)
+    if _SINGLE_DOSE_RE.search(t):
         return Frequency(count=1, as_needed=as_needed)
-    if as_needed:
-        return Frequency(as_needed=True, scheduled=False)
-    return None
+    return Frequency(as_needed=True, scheduled=False) if as_needed else None
 
 
-#: A frequency as a clinician types it, found in a message: every form :func:`parse_frequency` reads, and any
-#: "every <n> <unit>" (an implausible one included: it must reach the card, not vanish).
+_SPAN_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|fortnights?|months?)"
+#: A frequency as a clinician types it, found in a message: every form :func:`parse_frequency` reads, any
+#: "every <up to three words> <unit>" and any "<number> times a <period>" (an implausible or unreadable one
+#: included: it must reach the card as typed, not vanish), and "continuous(ly)".
 _FREQUENCY_SPAN_RE = re.compile(
-    r"\b(?:every\s+(?:other\s+|\d+(?:\.\d+)?(?:\s*(?:-|–|to)\s*\d+(?:\.\d+)?)?\s*|one\s+|two\s+|three\s+|four\s+|"
-    r"six\s+|eight\s+|twelve\s+)?(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|morning|"
-    r"evening|night)"
-    r"|q\.?\s*\d+(?:\.\d+)?(?:\s*-\s*\d+)?\s*(?:h|hrs?|hours?|mins?|minutes?)"
-    r"|(?:once|twice|thrice|one|two|three|four|five|six|[1-9]\d*)\s*(?:times?|x)\s*(?:a|per|each|every|/)?\s*"
-    r"(?:day|daily|week|weekly|hour|hourly)"
-    r"|(?:once|twice|thrice)\s+(?:daily|weekly|a\s+day|a\s+week|per\s+day)"
-    r"|b\.i\.d\.?|t\.i\.d\.?|q\.i\.d\.?|q\.d\.?|o\.d\.?|bid|tid|qid|qds|tds|bd|od|qd|qhs|qam|qpm|nocte|mane"
-    r"|daily|nightly|hourly|weekly|monthly|at night|at bedtime|in the morning|in the evening"
-    r"|stat|once|single dose|one dose)\b",
+    r"\bonce\s+(?:(?:a|per|each|every)\s+)?(?:nightly|night|morning|evening|at\s+(?:night|bedtime)|"
+    r"in\s+the\s+(?:morning|evening)|daily|weekly|a\s+day|a\s+week|per\s+day|only|now)\b"
+    r"|\b(?:in\s+the\s+)?mornings?\s+and\s+(?:at\s+|in\s+the\s+)?(?:night|evening|bedtime)s?\b"
+    rf"|\bevery\s+(?:other|second|third|fourth|\d+(?:st|nd|rd|th))\s+{_SPAN_UNIT}\b"
+    rf"|\b(?:every|each)\s+(?:[\w.\-–/]+\s+){{0,4}}?(?:\d+(?:\.\d+)?\s*)?(?:{_SPAN_UNIT}|morning|evening|night)\b"
+    r"(?:\s+and\s+a\s+half)?"
+    r"|\bq\.?\s*\d+(?:[./]\d+)?(?:\s*-\s*\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?|d|days?)\b"
+    r"|(?:\bx\s*|\b)[1-9]\d*\s*(?:x\s*)?/\s*(?:days?|d|weeks?|wk|hours?|h)\b"
+    rf"|/\s*(?:\d+(?:\.\d+)?\s*)?(?:mins?|minutes?|h|hrs?|hours?|days?)\b|\bper\s+(?:\d+(?:\.\d+)?\s*)?{_SPAN_UNIT}\b"
+    rf"|\b(?:once|twice|thrice|[1-9]\d*|{WORDS})\s*(?:times?|x)\s*(?:a|an|per|each|every|in\s+the|/)?\s*"
+    r"(?:day|daily|week|weekly|hour|hourly|night|nightly|morning|evening)\b"
+    r"|\b(?:once|twice|thrice)\s+(?:daily|weekly|hourly|a\s+day|a\s+week|per\s+day|an?\s+hour|per\s+hour|an?\s+night)\b"
+    r"|\b(?:on\s+)?alternate\s+days?\b"
+    r"|\b(?:b\.i\.d\.?|t\.i\.d\.?|q\.i\.d\.?|q\.d\.?|o\.d\.?|bid|tid|qid|qds|tds|bd|od|qd|qhs|qam|qpm|nocte|mane"
+    r"|daily|nightly|hourly|weekly|fortnightly|monthly|at night|at bedtime|in the morning|in the evening"
+    r"|stat|single dose|one dose|one[- ]off|once|twice|thrice|continuous(?:ly)?(?:\s+infusion)?)\b",
     re.IGNORECASE,
 )
 _AS_NEEDED_RE = re.compile(r"\b(?:prn|as needed|when needed|as required|if needed)\b", re.IGNORECASE)
+_CONTINUOUS_RE = re.compile(r"\bcontinuous(?:ly)?(?:\s+infusion)?\b", re.IGNORECASE)
 
 
 def frequency_match(text: str) -> tuple[str, list[tuple[int, int]]] | None:
-    """The frequency as written in ``text`` ("every 5 minutes", "tds", "every 6 hours as needed") and where its
-    words are; None when it names none."""
+    """The frequency as written in ``text`` ("every 5 minutes", "tds", "every 6 hours as needed", "/hour
+    continuous infusion") and where its words are; None when it names none."""
     found = _FREQUENCY_SPAN_RE.search(text or "")
-    needed = _AS_NEEDED_RE.search(text or "")
+    extra = sorted((m for m in (_AS_NEEDED_RE.search(text or ""), _CONTINUOUS_RE.search(text or "")) if m),
+                   key=lambda m: m.start())
     if found is None:
-        return (needed.group(0), [needed.span()]) if needed else None
+        if not extra:
+            return None
+        found, extra = extra[0], extra[1:]
     words, spans = found.group(0), [found.span()]
-    if needed and needed.group(0).lower() not in words.lower():
-        words += f" {needed.group(0)}"
-        spans.append(needed.span())
+    for more in extra:
+        if not (found.start() <= more.start() < found.end()):
+            words += f" {more.group(0)}"
+            spans.append(more.span())
     return words, spans
 
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from docgemma.clinical.dosing import DOSE_TEXT_RE, duration_match, frequency_match, route_match
+from docgemma.clinical.dosing import DOSE_TEXT_RE, canonical_dose, duration_match, frequency_match, route_match
 from docgemma.clinical.entities import ExtractedEntities
 from docgemma.clinical.ingredients import resolve_local
+from docgemma.clinical.negation import without_negations
 
 NOT_SPECIFIED = "not specified"
 NOT_UNDERSTOOD = "not understood:"
@@ -120,9 +121,11 @@ def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
     return any(a <= start and end <= b for a, b in spans)
 
 
-def _product(query: str, patient: list[tuple[int, int]]) -> tuple[str, tuple[int, int], tuple[int, int] | None] | None:
+def _product(query: str, patient: list[tuple[int, int]], dose_start: int
+             ) -> tuple[str, tuple[int, int], tuple[int, int] | None] | None:
     """The product as written after the order verb (and after "<patient> on" in "put her on ..."), where it
-    is, and where the skipped "<patient> on" is."""
+    is, and where the skipped "<patient> on" is. It ends before the dose (``dose_start``): the drug's name never
+    takes a dose's sign or number ("amlodipine -5 mg", "amlodipine five thousand mg")."""
     verb = _ORDER_VERB_RE.search(query)
     if verb is None:
         return None
@@ -141,7 +144,8 @@ def _product(query: str, patient: list[tuple[int, int]]) -> tuple[str, tuple[int
     start += len(rest) - len(rest.lstrip()) + (lead.end() if lead else 0)
     rest = query[start:]
     end = _PRODUCT_END_RE.search(rest)
-    words = rest[: end.start() if end else len(rest)].strip()
+    stop = min(end.start() if end else len(rest), dose_start - start if dose_start >= start else len(rest))
+    words = rest[:stop].strip().rstrip("-–—−~:").strip()
     for a, _b in patient:  # a patient name right after the verb ("prescribe Grace Mensah amoxicillin") is not it
         if a >= start and a < start + len(words):
             words = query[start:a].strip()
@@ -151,18 +155,34 @@ def _product(query: str, patient: list[tuple[int, int]]) -> tuple[str, tuple[int
     return words[:60], (start, start + len(words)), skipped
 
 
+def _covered(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """True when the fields' spans together cover ``start``..``end`` ("80mg/5min": a dose and a frequency)."""
+    return all(any(a <= i < b for a, b in spans) for i in range(start, end))
+
+
 def _leftover(query: str, spans: list[tuple[int, int]]) -> str:
     """The clinician's words that no field took, in runs as written ("take with meals"); a run of filler words
     only ("please", "for her") is dropped, and "" is returned when nothing else is left."""
     runs: list[list[str]] = [[]]
     for match in re.finditer(r"[^\s,;:.!?]+", query):
-        if _inside(spans, *match.span()):
+        if _covered(spans, *match.span()):
             runs.append([])
             continue
         runs[-1].append(match.group(0).strip("()\"'"))
     kept = [" ".join(w for w in run if w) for run in runs
             if any(w.lower() not in _FILLER and not re.fullmatch(r"[\d.,/%-]+", w) for w in run if w)]
     return "; ".join(kept)
+
+
+def dose_field(dose: re.Match[str]) -> tuple[str, str | None]:
+    """The order's dosage from the dose as typed (a space before its unit: "500mg" → "500 mg"), and the typed
+    words when the dosage shows the number read in plain digits instead ("two and a half mg" → "2.5 mg", "2,5 mg"
+    → "2.5 mg"); a dose that cannot be read stays as typed (the card's dose check says why)."""
+    typed = " ".join(dose.group(0).split())
+    amount = " ".join(dose.group(0)[: dose.start("unit") - dose.start()].split())
+    written = f"{amount} {dose.group('unit')}" + (f" {' '.join(dose.group('after').split())}" if dose.group("after") else "")
+    plain = canonical_dose(written)
+    return (plain, typed) if plain else (written, None)
 
 
 def prescription_args(query: str, entities: ExtractedEntities, patient_id: str | None) -> dict[str, Any]:
@@ -173,7 +193,8 @@ def prescription_args(query: str, entities: ExtractedEntities, patient_id: str |
     verb = _ORDER_VERB_RE.search(query)
     if verb:
         spans.append(verb.span())
-    product = _product(query, patient)
+    dose = DOSE_TEXT_RE.search(query)
+    product = _product(query, patient, dose.start() if dose else len(query))
     if product is not None and product[2] is not None:
         spans.append(product[2])
     drugs = entities["drug_mentions"]
@@ -182,11 +203,12 @@ def prescription_args(query: str, entities: ExtractedEntities, patient_id: str |
         spans.append(product[1])
     elif len(drugs) == 1:
         out["medication_name"] = drugs[0]
-        if product is not None:
-            spans.append(product[1])
-    dose = DOSE_TEXT_RE.search(query)
+        named = re.search(rf"\b{re.escape(drugs[0])}\b", query, re.IGNORECASE)
+        spans += [product[1]] if product is not None else [named.span()] if named else []
+    notes: list[str] = []
     if dose:
-        out["dosage"] = re.sub(r"(\d)\s*([a-zµ])", r"\1 \2", " ".join(dose.group(1).split()))
+        out["dosage"], typed = dose_field(dose)
+        notes += [f"dose typed as: {typed}"] if typed else []
         spans.append(dose.span())
     else:
         out["dosage"] = NOT_SPECIFIED
@@ -198,7 +220,6 @@ def prescription_args(query: str, entities: ExtractedEntities, patient_id: str |
         out["duration"] = duration[0].label
         spans.append(duration[1].span())
     route = route_match(query)
-    notes: list[str] = []
     if route:
         notes.append(f"route: {route.group(0).lower()}")
         spans.append(route.span())
@@ -239,6 +260,7 @@ def _substance(text: str) -> str | None:
 def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None) -> dict[str, Any]:
     """The patient, the substance and the reaction by meaning, and a severity the message states."""
     out: dict[str, Any] = {"patient_id": patient_id} if patient_id else {}
+    query = without_negations(query)  # "record a penicillin allergy; NOT allergic to latex": never latex
     for pattern in (_ALLERGEN_AFTER_RE, _ALLERGEN_BEFORE_RE):  # "allergy to X", "X allergy": the clearest phrasing
         for found in pattern.finditer(query):
             name = re.sub(r"^(?:(?:a|an|the|known|new|severe|mild|moderate|record|document|add|log|note|enter|save|"

@@ -274,3 +274,57 @@ def test_grounding_accepts_the_same_product_by_its_ingredients() -> None:
     assert same == {"drug_name": "amoxicillin and clavulanate potassium"} and repairs == []
     other, repairs = ground(spec, {"drug_name": "aspirin"}, extract_entities(message), None, message)
     assert other == {"drug_name": "amoxicillin-clavulanate"} and repairs
+
+
+# ── 4. issue 30 item 7: a dose read right or refused, a negated write never written ──────────────────
+
+
+def test_a_thousands_comma_is_read_as_thousands_and_refuses_plain_approve(ehr: Ehr) -> None:
+    from docgemma.clinical.dosing import parse_dose
+
+    card = card_for(assistant(ehr), "Prescribe amlodipine 5,000 mg once daily for Grace Mensah",
+                    active=(pid_of(ehr, "Mensah"), "Grace Mensah"))
+    assert card["args"]["medication_name"] == "amlodipine" and card["args"]["dosage"] == "5,000 mg"
+    dose = parse_dose(card["args"]["dosage"])
+    assert dose is not None and dose.mg == 5000 and card["override_required"]
+
+
+def test_a_negative_dose_keeps_the_drug_name_and_its_sign(ehr: Ehr) -> None:
+    card = card_for(assistant(ehr), "Prescribe amlodipine -5 mg once daily for Grace Mensah",
+                    active=(pid_of(ehr, "Mensah"), "Grace Mensah"))
+    assert (card["args"]["medication_name"], card["args"]["dosage"]) == ("amlodipine", "-5 mg")
+    assert card["override_required"]
+
+
+def test_a_dose_with_an_ambiguous_separator_reaches_the_card_as_typed(ehr: Ehr) -> None:
+    card = card_for(assistant(ehr), "Prescribe amlodipine 1.000 mg once daily for Grace Mensah",
+                    active=(pid_of(ehr, "Mensah"), "Grace Mensah"))
+    assert (card["args"]["medication_name"], card["args"]["dosage"]) == ("amlodipine", "1.000 mg")
+
+
+def test_once_nightly_is_once_daily_in_the_written_order(ehr: Ehr) -> None:
+    pid = pid_of(ehr, "Mwangi")
+    bot = assistant(ehr)
+    card = card_for(bot, f"Start atorvastatin 40 mg once nightly for patient {pid}")
+    assert card["args"]["frequency"] == "once nightly"
+    assert isinstance(bot.resume("t", {"action": "approve", "card_id": card["card_id"]}), TurnResult)
+    [written] = [o for o in orders(ehr, pid) if o["medicationCodeableConcept"]["text"] == "atorvastatin"]
+    assert written["dosageInstruction"][0]["timing"]["repeat"] == {"frequency": 1, "period": 1, "periodUnit": "d"}
+
+
+@pytest.mark.parametrize(("message", "said"), [
+    ("He is NOT allergic to latex, please record that", "'NOT allergic to latex' is not recorded as an allergy"),
+    ("No known drug allergies, please document", "is not recorded as an allergy"),
+    ("She doesn't take amlodipine anymore, please add that", "is not a prescription"),
+    ("stop amlodipine", "is not a prescription"),
+])
+def test_a_negated_write_request_writes_nothing_and_says_so(ehr: Ehr, message: str, said: str) -> None:
+    pid = pid_of(ehr, "Mensah")
+    bot = assistant(ehr)
+    bot.set_active_patient("t", {"id": pid, "name": "Grace Mensah"})
+    allergies = ehr.client.search("AllergyIntolerance", [("patient", pid)])
+    before = len(orders(ehr, pid))
+    result = bot.run_turn("t", message)
+    assert isinstance(result, TurnResult), result
+    assert said in result.answer and "nothing was written" in result.answer
+    assert ehr.client.search("AllergyIntolerance", [("patient", pid)]) == allergies and len(orders(ehr, pid)) == before

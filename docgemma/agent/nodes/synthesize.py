@@ -26,7 +26,7 @@ from docgemma.agent import answer, modes, named_drugs, prompts, record_check, re
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.node_settings import NODE_CONFIG
-from docgemma.agent.patterns import is_short_record_question
+from docgemma.agent.patterns import is_short_record_question, negated_write
 from docgemma.agent.state import AgentState, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import other_patient_named
@@ -135,6 +135,9 @@ def _clarification(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answe
 def _nothing_asked(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
     """A message that asks for nothing: an acknowledgement."""
     if state.get("scope", "clinical") == "acknowledgement" and not state.get("tool_results"):
+        negated = negated_write(state["user_query"], state["extracted_entities"]["drug_mentions"])
+        if negated is not None:
+            return negated, "the write asked for is negated: nothing written (no model call)"
         return NOTHING_DONE, "nothing was asked (no model call)"
     return None
 
