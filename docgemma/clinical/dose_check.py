@@ -11,6 +11,7 @@ a maximum at all, is severe: a unit slip written with one click is the error thi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from docgemma.clinical.body_weight import ADULT_YEARS, Weight
@@ -28,6 +29,8 @@ MIN_INTERVAL_H = 1.0  # more often than hourly is not a repeating order a clinic
 NEONATE_YEARS = 28 / 365.25
 _SLACK = 1.000001  # float error in per-day sums (70 mg weekly is 10 mg/day, not 10.0000001)
 _NOT_GIVEN = ("", "not specified")
+#: A minus sign before a number that is not the dash of a range ("1-2 tablets").
+_NEGATIVE = re.compile(r"(?:^\s*|[(:=]\s*)[-\u2212\u2013]\s*\d")
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,8 @@ def review_dose(ingredients: tuple[str, ...], name: str, dosage: str, frequency:
     """The dose, frequency, age and weight checks of one order (see the module's note). ``ingredients`` are the
     resolved product's ingredients (empty when it could not be resolved), ``name`` the product as ordered."""
     out, patient = DoseReview(), patient or DosePatient()
-    row = limit_for(ingredients)
+    # A product the resolver cannot name ("thiamine") is looked up by the name as typed: an exact table name only.
+    row = limit_for(ingredients) if ingredients else limit_for((name.strip(),)) if name.strip() else None
     drug = row.drug if row else (", ".join(ingredients) or name or "this product")
     dose = _read_dose(out, dosage)
     amount = None
@@ -120,6 +124,9 @@ def review_dose(ingredients: tuple[str, ...], name: str, dosage: str, frequency:
 
 def _read_dose(out: DoseReview, dosage: str) -> Dose | None:
     dose = parse_dose(dosage)
+    if _NEGATIVE.search(dosage):  # "-200 mg": the parser reads the number after the sign
+        out.add(f"IMPLAUSIBLE DOSE: '{dosage}' is not a positive amount.")
+        return None
     if dose is None:
         out.add(f"DOSE NOT UNDERSTOOD: '{dosage}': {dose_refusal(dosage) or 'it could not be read'}. Write it as a "
                 "number and a unit (e.g. 500 mg) so that it can be checked.")
@@ -173,6 +180,8 @@ def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose) -> float | None:
         return mmol if row.unit == "mmol" else mmol * row.mg_per_mmol
     if dose.family == "count":
         return _count(out, row, dose)
+    if dose.family == "units" and row.unit == "mg" and row.units_per_mg:
+        return dose.value / row.units_per_mg
     why = {"volume": f"a volume without a known concentration cannot be checked for {row.drug}, which is dosed in "
                      f"{row.unit}", "units": f"{row.drug} is dosed in {row.unit}, not units"}
     out.add(f"WRONG UNIT: {said}: " + why.get(dose.family, f"{row.drug} is dosed in {row.unit}, not "

@@ -28,7 +28,8 @@ class DoseLimit:
     ``child_dose``: a child's fixed maximum per dose where the formulary gives one instead, ``child_source``.
     ``min_age``: contraindicated below that age in years, ``age_source`` says who says so.
     ``count_mg``: mg per puff/tablet where one strength is standard; ``count_max``: most puffs per dose.
-    ``mg_per_mmol``: a mass order converted to mmol; ``meq_per_mmol``: mEq in one mmol (2 for Mg, Ca)."""
+    ``mg_per_mmol``: a mass order converted to mmol; ``meq_per_mmol``: mEq in one mmol (2 for Mg, Ca);
+    ``units_per_mg``: a drug also ordered in units (enoxaparin anti-Xa units, benzylpenicillin)."""
 
     drug: str
     unit: str
@@ -52,6 +53,7 @@ class DoseLimit:
     count_max: float | None = None
     mg_per_mmol: float | None = None
     meq_per_mmol: float = 1.0
+    units_per_mg: float | None = None
 
 
 OPIOID = "ISMP high-alert medicine (opioid): the limit is the opioid-naive starting dose"
@@ -108,10 +110,9 @@ TABLE: tuple[DoseLimit, ...] = (
        kg=50, kg_day=200, child_dose=2000, child_source=f"{BNFC} (up to 50 mg/kg four times daily)"),
     _r("penicillin v", "mg", 500, "four times daily", 1000, 4000, BNF, kg=25, kg_day=100, child_dose=1000,
        child_source=f"{WHOC} (12.5-25 mg/kg four times daily)"),
-    _r("penicillin g", "mg", 1200, "four times daily", 2400, 14400, f"{BNF} (benzylpenicillin)", kg=50, kg_day=300,
-       child_dose=2400, child_source=f"{BNFC} (25-50 mg/kg every 4-6 hours)"),
-    _r("penicillin g benzathine", "units", 2_400_000, "once", 2_400_000, 2_400_000, WHO, per_days=7, kg=50_000,
-       kg_day=50_000, child_dose=2_400_000, child_source=f"{WHOC} (50,000 units/kg)"),
+    _r("penicillin g", "mg", 1200, "four times daily", 2400, 14400,
+       f"{BNF} (benzylpenicillin; benzathine 2.4 million units = 1.44 g, {WHO})", kg=50, kg_day=300, child_dose=2400,
+       child_source=f"{BNFC} (25-50 mg/kg every 4-6 hours)", units_per_mg=1667.0),
     _r("ampicillin", "mg", 1000, "four times daily", 2000, 12000, "US label (ampicillin for injection)", kg=100,
        kg_day=400, child_dose=2000, child_source=f"{WHOC} (50-100 mg/kg every 6 hours)"),
     _r("cephalexin", "mg", 500, "four times daily", 1000, 4000, "US label (Keflex)", kg=25, kg_day=100,
@@ -258,7 +259,8 @@ TABLE: tuple[DoseLimit, ...] = (
     _r("heparin", "units", 5000, "twice daily", 15000, 45000, f"{BNF} (treatment 15,000 units every 12 h SC)",
        alert=ANTICOAG, kg=75, kg_day=700, child_source=f"{BNFC} (loading 75 units/kg, then 25 units/kg/hour)"),
     _r("enoxaparin", "mg", 40, "once daily", 150, 200, "US label (Lovenox; 1 mg/kg twice daily or 1.5 mg/kg daily)",
-       alert=ANTICOAG, kg=1.5, kg_day=2, kg_all=True, child_source=f"{BNFC} (1-1.5 mg/kg every 12 hours)"),
+       alert=ANTICOAG, kg=1.5, kg_day=2, kg_all=True, child_source=f"{BNFC} (1-1.5 mg/kg every 12 hours)",
+       units_per_mg=100.0),
     _r("apixaban", "mg", 5, "twice daily", 10, 20, "US label (Eliquis; 10 mg twice daily for 7 days)", alert=ANTICOAG),
     _r("rivaroxaban", "mg", 20, "once daily", 20, 30, "US label (Xarelto; 15 mg twice daily for 21 days)",
        alert=ANTICOAG),
