@@ -127,9 +127,11 @@ def _read_dose(out: DoseReview, dosage: str) -> Dose | None:
     if _NEGATIVE.search(dosage):  # "-200 mg": the parser reads the number after the sign
         out.add(f"IMPLAUSIBLE DOSE: '{dosage}' is not a positive amount.")
         return None
-    if dose is None:
-        out.add(f"DOSE NOT UNDERSTOOD: '{dosage}': {dose_refusal(dosage) or 'it could not be read'}. Write it as a "
-                "number and a unit (e.g. 500 mg) so that it can be checked.")
+    refusal = dose_refusal(dosage)  # also for a text the parser reads but only by guessing (e.g. "5,000 mg")
+    if dose is None or refusal is not None:
+        out.add(f"DOSE NOT UNDERSTOOD: '{dosage}': {refusal or 'it could not be read'}. Write it as a number and a "
+                "unit (e.g. 500 mg) so that it can be checked.")
+        return None
     elif dose.family == "body_mass":
         out.add(f"WRONG UNIT: '{dosage}' is a body weight (kg), never a dose; write the dose in mg, micrograms, "
                 "units or mmol.")
@@ -182,10 +184,12 @@ def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose) -> float | None:
         return _count(out, row, dose)
     if dose.family == "units" and row.unit == "mg" and row.units_per_mg:
         return dose.value / row.units_per_mg
-    why = {"volume": f"a volume without a known concentration cannot be checked for {row.drug}, which is dosed in "
-                     f"{row.unit}", "units": f"{row.drug} is dosed in {row.unit}, not units"}
-    out.add(f"WRONG UNIT: {said}: " + why.get(dose.family, f"{row.drug} is dosed in {row.unit}, not "
-                                                           f"{dose.display}") + f"; write the dose in {row.unit}.")
+    if dose.family == "volume":
+        out.add(f"DOSE CANNOT BE CHECKED: {said}: a volume without a known concentration cannot be checked for "
+                f"{row.drug}, which is dosed in {row.unit}; write the dose in {row.unit}.")
+    else:
+        out.add(f"WRONG UNIT: {said}: {row.drug} is dosed in {row.unit}, not {dose.display}; write the dose in "
+                f"{row.unit}.")
     return None
 
 

@@ -47,7 +47,7 @@ def severe(drug: str, dose: str, frequency: str, patient: DosePatient = ADULT) -
     ("methotrexate", "10 mg", "not specified", "WEEKLY MEDICINE"),
     ("insulin", "10 mg", "three times daily", "WRONG UNIT: 10 mg: insulin is dosed in units"),
     ("amoxicillin", "5 kg", "three times daily", "WRONG UNIT: '5 kg' is a body weight"),
-    ("amoxicillin", "5 mL", "three times daily", "WRONG UNIT: 5 mL: a volume without a known concentration"),
+    ("amoxicillin", "5 mL", "three times daily", "DOSE CANNOT BE CHECKED: 5 mL: a volume without a known concentration"),
     ("amoxicillin", "-500 mg", "three times daily", "IMPLAUSIBLE DOSE: '-500 mg' is not a positive amount"),
     ("amoxicillin", "five hundred milligrams", "three times daily", "DOSE NOT UNDERSTOOD"),
     ("lisinopril", "10 mg", "every five minutes", "FREQUENCY NOT UNDERSTOOD: 'every five minutes'"),
