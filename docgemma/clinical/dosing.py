@@ -1,10 +1,6 @@
-"""Dose, route and frequency of an order: parsed into a structured FHIR ``Dosage`` where possible, and checked
-for plausibility before the clinician approves it (a per-unit sanity range for every drug, and per-drug daily
-maxima from the US prescribing information of a few common drugs).
-
-Everything here only produces findings for the approval card: the clinician decides. An implausible dose or
-frequency, or a label maximum exceeded, is a *severe* finding (a plain approval is refused; an override needs
-a reason). An order that cannot be parsed keeps its free text (``Dosage.text``) and says so on the card.
+"""Dose, route and frequency of an order: parsed into a structured FHIR ``Dosage`` where possible. An order
+that cannot be parsed keeps its free text (``Dosage.text``). The dose check of the approval card (ranges,
+units, age and weight) is :mod:`.dose_check`, its figures :mod:`.dose_table`.
 """
 
 from __future__ import annotations
@@ -13,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from docgemma.clinical.numbers import NUMBER, WORDS, Refused, read_number
+from docgemma.clinical.numbers import NUMBER, NUMBER_WORD_BEFORE, WORDS, Refused, read_number
 
 UCUM = "http://unitsofmeasure.org"
 SNOMED = "http://snomed.info/sct"
@@ -37,16 +33,12 @@ UNITS: dict[str, tuple[str, str, str]] = {
     "drop": ("{drop}", "drop", "count"), "drops": ("{drop}", "drop", "count"),
     # Amounts of substance: electrolytes are ordered in these, never in mg.
     "meq": ("meq", "mEq", "meq"), "mmol": ("mmol", "mmol", "mmol"),
+    "milliequivalent": ("meq", "mEq", "meq"), "milliequivalents": ("meq", "mEq", "meq"),
+    "millimole": ("mmol", "mmol", "mmol"), "millimoles": ("mmol", "mmol", "mmol"),
     # Never a dose unit: read so that "5 kg" reaches the card as a wrong kind of unit instead of vanishing.
     "kg": ("kg", "kg", "body_mass"),
 }
 TO_MG = {"mg": 1.0, "g": 1000.0, "ug": 0.001}
-#: Per-dose sanity range by unit family: beyond it the value is almost certainly a typo, whatever the drug.
-#: 10 g is above any single oral or IV dose of the drugs this system orders; 3 L above any single infusion bag.
-SANITY_MAX = {"mass": (10_000.0, "10,000 mg (10 g)"), "volume": (3000.0, "3000 mL"),
-              "units": (1_000_000.0, "1,000,000 units"), "count": (20.0, "20 tablets/capsules/puffs/drops"),
-              "meq": (200.0, "200 mEq"), "mmol": (200.0, "200 mmol"), "body_mass": (0.0, "no dose is given in kg")}
-MIN_INTERVAL_H = 1.0  # more often than hourly is not a repeating order a clinician writes in words
 
 #: Route words → SNOMED CT route (qualifier value).
 ROUTES: tuple[tuple[str, str, str], ...] = (
@@ -60,45 +52,8 @@ ROUTES: tuple[tuple[str, str, str], ...] = (
     (r"\b(?:inhaled|inhalation|inh)\b", "447694001", "Respiratory tract route"),
 )
 
-#: Per-drug maxima for adults: (largest single dose mg, largest daily dose mg, where the number comes from).
-#: Values are from the US prescribing information (DailyMed, section 2 "Dosage and Administration", or the
-#: OTC Drug Facts panel). They are checks for the card, not dosing advice: paediatric and renal dosing differ.
-DRUG_MAXIMA: dict[str, tuple[float | None, float, str]] = {
-    # Glucophage (metformin HCl) label (dosage section): max 2550 mg/day in divided doses (IR); Glucophage XR: 2000 mg once daily.
-    "metformin": (2000.0, 2550.0, "Glucophage/Glucophage XR label"),
-    # Amoxil label (dosage section): highest adult regimen 1 g three times daily (H. pylori triple/dual therapy).
-    "amoxicillin": (1000.0, 3000.0, "Amoxil label"),
-    # Acetaminophen: OTC monograph / Drug Facts ≤ 4000 mg in 24 h; Ofirmev label (dosage section): 1000 mg per dose, 4000 mg/day.
-    "acetaminophen": (1000.0, 4000.0, "acetaminophen OTC Drug Facts / Ofirmev label"),
-    "paracetamol": (1000.0, 4000.0, "acetaminophen OTC Drug Facts / Ofirmev label"),
-    # Ibuprofen tablets (Rx, Motrin) label: 400–800 mg per dose, "do not exceed 3200 mg total daily dose".
-    "ibuprofen": (800.0, 3200.0, "Motrin (ibuprofen tablets) label"),
-    # Coumadin label (dosage section): individualised; usual maintenance 2–10 mg once daily (above it: check the order).
-    "warfarin": (10.0, 10.0, "Coumadin label (usual maintenance 2–10 mg/day)"),
-    # Zestril/Prinivil label (dosage section): hypertension doses up to 80 mg once daily have been used.
-    "lisinopril": (80.0, 80.0, "Zestril label"),
-    # Lipitor label (dosage section): 10–80 mg once daily.
-    "atorvastatin": (80.0, 80.0, "Lipitor label"),
-    # Norvasc label (dosage section): maximum 10 mg once daily.
-    "amlodipine": (10.0, 10.0, "Norvasc label"),
-    # Naprosyn label (dosage section): up to 1500 mg/day for limited periods.
-    "naproxen": (1000.0, 1500.0, "Naprosyn label"),
-    # Aspirin OTC Drug Facts: do not exceed 12 × 325 mg tablets (3900 mg) in 24 hours.
-    "aspirin": (1000.0, 3900.0, "aspirin OTC Drug Facts"),
-    # Claritin OTC Drug Facts: 10 mg once daily, not more than one tablet in 24 hours.
-    "loratadine": (10.0, 10.0, "Claritin Drug Facts"),
-    # Keflex label (dosage section): adults 1–4 g daily in divided doses.
-    "cephalexin": (1000.0, 4000.0, "Keflex label"),
-    "cefalexin": (1000.0, 4000.0, "Keflex label"),
-    # Neurontin label (dosage section): up to 3600 mg/day in three divided doses.
-    "gabapentin": (1200.0, 3600.0, "Neurontin label"),
-    # Zoloft label (dosage section): maximum 200 mg/day.
-    "sertraline": (200.0, 200.0, "Zoloft label"),
-    # Lasix label (dosage section) (oedema): up to 600 mg/day in severe states.
-    "furosemide": (600.0, 600.0, "Lasix label"),
-}
-
-_DOSE_UNITS = (r"mg/kg|mg/m2|mcg/kg|mgs?|mcg|µg|micrograms?|milligrams?|g|grams?|units?|iu|mls?|mmol|meq|tablets?|"
+_DOSE_UNITS = (r"mg/kg|mg/m2|mcg/kg|mgs?|mcg|µg|micrograms?|milligrams?|g|grams?|units?|iu|mls?|mmol|meq|millimoles?|"
+               r"milliequivalents?|tablets?|"
                r"tabs?|capsules?|caps?|puffs?|drops?|sachets?|kg")
 #: A fraction's or a combination strength's second number ("1/2 tablet", "875/125 mg"): plain digits only.
 _FRACTION = r"(?:\s*/\s*\d+(?:[.,]\d+)?)?"
@@ -212,7 +167,9 @@ def _read_dose(text: str) -> tuple[Dose, Dose] | Refused | None:
     if match.group("after") or re.search(r"[a-z×*]", before, re.IGNORECASE):
         return Refused(f"'{written}' has a count beside the strength: write the dose given at one time (e.g. 1000 mg, "
                        "or 2 tablets of 500 mg)")
-    if before or re.search(r"\d[\s,.'\u00a0\u202f]*$", (text or "")[: match.start()]):
+    preceding = (text or "")[: match.start()]
+    if before or re.search(r"\d[\s,.'\u00a0\u202f]*$", preceding) or (
+            re.match(r"[a-z]", match.group("low") or "", re.IGNORECASE) and NUMBER_WORD_BEFORE.search(preceding)):
         return Refused(f"'{written}' is a number in parts (or follows another number): write the dose as one number")
     unit = match.group("unit").lower()
     if match.group("low_unit") and match.group("low_unit").lower() != unit:
@@ -597,59 +554,3 @@ def _plain(value: float) -> float | int:
 
 def _fmt(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:g}"
-
-
-@dataclass(frozen=True)
-class DoseFinding:
-    """One dose or frequency finding for the card; ``severe`` ones refuse a plain approval."""
-
-    text: str
-    severe: bool
-
-
-def dose_findings(drug: str | None, dosage: str, frequency: str) -> list[DoseFinding]:
-    """What is unparseable, implausible or above the label maximum about the order (empty when it looks sane).
-    ``drug`` is the one ingredient whose label maxima apply (None for a combination or an unknown drug).
-
-    An implausible dose or frequency, or a label maximum exceeded, is severe: a typo of that size written with
-    one click is the error this check exists for. An order this system cannot read is a warning: its text is
-    kept as written and the card says so."""
-    out: list[DoseFinding] = []
-    dose = parse_dose(dosage)
-    timing = parse_frequency(frequency)
-    if dose is None:
-        out.append(DoseFinding(f"DOSE NOT UNDERSTOOD: '{dosage}' has no number with a unit (e.g. 500 mg); "
-                               "it would be stored as free text only.", False))
-    if timing is None and frequency.strip().lower() in ("", "not specified"):
-        out.append(DoseFinding("FREQUENCY NOT GIVEN: the order names no frequency (e.g. twice daily, every 8 hours); "
-                               "edit the order to add one.", False))
-    elif timing is None:
-        out.append(DoseFinding(f"FREQUENCY NOT UNDERSTOOD: '{frequency}' is not a frequency this system can read "
-                               "(e.g. twice daily, every 8 hours); it would be stored as free text only.", False))
-    if dose is not None:
-        limit, shown = SANITY_MAX[dose.family]
-        amount = dose.mg if dose.mg is not None else dose.value
-        if dose.value <= 0:
-            out.append(DoseFinding(f"IMPLAUSIBLE DOSE: {dosage} is not a positive amount.", True))
-        elif amount > limit:
-            out.append(DoseFinding(f"IMPLAUSIBLE DOSE: {_fmt(dose.value)} {dose.display} per dose is above {shown}, "
-                                   "the sanity limit for any single dose.", True))
-    if timing is not None and timing.scheduled and timing.count != 1 and timing.interval_hours < MIN_INTERVAL_H:
-        out.append(DoseFinding(f"IMPLAUSIBLE FREQUENCY: '{frequency}' means a dose more often than every hour.", True))
-    maxima = DRUG_MAXIMA.get((drug or "").lower().strip())
-    if maxima and dose is not None and dose.mg is not None and dose.mg > 0 and not dose.combination:
-        single, daily, source = maxima
-        if single is not None and dose.mg > single:
-            out.append(DoseFinding(f"DOSE ABOVE LABEL MAXIMUM: {_fmt(dose.mg)} mg per dose of {drug} is above "
-                                   f"{_fmt(single)} mg ({source}).", True))
-        if timing is not None and timing.scheduled:
-            per_day = dose.mg * timing.per_day
-            if per_day > daily:
-                out.append(DoseFinding(f"DAILY DOSE ABOVE LABEL MAXIMUM: {_fmt(per_day)} mg/day of {drug} is above "
-                                       f"{_fmt(daily)} mg/day ({source}).", True))
-    return sorted(out, key=lambda f: not f.severe)
-
-
-def dose_warnings(drug: str, dosage: str, frequency: str) -> list[str]:
-    """The texts of :func:`dose_findings` (severe ones first)."""
-    return [f.text for f in dose_findings(drug, dosage, frequency)]

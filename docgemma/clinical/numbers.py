@@ -15,8 +15,9 @@ The rules (English-language orders):
 * ``5 000``, ``5'000``: refused. A space between digit groups may join two numbers ("2 500 mg tablets").
 * ``.5``: refused. A number without its leading zero is read as 5 (ISMP error-prone form): write ``0.5``.
 * ``1e4``, ``1x10^4``, ``10^3``: refused, with the plain number it would be: no dose is written that way.
-* words (``five thousand``, ``two hundred and fifty``, ``one and a half``, ``half``, ``a thousand``) are read by
-  a small parser; any other word sequence (``five five``, ``thousand hundred``) is refused.
+* words (``five thousand``, ``two hundred and fifty``, ``one and a half``, ``half``, ``a thousand``, ``six point
+  eight``, ``zero point two five``) are read by a small parser; any other word sequence (``five five``,
+  ``thousand hundred``) is refused, and so is a number in words that the dose pattern would catch only the tail of.
 * several separators in any other arrangement (``1,5,00``, ``1.000,5``, ``1.000.000``): refused.
 """
 
@@ -33,8 +34,10 @@ _TENS = {w: 10 * (i + 2) for i, w in enumerate(("twenty", "thirty", "forty", "fi
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _NUMBER_WORD = "|".join(sorted([*_SMALL, *_TENS, *_SCALES, "half", "quarter"], key=len, reverse=True))
 #: A number in words: "five thousand", "two hundred and fifty", "twenty-five", "one and a half", "a thousand".
-WORDS = (rf"(?:(?:a|an)\s+)?(?:{_NUMBER_WORD})(?:(?:\s+and\s+a\s+|\s+and\s+|\s+a\s+|\s+|-)(?:{_NUMBER_WORD}))*"
-         r"(?![\w-])")
+WORDS = (rf"(?:(?:a|an)\s+)?(?:{_NUMBER_WORD})(?:(?:\s+and\s+a\s+|\s+and\s+|\s+a\s+|\s+point\s+|\s+|-)"
+         rf"(?:{_NUMBER_WORD}))*(?![\w-])")
+#: A number word (or "point", "and") just before a number in words: the number began earlier than the match.
+NUMBER_WORD_BEFORE = re.compile(rf"\b(?:{_NUMBER_WORD}|point|and|a|an)[\s,]*-?\s*$", re.IGNORECASE)
 _DIGITS = (r"(?:\d{1,3}(?:[\u00a0\u202f' ]\d{3})+(?![\d.,])"  # 5 000, 5'000: refused
            r"|\d+(?:[.,]\d+)*"                                 # 500, 2,5, 5,000, 1.000, 1,000.5
            r"|\d*[½¼¾]"                                        # ½, 2½
@@ -110,6 +113,14 @@ def read_words(text: str) -> float | Refused:
     "a half"); any other sequence is refused (never guessed)."""
     words = [w for w in re.split(r"[\s-]+", text.lower().strip()) if w]
     refused = Refused(f"'{text}' is not a number in words this system reads: write it in digits")
+    if "point" in words:
+        # "six point eight", "zero point two five": a whole part, then one digit word per decimal place.
+        at = words.index("point")
+        units = _whole_words([w for w in words[:at] if w != "and"]) if words[:at] else None
+        places = words[at + 1:]
+        if units is None or not places or any(_SMALL.get(w, 10) > 9 for w in places):
+            return refused
+        return float(f"{int(units)}.{''.join(str(_SMALL[w]) for w in places)}")
     if words and words[-1] == "half":
         whole = [w for w in words[:-1] if w not in ("a", "an", "and")]
         if words[:-1] and words[:-1][-1] not in ("a", "and", "an") and whole:

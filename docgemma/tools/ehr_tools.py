@@ -26,9 +26,8 @@ from docgemma.tools.catalog import (
     search_patient,
 )
 from docgemma.tools.review_types import CheckStatus, PatientCard, WriteCheck, WriteReview
-from docgemma.tools.routing import Role
 from docgemma.tools.spec import Executor, Formatter, ToolSpec
-from docgemma.tools.write_checks import Findings, PatientFacts, active_allergies, active_orders, paediatric_note
+from docgemma.tools.write_checks import Findings, PatientFacts, active_allergies, active_orders
 
 #: The record tools' modules: each builds its executor from the record.
 RECORD_TOOLS = (search_patient, get_patient_chart, query_patient_data, explore_connections, get_patient_timeline,
@@ -85,9 +84,6 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
                                  birth_date=str(patient.get("birthDate") or ""),
                                  observations=[r for r in readable if r.get("resourceType") == "Observation"])
             found = spec.pre_write_check(args, facts) if spec.pre_write_check else Findings([], [])
-            child = paediatric_note(str(patient.get("birthDate") or "")) if Role.MEDICATION_ORDER in spec.roles else None
-            if child:
-                found.add(child)
             severe = list(found.severe)
             if skipped:
                 # An allergy the check could not read may be the one that matters: no plain approval.

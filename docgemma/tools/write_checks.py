@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
 from docgemma.ehr.summary import ACTIVE_MED
 from docgemma.fhir import concept_code
 
-__all__ = ["CheckRun", "Findings", "PatientFacts", "PreWriteCheck", "active_allergies", "active_orders",
-           "paediatric_note"]
+__all__ = ["CheckRun", "Findings", "PatientFacts", "PreWriteCheck", "active_allergies", "active_orders"]
 
 
 @dataclass(frozen=True)
@@ -88,20 +86,3 @@ def active_orders(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Medication orders that are active or on hold."""
     return [r for r in resources
             if r.get("resourceType") == "MedicationRequest" and r.get("status") in ACTIVE_MED]
-
-
-def paediatric_note(birth_date: str, today: date | None = None) -> str | None:
-    """For a patient under 18, that the dose checks were adult label limits only (no weight-based check exists
-    here), so the card says what was not checked; None for an adult or an unknown birth date."""
-    try:
-        born = date.fromisoformat(birth_date[:10])
-    except ValueError:
-        return None
-    today = today or date.today()
-    years = today.year - born.year - ((today.month, today.day) < (born.month, born.day))
-    if not 0 <= years < 18:
-        return None
-    age = f"{years} year{'s' if years != 1 else ''}" if years else "under 1 year"
-    return (f"PAEDIATRIC PATIENT ({age}): the dose was checked against adult label limits only, not against "
-            "weight (mg/kg). Confirm the weight-based dose before approving.")
-

@@ -301,14 +301,17 @@ def test_dose_and_frequency_are_parsed_into_structured_fhir() -> None:
 
 
 def test_implausible_orders_warn() -> None:
-    from docgemma.clinical.dosing import dose_warnings
+    from docgemma.clinical.dose_check import review_dose
+
+    def dose_warnings(drug: str, dose: str, frequency: str) -> list[str]:
+        return [f.text for f in review_dose((drug,), drug, dose, frequency).findings]
 
     absurd = dose_warnings("metformin", "5000000 mg", "every minute")
     assert any(w.startswith("IMPLAUSIBLE DOSE") for w in absurd)
     assert any(w.startswith("IMPLAUSIBLE FREQUENCY") for w in absurd)
-    assert any(w.startswith("DAILY DOSE ABOVE LABEL MAXIMUM") and "2,550 mg/day" in w for w in absurd)
-    assert any("ABOVE LABEL MAXIMUM" in w for w in dose_warnings("acetaminophen", "1000 mg", "every 4 hours"))  # 6 g/day
-    assert any("ABOVE LABEL MAXIMUM" in w for w in dose_warnings("warfarin", "50 mg", "once daily"))
+    assert any(w.startswith("TOTAL DOSE ABOVE MAXIMUM") and "2,550 mg per day" in w for w in absurd)
+    assert any("ABOVE MAXIMUM" in w for w in dose_warnings("acetaminophen", "1000 mg", "every 4 hours"))  # 6 g/day
+    assert any("ABOVE MAXIMUM" in w for w in dose_warnings("warfarin", "50 mg", "once daily"))
     assert any(w.startswith("DOSE NOT UNDERSTOOD") for w in dose_warnings("metformin", "lots", "twice daily"))
     assert any(w.startswith("FREQUENCY NOT GIVEN") for w in dose_warnings("metformin", "500 mg", "not specified"))
     assert any(w.startswith("FREQUENCY NOT UNDERSTOOD") for w in dose_warnings("metformin", "500 mg", "whenever"))
@@ -411,25 +414,35 @@ def test_a_demo_model_is_not_asked_to_fill_a_write(ehr: Ehr) -> None:
     assert not [c for c in llm.calls if c.kind == "json" and c.schema and "note_text" in c.schema.model_fields]
 
 
-def test_an_order_for_a_child_says_the_dose_was_not_checked_against_weight(ehr: Ehr) -> None:
-    """Seen in the browser: amoxicillin 500 mg tds for a 21 kg six-year-old got "No findings", although only adult
-    label limits were checked. The card now says what was not checked (a warning: plain Approve stays)."""
+def test_an_order_for_a_child_is_checked_by_age_and_recent_weight(ehr: Ehr, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen in the browser: a six-year-old (Kofi Asante, 21.4 kg on 2026-10-12 in the demo record) got adult doses
+    with one click (paracetamol 1 g qds, codeine, aspirin); the card only said weight was not checked. Now the dose
+    is checked in mg/kg against his recent weight (shown with its date), age contraindications are severe, and
+    with no recent weight the card asks for one (severe)."""
+    from docgemma.clinical import body_weight
+
+    monkeypatch.setattr(body_weight, "today", lambda: date(2026, 11, 26))
     kofi, grace = pid_of(ehr, "Asante"), pid_of(ehr, "Mensah")
     spec = registry(ehr)["prescribe_medication"]
     check = record_write_check(ehr)
-    order = {"medication_name": "paracetamol", "dosage": "250 mg", "frequency": "four times daily"}
-    child = check(spec, {**order, "patient_id": kofi}, None)
-    adult = check(spec, {**order, "patient_id": grace}, None)
-    assert any(w.startswith("PAEDIATRIC PATIENT (") and "weight (mg/kg)" in w for w in child["warnings"])
-    assert not child["severe"] and not any("PAEDIATRIC" in w for w in adult["warnings"])
 
+    def card(patient: str, drug: str, dose: str, frequency: str) -> Any:
+        return check(spec, {"patient_id": patient, "medication_name": drug, "dosage": dose,
+                            "frequency": frequency}, None)
 
-def test_the_paediatric_note_counts_whole_years() -> None:
-    from datetime import date
-
-    from docgemma.tools.write_checks import paediatric_note
-
-    assert paediatric_note("2008-11-27", date(2026, 11, 26)) is not None  # 17, one day short of 18
-    assert paediatric_note("2008-11-26", date(2026, 11, 26)) is None
-    assert "under 1 year" in (paediatric_note("2026-06-01", date(2026, 11, 26)) or "")
-    assert paediatric_note("unknown", date(2026, 11, 26)) is None
+    usual = card(kofi, "paracetamol", "250 mg", "four times daily")
+    [weight] = [c for c in usual["checks"] if c["name"] == "Dose by weight"]
+    assert weight["ran"] and "11.7 mg/kg per dose" in weight["detail"] and "21.4 kg on 2026-10-12" in weight["detail"]
+    assert not usual["severe"]
+    adult = card(grace, "paracetamol", "250 mg", "four times daily")
+    assert not adult["severe"] and not any(c["name"] == "Dose by weight" for c in adult["checks"])
+    one_gram = card(kofi, "paracetamol", "1 g", "four times daily")
+    assert any(w.startswith("DOSE ABOVE MG/KG: 1,000 mg is 46.7 mg/kg per dose for 21.4 kg on 2026-10-12")
+               for w in one_gram["severe"])
+    for drug, dose, frequency in [("codeine", "30 mg", "every 4 hours"), ("aspirin", "300 mg", "qds")]:
+        assert any(w.startswith(f"AGE CONTRAINDICATION: {drug}") for w in card(kofi, drug, dose, frequency)["severe"])
+    assert any("mg/kg" in w for w in card(kofi, "gentamicin", "500 mg", "once daily")["severe"])
+    monkeypatch.setattr(body_weight, "today", lambda: date(2027, 6, 1))  # the weight is now 8 months old
+    stale = card(kofi, "paracetamol", "250 mg", "four times daily")
+    assert any(w.startswith("NOT CHECKED — DOSE BY WEIGHT: no recent body weight") and "21.4 kg on 2026-10-12" in w
+               for w in stale["severe"])

@@ -241,3 +241,20 @@ def test_the_allergen_is_never_a_negated_substance(query: str) -> None:
                                    "When to stop aspirin before surgery"])
 def test_a_question_is_never_a_negated_write(query: str) -> None:
     assert negated_write(query) is None
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("six point eight mg", 6.8), ("one point five mg", 1.5), ("zero point two five mg", 0.25),
+    ("eleven thousand four hundred and thirteen point three units", 11413.3),
+    ("twenty millimoles", 20.0), ("forty milliequivalents", 40.0),
+])
+def test_a_number_in_words_with_a_point_is_read_whole(text: str, value: float) -> None:
+    """Found by the dose bench: "one point five mg" was read as 5 mg and "… thirteen point three units" as 3 units
+    (the dose pattern caught only the words after "point"): a guess. Now read whole."""
+    dose = parse_dose(text)
+    assert dose is not None and dose.value == pytest.approx(value)
+
+
+@pytest.mark.parametrize("text", ["take two, five mg", "five five mg", "six point mg", "one point twelve mg"])
+def test_the_tail_of_a_number_in_words_is_never_read_as_the_dose(text: str) -> None:
+    assert parse_dose(text) is None and dose_refusal(text)

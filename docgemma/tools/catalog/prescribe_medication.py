@@ -9,7 +9,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from docgemma.clinical.allergy import allergy_findings
-from docgemma.clinical.dosing import DRUG_MAXIMA, dosage_instruction, dose_findings, duration_phrase, parse_duration
+from docgemma.clinical.body_weight import age_years, latest_weight, recent_weight
+from docgemma.clinical.dose_check import DosePatient, DoseReview, review_dose
+from docgemma.clinical.dosing import dosage_instruction, duration_phrase, parse_duration
 from docgemma.clinical.ingredients import LOCAL, IngredientResolver, classes_of, resolve_local
 from docgemma.ehr.service import Ehr
 from docgemma.fhir import display_text
@@ -21,7 +23,7 @@ from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.record_io import format_write, write
 from docgemma.tools.routing import Request, Role
 from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
-from docgemma.tools.write_checks import Findings, PatientFacts
+from docgemma.tools.write_checks import CheckRun, Findings, PatientFacts
 
 #: The resource its write creates: where the write is looked up by its idempotency key.
 WRITTEN = "MedicationRequest"
@@ -47,9 +49,9 @@ def prescription(request: Request) -> dict[str, Any]:
 def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: IngredientResolver = LOCAL,
                        labels: LabelReader | None = None) -> Findings:
     """Allergy conflicts on ingredients and classes (a severe direct one, or a product that cannot be verified
-    against the recorded allergies, needs an override), implausible doses and frequencies (severe), duplicate
-    orders, interactions with the active orders (``labels``: the FDA label client, when bound), and words of the
-    order that no field took."""
+    against the recorded allergies, needs an override), the dose (unit, maxima, high-alert limits, frequency, age
+    and a child's mg/kg: :mod:`docgemma.clinical.dose_check`), duplicate orders, interactions with the active
+    orders (``labels``: the FDA label client, when bound), and words of the order that no field took."""
     found = Findings([], [])
     name = str(args.get("medication_name", ""))
     product = resolver.resolve(name)
@@ -57,15 +59,9 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
         found.add(finding.text, finding.severe)
     found.ran("Allergies and drug classes", "ingredients and classes: WHO ATC, FDA EPC, BNF (local table)"
               + (", FDA label" if resolver is not LOCAL else ""))
-    single = product.ingredients[0] if product.resolved and len(product.ingredients) == 1 else None
-    for dose in dose_findings(single, str(args.get("dosage", "")), str(args.get("frequency", ""))):
-        found.add(dose.text, dose.severe)
-    if single is not None and single.lower() in DRUG_MAXIMA:
-        found.ran("Dose range", DRUG_MAXIMA[single.lower()][2])
-    else:
-        found.skipped("Dose range", f"no dose range is known here for {single or name or 'this product'}; "
-                      "check the dose against the formulary before approving.")
-    found.ran("Frequency", "a frequency this system can read, at most hourly")
+    dose_review = review_dose(product.ingredients if product.resolved else (), name, str(args.get("dosage", "")),
+                              str(args.get("frequency", "")), dose_patient(facts))
+    add_dose_review(found, dose_review)
     for med in facts.medications:
         active = resolve_local(display_text(med))  # duplicates need no network call per active order
         shared = [i for i in product.ingredients if i in active.ingredients]
@@ -87,6 +83,27 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
         found.add(f"NOT UNDERSTOOD: {words} — these words of the order were not read into any field; they are "
                   "kept in the order's note. Check them before approving.")
     return found.ordered()
+
+
+def dose_patient(facts: PatientFacts) -> DosePatient:
+    """Age and recent weight for the dose check, from the record's birth date and body-weight observations."""
+    age = age_years(facts.birth_date)
+    recent = recent_weight(facts.observations, age) if age is not None else None
+    return DosePatient(age=age, weight=recent, latest=latest_weight(facts.observations))
+
+
+def add_dose_review(found: Findings, review: DoseReview) -> None:
+    """The dose check's findings and check lines onto the card (a check that could not run is a warning, severe
+    where the check says so; one whose finding already says why is listed without a second line)."""
+    for finding in review.findings:
+        found.add(finding.text, finding.severe)
+    for check in review.checks:
+        if check.ran:
+            found.ran(check.name, check.detail)
+        elif check.said:
+            found.checks.append(CheckRun(check.name, False, check.detail))
+        else:
+            found.skipped(check.name, check.detail, check.severe)
 
 
 def prescribe_medication(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
