@@ -170,7 +170,10 @@ def header_markdown(card: ApprovalCard, general: Sequence[Check]) -> str:
 def _source(detail: str) -> str:
     """A check's source as the card says it, compact: "ingredients and classes: WHO ATC, FDA EPC" → "WHO ATC,
     FDA EPC" (what was consulted, not the sentence around it)."""
-    return detail.split(": ", 1)[1] if ": " in detail else detail
+    head, sep, rest = detail.partition(": ")
+    # A colon inside a parenthesis belongs to the source itself ("US label (methotrexate tablets: once weekly …)"):
+    # cutting there left "once weekly, 7.5-25 mg) / ISMP)" on the card, seen in the browser.
+    return rest if sep and "(" not in head else detail
 
 
 def _lower_first(name: str) -> str:

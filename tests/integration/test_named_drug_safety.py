@@ -250,3 +250,19 @@ def test_a_class_member_is_named_with_its_article() -> None:
     assert [one_of(k) for k in ("penicillin", "nsaid", "ace_inhibitor", "arb", "opioid_synthetic", "sulfonamide")] == [
         "a penicillin", "an NSAID", "an ACE inhibitor", "an angiotensin receptor blocker", "an opioid (synthetic)",
         "a sulfonamide antibiotic"]
+
+
+def test_an_order_approved_this_turn_is_not_called_a_duplicate_of_itself(ehr: Ehr) -> None:
+    """Seen in the browser on the default model: after approving paracetamol for a patient on no medicines, the answer
+    said "Safety: paracetamol duplicates … active order paracetamol (since today)" — the order just written."""
+    patient = add_patient(ehr, "Selfdup")
+    bot = assistant(ehr)
+    bot.set_active_patient("selfdup", patient)  # type: ignore[arg-type]
+    card = bot.run_turn("selfdup", "Prescribe paracetamol 500 mg four times daily for 5 days")
+    assert isinstance(card, dict) and card["kind"] == "approval", card
+    done = bot.resume("selfdup", {"action": "approve", "card_id": card["card_id"]})
+    assert isinstance(done, TurnResult) and done.writes, done
+    assert "duplicates" not in done.answer and "Safety:" not in done.answer, done.answer
+    # A second order of the same drug in a later turn is a real duplicate and is said.
+    again = bot.run_turn("selfdup", "thinking paracetamol for her as well")
+    assert isinstance(again, TurnResult) and "duplicates" in again.answer, again.answer

@@ -188,3 +188,12 @@ def test_the_decision_apis_keep_their_inputs() -> None:
                        ).get_api_info()["named_endpoints"]
     for api in ("/approve", "/edit", "/override", "/reject"):
         assert [p["parameter_name"] for p in named[api]["parameters"]] == ["edited", "history", "card"], api
+
+
+def test_a_source_with_a_colon_inside_its_parenthesis_is_shown_whole() -> None:
+    """Seen in the browser: "dose range (once weekly, 7.5-25 mg) / ISMP)" (the source cut at its inner colon)."""
+    from docgemma.ui.card import _source
+
+    detail = "US label (methotrexate tablets: once weekly, 7.5-25 mg) / ISMP"
+    assert _source(detail) == detail
+    assert _source("ingredients and classes: WHO ATC, FDA EPC") == "WHO ATC, FDA EPC"

@@ -20,6 +20,7 @@ name with its clinical label, and an empty generation is replaced by a plain sta
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from docgemma.agent import answer, modes, named_drugs, prompts, record_check, render, transcript
@@ -35,6 +36,7 @@ from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.http import known_offline
 from docgemma.tools.registry import ToolRegistry
 from docgemma.tools.routing import Role
+from docgemma.tools.write_checks import PatientFacts
 
 SHORT_REPLY_TOKENS = 96
 CONVERSATION_CAP = 20
@@ -251,6 +253,18 @@ def _allergens_entered(state: AgentState, registry: ToolRegistry) -> list[Resolu
             if r["tool_name"] in registry and Role.ALLERGY_ENTRY in registry[r["tool_name"]].roles]
 
 
+def _without_this_turns_writes(facts: PatientFacts | None, state: AgentState) -> PatientFacts | None:
+    """The record's facts less what this turn itself wrote: an order approved a moment ago is the drug named, not an
+    active order it duplicates (seen in the browser: "paracetamol duplicates … active order paracetamol (since
+    today)" under the very write that created it)."""
+    if facts is None:
+        return None
+    written = {str((r.get("data") or {}).get("resource", "")) for r in state.get("tool_results", [])
+               if r.get("status") == "success" and isinstance(r.get("data"), dict)}
+    kept = [m for m in facts.medications if f"{m.get('resourceType')}/{m.get('id')}" not in written]
+    return replace(facts, medications=kept)
+
+
 def _safety_first(state: AgentState, registry: ToolRegistry, trace: NodeTrace,
                   record_facts: record_check.RecordFacts | None) -> str:
     """The named-drug safety lines (:mod:`docgemma.agent.named_drugs`), written ahead of everything else."""
@@ -259,7 +273,8 @@ def _safety_first(state: AgentState, registry: ToolRegistry, trace: NodeTrace,
     if patient is None or not mentions or record_facts is None:
         return ""
     other = other_patient_named(state["extracted_entities"], patient)
-    lines = named_drugs.safety_lines(state["user_query"], mentions, patient, None if other else record_facts(patient),
+    facts = None if other else _without_this_turns_writes(record_facts(patient), state)
+    lines = named_drugs.safety_lines(state["user_query"], mentions, patient, facts,
                                      skip=_allergens_entered(state, registry), asked_about=other)
     text = "\n".join(lines) + "\n\n" if lines else ""
     if text:

@@ -57,8 +57,10 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
     product = resolver.resolve(name)
     for finding in allergy_findings(product, facts.allergies, resolver):
         found.add(finding.text, finding.severe)
+    # The label-backed resolver consults a label only for a product the table does not know, and only when the
+    # service answers: name it as conditional, never as consulted (the card may say the service is unreachable).
     found.ran("Allergies and drug classes", "ingredients and classes: WHO ATC, FDA EPC, BNF (local table)"
-              + (", FDA label" if resolver is not LOCAL else ""))
+              + ("; FDA labels for a product the table does not know, when reachable" if resolver is not LOCAL else ""))
     dose_review = review_dose(product.ingredients if product.resolved else (), name, str(args.get("dosage", "")),
                               str(args.get("frequency", "")), dose_patient(facts))
     add_dose_review(found, dose_review)
