@@ -315,7 +315,8 @@ def test_zerogpu_wraps_every_model_call(monkeypatch: pytest.MonkeyPatch) -> None
     wrapped, durations = recording_spaces(monkeypatch)
     monkeypatch.setenv("SPACES_ZERO_GPU", "true")
     llm = TransformersLLM("fake", FakeModel(), FakeTokenizer())
-    llm._constraints = SimpleNamespace(processor=lambda schema: (lambda input_ids, scores: scores))
+    llm._constraints = SimpleNamespace(matcher=lambda schema: None,
+                                       processor=lambda schema: (lambda input_ids, scores: scores))
     messages = [Message(role="user", content="hi")]
     assert llm.generate_json(messages, RetryStrategy, temperature=0.0, max_tokens=4).strategy == "retry_same"
     list(llm.generate_text(messages, temperature=0.0, max_tokens=512))
