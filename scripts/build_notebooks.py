@@ -308,8 +308,8 @@ else:
     else:
         print("No GPU: no MedGemma needed (the embedded demo model runs).")'''
 
-KAGGLE_LOAD = '''# Step 6: MedGemma in 4-bit NF4 on the GPU (vision tower and projector in 16-bit); the JSON constraints of
-# every agent schema are compiled now, so no turn waits for one.
+KAGGLE_LOAD = '''# Step 6: MedGemma in 4-bit NF4 on the GPU (vision tower, projector and head unquantized, in the compute dtype:
+# float32 on a T4, bf16 on an L4); the JSON constraints of every agent schema are compiled now, so no turn waits.
 if "WORK" not in globals():
     raise SystemExit("Run step 2 (the project) first.")
 import logging, time
