@@ -409,6 +409,17 @@ def _sampling(temperature: float) -> dict[str, Any]:
     return {"do_sample": True, "temperature": temperature, "top_p": 0.95}
 
 
+def _check_local_path(model: str) -> None:
+    """A model named as a path (``/…``, ``./…``, ``~/…``, or more than ``owner/name``) must be a directory: else the
+    hub would answer with its repo-id error, which does not say that the directory is missing."""
+    if not (model.startswith(("/", ".", "~")) or model.count("/") > 1):
+        return
+    path = Path(model).expanduser()
+    if not path.is_dir():
+        raise ModelAccessError(f"no model directory at {model} ({'a file' if path.exists() else 'nothing there'}): "
+                               "DOCGEMMA_MODEL names a local directory or a Hugging Face id (owner/name)")
+
+
 def _zerogpu() -> Any:
     """``spaces.GPU`` (its duration from the call's token budget) on a ZeroGPU Space, else None."""
     return platform.zerogpu_wrapper()
@@ -572,6 +583,7 @@ def _load_pretrained(transformers: Any, torch: Any, model: str, cuda: bool, dtyp
         # Not "auto": on Kaggle's 2×T4 that splits the model across both GPUs.
         kwargs["device_map"] = {"": 0}
         quantization = "4-bit NF4"
+    _check_local_path(model)
     name = _display_name(model)
     try:
         config = transformers.AutoConfig.from_pretrained(model)
