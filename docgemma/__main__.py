@@ -143,6 +143,9 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _mcp(args: argparse.Namespace, settings: Settings) -> int:
+    from docgemma.extras import require_extra
+
+    require_extra("mcp")  # an extra: without it, the install command, not an ImportError traceback
     from docgemma.ops import logsafe
     from docgemma.ops.listen import ensure_can_listen
     from docgemma.runtime import build_ehr, build_registry
@@ -289,10 +292,11 @@ def user_error(exc: BaseException) -> str | None:
     """The one-line message for a failure the user can act on (input, setting, service), else None: a bug,
     whose traceback is worth more than a line."""
     from docgemma.ehr.client import FhirClientError
+    from docgemma.extras import MissingExtraError
     from docgemma.llm.base import LLMError
     from docgemma.tools.http import HttpError
 
-    if isinstance(exc, (CliError, ConfigError, LLMError, FhirClientError, HttpError)):
+    if isinstance(exc, (CliError, ConfigError, LLMError, FhirClientError, HttpError, MissingExtraError)):
         return str(exc)
     if isinstance(exc, OSError):  # a file or a port: the system's own words, with the name it concerns
         where = f"{exc.filename}: " if exc.filename else ""

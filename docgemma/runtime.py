@@ -67,7 +67,10 @@ def build_registry(settings: Settings, ehr: Ehr | None = None, *, in_process: bo
     local = knowledge_tools(settings).bind(default_registry()).with_executors(executors, formatters)
     if in_process or (in_process is None and settings.tool_transport == "inprocess"):
         return local
+    from docgemma.extras import require_extra
     from docgemma.tools.mcp_client import McpToolClient
+
+    require_extra("mcp")  # DOCGEMMA_TOOL_TRANSPORT=mcp without the extra: say how to install it
 
     client = McpToolClient(env=subprocess_env(settings))
     remote = {s.name: client.executor(s.name) for s in local if s.executor is not None and not s.needs_image}

@@ -258,7 +258,9 @@ kept = [line for line in lines if not line.split("#")[0].strip().lower().startsw
 command = [sys.executable, "-m", "pip", "install", "-q", "-r", "requirements-kaggle.txt", "-c", "constraints.txt"]
 if TEST_ROOT:  # CI: the same command, resolved against what is installed; nothing downloaded or changed
     command += ["--dry-run", "--no-index"]
-subprocess.run(command, check=True, cwd=WORK)
+if subprocess.run(command, cwd=WORK).returncode != 0:  # pip said why above; one line here, no traceback
+    raise SystemExit("pip could not install the dependencies: this step needs Internet on (Settings → Internet; "
+                     "step 5 too unless MedGemma is attached from Kaggle Models).")
 print("installed. If pip replaced a package this session had already imported, restart the session "
       "(Run → Restart & clear cell outputs) and run from step 1: the project is already in place.")'''
 
@@ -306,8 +308,8 @@ else:
     else:
         print("No GPU: no MedGemma needed (the embedded demo model runs).")'''
 
-KAGGLE_LOAD = '''# Step 6: MedGemma in 4-bit NF4 on the GPU (vision tower and projector in 16-bit); the JSON constraints of
-# every agent schema are compiled now, so no turn waits for one.
+KAGGLE_LOAD = '''# Step 6: MedGemma in 4-bit NF4 on the GPU (vision tower, projector and head unquantized, in the compute dtype:
+# float32 on a T4, bf16 on an L4); the JSON constraints of every agent schema are compiled now, so no turn waits.
 if "WORK" not in globals():
     raise SystemExit("Run step 2 (the project) first.")
 import logging, time

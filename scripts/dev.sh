@@ -52,7 +52,8 @@ if [ "$mode" = app ]; then
   exec python app.py
 fi
 if [ "$mode" = test ]; then
-  python -m pip install -q -r requirements-dev.txt -c constraints.txt
+  # The MCP tool server is an extra (docgemma/extras.py); its tests run here.
+  python -m pip install -q -r requirements-dev.txt -r requirements-mcp.txt -c constraints.txt
   # The browser test drives Debian's Chromium (playwright's own browser download is not used); the deployment
   # tests start Debian's PostgreSQL server (tests/postgres.py) and nginx in front of two replicas
   # (tests/nginx.py), and validate deploy/prometheus.yml with promtool (package prometheus).

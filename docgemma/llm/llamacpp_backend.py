@@ -246,8 +246,9 @@ class LlamaCppLLM:
             raise LLMError(f"{self.name} has no vision: it cannot read images (no mmproj*.gguf beside the model)")
         wire: list[dict[str, Any]] = [dict(m) for m in messages]
         last_user = max(i for i, m in enumerate(wire) if m["role"] == "user")
+        # Text then image, as the MedGemma model card and the transformers path send it.
         parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": png_data_url(i)}} for i in images]
-        wire[last_user]["content"] = [*parts, {"type": "text", "text": wire[last_user]["content"]}]
+        wire[last_user]["content"] = [{"type": "text", "text": wire[last_user]["content"]}, *parts]
         return wire
 
     def _vision_json(self, messages: Messages, schema: type[BaseModel], temperature: float, max_tokens: int,

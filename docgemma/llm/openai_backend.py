@@ -55,8 +55,9 @@ class OpenAICompatLLM:
         wire: list[dict[str, Any]] = [{"role": m["role"], "content": m["content"]} for m in messages]
         if images:
             last_user = max(i for i, m in enumerate(wire) if m["role"] == "user")
-            parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": png_data_url(img)}} for img in images]
-            parts.append({"type": "text", "text": wire[last_user]["content"]})
+            # Text then image, as the MedGemma model card and the local (transformers, llama.cpp) paths send it.
+            parts: list[dict[str, Any]] = [{"type": "text", "text": wire[last_user]["content"]}]
+            parts += [{"type": "image_url", "image_url": {"url": png_data_url(img)}} for img in images]
             wire[last_user]["content"] = parts
         return {"model": self.model, "messages": wire, "temperature": temperature, "max_tokens": max_tokens}
 

@@ -219,8 +219,17 @@ class TransformersLLM:
         self.last_usage = Usage(prompt_tokens=len(prompt), cached_tokens=reuse.cached_tokens,
                                 decoded_tokens=len(new_ids), seconds=time.perf_counter() - start)
 
-    def _generate_ids_impl(self, inputs: Any, **kwargs: Any) -> list[int]:
-        """Run ``model.generate`` and return the new token ids (plain ints: ZeroGPU returns them by pickle)."""
+    def _generate_ids_impl(self, inputs: Any, json_schema: type[BaseModel] | None = None, **kwargs: Any) -> list[int]:
+        """Run ``model.generate`` and return the new token ids (plain ints: ZeroGPU returns them by pickle).
+
+        On ZeroGPU this runs in a GPU worker that receives its arguments by pickle: so the JSON constraint
+        crosses as its schema (a class, pickled by name) and its logits processor is made here, from this
+        process's compiled matchers (a forked worker inherits those compiled at load). An llguidance
+        processor cannot be pickled.
+        """
+        if json_schema is not None:
+            transformers = _require("transformers", TRANSFORMERS_PIN)
+            kwargs["logits_processor"] = transformers.LogitsProcessorList([self.constraints.processor(json_schema)])
         output = self.model.generate(**self._on_model(inputs), **kwargs)
         return [int(t) for t in output[0, inputs["input_ids"].shape[-1]:]]
 
@@ -260,19 +269,18 @@ class TransformersLLM:
     ) -> SchemaT:
         """Constrained generation of ``schema``; raises LLMOutputError if the output does not validate.
 
-        The constraint is a fresh logits processor per call (it holds the call's parse state), on our own
-        :meth:`model_inputs`.
+        The constraint is a fresh logits processor per call (it holds the call's parse state), made where the
+        model runs (:meth:`_generate_ids_impl`), on our own :meth:`model_inputs`.
         """
         if images and not self.supports_images:
             raise LLMError(f"{self.name} has no vision: it cannot read images")
-        transformers = _require("transformers", TRANSFORMERS_PIN)
-        constraint = self.constraints.processor(schema)
+        self.constraints.matcher(schema)  # compiled here, before any GPU worker is forked, and errors raised here
         inputs = self.model_inputs(messages, images)
         with self._lock:
             start = time.perf_counter()
             reuse = self._take_prefix(inputs)
-            new_ids = self._generate_ids(inputs, logits_processor=transformers.LogitsProcessorList([constraint]),
-                                         max_new_tokens=max_tokens, **_sampling(temperature), **_cache(reuse))
+            new_ids = self._generate_ids(inputs, json_schema=schema, max_new_tokens=max_tokens,
+                                         **_sampling(temperature), **_cache(reuse))
             self._finish(inputs, new_ids, reuse, start)
         return parse_json(schema, self.tokenizer.decode(new_ids, skip_special_tokens=True))
 
@@ -399,6 +407,17 @@ def _sampling(temperature: float) -> dict[str, Any]:
     if temperature <= 0:
         return {"do_sample": False}
     return {"do_sample": True, "temperature": temperature, "top_p": 0.95}
+
+
+def _check_local_path(model: str) -> None:
+    """A model named as a path (``/…``, ``./…``, ``~/…``, or more than ``owner/name``) must be a directory: else the
+    hub would answer with its repo-id error, which does not say that the directory is missing."""
+    if not (model.startswith(("/", ".", "~")) or model.count("/") > 1):
+        return
+    path = Path(model).expanduser()
+    if not path.is_dir():
+        raise ModelAccessError(f"no model directory at {model} ({'a file' if path.exists() else 'nothing there'}): "
+                               "DOCGEMMA_MODEL names a local directory or a Hugging Face id (owner/name)")
 
 
 def _zerogpu() -> Any:
@@ -564,6 +583,7 @@ def _load_pretrained(transformers: Any, torch: Any, model: str, cuda: bool, dtyp
         # Not "auto": on Kaggle's 2×T4 that splits the model across both GPUs.
         kwargs["device_map"] = {"": 0}
         quantization = "4-bit NF4"
+    _check_local_path(model)
     name = _display_name(model)
     try:
         config = transformers.AutoConfig.from_pretrained(model)

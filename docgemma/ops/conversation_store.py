@@ -196,6 +196,20 @@ def postgres_claims(pool: Any) -> SqlClaims:
     return SqlClaims(run, "%s")
 
 
+def _probe(url: str, where: str) -> None:
+    """One connection attempt, bounded by CONNECT_TIMEOUT_S, before the pool starts: an unreachable server is one
+    error line with psycopg's reason, not the pool's retry warnings and a wait beyond the stated timeout."""
+    from psycopg import Connection, OperationalError
+
+    try:
+        Connection.connect(url, connect_timeout=int(CONNECT_TIMEOUT_S)).close()
+    except OperationalError as exc:
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"DOCGEMMA_CHECKPOINT_URL: cannot connect to PostgreSQL at {where} within "
+                          f"{CONNECT_TIMEOUT_S:.0f} s: {reason} (is it running, and are the user, password and "
+                          "database right?)") from exc
+
+
 def _postgres(url: str, max_connections: int) -> ConversationStore:
     try:
         from langgraph.checkpoint.postgres import PostgresSaver
@@ -206,6 +220,7 @@ def _postgres(url: str, max_connections: int) -> ConversationStore:
         raise ImportError("DOCGEMMA_CHECKPOINT_URL=postgresql://… needs: pip install langgraph-checkpoint-postgres "
                           "'psycopg[binary]' psycopg-pool (all in requirements.txt)") from exc
     where = redacted(url)
+    _probe(url, where)
     # autocommit and dict rows are what PostgresSaver expects of its connections; prepare_threshold=0 keeps it
     # working behind a transaction-mode pooler (PgBouncer).
     pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(

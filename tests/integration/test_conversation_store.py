@@ -4,6 +4,7 @@ SQLite (default) and PostgreSQL (``DOCGEMMA_CHECKPOINT_URL``, a real server from
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -188,9 +189,13 @@ def test_the_app_refuses_to_start_on_an_unreachable_database(tmp_path: Path) -> 
     port = free_port()
     env = {**os.environ, "DOCGEMMA_BACKEND": "fake", "DOCGEMMA_DATA_DIR": str(tmp_path),
            "DOCGEMMA_CHECKPOINT_URL": f"postgresql://app:secret@127.0.0.1:{port}/docgemma"}
+    start = time.monotonic()
     run = subprocess.run([sys.executable, "app.py"], cwd=Path(__file__).parents[2], env=env, capture_output=True,
                          text=True, timeout=120)
     assert run.returncode == 2, run.stderr[-2000:]
+    # One error line, no connection pool retry warnings, and no longer than its own timeout said (start-up aside).
+    assert "WARNING" not in run.stderr, run.stderr[-2000:]
+    assert time.monotonic() - start < store_module.CONNECT_TIMEOUT_S + 30
     assert f"error: DOCGEMMA_CHECKPOINT_URL: cannot connect to PostgreSQL at postgresql://127.0.0.1:{port}" in run.stderr
     assert "secret" not in run.stderr and not (tmp_path / "conversations.sqlite").exists()
 

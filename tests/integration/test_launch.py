@@ -15,6 +15,8 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -163,3 +165,44 @@ def test_spaces_importable_without_zerogpu_changes_nothing(tmp_path: Path, tiny_
     llm = built[0].llm
     assert served == ["uvicorn"] and gr.Blocks.launch is launch_before and spaces.decorated_cache == {}
     assert llm.prefix_cache and llm._generate_ids == llm._generate_ids_impl and llm._stream == llm._stream_impl
+
+
+ZEROGPU_JSON_TURN = """
+import json, os, sys
+import spaces  # before torch, as the backend does on ZeroGPU
+from docgemma.agent.schemas import ResultAssessment
+from docgemma.llm.base import Message
+from docgemma.llm.transformers_backend import load_transformers_llm
+
+llm = load_transformers_llm(sys.argv[1])
+llm.prepare_schemas([ResultAssessment])  # compiled at load, before any worker is forked
+messages = [Message(role="user", content="chek warfrin intractions w/ asprin pls")]
+out = llm.generate_json(messages, ResultAssessment, temperature=0.0, max_tokens=48)
+print(json.dumps({"quality": out.quality, "parent": os.getpid()}))
+"""
+
+
+def test_on_zerogpu_a_constrained_json_call_crosses_into_the_gpu_worker_by_pickle(
+        tmp_path: Path, device_api: DeviceApi, tiny_model: Path) -> None:
+    """The stand-in ``spaces`` runs each call in a forked worker with its arguments pickled, as the real one
+    does: an llguidance logits processor passed in failed every JSON call there (PicklingError). The schema
+    crosses instead and the processor is made in the worker."""
+    env = {**os.environ, "SPACES_ZERO_GPU": "true", "SPACES_ZERO_DEVICE_API_URL": device_api.url,
+           "PYTHONPATH": os.pathsep.join([str(SPACES_STUB), str(ROOT)])}
+    done = subprocess.run([sys.executable, "-c", ZEROGPU_JSON_TURN, str(tiny_model)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["quality"]  # a validated ResultAssessment came back from the worker
+    assert [path for path, _ in device_api.requests] == ["/schedule"]  # one GPU call, through spaces.GPU
+
+
+def test_the_spaces_stand_in_refuses_what_cannot_be_pickled(device_api: DeviceApi) -> None:
+    env = {**os.environ, "SPACES_ZERO_GPU": "true", "SPACES_ZERO_DEVICE_API_URL": device_api.url,
+           "PYTHONPATH": str(SPACES_STUB)}
+    script = ("import os, spaces, threading\n"
+              "f = spaces.GPU(lambda x: os.getpid())\n"
+              "assert f(1) != os.getpid()\n"  # ran in another process
+              "f(threading.Lock())\n")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "cannot pickle" in done.stderr, done.stderr[-2000:]

@@ -74,7 +74,8 @@ def test_json_uses_guided_decoding(server: str) -> None:
     assert sent["response_format"]["json_schema"]["schema"]["properties"]["quality"]["enum"][0] == "success_rich"
     assert sent["temperature"] == 0.0 and sent["max_tokens"] == 128
     parts = sent["messages"][-1]["content"]
-    assert parts[0]["image_url"]["url"].startswith("data:image/png;base64,") and parts[1]["text"] == "result"
+    assert [p["type"] for p in parts] == ["text", "image_url"]  # text then image, as the model card
+    assert parts[1]["image_url"]["url"].startswith("data:image/png;base64,") and parts[0]["text"] == "result"
 
 
 def test_invalid_output_and_server_errors_raise(server: str) -> None:

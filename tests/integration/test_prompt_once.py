@@ -80,7 +80,8 @@ class NoConstraint:
 def scripted(tokenizer: Any, **flags: Any) -> TransformersLLM:
     # No KV cache: the capturing stand-in has no model config to build one from (prefix reuse: test_prefix_cache).
     llm = TransformersLLM("scripted", CapturingModel(tokenizer, REPLY), tokenizer, prefix_cache=False, **flags)
-    llm._constraints = SimpleNamespace(processor=lambda schema: NoConstraint())  # no vocabulary index: ids are the test
+    # No vocabulary index: the ids are the test.
+    llm._constraints = SimpleNamespace(matcher=lambda schema: None, processor=lambda schema: NoConstraint())
     return llm
 
 

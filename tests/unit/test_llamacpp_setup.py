@@ -114,6 +114,7 @@ def test_images_go_through_the_vision_handler_as_data_urls_under_the_schema() ->
     (call,) = stub.calls
     assert call["response_format"] == {"type": "json_object", "schema": ResultAssessment.model_json_schema()}
     parts = call["messages"][-1]["content"]
-    assert parts[0]["image_url"]["url"].startswith("data:image/png;base64,") and parts[1]["text"] == "this X-ray"
+    assert [p["type"] for p in parts] == ["text", "image_url"]  # text then image, as the model card
+    assert parts[1]["image_url"]["url"].startswith("data:image/png;base64,") and parts[0]["text"] == "this X-ray"
     assert stub.resets == 2  # the context holds image embeddings: no prefix reuse into or out of it
     assert llm.last_usage is not None and (llm.last_usage.prompt_tokens, llm.last_usage.decoded_tokens) == (300, 12)

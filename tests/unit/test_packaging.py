@@ -33,10 +33,21 @@ def test_pyproject_declares_build_system_dependencies_and_console_script() -> No
 
 def test_requirement_files_are_valid_requirements() -> None:
     """setuptools reads these files as the package's dependencies: every line must parse."""
-    for name in ("requirements.txt", "requirements-dev.txt"):
+    for name in ("requirements.txt", "requirements-dev.txt", "requirements-mcp.txt"):
         names = [Requirement(line).name.lower() for line in requirement_lines(name)]
         assert names and len(names) == len(set(names)), name
-    assert "mcp" in {Requirement(line).name for line in requirement_lines("requirements.txt")}
+
+
+def test_mcp_is_an_extra_not_a_requirement() -> None:
+    """A Space installs gradio[oauth,mcp], whose mcp extra needs mcp<2: the SDK at >=2.3 cannot be a requirement
+    (tests/integration/test_platform_resolve.py resolves it); it is the ``mcp`` extra, declared in one file."""
+    from docgemma.extras import EXTRAS
+
+    assert "mcp" not in {Requirement(line).name for line in requirement_lines("requirements.txt")}
+    assert "mcp" not in {Requirement(line).name for line in requirement_lines("requirements-server.txt")}
+    assert requirement_lines("requirements-mcp.txt") == [EXTRAS["mcp"][0]]
+    dynamic = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["dynamic"]
+    assert dynamic["optional-dependencies"]["mcp"] == {"file": ["requirements-mcp.txt"]}
 
 
 def test_mcp_client_starts_the_server_with_this_interpreter_and_the_given_environment(

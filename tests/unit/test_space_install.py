@@ -35,7 +35,7 @@ def space_torch() -> tuple[Version, str]:
     lines = [line.strip() for line in (ROOT / "pre-requirements.txt").read_text().splitlines()
              if line.strip() and not line.startswith("#")]
     (index,) = [line.split(None, 1)[1] for line in lines if line.startswith("--extra-index-url")]
-    (pin,) = [Requirement(line) for line in lines if not line.startswith("-")]
+    (pin,) = [Requirement(line) for line in lines if line.startswith("torch")]
     assert pin.name == "torch" and len(pin.specifier) == 1
     (spec,) = pin.specifier
     assert spec.operator == "=="
@@ -66,3 +66,18 @@ def test_requirements_keep_the_space_torch_and_the_local_cpu_torch() -> None:
             requirement = Requirement(text)
             if requirement.name == "torch" and (requirement.marker is None or requirement.marker.evaluate()):
                 assert requirement.specifier.contains(torch.public), (dist.metadata["Name"], text)
+
+
+def test_the_space_pins_are_the_tested_versions() -> None:
+    """pre-requirements.txt pins every package a Space installs (the builder's second run reads no constraints
+    file): each one constraints.txt also pins is at that version, except mcp (an extra here; gradio's own mcp
+    extra brings 1.x to a Space). tests/integration/test_platform_resolve.py resolves both runs on PyPI."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import platform_resolve as pr
+
+    space, tested = pr.pins(ROOT / "pre-requirements.txt"), pr.pins(ROOT / "constraints.txt")
+    assert len(space) > 100 and space["gradio"] == front_matter("sdk_version")
+    differ = {n: (v, tested[n]) for n, v in space.items() if n in tested and tested[n] != v and n not in pr.EXTRA_ONLY}
+    assert differ == {}, "python scripts/platform_resolve.py --write-space"

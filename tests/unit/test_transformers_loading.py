@@ -287,8 +287,17 @@ def test_gated_medgemma_says_how_to_get_access(monkeypatch: pytest.MonkeyPatch, 
 def test_missing_other_model_names_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_gpu(monkeypatch, None)
     Loaders(monkeypatch, fail=OSError("no such directory"))
-    with pytest.raises(ModelAccessError, match="cannot load /models/x: OSError: no such directory"):
-        load_transformers_llm("/models/x")
+    with pytest.raises(ModelAccessError, match="cannot load someone/x: OSError: no such directory"):
+        load_transformers_llm("someone/x")
+
+
+@pytest.mark.parametrize("model", ["/models/missing", "./missing", "models/medgemma/missing"])
+def test_a_missing_model_directory_says_so_not_the_hubs_repo_id_error(monkeypatch: pytest.MonkeyPatch,
+                                                                      model: str) -> None:
+    fake_gpu(monkeypatch, None)
+    Loaders(monkeypatch, fail=AssertionError("the hub must not be asked"))
+    with pytest.raises(ModelAccessError, match=f"no model directory at {model} \\(nothing there\\)"):
+        load_transformers_llm(model)
 
 
 def recording_spaces(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[int]]:
@@ -315,7 +324,8 @@ def test_zerogpu_wraps_every_model_call(monkeypatch: pytest.MonkeyPatch) -> None
     wrapped, durations = recording_spaces(monkeypatch)
     monkeypatch.setenv("SPACES_ZERO_GPU", "true")
     llm = TransformersLLM("fake", FakeModel(), FakeTokenizer())
-    llm._constraints = SimpleNamespace(processor=lambda schema: (lambda input_ids, scores: scores))
+    llm._constraints = SimpleNamespace(matcher=lambda schema: None,
+                                       processor=lambda schema: (lambda input_ids, scores: scores))
     messages = [Message(role="user", content="hi")]
     assert llm.generate_json(messages, RetryStrategy, temperature=0.0, max_tokens=4).strategy == "retry_same"
     list(llm.generate_text(messages, temperature=0.0, max_tokens=512))
