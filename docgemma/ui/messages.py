@@ -134,8 +134,8 @@ def apply_event(history: list[Message], event: AgentEvent, names: Names | None =
                 "metadata": {
                     **history[index]["metadata"],
                     "title": f"{e['label']} — {decision}{calls}",
+                    # No "duration": Gradio prints it raw in the header ("(10.0ms)"); the timeline gives each time.
                     "status": "done",
-                    "duration": round(e["duration_ms"] / 1000, 2),
                 },
             }
     elif isinstance(event, Token):
@@ -266,6 +266,10 @@ def final_markdown(result: TurnResult, born: wording.PatientBorn | None = None) 
     return text
 
 
+#: The route of a turn that consulted nothing: never "direct answer", which a refused question did not get.
+NO_LOOKUP = "no look-up"
+
+
 def timeline_markdown(result: TurnResult | None, pending: bool = False, names: Names | None = None) -> str:
     """The turn's structured steps in clinical words: route, tools, results, retries, decisions, calls and
     time. With ``pending`` the turn is paused for the clinician's approval: its steps so far, nothing written."""
@@ -291,7 +295,7 @@ def timeline_markdown(result: TurnResult | None, pending: bool = False, names: N
             f"**prompt tokens:** {result.prompt_tokens}{_cached(result.cached_tokens)} · "
             f"**decoded tokens:** {result.decoded_tokens} · **time:** {result.latency_ms / 1000:.1f} s"
         )
-    route = wording.route(result.router_actions, _declined_routes(result.timeline)) or ("waiting" if pending else "direct answer")
+    route = wording.route(result.router_actions, _declined_routes(result.timeline)) or ("waiting" if pending else NO_LOOKUP)
     sources = source_line(result) or "none"
     return f"{total}\n\n**Routing:** {escape(route)}\n\n" + "\n".join(rows) + f"\n\n**Sources:** {sources}"
 

@@ -35,7 +35,7 @@ WORDS: Mapping[str, str] = {
     "patient_names": "patient",
     "patient_ids": "patient",
     "drug_mentions": "drugs",
-    "action_verbs": "action",
+    "action_verbs": "asked to",
 }
 #: Error types (``tools/outcome.py``), translated where a step names one ("error: timeout", "declined: …").
 ERROR_WORDS: Mapping[str, str] = {
@@ -62,8 +62,9 @@ NOT_ON_RECORD = "not found on record"
 ARGUMENT_WORDS: Mapping[str, str] = {
     "medication_name": "medication", "dosage": "dose", "drug_name": "drug", "drug_names": "drugs",
     "note_type": "note type", "note_text": "note", "name": "looking for", "query": "search", "condition": "condition",
-    "fhir_id": "record item", "resource_type": "kind", "include_notes": "with notes", "date_from": "from",
+    "fhir_id": "record item", "resource_type": "reading", "include_notes": "with notes", "date_from": "from",
     "date_to": "to", "start_date": "from", "end_date": "to",
+    "patient_id": "patient", "patient_name": "patient",
 }
 #: FHIR resource types as clinical words.
 RESOURCE_WORDS: Mapping[str, str] = {
@@ -72,7 +73,7 @@ RESOURCE_WORDS: Mapping[str, str] = {
     "DiagnosticReport": "report", "CarePlan": "care plan", "Immunization": "immunization", "Patient": "patient",
     "Media": "image",
 }
-#: What a record query reads, as a clinician names the kind ("kind: allergies").
+#: What a record query reads, as a clinician names it ("reading: allergies", never "kind: AllergyIntolerance").
 _PLURAL_RESOURCE: Mapping[str, str] = {"MedicationRequest": "prescriptions", "AllergyIntolerance": "allergies",
                                        "Observation": "results", "Immunization": "immunizations",
                                        "Media": "images", "Patient": "patients"}
@@ -95,6 +96,9 @@ def _labels() -> dict[str, str]:
 
 _TOOL_LABELS = _labels()
 _TERMS = re.compile(r"\b(" + "|".join(sorted([*WORDS, *_TOOL_LABELS], key=len, reverse=True)) + r")\b")
+#: Argument names a step may name ("model asked for drug_names"): those that are code identifiers.
+_ARGUMENT_TERMS = re.compile(r"\b(" + "|".join(sorted((k for k in ARGUMENT_WORDS if "_" in k), key=len, reverse=True))
+                             + r")\b")
 
 
 _ERRORS = "|".join(ERROR_WORDS)
@@ -110,6 +114,7 @@ def _error_words(m: re.Match[str]) -> str:
 def words(text: str) -> str:
     """``text`` with internal words (decisions, classes, routes, error types, tool names) in clinical words."""
     text = _ERROR_NAMED.sub(_error_words, text)
+    text = _ARGUMENT_TERMS.sub(lambda m: ARGUMENT_WORDS[m.group(1)], text)
     return _TERMS.sub(lambda m: _TOOL_LABELS.get(m.group(1)) or WORDS[m.group(1)], text)
 
 
