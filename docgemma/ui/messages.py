@@ -244,18 +244,18 @@ def source_line(result: TurnResult) -> str:
 
 
 def write_markdown(confirmation: str) -> str:
-    """One write's confirmation: what was written, its kind and record reference, and any override reason."""
+    """One write's confirmation: what was written, its kind in words, and any override reason."""
     what, kind, ref, reason = wording.write_line(confirmation)
     text = f'<span class="check-ok">Written to the record</span> **{escape(what)}**'
-    if ref:
-        text += f" — {escape(kind)}, record reference `{escape(ref)}`"
+    if ref:  # the kind in words; the FHIR reference ("MedicationRequest/60b2…") stays in the audit, not the chat
+        text += f" — {escape(kind)}"
     if reason:
         text += f"  \nSevere finding overridden by you; reason: *{escape(reason)}*"
     return text + "\n\n"
 
 
 def final_markdown(result: TurnResult, born: wording.PatientBorn | None = None) -> str:
-    """What was written (with its record reference), then the answer with its confidence and sources."""
+    """What was written (its kind in words), then the answer with its confidence and sources."""
     written = "".join(write_markdown(w) for w in result.writes)
     text = written + demote_headings(escape(wording.answer_text(result.answer, born)))
     if result.confidence:
@@ -304,7 +304,7 @@ def summary_markdown(name: str, summary_text: str, notes: Sequence[str] = ()) ->
     """The compiled patient summary for the patient panel (escaped; headings kept; the patient by name and
     birth date, not record id), and the newest notes."""
     lines = []
-    for line in wording.without_patient_ids(summary_text).splitlines():
+    for line in wording.clinical_text(wording.without_patient_ids(summary_text)).splitlines():
         if line.startswith("## "):
             lines.append(f"\n**{escape(line[3:])}**\n")  # a paragraph of its own, never inside a list item
         else:

@@ -13,6 +13,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping
 
+from docgemma.clinical.lab_names import lab_names
 from docgemma.tools.registry import default_registry
 
 #: The agent's internal words and their meaning for a clinician (decisions, result classes, routes, errors).
@@ -219,6 +220,21 @@ def without_patient_ids(text: str) -> str:
     return _ID_AFTER_BIRTH.sub(r"\1", text)
 
 
+_PLURAL = re.compile(r"\b(\d+) ([a-z]+)\(s\)")
+#: A visit's HL7 ActCode class as a record line ends with it ("review (AMB)").
+_VISIT_CLASS = {"AMB": "outpatient", "EMER": "emergency", "IMP": "inpatient", "HH": "home visit", "VR": "virtual",
+                "OBSENC": "observation", "SS": "day case", "ACUTE": "inpatient", "PRENC": "pre-admission"}
+_VISIT_CLASS_CODE = re.compile(rf"\(({'|'.join(_VISIT_CLASS)})\)")
+
+
+def clinical_text(text: str) -> str:
+    """Record text as a clinician reads it: results by their clinical names ("Creatinine", "eGFR", not the LOINC
+    long name) and counts in plain English ("4 encounters", "1 condition", never "condition(s)")."""
+    text = _PLURAL.sub(lambda m: f"{m.group(1)} {m.group(2)}{'' if m.group(1) == '1' else 's'}", text)
+    text = _VISIT_CLASS_CODE.sub(lambda m: f"({_VISIT_CLASS[m.group(1)]})", text)
+    return lab_names(text)
+
+
 def answer_text(text: str, born: PatientBorn | None = None) -> str:
     """An answer as the chat shows it: a patient by name and birth date, not by record id ("Grace Mensah (born
     1991-01-22, female)"); record item ids in brackets dropped and FHIR type names that open a line of record
@@ -231,7 +247,7 @@ def answer_text(text: str, born: PatientBorn | None = None) -> str:
         who = born(m.group(2)) if born else None
         return f" ({who})" if who else ""
 
-    text = without_patient_ids(_NAMED_ID.sub(demographics, text))
+    text = clinical_text(without_patient_ids(_NAMED_ID.sub(demographics, text)))
     text = _BRACKETED_ID.sub("", text)
     return _RESOURCE_AT_LINE_START.sub(lambda m: f"{m.group(1)}{RESOURCE_WORDS[m.group(2)].capitalize()}: ", text)
 
