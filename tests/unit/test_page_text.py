@@ -47,3 +47,84 @@ def test_a_turn_that_consulted_nothing_is_not_routed_as_a_direct_answer_and_head
     assert "direct answer" not in text and "**Routing:** no look-up" in text
     history = apply_event(apply_event([], NodeStart(node="synthesize", label="Writing the answer")), NodeEnd(event=step))
     assert history[-1]["metadata"]["status"] == "done" and "duration" not in history[-1]["metadata"]
+
+
+EMBEDDED = "SmolLM2-135M-Instruct (embedded CPU demo model — not clinically meaningful)"
+_INTERNAL = {
+    "record id": r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
+    "FHIR reference": r"\b(?:MedicationRequest|AllergyIntolerance|Observation|Condition|Patient|Encounter|"
+                      r"DocumentReference|Media|CarePlan|Immunization)/[\w-]",
+    "code identifier": r"(?<![\w/.=-])[a-z][a-z0-9]*_[a-z0-9_]+\b",
+    "raw timing": r"\(\d+(?:\.\d+)?\s?ms\)",
+    "lab code name": r"\[(?:Mass|Moles|Enzymatic|Units|#|Entitic|Volume|Score)[^\]]*\]|sq M\.predicted|\.total\b",
+    "(s) plural": r"\w\(s\)",
+    "inferred link": r"\[inferred link\]",
+}
+
+
+def _embedded(monkeypatch: Any) -> None:
+    """The page on the embedded default model's mode (no vision, no medical text), without loading it: the
+    demo rules' answers under SmolLM2's name and flags."""
+    import dataclasses
+
+    import tests.unit.test_page_session as session
+    from docgemma.agent import demo_llm as rules
+
+    def embedded(tools: Any = None) -> FakeLLM:
+        return dataclasses.replace(rules.demo_llm(tools), name=EMBEDDED, supports_images=False)
+
+    monkeypatch.setattr(session, "demo_llm", embedded)
+
+
+def _shown(app: Any, out: dict[Any, Any], before: int) -> str:
+    """What the page shows of one turn: the chat's new messages with their step headers, the timeline, the panel."""
+    import re
+
+    messages = out.get(app.page.chatbot) or []
+    text = "\n".join(f"{(m.get('metadata') or {}).get('title', '')}\n{m['content']}" for m in messages[before:]
+                     if isinstance(m.get("content"), str))
+    text += "\n" + str(out.get(app.page.timeline, "")) + "\n" + str(out.get(app.page.patient_md, ""))
+    return re.sub(r"\]\([^)]*\)", "]", text)  # a link's address is not page text
+
+
+def test_every_example_prompts_page_text_is_clinical_and_true(tmp_path: Any, monkeypatch: Any) -> None:
+    """Every example prompt of the page, in order in one conversation (a write card approved, a severe one
+    rejected), on the embedded model's mode: no record id, FHIR reference, code identifier, raw timing, LOINC
+    long name, "(s)" or "[inferred link]" in what the page shows, and no sentence the turn makes untrue."""
+    import re
+
+    from PIL import Image
+
+    from docgemma.ui.page import EXAMPLES
+    from tests.unit.test_page_session import App
+
+    _embedded(monkeypatch)
+    uploads = tmp_path / "gradio"
+    uploads.mkdir()
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(uploads))
+    image = uploads / "xray.png"
+    Image.new("L", (64, 64), 128).save(image)
+    app = App.start(tmp_path)
+    thread = "web-" + "7" * 32
+    found: list[tuple[str, str, str]] = []
+    for example in EXAMPLES:
+        history = app.on.restore(thread)[app.page.chatbot]
+        files = [str(image)] if "image" in example else []
+        out = app.last(app.on.respond({"text": example, "files": files}, history, thread, None))
+        shown = _shown(app, out, len(history))
+        card = out.get(app.page.card_ref)
+        if card:
+            approvable = out[app.page.approve].get("interactive", True) if isinstance(out[app.page.approve], dict) else True
+            decided = app.last(app.on.decide("approve" if approvable else "reject", "{}", out[app.page.chatbot], thread,
+                                             card))
+            shown += _shown(app, decided, len(out[app.page.chatbot]))
+        for what, pattern in _INTERNAL.items():
+            found += [(example, what, m.group(0)) for m in re.finditer(pattern, shown)]
+        if "retrying cannot help" in shown and "try again shortly" in shown:
+            found.append((example, "untrue", "try again shortly"))
+        if "image not analysed" in shown and "from the image findings" in shown:
+            found.append((example, "untrue", "answered from the image findings"))
+        if "not answered" in shown and "Routing:** direct answer" in shown:
+            found.append((example, "untrue", "Routing: direct answer"))
+    app.store.close()
+    assert not found, found
