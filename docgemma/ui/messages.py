@@ -188,9 +188,10 @@ ImageShown = Callable[[TranscriptEntry], "Message | None"]
 
 def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending: ApprovalCard | None = None,
                        paused_question: str | None = None, image: ImageShown | None = None,
-                       born: wording.PatientBorn | None = None) -> list[Message]:
-    """The chat of a reopened conversation, whole: every finished turn as it was shown (question, image,
-    answer with its write confirmations, confidence and sources), patient notes, and a waiting card's pointer."""
+                       born: wording.PatientBorn | None = None, names: Names | None = None) -> list[Message]:
+    """The chat of a reopened conversation, whole: every finished turn as it was shown (question, image, its
+    steps, answer with its write confirmations, confidence and sources), patient notes, and a waiting card's
+    pointer (``names``: patient names for record ids in the steps)."""
     history: list[Message] = [{"role": "assistant", "content": welcome}]
     if entries or pending is not None:
         history.append({"role": "assistant", "content": REOPENED})
@@ -203,12 +204,31 @@ def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending
         if entry.get("image"):
             shown = image(entry) if image else None
             history.append(shown or {"role": "user", "content": IMAGE_GONE})
+        history += step_messages(entry.get("steps", []), len(history), names)
         # The record among the sources comes from the turn's tools and patient, as in the live answer.
         result = TurnResult(answer=str(entry.get("answer", "")), confidence=entry.get("confidence"),
                             sources=list(entry.get("sources", [])), writes=list(entry.get("writes", [])),
                             tools=[dict(t) for t in entry.get("tools", [])], active_patient=entry.get("patient"))
         history.append({"role": "assistant", "content": final_markdown(result, born)})
     return _with_pending(history, pending, paused_question)
+
+
+def step_messages(steps: Sequence[TimelineEvent], at: int, names: Names | None = None) -> list[Message]:
+    """A finished turn's steps as the chat showed them live (one collapsed thought per step, a tool call nested
+    under the step that chose it), for a reopened conversation; ``at``: the chat's length before them."""
+    out: list[Message] = []
+    parent: str | None = None
+    for e in shown_steps(steps):
+        decision, detail = wording.step_text(e["decision"], names), wording.step_text(e["detail"], names)
+        meta: dict[str, Any] = {"title": f"{e['label']} — {decision}{_cost(e)}", "id": f"{e['node']}:{at + len(out)}",
+                                "status": "done"}
+        if e["node"] == "tool_select":
+            parent = meta["id"]
+        elif e["node"] == "tool_execute" and parent:
+            meta["parent_id"] = parent
+        out.append({"role": "assistant", "content": escape(f"{decision}: {detail}" if detail else decision),
+                    "metadata": meta})
+    return out
 
 
 def approval_pointer(request: ApprovalCard) -> str:

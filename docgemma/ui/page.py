@@ -411,7 +411,7 @@ class Handlers:
         if conversation.transcript or not conversation.messages:
             history = transcript_history(self.welcome(), conversation.transcript, pending,
                                          conversation.paused_question, self.transcript_image,
-                                         self.workspace.patient_born)
+                                         self.workspace.patient_born, self.workspace.patient_name)
         else:  # a conversation saved before the transcript was kept: its prompt history is all there is
             history = restored_history(conversation.messages, pending, conversation.paused_question)
         last = self.workspace.paused_turn(thread) if pending is not None else conversation.last_turn

@@ -128,3 +128,29 @@ def test_every_example_prompts_page_text_is_clinical_and_true(tmp_path: Any, mon
             found.append((example, "untrue", "Routing: direct answer"))
     app.store.close()
     assert not found, found
+
+
+def test_a_reload_shows_each_turns_steps_and_the_timelines_time(tmp_path: Any, monkeypatch: Any) -> None:
+    """After a reload the turns came back without their steps, and the timeline's time read 0.0 s."""
+    import itertools
+    import types
+
+    from docgemma.agent import assistant
+    from tests.unit.test_page_session import App
+
+    clock = itertools.count(0.0, 1.25)  # each reading of the turn's clock 1.25 s later: a turn takes 1.2 s
+    monkeypatch.setattr(assistant, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
+
+    app = App.start(tmp_path)
+    thread = "web-" + "8" * 32
+    live: list[list[str]] = []
+    for text in ("Find patient Amina Okafor and check her chart", "What were her last kidney function results?"):
+        history = app.on.restore(thread)[app.page.chatbot]
+        out = app.last(app.on.respond({"text": text, "files": []}, history, thread, None))
+        live.append([str(m["metadata"]["title"]) for m in out[app.page.chatbot][len(history):] if m.get("metadata")])
+    reopened = app.on.restore(thread)
+    titles = [str(m["metadata"]["title"]) for m in reopened[app.page.chatbot] if m.get("metadata")]
+    assert titles == live[0] + live[1] and "Consulting: Patient Data Query — success" in titles
+    assert "**time:** 1.2 s" in out[app.page.timeline]
+    assert reopened[app.page.timeline] == out[app.page.timeline]  # the same figures, the time included
+    app.store.close()
