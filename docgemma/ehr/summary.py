@@ -175,7 +175,7 @@ def _med_line(med: dict[str, Any], today: date, inferred: bool = False) -> str:
 
 
 #: How a medication linked to a condition only by the visit that recorded both is worded (never "treats").
-POSSIBLY_RELATED = "— possibly related (prescribed at the visit that recorded this condition; no recorded link)"
+POSSIBLY_RELATED = "(prescribed at the visit that recorded this condition; no recorded link)"
 
 
 def _days_ago(days: int) -> str:
@@ -279,7 +279,7 @@ def _compile(
         "orientation": (f"## Patient (summary compiled at {compiled_at:%H:%M} UTC)", _orientation(chart, skipped)),
         "safety": ("## Safety", safety or ["No allergies or safety flags recorded."]),
         "allergies": ("## Allergies", [f"- {display_text(a)}" for a in chart.allergies] or ["None recorded."]),
-        "conditions": ("## Active conditions (with treating medications)", _condition_lines(chart)),
+        "conditions": ("## Active conditions (with their medications)", _condition_lines(chart)),
         "medications": ("## Medications not linked to a condition",
                         [f"- {_med_line(m, today)}" for m in chart.unlinked] or ["None."]),
         "observations": ("## Latest observations", _observation_lines(chart) or ["None recorded."]),
