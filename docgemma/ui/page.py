@@ -214,8 +214,9 @@ def _approval_card(gr: Any) -> dict[str, Any]:
             parts["approve"] = gr.Button("Approve", variant="primary", elem_id="approve")
             parts["edit"] = gr.Button(RECHECK, elem_id="edit")
             parts["reject"] = gr.Button("Reject", variant="stop", elem_id="reject")
-        # Shown so that what a click decides on is what the clinician sees: the id and version of this card.
-        parts["card_ref"] = gr.Textbox(label="Card", interactive=False, max_lines=1, elem_id="card-ref")
+        # The id and version of the card shown, sent with each click so that it decides only what the clinician
+        # sees; kept off the screen (an id is no clinical text: issue 27).
+        parts["card_ref"] = gr.Textbox(label="Card", interactive=False, max_lines=1, elem_id="card-ref", visible=False)
         parts["decision_note"] = gr.Markdown(elem_id="decision-note")
     return parts
 

@@ -154,3 +154,14 @@ def test_a_reload_shows_each_turns_steps_and_the_timelines_time(tmp_path: Any, m
     assert "**time:** 1.2 s" in out[app.page.timeline]
     assert reopened[app.page.timeline] == out[app.page.timeline]  # the same figures, the time included
     app.store.close()
+
+
+def test_the_cards_reference_is_sent_with_a_click_but_not_shown() -> None:
+    """The card's id stood in a visible "Card" field."""
+    import gradio as gr
+
+    from docgemma.ui.page import layout
+
+    with gr.Blocks():
+        page = layout()
+    assert page.card_ref.visible is False and page.card_ref.elem_id == "card-ref"
