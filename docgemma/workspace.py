@@ -135,7 +135,9 @@ class Workspace:
                     if m["role"] != "system" or m["content"].startswith(SWITCH_PREFIX)]
         pending = self.pending(thread)
         question = state.get("user_query") if pending is not None else None
-        last = TurnResult.from_state(state, 0.0) if state.get("timeline") else None
+        kept = state.get("transcript") or [{}]
+        # The turn's wall-clock time as the page showed it, kept on its transcript entry (never "0.0 s").
+        last = TurnResult.from_state(state, float(kept[-1].get("latency_ms", 0.0))) if state.get("timeline") else None
         return SavedConversation(messages=messages, pending=pending, paused_question=question or None,
                                  transcript=list(state.get("transcript", [])), last_turn=last)
 

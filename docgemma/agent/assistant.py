@@ -37,7 +37,7 @@ from docgemma.agent.nodes.input_assembly import PatientContext
 from docgemma.agent.nodes.tool_execute import WriteCheck
 from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.schemas import agent_schemas
-from docgemma.agent.state import AgentState, Attachment, InputState, PatientRef, ThreadUpdate, turn_input
+from docgemma.agent.state import AgentState, Attachment, InputState, PatientRef, ThreadUpdate, TranscriptEntry, turn_input
 from docgemma.agent.transcript import written
 from docgemma.agent.visible import visible_text
 from docgemma.clinical.roster import PatientRoster
@@ -315,6 +315,11 @@ class Assistant:
         state = self.graph.get_state(config).values
         result = TurnResult.from_state(state, (time.perf_counter() - start) * 1000)
         result.writes = written(state, self.registry)
+        kept = state.get("transcript") or [{}]
+        if result.timeline and kept[-1].get("question") == state.get("user_query") and "steps" not in kept[-1]:
+            # The turn's steps and time on its transcript entry, so that a reload shows them as they were.
+            self._update(thread_id, ThreadUpdate(turn_figures=TranscriptEntry(steps=result.timeline,
+                                                                              latency_ms=result.latency_ms)))
         yield TurnDone(result)
 
     def run_turn(self, thread_id: str, message: str, attachment: Attachment | None = None) -> TurnResult | ApprovalCard:

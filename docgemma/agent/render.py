@@ -42,13 +42,21 @@ def record_line(result: ToolResult) -> str | None:
     return f"{patient} — {line}" if patient else str(line)[:1].upper() + str(line)[1:]
 
 
+#: A result's heading where the tool's label names an action, not what was found ("Patient Search" headed a list
+#: of patients); the other labels name what they hold ("Patient Record", "Clinical Trials").
+#: Keyed by label: a tool's name is spelled only in its own module (``tests/unit/test_tool_names.py``).
+_HEADINGS = {"Patient Search": "Patients found", "Patient Data Query": "From the record",
+             "Drug Interaction Check": "Drug interactions"}
+
+
 def result_section(result: ToolResult) -> str:
-    """One tool result as a titled section: its clinical label (and whose record it is), then the facts."""
+    """One tool result as a titled section: what it holds (and whose record it is), then the facts."""
     text = result["formatted_result"].strip()
     found = _LABEL_RE.match(text)
     body = text[found.end():] if found else text
     patient = patient_of_result(result)
-    title = f"{result['tool_label']} — {patient}" if patient else result["tool_label"]
+    heading = _HEADINGS.get(result["tool_label"], result["tool_label"])
+    title = f"{heading} — {patient}" if patient else heading
     return f"**{title}**\n\n{body.strip() or 'No details were returned.'}"
 
 

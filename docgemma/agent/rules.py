@@ -200,7 +200,7 @@ def decide(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
         image_tool = next((s for s in tools if s.needs_image), None)
         if IMAGE_REQUEST_RE.search(query) and image_tool:
             return RuleDecision("TOOL_NEEDED", image_tool.name, "an attached image to analyse", rule="image")
-        return RuleDecision("DIRECT", None, "an attached image with a general question: answered from the image findings",
+        return RuleDecision("DIRECT", None, "an attached image with a general question: answered without a look-up",
                             rule="image")
 
     general = EXPLAIN_RE.match(request_part(query)) and not PATIENT_REF_RE.search(query)

@@ -110,6 +110,10 @@ class TranscriptEntry(TypedDict, total=False):
     #: page names "the patient record of …" among the sources from them, after a reload as live.
     tools: list[dict[str, str]]
     patient: PatientRef | None
+    #: The finished turn's steps and its wall-clock time, as the page showed them: a reload shows them again
+    #: (they were lost, and the timeline read "0.0 s").
+    steps: list[TimelineEvent]
+    latency_ms: float
 
 
 class ThreadUpdate(TypedDict, total=False):
@@ -119,6 +123,8 @@ class ThreadUpdate(TypedDict, total=False):
     set_active_patient: PatientRef | None
     #: A note kept in the transcript (one that led a recovered answer).
     note: str
+    #: The finished turn's steps and time, kept on its transcript entry (see :class:`TranscriptEntry`).
+    turn_figures: TranscriptEntry
 
 
 class AgentState(TypedDict, total=False):

@@ -168,9 +168,21 @@ def _med_line(med: dict[str, Any], today: date, inferred: bool = False) -> str:
     dose = ""
     for instruction in med.get("dosageInstruction", [])[:1]:
         dose = f", {instruction.get('text')}" if instruction.get("text") else ""
-    since = f", {label} ({days} d)" if days is not None else ""
-    flag = " [inferred link]" if inferred else ""
+    since = f", {label}, started {_days_ago(days)}" if days is not None else ""
+    # An encounter-inferred link is a guess from the visit, never a fact: it must read as one.
+    flag = f" {POSSIBLY_RELATED}" if inferred else ""
     return f"{display_text(med)}{dose}{since}{flag}"
+
+
+#: How a medication linked to a condition only by the visit that recorded both is worded (never "treats").
+POSSIBLY_RELATED = "(prescribed at the visit that recorded this condition; no recorded link)"
+
+
+def _days_ago(days: int) -> str:
+    """A medication's start in words a clinician reads ("today", "12 days ago"), not "(0 d)"."""
+    if days <= 0:
+        return "today"
+    return "yesterday" if days == 1 else f"{days} days ago"
 
 
 def drug_allergy_conflicts(meds: list[dict[str, Any]], allergies: list[dict[str, Any]]) -> list[str]:
@@ -267,7 +279,7 @@ def _compile(
         "orientation": (f"## Patient (summary compiled at {compiled_at:%H:%M} UTC)", _orientation(chart, skipped)),
         "safety": ("## Safety", safety or ["No allergies or safety flags recorded."]),
         "allergies": ("## Allergies", [f"- {display_text(a)}" for a in chart.allergies] or ["None recorded."]),
-        "conditions": ("## Active conditions (with treating medications)", _condition_lines(chart)),
+        "conditions": ("## Active conditions (with their medications)", _condition_lines(chart)),
         "medications": ("## Medications not linked to a condition",
                         [f"- {_med_line(m, today)}" for m in chart.unlinked] or ["None."]),
         "observations": ("## Latest observations", _observation_lines(chart) or ["None recorded."]),
@@ -415,7 +427,7 @@ def _orientation(chart: _Chart, skipped: int) -> list[str]:
     key = ", ".join(display_text(c) for c in chart.active[:2])
     orientation = [
         f"{display_text(patient)} is a {age if age is not None else '?'}-year-old {patient.get('gender', 'person')}"
-        f"{deceased} (born {born or 'unknown'}, ID {chart.pid}). {len(chart.active)} active condition(s)"
+        f"{deceased} (born {born or 'unknown'}, ID {chart.pid}). {_conditions(len(chart.active))}"
         + (f" including {key}." if key else ".")
     ]
     if last is not None:
@@ -464,6 +476,10 @@ def _safety(chart: _Chart) -> list[str]:
     return safety
 
 
+def _conditions(count: int) -> str:
+    return f"{count} active condition{'' if count == 1 else 's'}"
+
+
 def _condition_lines(chart: _Chart) -> list[str]:
     """Each active condition with its treating medications and care plans."""
     lines: list[str] = []
@@ -471,7 +487,8 @@ def _condition_lines(chart: _Chart) -> list[str]:
         onset = str(c.get("onsetDateTime") or c.get("recordedDate") or "")[:10]
         # No resource ids here: a UUID costs ~40 Gemma tokens; the data-query tool returns them when needed.
         lines.append(f"- {display_text(c)} (since {onset or 'unknown'})")
-        lines += [f"  treated with: {m}" for m in chart.treats.get(str(c.get("id")), [])]
+        lines += [f"  {'possibly related' if m.endswith(POSSIBLY_RELATED) else 'treated with'}: {m}"
+                  for m in chart.treats.get(str(c.get("id")), [])]
         lines += [f"  care plan: {p}" for p in chart.addresses.get(str(c.get("id")), [])]
     return lines or ["None recorded."]
 

@@ -135,8 +135,8 @@ def apply_event(history: list[Message], event: AgentEvent, names: Names | None =
                 "metadata": {
                     **history[index]["metadata"],
                     "title": f"{e['label']} — {decision}{calls}",
+                    # No "duration": Gradio prints it raw in the header ("(10.0ms)"); the timeline gives each time.
                     "status": "done",
-                    "duration": round(e["duration_ms"] / 1000, 2),
                 },
             }
     elif isinstance(event, Token):
@@ -194,9 +194,10 @@ ImageShown = Callable[[TranscriptEntry], "Message | None"]
 
 def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending: ApprovalCard | None = None,
                        paused_question: str | None = None, image: ImageShown | None = None,
-                       born: wording.PatientBorn | None = None) -> list[Message]:
-    """The chat of a reopened conversation, whole: every finished turn as it was shown (question, image,
-    answer with its write confirmations, confidence and sources), patient notes, and a waiting card's pointer."""
+                       born: wording.PatientBorn | None = None, names: Names | None = None) -> list[Message]:
+    """The chat of a reopened conversation, whole: every finished turn as it was shown (question, image, its
+    steps, answer with its write confirmations, confidence and sources), patient notes, and a waiting card's
+    pointer (``names``: patient names for record ids in the steps)."""
     history: list[Message] = [{"role": "assistant", "content": welcome}]
     if entries or pending is not None:
         history.append({"role": "assistant", "content": REOPENED})
@@ -209,6 +210,7 @@ def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending
         if entry.get("image"):
             shown = image(entry) if image else None
             history.append(shown or {"role": "user", "content": IMAGE_GONE})
+        history += step_messages(entry.get("steps", []), len(history), names)
         # The record among the sources comes from the turn's tools and patient, as in the live answer.
         result = TurnResult(answer=str(entry.get("answer", "")), confidence=entry.get("confidence"),
                             sources=list(entry.get("sources", [])), writes=list(entry.get("writes", [])),
@@ -231,6 +233,24 @@ def _text(message: Message) -> str:
 
 def _is_pointer(message: Message) -> bool:
     return message.get("role") == "assistant" and not message.get("metadata") and _text(message).startswith(POINTER_START)
+
+
+def step_messages(steps: Sequence[TimelineEvent], at: int, names: Names | None = None) -> list[Message]:
+    """A finished turn's steps as the chat showed them live (one collapsed thought per step, a tool call nested
+    under the step that chose it), for a reopened conversation; ``at``: the chat's length before them."""
+    out: list[Message] = []
+    parent: str | None = None
+    for e in shown_steps(steps):
+        decision, detail = wording.step_text(e["decision"], names), wording.step_text(e["detail"], names)
+        meta: dict[str, Any] = {"title": f"{e['label']} — {decision}{_cost(e)}", "id": f"{e['node']}:{at + len(out)}",
+                                "status": "done"}
+        if e["node"] == "tool_select":
+            parent = meta["id"]
+        elif e["node"] == "tool_execute" and parent:
+            meta["parent_id"] = parent
+        out.append({"role": "assistant", "content": escape(f"{decision}: {detail}" if detail else decision),
+                    "metadata": meta})
+    return out
 
 
 def approval_pointer(request: ApprovalCard) -> str:
@@ -266,13 +286,13 @@ def source_line(result: TurnResult) -> str:
 
 
 def write_markdown(confirmation: str) -> str:
-    """One write's confirmation: what was written, its kind and record reference, any override reason, the values
-    written and what the clinician changed from the proposal."""
+    """One write's confirmation: what was written, its kind in words (the FHIR reference stays in the audit), any
+    override reason, the values written and what the clinician changed from the proposal."""
     head, lines = split(confirmation)
     what, kind, ref, reason = wording.write_line(head)
     text = f'<span class="check-ok">Written to the record</span> **{escape(what)}**'
-    if ref:
-        text += f" — {escape(kind)}, record reference `{escape(ref)}`"
+    if ref:  # the kind in words; the FHIR reference ("MedicationRequest/60b2…") stays in the audit, not the chat
+        text += f" — {escape(kind)}"
     if reason:
         text += f"  \nSevere finding overridden by you; reason: *{escape(reason)}*"
     for line in lines:  # every value written, then what was changed from the proposal
@@ -282,7 +302,7 @@ def write_markdown(confirmation: str) -> str:
 
 
 def final_markdown(result: TurnResult, born: wording.PatientBorn | None = None) -> str:
-    """What was written (with its record reference), then the answer with its confidence and sources."""
+    """What was written (its kind in words), then the answer with its confidence and sources."""
     written = "".join(write_markdown(w) for w in result.writes)
     text = written + demote_headings(escape(wording.answer_text(result.answer, born)))
     if result.confidence:
@@ -291,6 +311,10 @@ def final_markdown(result: TurnResult, born: wording.PatientBorn | None = None) 
     if sources:
         text += "\n\nSources: " + sources
     return text
+
+
+#: The route of a turn that consulted nothing: never "direct answer", which a refused question did not get.
+NO_LOOKUP = "no look-up"
 
 
 def timeline_markdown(result: TurnResult | None, pending: bool = False, names: Names | None = None) -> str:
@@ -318,7 +342,7 @@ def timeline_markdown(result: TurnResult | None, pending: bool = False, names: N
             f"**prompt tokens:** {result.prompt_tokens}{_cached(result.cached_tokens)} · "
             f"**decoded tokens:** {result.decoded_tokens} · **time:** {result.latency_ms / 1000:.1f} s"
         )
-    route = wording.route(result.router_actions, _declined_routes(result.timeline)) or ("waiting" if pending else "direct answer")
+    route = wording.route(result.router_actions, _declined_routes(result.timeline)) or ("waiting" if pending else NO_LOOKUP)
     sources = source_line(result) or "none"
     return f"{total}\n\n**Routing:** {escape(route)}\n\n" + "\n".join(rows) + f"\n\n**Sources:** {sources}"
 
@@ -327,7 +351,7 @@ def summary_markdown(name: str, summary_text: str, notes: Sequence[str] = ()) ->
     """The compiled patient summary for the patient panel (escaped; headings kept; the patient by name and
     birth date, not record id), and the newest notes."""
     lines = []
-    for line in wording.without_patient_ids(summary_text).splitlines():
+    for line in wording.clinical_text(wording.without_patient_ids(summary_text)).splitlines():
         if line.startswith("## "):
             lines.append(f"\n**{escape(line[3:])}**\n")  # a paragraph of its own, never inside a list item
         else:

@@ -216,8 +216,9 @@ def _approval_card(gr: Any) -> dict[str, Any]:
             parts["approve"] = gr.Button("Approve", variant="primary", elem_id="approve")
             parts["edit"] = gr.Button(RECHECK, elem_id="edit")
             parts["reject"] = gr.Button("Reject", variant="stop", elem_id="reject")
-        # Shown so that what a click decides on is what the clinician sees: the id and version of this card.
-        parts["card_ref"] = gr.Textbox(label="Card", interactive=False, max_lines=1, elem_id="card-ref")
+        # The id and version of the card shown, sent with each click so that it decides only what the clinician
+        # sees; kept off the screen (an id is no clinical text: issue 27).
+        parts["card_ref"] = gr.Textbox(label="Card", interactive=False, max_lines=1, elem_id="card-ref", visible=False)
         parts["decision_note"] = gr.Markdown(elem_id="decision-note")
     return parts
 
@@ -417,7 +418,7 @@ class Handlers:
         if conversation.transcript or not conversation.messages:
             history = transcript_history(self.welcome(), conversation.transcript, pending,
                                          conversation.paused_question, self.transcript_image,
-                                         self.workspace.patient_born)
+                                         self.workspace.patient_born, self.workspace.patient_name)
         else:  # a conversation saved before the transcript was kept: its prompt history is all there is
             history = restored_history(conversation.messages, pending, conversation.paused_question)
         last = self.workspace.paused_turn(thread) if pending is not None else conversation.last_turn

@@ -13,6 +13,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping
 
+from docgemma.clinical.lab_names import lab_names
 from docgemma.tools.registry import default_registry
 
 #: The agent's internal words and their meaning for a clinician (decisions, result classes, routes, errors).
@@ -35,7 +36,7 @@ WORDS: Mapping[str, str] = {
     "patient_names": "patient",
     "patient_ids": "patient",
     "drug_mentions": "drugs",
-    "action_verbs": "action",
+    "action_verbs": "asked to",
 }
 #: Error types (``tools/outcome.py``), translated where a step names one ("error: timeout", "declined: …").
 ERROR_WORDS: Mapping[str, str] = {
@@ -62,8 +63,9 @@ NOT_ON_RECORD = "not found on record"
 ARGUMENT_WORDS: Mapping[str, str] = {
     "medication_name": "medication", "dosage": "dose", "drug_name": "drug", "drug_names": "drugs",
     "note_type": "note type", "note_text": "note", "name": "looking for", "query": "search", "condition": "condition",
-    "fhir_id": "record item", "resource_type": "kind", "include_notes": "with notes", "date_from": "from",
+    "fhir_id": "record item", "resource_type": "reading", "include_notes": "with notes", "date_from": "from",
     "date_to": "to", "start_date": "from", "end_date": "to",
+    "patient_id": "patient", "patient_name": "patient",
 }
 #: FHIR resource types as clinical words.
 RESOURCE_WORDS: Mapping[str, str] = {
@@ -72,7 +74,7 @@ RESOURCE_WORDS: Mapping[str, str] = {
     "DiagnosticReport": "report", "CarePlan": "care plan", "Immunization": "immunization", "Patient": "patient",
     "Media": "image",
 }
-#: What a record query reads, as a clinician names the kind ("kind: allergies").
+#: What a record query reads, as a clinician names it ("reading: allergies", never "kind: AllergyIntolerance").
 _PLURAL_RESOURCE: Mapping[str, str] = {"MedicationRequest": "prescriptions", "AllergyIntolerance": "allergies",
                                        "Observation": "results", "Immunization": "immunizations",
                                        "Media": "images", "Patient": "patients"}
@@ -95,6 +97,9 @@ def _labels() -> dict[str, str]:
 
 _TOOL_LABELS = _labels()
 _TERMS = re.compile(r"\b(" + "|".join(sorted([*WORDS, *_TOOL_LABELS], key=len, reverse=True)) + r")\b")
+#: Argument names a step may name ("model asked for drug_names"): those that are code identifiers.
+_ARGUMENT_TERMS = re.compile(r"\b(" + "|".join(sorted((k for k in ARGUMENT_WORDS if "_" in k), key=len, reverse=True))
+                             + r")\b")
 
 
 _ERRORS = "|".join(ERROR_WORDS)
@@ -110,6 +115,7 @@ def _error_words(m: re.Match[str]) -> str:
 def words(text: str) -> str:
     """``text`` with internal words (decisions, classes, routes, error types, tool names) in clinical words."""
     text = _ERROR_NAMED.sub(_error_words, text)
+    text = _ARGUMENT_TERMS.sub(lambda m: ARGUMENT_WORDS[m.group(1)], text)
     return _TERMS.sub(lambda m: _TOOL_LABELS.get(m.group(1)) or WORDS[m.group(1)], text)
 
 
@@ -214,6 +220,21 @@ def without_patient_ids(text: str) -> str:
     return _ID_AFTER_BIRTH.sub(r"\1", text)
 
 
+_PLURAL = re.compile(r"\b(\d+) ([a-z]+)\(s\)")
+#: A visit's HL7 ActCode class as a record line ends with it ("review (AMB)").
+_VISIT_CLASS = {"AMB": "outpatient", "EMER": "emergency", "IMP": "inpatient", "HH": "home visit", "VR": "virtual",
+                "OBSENC": "observation", "SS": "day case", "ACUTE": "inpatient", "PRENC": "pre-admission"}
+_VISIT_CLASS_CODE = re.compile(rf"\(({'|'.join(_VISIT_CLASS)})\)")
+
+
+def clinical_text(text: str) -> str:
+    """Record text as a clinician reads it: results by their clinical names ("Creatinine", "eGFR", not the LOINC
+    long name) and counts in plain English ("4 encounters", "1 condition", never "condition(s)")."""
+    text = _PLURAL.sub(lambda m: f"{m.group(1)} {m.group(2)}{'' if m.group(1) == '1' else 's'}", text)
+    text = _VISIT_CLASS_CODE.sub(lambda m: f"({_VISIT_CLASS[m.group(1)]})", text)
+    return lab_names(text)
+
+
 def answer_text(text: str, born: PatientBorn | None = None) -> str:
     """An answer as the chat shows it: a patient by name and birth date, not by record id ("Grace Mensah (born
     1991-01-22, female)"); record item ids in brackets dropped and FHIR type names that open a line of record
@@ -226,7 +247,7 @@ def answer_text(text: str, born: PatientBorn | None = None) -> str:
         who = born(m.group(2)) if born else None
         return f" ({who})" if who else ""
 
-    text = without_patient_ids(_NAMED_ID.sub(demographics, text))
+    text = clinical_text(without_patient_ids(_NAMED_ID.sub(demographics, text)))
     text = _BRACKETED_ID.sub("", text)
     return _RESOURCE_AT_LINE_START.sub(lambda m: f"{m.group(1)}{RESOURCE_WORDS[m.group(2)].capitalize()}: ", text)
 

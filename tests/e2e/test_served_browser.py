@@ -25,6 +25,6 @@ def test_the_mounted_page_streams_a_turn_and_approves_a_write(served: Served, pa
     page.locator("#approve").click()
     # The confirmation names the saved order (the welcome text also says "written to the record").
     page.locator("#chat .check-ok").first.wait_for(timeout=TIMEOUT_MS)  # the "Written to the record" badge
-    assert "metformin 500 mg twice daily — prescription for Amina Okafor, record reference" in \
+    assert "metformin 500 mg twice daily — prescription for Amina Okafor" in \
         page.locator("#chat").inner_text()
     assert len(served.ehr.client.search("MedicationRequest", [("patient", pid)])) == before + 1

@@ -50,7 +50,8 @@ def test_events_become_thoughts_then_a_streamed_answer() -> None:
     assert history[-1]["metadata"]["status"] == "pending"
     history = apply_event(history, NodeEnd(EVENT))
     thought = history[-1]
-    assert thought["metadata"]["status"] == "done" and thought["metadata"]["duration"] == 1.2
+    # No "duration": Gradio printed it raw in the header ("(1.2s)"); the timeline gives each step's time.
+    assert thought["metadata"]["status"] == "done" and "duration" not in thought["metadata"]
     assert "<b>" not in thought["content"] and "&lt;b&gt;" in thought["content"]  # tool/model text is escaped
     history = apply_event(history, Token("Hyper"))
     history = apply_event(history, Token("tension ![x](https://evil/img.png) <script>alert(1)</script>"))
@@ -154,7 +155,8 @@ def test_tool_turn_image_turn_approval_and_bad_upload(served: tuple[str, Assista
     assert not ehr.client.search("MedicationRequest", [("patient", pid)])
     out = client.predict("allergist-supervised challenge passed", out[0], out[CARD_REF], api_name="/override")
     orders = ehr.client.search("MedicationRequest", [("patient", pid)])
-    assert len(orders) == 1 and "Written to the record" in _text(out[0]) and orders[0]["id"] in _text(out[0])
+    # The confirmation says the kind in words; the order's id (a FHIR reference) is not shown (issue 27).
+    assert len(orders) == 1 and "Written to the record" in _text(out[0]) and orders[0]["id"] not in _text(out[0])
     assert "allergist-supervised challenge passed" in _text(out[0])
 
 

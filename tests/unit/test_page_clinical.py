@@ -159,14 +159,15 @@ def test_a_reopened_conversation_has_every_turn_past_the_prompt_cap(tmp_path: Pa
     app.store.close()
 
 
-def test_a_write_confirmation_keeps_its_reference_and_override_reason() -> None:
+def test_a_write_confirmation_says_its_kind_in_words_and_keeps_the_override_reason() -> None:
     from docgemma.agent.events import TurnResult
 
     result = TurnResult(answer="Done.", writes=[
         "Saved: amoxicillin 500 mg three times daily [MedicationRequest/abc-123] — severe allergy conflict "
         "overridden; reason: tolerated a challenge"])
     text = final_markdown(result)
-    assert "`MedicationRequest/abc-123`" in text and "prescription" in text and "tolerated a challenge" in text
+    assert "MedicationRequest" not in text and "abc-123" not in text
+    assert "prescription" in text and "tolerated a challenge" in text
     assert "✅" not in text and timeline_markdown(result) == "*No turn yet.*"
 
 

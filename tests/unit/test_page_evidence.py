@@ -171,7 +171,7 @@ def test_a_wrong_patient_id_reads_in_clinical_words_in_the_steps() -> None:
 
     assert set(typing.get_args(ErrorType)) <= set(ERROR_WORDS)  # every error type has its clinical words
     uuid = "12345678-1234-1234-1234-123456789abc"
-    assert step_text(f"patient_ids: {uuid}, action_verbs: show") == "action: show"
+    assert step_text(f"patient_ids: {uuid}, action_verbs: show") == "asked to: show"
     assert step_text("error: unknown_patient") == "failed: no such patient on record"
     assert "unknown_patient" not in step_text("unknown_patient: the clinician must clarify")
     assert step_text(f"patient_ids: {uuid}", lambda _: "Grace Mensah") == "patient: Grace Mensah"
@@ -182,6 +182,6 @@ def test_a_record_querys_kind_is_named_in_clinical_words() -> None:
     from docgemma.ui.wording import step_text
 
     assert step_text("arguments: {'resource_type': 'MedicationRequest', 'status': 'active'}") == \
-        "kind: prescriptions · status: active"
-    assert step_text("arguments: {'resource_type': 'AllergyIntolerance'}") == "kind: allergies"
-    assert step_text("arguments: {'resource_type': 'Condition'}") == "kind: conditions"
+        "reading: prescriptions · status: active"
+    assert step_text("arguments: {'resource_type': 'AllergyIntolerance'}") == "reading: allergies"
+    assert step_text("arguments: {'resource_type': 'Condition'}") == "reading: conditions"

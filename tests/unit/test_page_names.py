@@ -31,9 +31,9 @@ def test_a_patient_id_not_on_record_is_not_called_the_patient_on_record() -> Non
     uuid = "12345678-1234-1234-1234-123456789abc"
     args = f"arguments: {{'patient_id': '{uuid}', 'resource_type': 'Condition'}}"
     shown = step_text(args, lambda _: None)
-    assert shown == "patient: not found on record · kind: conditions"
-    assert step_text(args, lambda _: "Grace Mensah") == "patient: Grace Mensah · kind: conditions"
-    assert step_text(args) == "kind: conditions"
+    assert shown == "patient: not found on record · reading: conditions"
+    assert step_text(args, lambda _: "Grace Mensah") == "patient: Grace Mensah · reading: conditions"
+    assert step_text(args) == "reading: conditions"
     for text in (shown, step_text(args)):
         assert "the patient on record" not in text and uuid not in text
 

@@ -27,6 +27,7 @@ from docgemma.agent import answer, modes, named_drugs, prompts, record_check, re
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.node_settings import NODE_CONFIG
+from docgemma.agent.nodes.error_handler import SKIP_ERRORS
 from docgemma.agent.patterns import is_short_record_question, negated_write
 from docgemma.agent.state import AgentState, ToolResult
 from docgemma.agent.trace import NodeTrace
@@ -58,15 +59,19 @@ def _is_lookup(registry: ToolRegistry, name: str) -> bool:
     return name in registry and registry[name].lookup
 
 
-def all_failed_answer(errors: list[str], offline: bool = False) -> str:
+def all_failed_answer(errors: list[str], offline: bool = False, lasting: bool = False) -> str:
     """The answer when every tool failed: what could not be retrieved, and no medical content. ``offline``:
-    every failure was a service this machine cannot reach, so "try again shortly" would not be true."""
+    every failure was a service this machine cannot reach, so "try again shortly" would not be true; nor is it
+    when every failure is ``lasting`` (no vision, not configured, not in the database: retrying cannot help)."""
     listed = "\n".join(f"- {e}" for e in errors)
-    after = ("These services need an internet connection, which this machine does not have now; the patient "
-             "record works without one." if offline else "Please try again shortly.")
+    if offline:
+        after = (" These services need an internet connection, which this machine does not have now; the patient "
+                 "record works without one.")
+    else:
+        after = "" if lasting else " Please try again shortly."
     return (
         f"I could not retrieve the information needed for this request:\n{listed}\n\n"
-        f"I have not answered from general knowledge, because the information could not be checked. {after}"
+        f"I have not answered from general knowledge, because the information could not be checked.{after}"
     )
 
 
@@ -175,7 +180,8 @@ def _all_failed(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer |
     results = state.get("tool_results", [])
     errors = state.get("error_messages") or [str(r["error"]) for r in results]
     offline = all(r["error_type"] == "offline" for r in results)
-    return all_failed_answer(errors, offline), "every resource failed: no answer from model memory"
+    lasting = all(r["error_type"] in SKIP_ERRORS for r in results)
+    return all_failed_answer(errors, offline, lasting), "every resource failed: no answer from model memory"
 
 
 def _record_line(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:

@@ -36,4 +36,6 @@ def thread_update(state: AgentState) -> dict[str, Any]:
             out["transcript"] = transcript
     if request.get("note"):
         out["transcript"] = appended(AgentState(transcript=transcript), TranscriptEntry(note=request["note"]))
+    if request.get("turn_figures") and transcript and not transcript[-1].get("note"):
+        out["transcript"] = [*transcript[:-1], {**transcript[-1], **request["turn_figures"]}]
     return out

@@ -33,8 +33,9 @@ class PrescribeMedicationArgs(ToolArgs):
     patient_id: str = PatientId
     medication_name: str = Field(min_length=2, max_length=60)
     dosage: str = Field(min_length=1, max_length=30, description="e.g. 500 mg")
-    # 60: a typed frequency is kept whole ("once in the morning as required", "/hour continuous infusion as needed").
-    frequency: str = Field(min_length=1, max_length=60, description="e.g. twice daily")
+    # 40: a typed frequency is kept whole ("once in the morning as required", "/hour continuous infusion as needed"),
+    # and the worst-case arguments still fit the model's 512-token argument budget (tests/unit/test_schemas.py).
+    frequency: str = Field(min_length=1, max_length=40, description="e.g. twice daily")
     duration: str | None = Field(default=None, max_length=30, description="e.g. 7 days, until review")
     indication: str | None = Field(default=None, max_length=60, description="what it is for, e.g. otitis media")
     notes: str | None = Field(default=None, max_length=120)

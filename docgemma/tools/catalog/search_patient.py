@@ -22,7 +22,7 @@ from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executo
 
 class PatientSearchArgs(ToolArgs):
     name: str = Field(min_length=2, max_length=60, description="Patient name")
-    birth_date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$",
+    birth_date: str | None = Field(default=None, min_length=10, max_length=10, pattern=r"^\d{4}-\d{2}-\d{2}$",
                                    description="Birth date YYYY-MM-DD, when the clinician gives one")
 
 

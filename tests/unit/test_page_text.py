@@ -1,0 +1,167 @@
+"""Only true and clinical text on the page (issue 27): no sentence the failure makes untrue, no internal words
+(record ids, FHIR references, snake_case names, raw timings) in the steps or the answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from docgemma.agent.nodes.synthesize import _all_failed
+from docgemma.llm.fake import FakeLLM
+from docgemma.tools.registry import default_registry
+
+
+def _failed(error_type: str) -> dict[str, Any]:
+    return {"tool_name": "analyze_image", "tool_label": "image analysis", "status": "error", "error_type": error_type,
+            "error": "The image analysis needs a vision model; the current model cannot read images."}
+
+
+def test_a_failure_retrying_cannot_mend_is_not_followed_by_try_again() -> None:
+    """An image on a model without vision ended in "Please try again shortly." while the timeline said
+    retrying cannot help."""
+    state: Any = {"intent": "TOOL_NEEDED", "tool_results": [_failed("no_vision")], "error_messages": []}
+    text, _ = _all_failed(state, FakeLLM(), default_registry()) or ("", "")
+    assert "cannot read images" in text and "try again" not in text.lower()
+    state["tool_results"] = [_failed("timeout")]
+    text, _ = _all_failed(state, FakeLLM(), default_registry()) or ("", "")
+    assert "Please try again shortly." in text  # a passing failure may mend
+
+
+def test_steps_name_no_argument_field_and_say_what_a_query_reads() -> None:
+    from docgemma.ui.wording import step_text
+
+    assert step_text("model asked for drug_names; patient_id by rule") == "model asked for drugs; patient by rule"
+    assert step_text("drug_mentions: warfarin, action_verbs: check") == "drugs: warfarin, asked to: check"
+    assert step_text("arguments: {'resource_type': 'AllergyIntolerance'}") == "reading: allergies"
+
+
+def test_a_turn_that_consulted_nothing_is_not_routed_as_a_direct_answer_and_headers_carry_no_raw_time() -> None:
+    """"Routing: direct answer" stood over a medical question the demo model refused to answer; Gradio printed
+    each step's raw "duration" in its header ("(10.0ms)")."""
+    from docgemma.agent.assistant import TurnResult
+    from docgemma.agent.events import NodeEnd, NodeStart
+    from docgemma.ui.messages import apply_event, timeline_markdown
+
+    step: Any = {"node": "synthesize", "label": "Writing the answer", "decision": "medical question not answered",
+                 "detail": "", "duration_ms": 10.0, "llm_calls": 0, "prompt_tokens": 0}
+    text = timeline_markdown(TurnResult(answer="not answered", timeline=[step]))
+    assert "direct answer" not in text and "**Routing:** no look-up" in text
+    history = apply_event(apply_event([], NodeStart(node="synthesize", label="Writing the answer")), NodeEnd(event=step))
+    assert history[-1]["metadata"]["status"] == "done" and "duration" not in history[-1]["metadata"]
+
+
+EMBEDDED = "SmolLM2-135M-Instruct (embedded CPU demo model — not clinically meaningful)"
+_INTERNAL = {
+    "record id": r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
+    "FHIR reference": r"\b(?:MedicationRequest|AllergyIntolerance|Observation|Condition|Patient|Encounter|"
+                      r"DocumentReference|Media|CarePlan|Immunization)/[\w-]",
+    "code identifier": r"(?<![\w/.=-])[a-z][a-z0-9]*_[a-z0-9_]+\b",
+    "raw timing": r"\(\d+(?:\.\d+)?\s?ms\)",
+    "lab code name": r"\[(?:Mass|Moles|Enzymatic|Units|#|Entitic|Volume|Score)[^\]]*\]|sq M\.predicted|\.total\b",
+    "(s) plural": r"\w\(s\)",
+    "inferred link": r"\[inferred link\]",
+}
+
+
+def _embedded(monkeypatch: Any) -> None:
+    """The page on the embedded default model's mode (no vision, no medical text), without loading it: the
+    demo rules' answers under SmolLM2's name and flags."""
+    import dataclasses
+
+    import tests.unit.test_page_session as session
+    from docgemma.agent import demo_llm as rules
+
+    def embedded(tools: Any = None) -> FakeLLM:
+        return dataclasses.replace(rules.demo_llm(tools), name=EMBEDDED, supports_images=False)
+
+    monkeypatch.setattr(session, "demo_llm", embedded)
+
+
+def _shown(app: Any, out: dict[Any, Any], before: int) -> str:
+    """What the page shows of one turn: the chat's new messages with their step headers, the timeline, the panel."""
+    import re
+
+    messages = out.get(app.page.chatbot) or []
+    text = "\n".join(f"{(m.get('metadata') or {}).get('title', '')}\n{m['content']}" for m in messages[before:]
+                     if isinstance(m.get("content"), str))
+    text += "\n" + str(out.get(app.page.timeline, "")) + "\n" + str(out.get(app.page.patient_md, ""))
+    return re.sub(r"\]\([^)]*\)", "]", text)  # a link's address is not page text
+
+
+def test_every_example_prompts_page_text_is_clinical_and_true(tmp_path: Any, monkeypatch: Any) -> None:
+    """Every example prompt of the page, in order in one conversation (a write card approved, a severe one
+    rejected), on the embedded model's mode: no record id, FHIR reference, code identifier, raw timing, LOINC
+    long name, "(s)" or "[inferred link]" in what the page shows, and no sentence the turn makes untrue."""
+    import re
+
+    from PIL import Image
+
+    from docgemma.ui.page import EXAMPLES
+    from tests.unit.test_page_session import App
+
+    _embedded(monkeypatch)
+    uploads = tmp_path / "gradio"
+    uploads.mkdir()
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(uploads))
+    image = uploads / "xray.png"
+    Image.new("L", (64, 64), 128).save(image)
+    app = App.start(tmp_path)
+    thread = "web-" + "7" * 32
+    found: list[tuple[str, str, str]] = []
+    for example in EXAMPLES:
+        history = app.on.restore(thread)[app.page.chatbot]
+        files = [str(image)] if "image" in example else []
+        out = app.last(app.on.respond({"text": example, "files": files}, history, thread, None))
+        shown = _shown(app, out, len(history))
+        card = out.get(app.page.card_ref)
+        if card:
+            approvable = out[app.page.approve].get("interactive", True) if isinstance(out[app.page.approve], dict) else True
+            decided = app.last(app.on.decide("approve" if approvable else "reject", "{}", out[app.page.chatbot], thread,
+                                             card))
+            shown += _shown(app, decided, len(out[app.page.chatbot]))
+        for what, pattern in _INTERNAL.items():
+            found += [(example, what, m.group(0)) for m in re.finditer(pattern, shown)]
+        if "retrying cannot help" in shown and "try again shortly" in shown:
+            found.append((example, "untrue", "try again shortly"))
+        if "image not analysed" in shown and "from the image findings" in shown:
+            found.append((example, "untrue", "answered from the image findings"))
+        if "not answered" in shown and "Routing:** direct answer" in shown:
+            found.append((example, "untrue", "Routing: direct answer"))
+    app.store.close()
+    assert not found, found
+
+
+def test_a_reload_shows_each_turns_steps_and_the_timelines_time(tmp_path: Any, monkeypatch: Any) -> None:
+    """After a reload the turns came back without their steps, and the timeline's time read 0.0 s."""
+    import itertools
+    import types
+
+    from docgemma.agent import assistant
+    from tests.unit.test_page_session import App
+
+    clock = itertools.count(0.0, 1.25)  # each reading of the turn's clock 1.25 s later: a turn takes 1.2 s
+    monkeypatch.setattr(assistant, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
+
+    app = App.start(tmp_path)
+    thread = "web-" + "8" * 32
+    live: list[list[str]] = []
+    for text in ("Find patient Amina Okafor and check her chart", "What were her last kidney function results?"):
+        history = app.on.restore(thread)[app.page.chatbot]
+        out = app.last(app.on.respond({"text": text, "files": []}, history, thread, None))
+        live.append([str(m["metadata"]["title"]) for m in out[app.page.chatbot][len(history):] if m.get("metadata")])
+    reopened = app.on.restore(thread)
+    titles = [str(m["metadata"]["title"]) for m in reopened[app.page.chatbot] if m.get("metadata")]
+    assert titles == live[0] + live[1] and "Consulting: Patient Data Query — success" in titles
+    assert "**time:** 1.2 s" in out[app.page.timeline]
+    assert reopened[app.page.timeline] == out[app.page.timeline]  # the same figures, the time included
+    app.store.close()
+
+
+def test_the_cards_reference_is_sent_with_a_click_but_not_shown() -> None:
+    """The card's id stood in a visible "Card" field."""
+    import gradio as gr
+
+    from docgemma.ui.page import layout
+
+    with gr.Blocks():
+        page = layout()
+    assert page.card_ref.visible is False and page.card_ref.elem_id == "card-ref"
