@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from docgemma.ui.login_limit import LoginLimiter, refusal
+from docgemma.ui.uploads import replay_body
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -88,7 +89,7 @@ class LoginGate:
                 status = int(message["status"])
             await send(message)
 
-        await self.app(scope, _replay(body, receive), counted)
+        await self.app(scope, replay_body(body, receive), counted)
         if status == 200:
             self.limiter.succeeded(client, user)
         elif status in (400, 401, 403):
@@ -110,20 +111,6 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
         chunks.append(chunk)
         more = bool(message.get("more_body"))
     return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that hands ``body`` on once, then waits on the client's (for its disconnect)."""
-    replayed = False
-
-    async def replay() -> MutableMapping[str, Any]:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
 
 
 def _form_user(body: bytes) -> str:

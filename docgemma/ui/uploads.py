@@ -157,16 +157,7 @@ class UploadGate:
             log.warning("refused an API request naming a file outside the upload folder")
             await _refuse(send, 400, REFUSED)
             return
-        replayed = False
-
-        async def replay() -> MutableMapping[str, Any]:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replay_body(body, receive), send)
 
     def _foreign(self, body: bytes) -> bool:
         # The decoded JSON, never the raw bytes: a key written "\u0070ath" is "path" once parsed (and Gradio
@@ -184,3 +175,18 @@ async def _refuse(send: Send, status: int, detail: str) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
+
+
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands ``body`` (already read by a gate) on once, then waits on the client's (for its
+    disconnect): the upload gate and the login gate both read a body before the app does."""
+    replayed = False
+
+    async def replay() -> MutableMapping[str, Any]:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
