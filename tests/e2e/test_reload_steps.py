@@ -27,6 +27,8 @@ def test_a_reload_shows_each_turns_steps_and_the_timelines_figures(page: Any, tm
         app.start()
         page.goto(app.url + "/", wait_until="domcontentloaded")
         page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+        # The page is ready once its status line is filled in (an earlier question could be lost: flaky in CI).
+        page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
         for question, step in TURNS:
             ask(page, question)
             page.wait_for_function(f"() => document.querySelector('#chat').textContent.includes({step!r})",
