@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from docgemma.clinical.age_cautions import age_cautions, age_years
+from docgemma.clinical.age_cautions import age_cautions
 from docgemma.clinical.allergy import allergy_findings, reactions
+from docgemma.clinical.body_weight import age_years
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.ingredients import (
     BY_KEY,
@@ -126,7 +127,7 @@ def _age_lines(written: str, product: Resolution, who: str, facts: PatientFacts)
     years = age_years(facts.birth_date) if facts.birth_date else None
     if years is None:
         return []
-    return [f"{PREFIX}{written} — {who} is {years}: {caution.why} (source: {caution.source})."
+    return [f"{PREFIX}{written} — {who} is {int(years)}: {caution.why} (source: {caution.source})."
             for _ingredient, caution in age_cautions(product, years)]
 
 

@@ -6,7 +6,6 @@ dose checks are the prescription card's). An age it cannot read is said, never t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
 
 from docgemma.clinical.ingredients import Resolution, classes_of
 
@@ -34,17 +33,7 @@ CAUTIONS: tuple[AgeCaution, ...] = (
 )
 
 
-def age_years(birth_date: str, today: date | None = None) -> int | None:
-    """Whole years since ``birth_date`` (FHIR date), None when it cannot be read."""
-    try:
-        born = date.fromisoformat(birth_date[:10])
-    except ValueError:
-        return None
-    today = today or date.today()
-    return today.year - born.year - ((today.month, today.day) < (born.month, born.day))
-
-
-def age_cautions(product: Resolution, years: int) -> list[tuple[str, AgeCaution]]:
+def age_cautions(product: Resolution, years: float) -> list[tuple[str, AgeCaution]]:
     """(ingredient, caution) for each ingredient of ``product`` a caution applies to at ``years``."""
     out = []
     for ingredient in product.ingredients:
