@@ -35,8 +35,9 @@ def merged(updates: Iterator[dict[Any, Any]]) -> dict[Any, Any]:
     return out
 
 
-@pytest.mark.parametrize("died", ["before the write", "after the write", "elsewhere, still running"])
-def test_a_click_on_a_card_whose_approval_died_says_what_happened(died: str, tmp_path: Path) -> None:
+def _allergy_card(tmp_path: Path) -> tuple[Any, Any, Ehr, Any, Assistant, Handlers, str, dict[Any, Any]]:
+    """The page on a fresh conversation, showing the approval card of ALLERGY for Amina Okafor: (page, store, record,
+    registry, assistant, handlers, thread, the card's page update)."""
     import gradio as gr
 
     settings = Settings(data_dir=tmp_path, backend="fake")
@@ -51,6 +52,12 @@ def test_a_click_on_a_card_whose_approval_died_says_what_happened(died: str, tmp
     history = merged(on.respond({"text": "Find patient Amina Okafor and check her chart", "files": []}, [], thread,
                                 None))[page.chatbot]
     shown = merged(on.respond({"text": ALLERGY, "files": []}, history, thread, None))
+    return page, store, ehr, registry, assistant, on, thread, shown
+
+
+@pytest.mark.parametrize("died", ["before the write", "after the write", "elsewhere, still running"])
+def test_a_click_on_a_card_whose_approval_died_says_what_happened(died: str, tmp_path: Path) -> None:
+    page, store, ehr, registry, assistant, on, thread, shown = _allergy_card(tmp_path)
     card = assistant.pending_approval(thread)
     assert card is not None and shown[page.card_id]
     pid = ehr.client.search("Patient", [("name", "Okafor")])[0]["id"]
@@ -98,20 +105,7 @@ def test_a_reopened_page_says_what_landed_without_a_click(died: str, tmp_path: P
 
     if not owner_gone(_dead_owner()):
         pytest.skip("a dead owner cannot be told apart on this system (no /proc)")
-    import gradio as gr
-
-    settings = Settings(data_dir=tmp_path, backend="fake")
-    store, ehr = open_store(settings), Ehr.embedded(tmp_path / "record.sqlite")
-    registry = build_registry(settings, ehr, in_process=True)
-    assistant = Assistant(demo_llm(), registry, store.checkpointer, settings, patient_context=ehr.patient_context,
-                          write_check=record_write_check(ehr), claims=store.claims, find_write=write_lookup(ehr))
-    with gr.Blocks():
-        page = layout()
-    on = Handlers(Workspace(assistant, ehr), page, settings, "Demo rules · CPU", None, None)
-    thread = on.restore(None)[page.thread]
-    history = merged(on.respond({"text": "Find patient Amina Okafor and check her chart", "files": []}, [], thread,
-                                None))[page.chatbot]
-    merged(on.respond({"text": ALLERGY, "files": []}, history, thread, None))
+    page, store, _ehr, registry, assistant, on, thread, _shown = _allergy_card(tmp_path)
     card = assistant.pending_approval(thread)
     assert card is not None
     if died == "after the write":
