@@ -20,7 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from docgemma.config import Settings
-from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.binding import bind_tools, knowledge_clients
 from docgemma.tools.mcp_client import McpToolClient
 from docgemma.tools.registry import ToolContext, default_registry
 from tests.fixture_api import serve
@@ -41,8 +41,8 @@ def main() -> int:
         settings = Settings.from_env(env)
         calls = {}
         for tool, args in CALLS.items():
-            kt = knowledge_tools(settings)
-            spec = kt.bind(default_registry())[tool]
+            kt = knowledge_clients(settings)
+            spec = bind_tools(default_registry(), kt)[tool]
             spec.run(spec.args_model(**args), ToolContext())
             first = kt.http.stats["requests"]
             spec.run(spec.args_model(**args), ToolContext())
@@ -50,7 +50,7 @@ def main() -> int:
                            "cache_hits_repeat": kt.http.stats["cache_hits"]}
         figures["http_calls_per_tool"] = calls
 
-        registry = knowledge_tools(settings).bind(default_registry())
+        registry = bind_tools(default_registry(), knowledge_clients(settings))
         spec = registry["check_drug_safety"]
         model = spec.args_model(drug_name="warfarin")
         spec.run(model, ToolContext())  # warm: the cache answers, so only our overhead is timed
@@ -75,7 +75,7 @@ def main() -> int:
     offline = {}
     for label, settings in (("real API hosts, no network", Settings()),
                             ("closed local port", Settings(openfda_url="http://127.0.0.1:9"))):
-        spec = knowledge_tools(settings).bind(default_registry())["check_drug_safety"]
+        spec = bind_tools(default_registry(), knowledge_clients(settings))["check_drug_safety"]
         start = time.perf_counter()
         out = spec.run(spec.args_model(drug_name="warfarin"), ToolContext())
         offline[label] = {"seconds": round(time.perf_counter() - start, 3), "error_type": out.get("error_type")}
@@ -90,7 +90,7 @@ def main() -> int:
         filler.setblocking(False)
         filler.connect_ex(("127.0.0.1", port))
         fillers.append(filler)
-    spec = knowledge_tools(Settings(openfda_url=f"http://127.0.0.1:{port}")).bind(default_registry())["check_drug_safety"]
+    spec = bind_tools(default_registry(), knowledge_clients(Settings(openfda_url=f"http://127.0.0.1:{port}")))["check_drug_safety"]
     start = time.perf_counter()
     out = spec.run(spec.args_model(drug_name="warfarin"), ToolContext())
     offline["host that never answers"] = {"seconds": round(time.perf_counter() - start, 3), "error_type": out.get("error_type")}

@@ -42,7 +42,7 @@ def main() -> int:
     from docgemma.agent.assistant import Assistant
     from docgemma.agent.demo_llm import demo_llm
     from docgemma.ehr.service import Ehr
-    from docgemma.tools.ehr_tools import ehr_executors, record_write_check
+    from docgemma.tools.ehr_tools import record_write_check
     from docgemma.tools.registry import default_registry
     try:
         from docgemma.ui.page import build_demo
@@ -50,8 +50,16 @@ def main() -> int:
         from docgemma.ui.app import build_demo  # type: ignore[import-not-found,no-redef]
 
     ehr = Ehr.embedded(Path(tempfile.mkdtemp()) / "record.sqlite")
-    executors, formatters = ehr_executors(ehr)
-    assistant = Assistant(demo_llm(), default_registry().with_executors(executors, formatters),
+    try:
+        from docgemma.tools.binding import ToolClients, bind_tools
+
+        registry = bind_tools(default_registry(), ToolClients(record=ehr))
+    except ModuleNotFoundError:  # a checkout (--root) from before the tools declared what they need
+        from docgemma.tools.ehr_tools import ehr_executors  # type: ignore[attr-defined]
+
+        executors, formatters = ehr_executors(ehr)
+        registry = default_registry().with_executors(executors, formatters)
+    assistant = Assistant(demo_llm(), registry,
                           patient_context=ehr.patient_context, write_check=record_write_check(ehr))
     if "workspace" in inspect.signature(build_demo).parameters:
         from docgemma.workspace import Workspace

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from docgemma.agent.assistant import Assistant
 from docgemma.clinical.entities import DrugDictionary
@@ -15,10 +15,10 @@ from docgemma.image_store import ImageStore
 from docgemma.llm import LLM, make_llm
 from docgemma.ops.conversation_store import ConversationStore, open_store
 from docgemma.ops.metrics import Metrics
-from docgemma.tools.ehr_tools import ehr_executors, record_facts, record_write_check, write_lookup
-from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.binding import bind_tools, knowledge_clients
+from docgemma.tools.ehr_tools import record_facts, record_write_check, write_lookup
 from docgemma.tools.patient_roster import record_roster
-from docgemma.tools.registry import ToolRegistry, default_registry
+from docgemma.tools.registry import ToolRegistry, ToolSpec, installed_registry
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +59,14 @@ def build_ehr(settings: Settings) -> Ehr:
     return Ehr(FhirClient(settings.fhir_base_url, credentials=credentials))
 
 
-def build_registry(settings: Settings, ehr: Ehr | None = None, *, in_process: bool | None = None) -> ToolRegistry:
-    """Every tool with its executor. Over MCP (``DOCGEMMA_TOOL_TRANSPORT=mcp``) the tools run in a
-    ``python -m docgemma mcp`` subprocess, except image analysis, which needs the app's image and model."""
+def build_registry(settings: Settings, ehr: Ehr | None = None, *, tools: Sequence[ToolSpec] = (),
+                   in_process: bool | None = None) -> ToolRegistry:
+    """Every tool with its executor: the catalog, the tools installed distributions name (``docgemma.tools``
+    entry points) and ``tools`` (the assembly's own), each bound as it declares (``tools/binding.py``). Over MCP
+    (``DOCGEMMA_TOOL_TRANSPORT=mcp``) the tools run in a ``python -m docgemma mcp`` subprocess, except image
+    analysis, which needs the app's image and model."""
     ehr = ehr or build_ehr(settings)
-    executors, formatters = ehr_executors(ehr)
-    local = knowledge_tools(settings).bind(default_registry()).with_executors(executors, formatters)
+    local = bind_tools(installed_registry(tools), knowledge_clients(settings, record=ehr))
     if in_process or (in_process is None and settings.tool_transport == "inprocess"):
         return local
     from docgemma.extras import require_extra
@@ -73,7 +75,9 @@ def build_registry(settings: Settings, ehr: Ehr | None = None, *, in_process: bo
     require_extra("mcp")  # DOCGEMMA_TOOL_TRANSPORT=mcp without the extra: say how to install it
 
     client = McpToolClient(env=subprocess_env(settings))
-    remote = {s.name: client.executor(s.name) for s in local if s.executor is not None and not s.needs_image}
+    served = installed_registry().names  # the server's own registry: the assembly's extra tools stay in process
+    remote = {s.name: client.executor(s.name) for s in local
+              if s.executor is not None and not s.needs_image and s.name in served}
     return local.with_executors(remote)
 
 
@@ -111,11 +115,12 @@ def load_llm(settings: Settings) -> LLM:
 
 
 def build_assistant(settings: Settings, ehr: Ehr | None = None, store: ConversationStore | None = None,
-                    metrics: Metrics | None = None, llm: LLM | None = None) -> Assistant:
+                    metrics: Metrics | None = None, llm: LLM | None = None, tools: Sequence[ToolSpec] = ()) -> Assistant:
     """Load the model, open the record and the conversation store (``store``, or the one ``settings`` name:
     SQLite under ``data_dir`` by default, PostgreSQL with ``DOCGEMMA_CHECKPOINT_URL``). With ``metrics``, each
     model call's latency is observed. ``llm``: a model already loaded (a notebook's), used instead of loading
-    the one ``settings`` name: one copy on the GPU."""
+    the one ``settings`` name: one copy on the GPU. ``tools``: tools of the assembly's own, added to the
+    registry (see :func:`build_registry`)."""
     store = store or open_store(settings)
     log.info("conversations: %s", store.where)
     DrugDictionary.warm()
@@ -126,7 +131,8 @@ def build_assistant(settings: Settings, ehr: Ehr | None = None, store: Conversat
         llm = metrics.timed(llm)
     images = ImageStore(settings.image_store_path, max_file_bytes=settings.max_image_bytes,
                         max_total_bytes=settings.image_store_bytes, max_files=settings.image_store_files)
-    return Assistant(llm, build_registry(settings, ehr), store.checkpointer, settings,
+    registry = build_registry(settings, ehr, tools=tools)
+    return Assistant(llm, registry, store.checkpointer, settings,
                      patient_context=ehr.patient_context, write_check=record_write_check(ehr),
                      record_facts=record_facts(ehr), image_store=images,
-                     claims=store.claims, find_write=write_lookup(ehr), patient_roster=record_roster(ehr))
+                     claims=store.claims, find_write=write_lookup(ehr, registry), patient_roster=record_roster(ehr))

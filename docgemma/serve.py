@@ -14,7 +14,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from docgemma.ops.conversation_store import ConversationStore
     from docgemma.ops.health import Readiness
     from docgemma.ops.metrics import Metrics
+    from docgemma.tools.spec import ToolSpec
     from docgemma.workspace import Record
 
 log = logging.getLogger(__name__)
@@ -104,11 +105,14 @@ def require_synthetic(ehr: Record) -> None:
                           "DOCGEMMA_AUTH=user:password, or use an empty DOCGEMMA_DATA_DIR")
 
 
-def assemble(settings: Settings, llm: LLM | None = None, public_notice: str | None = None) -> Application:
+def assemble(settings: Settings, llm: LLM | None = None, public_notice: str | None = None,
+             tools: Sequence[ToolSpec] = ()) -> Application:
     """Build the application from ``settings``: conversation store, metrics, record, ``Assistant`` (with ``llm``
     when a model is already loaded, e.g. a notebook's), workspace, readiness checks and the page. With
     ``public_notice`` (served without a login: ``exposure.check_web_exposure``) the record must be the synthetic
-    demo record (checked before the model loads) and the page's status line carries the notice."""
+    demo record (checked before the model loads) and the page's status line carries the notice. ``tools``: tools
+    of this assembly's own, added to the registry after the catalog and the installed ones (``docgemma.tools``
+    entry points); the page shows each with its label and form like the catalog's."""
     from docgemma.ops.conversation_store import open_store
     from docgemma.ops.logsafe import remember_record
     from docgemma.ops.metrics import Metrics
@@ -122,7 +126,7 @@ def assemble(settings: Settings, llm: LLM | None = None, public_notice: str | No
     remember_record(ehr)  # every patient's name and identifiers out of the log, not only those a page lists
     if public_notice:
         require_synthetic(ehr)
-    assistant = build_assistant(settings, ehr, store, metrics, llm=llm)
+    assistant = build_assistant(settings, ehr, store, metrics, llm=llm, tools=tools)
     note = " ".join(n for n in (public_notice, getattr(assistant.llm, "fallback_note", None)) if n) or None
     workspace = Workspace(assistant, ehr, metrics)
     demo = build_demo(workspace, model_line(assistant.llm), note, NetworkStatus(network_probe(settings)))

@@ -45,7 +45,7 @@ def matches(record: dict[str, Any], search: str) -> bool:
 
 
 class FakeOpenFDA:
-    """``transport`` for ``knowledge_tools``; ``searches`` lists each request's ``search`` in order."""
+    """``transport`` for ``knowledge_clients``; ``searches`` lists each request's ``search`` in order."""
 
     def __init__(self) -> None:
         self.labels = _labels()

@@ -15,7 +15,7 @@ from docgemma.eval.matching import PREVIOUS_SEARCH
 from docgemma.llm.base import LLM
 from docgemma.llm.fake import Call, FakeLLM
 from docgemma.tools.outcome import ToolOutcome, failure
-from docgemma.tools.registry import ToolContext, ToolRegistry, default_registry
+from docgemma.tools.registry import ToolContext, ToolRegistry, installed_registry
 
 
 def expected_tools(turn: dict[str, Any]) -> list[str]:
@@ -122,7 +122,7 @@ def mock_executors(registry: ToolRegistry, ctx: TurnContext) -> dict[str, Any]:
 def golden_assistant(llm: LLM | None = None) -> tuple[Assistant, TurnContext, ToolRegistry]:
     """An assistant whose tools answer from each turn's mocks; ``llm=None`` answers with the oracle."""
     ctx = TurnContext()
-    base = default_registry()
+    base = installed_registry()  # the installed tools answer from their mocks too
     registry = base.with_executors(mock_executors(base, ctx))
     model: LLM = FakeLLM(responder=Oracle(registry, ctx), name="oracle") if llm is None else llm
     return Assistant(model, registry), ctx, registry

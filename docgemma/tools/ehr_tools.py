@@ -1,7 +1,8 @@
-"""Binds the patient-record tools (search, chart, data query, connections, timeline and the three writes, each
-in its ``tools/catalog/`` module) to the record built at start-up, and the checks every write goes through: the
-patient check before the approval card, and the look-up of an approved write by its idempotency key. Writes
-reach the record only after the clinician approved them in TOOL_EXECUTE.
+"""The checks every record write goes through, against the record built at start-up: the patient check before
+the approval card, the look-up of an approved write by its idempotency key, and the record's facts an answer is
+checked against. The record tools themselves (each in its ``tools/catalog/`` module) declare that they need the
+record and are bound by ``tools/binding.bind_tools``. Writes reach the record only after the clinician approved
+them in TOOL_EXECUTE.
 """
 
 from __future__ import annotations
@@ -15,34 +16,19 @@ from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.service import Ehr, idempotency_key
 from docgemma.ehr.validate import tolerant, unreadable_note
 from docgemma.fhir import display_text
-from docgemma.tools.catalog import (
-    add_allergy,
-    explore_connections,
-    get_patient_chart,
-    get_patient_timeline,
-    prescribe_medication,
-    query_patient_data,
-    save_clinical_note,
-    search_patient,
-)
 from docgemma.tools.review_types import CheckStatus, PatientCard, WriteCheck, WriteReview
-from docgemma.tools.spec import Executor, Formatter, ToolSpec
+from docgemma.tools.spec import ToolRegistry, ToolSpec
 from docgemma.tools.write_checks import Findings, PatientFacts, active_allergies, active_orders
 
-#: The record tools' modules: each builds its executor from the record.
-RECORD_TOOLS = (search_patient, get_patient_chart, query_patient_data, explore_connections, get_patient_timeline,
-                add_allergy, prescribe_medication, save_clinical_note)
-#: The resource each write tool creates: where its write is looked up by its idempotency key.
-WRITTEN_RESOURCE = {m.SPEC.name: m.WRITTEN for m in (add_allergy, prescribe_medication, save_clinical_note)}
 
-
-def write_lookup(ehr: Ehr) -> Callable[[str, str], str | None]:
+def write_lookup(ehr: Ehr, tools: ToolRegistry) -> Callable[[str, str], str | None]:
     """(tool, pending action id) -> the resource that action wrote (``MedicationRequest/…``), or None when the
-    record holds nothing under its key (the key ``record_io.write`` used: the action id is its scope). Raises
+    record holds nothing under its key (the key ``record_io.write`` used: the action id is its scope). Where a
+    write tool writes is its own declaration (``ToolSpec.written``) in ``tools``, the running registry. Raises
     ConnectionError when the record cannot answer: "not found" must never be guessed."""
     def find(tool: str, action_id: str) -> str | None:
-        kind = WRITTEN_RESOURCE.get(tool)
-        if kind is None:
+        kind = tools[tool].written if tool in tools else ""
+        if not kind:
             return None
         try:
             found = ehr.written(kind, idempotency_key(action_id, tool))
@@ -51,13 +37,6 @@ def write_lookup(ehr: Ehr) -> Callable[[str, str], str | None]:
         return f"{found['resourceType']}/{found['id']}" if found else None
 
     return find
-
-
-def ehr_executors(ehr: Ehr) -> tuple[dict[str, Executor], dict[str, Formatter]]:
-    """Executors and formatters of the eight record tools."""
-    executors = {m.SPEC.name: m.executor(ehr) for m in RECORD_TOOLS}
-    formatters = {m.SPEC.name: m.FORMATTER for m in RECORD_TOOLS}
-    return executors, formatters
 
 
 def record_write_check(ehr: Ehr) -> WriteCheck:

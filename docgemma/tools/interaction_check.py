@@ -1,6 +1,6 @@
 """The prescription card's interaction check: the new drug against each of the patient's active orders, in the
 local table of major interactions (:mod:`docgemma.clinical.interactions`, a source per pair) and, when the FDA
-label client is bound (``KnowledgeTools.bind``), in both drugs' labels (their drug-interaction, contraindication
+label client is bound (``tools/binding.bind_tools``), in both drugs' labels (their drug-interaction, contraindication
 and warning sections naming the other drug, :mod:`docgemma.tools.interactions`). A label service that cannot be
 reached is said on the card ("NOT CHECKED"), never taken as "no interactions".
 """

@@ -52,15 +52,37 @@ Formatter = Callable[[Any], str]
 Client = TypeVar("Client")
 
 
-def client_executor(run: Callable[[Client, BaseModel, ToolContext], ToolOutcome]) -> Callable[[Client], Executor]:
-    """For a tool whose executor needs a client built at start-up (the record, an API client): the function that
-    binds ``run`` to that client, called where the client is built."""
-    return lambda client: partial(run, client)
-
-
 def compact_json(data: Any) -> str:
     """Default formatter: compact JSON (tools with richer data provide their own)."""
     return json.dumps(data, ensure_ascii=False, separators=(", ", ": "), default=str)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What a tool needs built at start-up, declared on its own spec, and how its executor is made from it.
+    ``tools/binding.bind_tools`` reads the declaration where the clients are built: no table of tools elsewhere."""
+
+    #: The start-up client its executor is built from (a field of ``tools/binding.ToolClients``: ``"record"``,
+    #: ``"labels"``, ``"literature"``, ``"trials"``); None: nothing, the executor is ready as it is.
+    needs: str | None
+    #: Builds the executor from that client (from None when it needs nothing).
+    executor: Callable[[Any], Executor]
+    #: Its results as a prompt reads them, bound with the executor (an unbound tool's mocked results read as JSON).
+    formatter: Formatter = compact_json
+    #: The clients its pre-write check takes as keyword arguments, bound when they were built ("resolver", "labels").
+    check_needs: tuple[str, ...] = ()
+
+
+def client_binding(needs: str, run: Callable[[Client, BaseModel, ToolContext], ToolOutcome], formatter: Formatter,
+                   check_needs: tuple[str, ...] = ()) -> Binding:
+    """For a tool whose executor ``run(client, args, context)`` needs the start-up client ``needs``."""
+    return Binding(needs, lambda client: partial(run, client), formatter, check_needs)
+
+
+def ready_binding(executor: Executor, formatter: Formatter) -> Binding:
+    """For a tool whose executor needs nothing built at start-up, but is bound there with its formatter (the
+    image tool: the golden runner's registry mocks it and reads its results as JSON)."""
+    return Binding(None, lambda _nothing: executor, formatter)
 
 
 def _kind(annotation: Any) -> str:
@@ -115,6 +137,10 @@ class ToolSpec:
     model_fills: tuple[str, ...] = ()
     #: Next questions it could answer after a turn that did not call it.
     follow_up: FollowUp | None = None
+    #: What it needs built at start-up and how its executor is made from it (``tools/binding.bind_tools``).
+    binding: Binding | None = None
+    #: A write tool's FHIR resource type: where an approved write is looked up by its idempotency key.
+    written: str = ""
 
     def matches(self, query: str) -> bool:
         """True when ``query`` says one of the tool's keywords."""

@@ -4,7 +4,7 @@ The record supplies the data (the patient, their allergies and active orders); t
 tool, one function in its catalog module bound as ``ToolSpec.pre_write_check``; the patient check that applies
 to every write is ``ehr_tools.record_write_check``. Products are resolved to their
 ingredients by one resolver (:mod:`docgemma.clinical.ingredients`); the knowledge tools bind one that an FDA
-label can confirm (``KnowledgeTools.bind``), otherwise the local table decides.
+label can confirm (``tools/binding.bind_tools``), otherwise the local table decides.
 """
 
 from __future__ import annotations

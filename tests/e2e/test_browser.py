@@ -17,8 +17,8 @@ from docgemma.agent.assistant import Assistant
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
-from docgemma.tools.ehr_tools import ehr_executors, record_write_check
-from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.binding import bind_tools, knowledge_clients
+from docgemma.tools.ehr_tools import record_write_check
 from docgemma.tools.registry import default_registry
 from docgemma.ui.page import build_demo
 from docgemma.ui.style import page_options
@@ -35,9 +35,8 @@ TIMEOUT_MS = 60_000
 @pytest.fixture
 def app_url(tmp_path: Path) -> Iterator[tuple[str, Ehr]]:
     ehr = Ehr.embedded(tmp_path / "record.sqlite")
-    executors, formatters = ehr_executors(ehr)
-    registry = knowledge_tools(Settings(), transport=httpx.MockTransport(handler)).bind(default_registry())
-    assistant = Assistant(demo_llm(), registry.with_executors(executors, formatters),
+    registry = bind_tools(default_registry(), knowledge_clients(Settings(), transport=httpx.MockTransport(handler), record=ehr))
+    assistant = Assistant(demo_llm(), registry,
                           patient_context=ehr.patient_context, write_check=record_write_check(ehr))
     demo = build_demo(Workspace(assistant, ehr), "Demo rules · CPU", "not clinically meaningful")
     # Served as the app serves it: its CSS and serving options (ui/style.page_options).

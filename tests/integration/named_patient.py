@@ -12,7 +12,7 @@ from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.events import TurnDone
 from docgemma.ehr.service import Ehr
-from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.binding import ToolClients, bind_tools
 from docgemma.tools.registry import default_registry
 from docgemma.workspace import Workspace
 
@@ -43,7 +43,6 @@ _SPACES: dict[int, Workspace] = {}
 def workspace(ehr: Ehr) -> Workspace:
     """One workspace per record, built as the app builds it (runtime.build_assistant's record wiring)."""
     if id(ehr) not in _SPACES:
-        executors, formatters = ehr_executors(ehr)
         kwargs: dict[str, Any] = {}
         try:
             from docgemma.tools.patient_roster import record_roster
@@ -51,7 +50,7 @@ def workspace(ehr: Ehr) -> Workspace:
             pass
         else:
             kwargs["patient_roster"] = record_roster(ehr)
-        assistant = Assistant(demo_llm(), default_registry().with_executors(executors, formatters),
+        assistant = Assistant(demo_llm(), bind_tools(default_registry(), ToolClients(record=ehr)),
                               patient_context=ehr.patient_context, **kwargs)
         _SPACES[id(ehr)] = Workspace(assistant, ehr)
     return _SPACES[id(ehr)]

@@ -12,6 +12,7 @@ import pytest
 from docgemma.agent.assistant import TurnResult
 from docgemma.ehr.service import Ehr
 from docgemma.tools.ehr_tools import write_lookup
+from docgemma.tools.registry import default_registry
 from docgemma.ui.messages import final_markdown
 from tests.integration.test_safe_writes import assistant_for, count, orders, pid_of, propose
 
@@ -37,7 +38,8 @@ def test_approve_with_changed_values_writes_them_once_under_the_actions_key(ehr:
     assert dosage["timing"]["repeat"]["boundsDuration"]["value"] == 7
     assert order["reasonCode"][0]["text"] == "hypertension"
     # The key of the write is the pending action's, not its (edited) arguments'.
-    assert write_lookup(ehr)("prescribe_medication", card["action_id"]) == f"MedicationRequest/{order['id']}"
+    found = write_lookup(ehr, default_registry())("prescribe_medication", card["action_id"])
+    assert found == f"MedicationRequest/{order['id']}"
     confirmation = final_markdown(result)
     assert "Dose: 10 mg → 20 mg" in confirmation and "Duration: — → 7 days" in confirmation
     assert "Indication: — → hypertension" in confirmation and "Dose: 20 mg" in confirmation

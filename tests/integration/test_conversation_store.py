@@ -27,9 +27,10 @@ PRESCRIBE = "Prescribe metformin 500 mg twice daily for Amina Okafor"
 
 
 def assistant_on(store: ConversationStore, ehr: Ehr, settings: Settings) -> Assistant:
-    return Assistant(demo_llm(), build_registry(settings, ehr, in_process=True), store.checkpointer, settings,
+    registry = build_registry(settings, ehr, in_process=True)
+    return Assistant(demo_llm(), registry, store.checkpointer, settings,
                      patient_context=ehr.patient_context, write_check=record_write_check(ehr), claims=store.claims,
-                     find_write=write_lookup(ehr))
+                     find_write=write_lookup(ehr, registry))
 
 
 def paused(assistant: Assistant, thread: str) -> str:

@@ -15,7 +15,8 @@ from docgemma.ehr.load import load
 from docgemma.ehr.service import Ehr
 from docgemma.ehr.summary import compile_summary
 from docgemma.llm.fake import FakeLLM
-from docgemma.tools.ehr_tools import ehr_executors, record_write_check
+from docgemma.tools.binding import ToolClients, bind_tools
+from docgemma.tools.ehr_tools import record_write_check
 from docgemma.tools.registry import ToolContext, ToolRegistry, default_registry
 from tests.conftest import assess, intent, select
 
@@ -28,8 +29,7 @@ def ehr(tmp_path: Path) -> Ehr:
 
 
 def registry(ehr: Ehr) -> ToolRegistry:
-    executors, formatters = ehr_executors(ehr)
-    return default_registry().with_executors(executors, formatters)
+    return bind_tools(default_registry(), ToolClients(record=ehr))
 
 
 def patient_id(ehr: Ehr, name: str) -> str:

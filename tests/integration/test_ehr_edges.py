@@ -14,7 +14,7 @@ from docgemma.ehr.api import ApiTransport, FhirApi
 from docgemma.ehr.client import FhirClient
 from docgemma.ehr.service import Ehr
 from docgemma.ehr.store import FhirStore
-from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.binding import ToolClients, bind_tools
 from docgemma.tools.registry import ToolContext, default_registry
 
 BASE = "http://embedded.test/fhir"
@@ -136,13 +136,12 @@ def test_summary_survives_a_stored_resource_it_cannot_read_and_says_so(damaged: 
 
 def test_tools_survive_a_stored_resource_they_cannot_read(damaged: tuple[Ehr, str]) -> None:
     ehr, pid = damaged
-    executors, formatters = ehr_executors(ehr)
-    registry = default_registry().with_executors(executors, formatters)
+    registry = bind_tools(default_registry(), ToolClients(record=ehr))
     for tool, args in (("get_patient_timeline", {"patient_id": pid}), ("get_patient_chart", {"patient_id": pid})):
         spec = registry[tool]
         outcome = spec.run(spec.args_model(**args), ToolContext())
         assert outcome["status"] == "success", (tool, outcome)
-        assert "could not be read" in formatters[tool](outcome["data"]), tool
+        assert "could not be read" in registry[tool].formatter(outcome["data"]), tool
     # A listing that does not need the broken field shows the entry as it is.
     spec = registry["query_patient_data"]
     outcome = spec.run(spec.args_model(patient_id=pid, resource_type="Encounter"), ToolContext())

@@ -19,14 +19,14 @@ from docgemma.clinical.ingredients import resolve_local
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
 from docgemma.tools import openfda
+from docgemma.tools.binding import bind_tools, knowledge_clients
 from docgemma.tools.catalog.add_allergy import allergy_check
 from docgemma.tools.catalog.check_drug_safety import DrugSafetyArgs
 from docgemma.tools.catalog.prescribe_medication import prescription_check
-from docgemma.tools.ehr_tools import ehr_executors, record_write_check
+from docgemma.tools.ehr_tools import record_write_check
 from docgemma.tools.http import HttpClient
 from docgemma.tools.interaction_check import CHECK, OFFLINE, UNBOUND
 from docgemma.tools.interactions import Labels
-from docgemma.tools.knowledge import knowledge_tools
 from docgemma.tools.registry import default_registry
 from docgemma.tools.spec import ToolContext
 from docgemma.tools.write_checks import Findings, PatientFacts
@@ -119,9 +119,8 @@ def ehr(tmp_path: Path) -> Ehr:
 
 
 def card_for(ehr: Ehr, family: str, message: str, transport: httpx.BaseTransport) -> dict[str, Any]:
-    executors, formatters = ehr_executors(ehr)
-    registry = knowledge_tools(Settings(), transport=transport).bind(default_registry())
-    bot = Assistant(demo_llm(), registry.with_executors(executors, formatters), patient_context=ehr.patient_context,
+    registry = bind_tools(default_registry(), knowledge_clients(Settings(), transport=transport, record=ehr))
+    bot = Assistant(demo_llm(), registry, patient_context=ehr.patient_context,
                     write_check=record_write_check(ehr))
     found = ehr.client.search("Patient", [("name", family)], limit=5)[0]
     bot.set_active_patient("t", {"id": str(found["id"]), "name": family})

@@ -12,7 +12,7 @@ import pytest
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
-from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.binding import bind_tools, knowledge_clients
 from docgemma.tools.registry import default_registry
 from tests.fake_openfda import FakeOpenFDA
 
@@ -91,7 +91,7 @@ REQUESTS = [
 
 def turn(message: str) -> tuple[TurnResult, FakeOpenFDA]:
     fake = FakeOpenFDA()
-    registry = knowledge_tools(Settings(), transport=fake.transport()).bind(default_registry())
+    registry = bind_tools(default_registry(), knowledge_clients(Settings(), transport=fake.transport()))
     result = Assistant(demo_llm(), registry).run_turn("t", message)
     assert isinstance(result, TurnResult)
     return result, fake

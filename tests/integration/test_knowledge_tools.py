@@ -13,9 +13,9 @@ from PIL import Image
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.config import Settings
 from docgemma.llm.fake import FakeLLM
+from docgemma.tools.binding import ToolClients, bind_tools, knowledge_clients
 from docgemma.tools.catalog.analyze_medical_image import ImageAnalysisArgs
 from docgemma.tools.http import HttpClient, HttpError
-from docgemma.tools.knowledge import KnowledgeTools, knowledge_tools
 from docgemma.tools.registry import ToolContext, default_registry
 from tests.conftest import assess, intent, retry, select
 from tests.fixture_api import handler
@@ -24,20 +24,20 @@ SETTINGS = Settings()
 CTX = ToolContext()
 
 
-def tools_with(handle: Callable[[httpx.Request], httpx.Response], log: list[httpx.Request] | None = None) -> KnowledgeTools:
+def tools_with(handle: Callable[[httpx.Request], httpx.Response], log: list[httpx.Request] | None = None) -> ToolClients:
     def recording(request: httpx.Request) -> httpx.Response:
         if log is not None:
             log.append(request)
         return handle(request)
 
-    kt = knowledge_tools(SETTINGS, transport=httpx.MockTransport(recording))
+    kt = knowledge_clients(SETTINGS, transport=httpx.MockTransport(recording))
     kt.http.sleep = lambda seconds: kt.http.stats.__setitem__("last_sleep_ms", int(seconds * 1000))
     return kt
 
 
-def run(kt: KnowledgeTools, tool: str, **kwargs: Any) -> dict[str, Any]:
+def run(kt: ToolClients, tool: str, **kwargs: Any) -> dict[str, Any]:
     spec = default_registry()[tool]
-    return dict(kt.executors[tool](spec.args_model(**kwargs), CTX))
+    return dict(bind_tools(default_registry(), kt)[tool].run(spec.args_model(**kwargs), CTX))
 
 
 # ── recorded answers ──────────────────────────────────────────────────────────────────────────────
@@ -72,7 +72,7 @@ def test_interactions_quote_label_passages_in_both_directions() -> None:
     assert data["interactions"][0]["label_of"] == "warfarin sodium" and "aspirin" in data["interactions"][0]["passages"][0]
     # The aspirin label names warfarin's class ("a blood thinning (anticoagulant) ... drug"), not warfarin.
     assert data["not_mentioned"] == [] and data["pairs"][0]["directions"][1]["by"] == "class"
-    text = kt.formatters["check_drug_interactions"](data)
+    text = bind_tools(default_registry(), kt)["check_drug_interactions"].formatter(data)
     assert "The aspirin label names the class of warfarin" in text and len(out["sources"]) == 2
     assert "not evidence that the combination is harmless" in text and " safe" not in text.lower()
 
@@ -108,19 +108,19 @@ def test_trials_with_status_words_and_fields() -> None:
     data = out["data"]
     assert len(data["results"]) == 3 and data["total"] == 480 and data["results"][0]["nct_id"].startswith("NCT")
     assert data["results"][0]["url"] == f"https://clinicaltrials.gov/study/{data['results'][0]['nct_id']}"
-    assert "phase" in kt.formatters["find_clinical_trials"](data)
+    assert "phase" in bind_tools(default_registry(), kt)["find_clinical_trials"].formatter(data)
 
 
 def test_image_analysis_uses_the_vision_model() -> None:
     fake = FakeLLM([{"image_type": "ct_scan", "findings": ["No acute abnormality"], "impression": "Normal slice",
                      "confidence": "medium", "requires_specialist_review": True}])
-    kt = tools_with(handler)
+    image_tool = bind_tools(default_registry(), tools_with(handler))["analyze_medical_image"]
     context = ToolContext(image=Image.new("RGB", (8, 8)), llm=fake)
-    out = kt.executors["analyze_medical_image"](ImageAnalysisArgs(query="any mass?"), context)
+    out = image_tool.run(ImageAnalysisArgs(query="any mass?"), context)
     assert out["status"] == "success" and fake.calls[0].images == 1
-    assert "Specialist review recommended" in kt.formatters["analyze_medical_image"](out["data"])
+    assert "Specialist review recommended" in image_tool.formatter(out["data"])
     blind = ToolContext(image=Image.new("RGB", (8, 8)), llm=FakeLLM(supports_images=False))
-    assert kt.executors["analyze_medical_image"](ImageAnalysisArgs(query="any mass?"), blind)["error_type"] == "no_vision"
+    assert image_tool.run(ImageAnalysisArgs(query="any mass?"), blind)["error_type"] == "no_vision"
 
 
 # ── the HTTP layer ────────────────────────────────────────────────────────────────────────────────
@@ -248,7 +248,7 @@ RAW = ("API rate limit exceeded", "Error parsing query", "SERVER_ERROR", "inject
 def test_no_raw_error_text_reaches_a_prompt_or_the_answer(fault: str) -> None:
     kt = tools_with(FAULTS[fault][0])
     fake = FakeLLM([intent(), select("check_drug_safety"), {"drug_name": "warfarin"}, retry(), retry()])
-    result = Assistant(fake, kt.bind(default_registry())).run_turn("t", "Check FDA warnings for warfarin")
+    result = Assistant(fake, bind_tools(default_registry(), kt)).run_turn("t", "Check FDA warnings for warfarin")
     assert isinstance(result, TurnResult)
     for call in fake.calls:
         assert not any(raw in call.prompt for raw in RAW)
@@ -258,7 +258,7 @@ def test_no_raw_error_text_reaches_a_prompt_or_the_answer(fault: str) -> None:
 def test_a_real_tool_turn_end_to_end() -> None:
     kt = tools_with(handler)
     fake = FakeLLM([assess(), "Dofetilide must be started with 3 days of ECG monitoring."])
-    result = Assistant(fake, kt.bind(default_registry())).run_turn("t", "Check FDA warnings for Tikosyn")
+    result = Assistant(fake, bind_tools(default_registry(), kt)).run_turn("t", "Check FDA warnings for Tikosyn")
     assert isinstance(result, TurnResult)
     prompt = fake.calls[-1].prompt
     assert "[Drug Safety Report]" in prompt and "minimum of 3 days" in prompt and len(prompt) < 4000

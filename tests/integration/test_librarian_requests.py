@@ -23,7 +23,7 @@ from docgemma.clinical.entities import extract_entities
 from docgemma.config import Settings
 from docgemma.eval.oracle import Oracle, TurnContext
 from docgemma.llm.fake import FakeLLM
-from docgemma.tools.knowledge import KnowledgeTools, knowledge_tools
+from docgemma.tools.binding import ToolClients, bind_tools, knowledge_clients
 from docgemma.tools.registry import ToolContext, default_registry
 from docgemma.tools.routing import Request
 from docgemma.tools.trials import FIELDS
@@ -273,12 +273,12 @@ CASES: list[Case] = [
 ]
 
 
-def tools_with(handle: Callable[[httpx.Request], httpx.Response], log: list[httpx.Request]) -> KnowledgeTools:
+def tools_with(handle: Callable[[httpx.Request], httpx.Response], log: list[httpx.Request]) -> ToolClients:
     def recording(request: httpx.Request) -> httpx.Response:
         log.append(request)
         return handle(request)
 
-    kt = knowledge_tools(Settings(), transport=httpx.MockTransport(recording))
+    kt = knowledge_clients(Settings(), transport=httpx.MockTransport(recording))
     kt.http.sleep = lambda seconds: None
     return kt
 
@@ -321,10 +321,10 @@ def test_a_message_becomes_the_request_a_librarian_would_send(case: Case) -> Non
     assert args == case.args
     log: list[httpx.Request] = []
     kt = tools_with(case.handler, log)
-    outcome = kt.executors[case.tool](spec.args_model.model_validate(args), ToolContext())
+    outcome = bind_tools(default_registry(), kt)[case.tool].run(spec.args_model.model_validate(args), ToolContext())
     assert outcome["status"] == "success", outcome
     assert sent(log, case.tool) == case.sent
-    text = kt.bind(default_registry())[case.tool].format_result(outcome["data"])
+    text = bind_tools(default_registry(), kt)[case.tool].format_result(outcome["data"])
     assert "{" not in text and "None" not in text  # read as sentences, not as a data structure
     in_order(text, case.shows)
     assert not any(word in text.lower().split(":", 1)[1][:200] for word in case.absent)
@@ -335,7 +335,7 @@ def test_through_the_graph_the_oracle_reaches_the_same_request(case: Case) -> No
     """Routing by the rules (or the oracle where they leave it to the model), arguments by the extractor only."""
     log: list[httpx.Request] = []
     kt = tools_with(case.handler, log)
-    registry = kt.bind(default_registry())
+    registry = bind_tools(default_registry(), kt)
     ctx = TurnContext(turn={"user_input": case.message, "expected_intent": "TOOL_NEEDED", "expected_tool": case.tool})
     result = Assistant(FakeLLM(responder=Oracle(registry, ctx)), registry).run_turn("t", message_of(case))
     assert isinstance(result, TurnResult)
@@ -366,7 +366,7 @@ def test_the_model_is_asked_for_every_part_of_a_trials_request_it_must_split() -
 
     log: list[httpx.Request] = []
     kt = tools_with(answer, log)
-    registry = kt.bind(default_registry())
+    registry = bind_tools(default_registry(), kt)
     split = {"condition": "lupus nephritis", "intervention": "belimumab OR voclosporin", "location": "Nairobi"}
     fake = FakeLLM(responder=lambda call: (
         {"intent": "TOOL_NEEDED", "task_summary": "trials", "suggested_tool": "find_clinical_trials"}

@@ -16,7 +16,7 @@ from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.config import Settings
 from docgemma.llm.fake import FakeLLM
 from docgemma.runtime import build_registry
-from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.binding import bind_tools, knowledge_clients
 from docgemma.tools.mcp_client import McpToolClient
 from docgemma.tools.registry import ToolContext, default_registry
 from tests.conftest import assess, free_port, intent, select, wait_for_port
@@ -113,9 +113,8 @@ def test_streamable_http_with_writes(api_env: dict[str, str]) -> None:
 def test_agent_turn_through_mcp_matches_in_process(api_env: dict[str, str]) -> None:
     client = McpToolClient(env=api_env)
     try:
-        registry = default_registry().with_executors(
-            {"check_drug_safety": client.executor("check_drug_safety")}, knowledge_tools(Settings()).formatters
-        )
+        bound = bind_tools(default_registry(), knowledge_clients(Settings()))
+        registry = bound.with_executors({"check_drug_safety": client.executor("check_drug_safety")})
         fake = FakeLLM([intent(), select("check_drug_safety"), {"drug_name": "Tikosyn"}, assess(), "Answer."])
         result = Assistant(fake, registry).run_turn("t", "Check FDA warnings for Tikosyn")
         assert isinstance(result, TurnResult) and result.tools[0]["status"] == "success"

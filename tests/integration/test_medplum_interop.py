@@ -16,7 +16,8 @@ import pytest
 
 from docgemma.ehr.client import FhirClient
 from docgemma.ehr.service import Ehr
-from docgemma.tools.ehr_tools import ehr_executors, record_write_check
+from docgemma.tools.binding import ToolClients, bind_tools
+from docgemma.tools.ehr_tools import record_write_check
 from docgemma.tools.registry import ToolContext, default_registry
 from tests.conftest import free_port, wait_for_port
 from tests.integration.test_ehr_record import exercise_client
@@ -54,8 +55,7 @@ def test_record_tools_and_a_safe_write_against_medplum(medplum: str) -> None:
     from docgemma.ehr.load import load
 
     load(ehr.client, demo)
-    executors, formatters = ehr_executors(ehr)
-    registry = default_registry().with_executors(executors, formatters)
+    registry = bind_tools(default_registry(), ToolClients(record=ehr))
     search = registry["search_patient"]
     matches = search.run(search.args_model(name="Grace Mensah"), ToolContext())["data"]["matches"]
     assert len(matches) == 1

@@ -21,8 +21,8 @@ from docgemma.clinical.ingredients import resolve_local
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
 from docgemma.llm.fake import FakeLLM
-from docgemma.tools.ehr_tools import ehr_executors, record_facts, record_write_check
-from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.binding import bind_tools, knowledge_clients
+from docgemma.tools.ehr_tools import record_facts, record_write_check
 from docgemma.tools.registry import default_registry
 from docgemma.tools.write_checks import PatientFacts
 from tests.conftest import intent
@@ -84,9 +84,8 @@ def ehr(tmp_path_factory: pytest.TempPathFactory) -> Ehr:
 
 
 def assistant(ehr: Ehr, llm: Any = None) -> Assistant:
-    executors, formatters = ehr_executors(ehr)
-    registry = knowledge_tools(Settings(), transport=FakeOpenFDA().transport()).bind(default_registry())
-    return Assistant(llm or demo_llm(), registry.with_executors(executors, formatters),
+    registry = bind_tools(default_registry(), knowledge_clients(Settings(), transport=FakeOpenFDA().transport(), record=ehr))
+    return Assistant(llm or demo_llm(), registry,
                      patient_context=ehr.patient_context, record_facts=record_facts(ehr),
                      write_check=record_write_check(ehr))
 

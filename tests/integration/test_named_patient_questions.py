@@ -85,12 +85,11 @@ def test_an_unreadable_patient_list_is_said_and_never_replaced_by_the_active_pat
     from docgemma.agent.assistant import Assistant
     from docgemma.agent.demo_llm import demo_llm
     from docgemma.agent.events import TurnDone
-    from docgemma.tools.ehr_tools import ehr_executors
+    from docgemma.tools.binding import ToolClients, bind_tools
     from docgemma.tools.registry import default_registry
     from docgemma.workspace import Workspace
 
-    executors, formatters = ehr_executors(ehr)
-    space = Workspace(Assistant(demo_llm(), default_registry().with_executors(executors, formatters),
+    space = Workspace(Assistant(demo_llm(), bind_tools(default_registry(), ToolClients(record=ehr)),
                                 patient_roster=lambda: None), ehr)
     grace = next(p for p in demo_patients(ehr) if p.name == "Grace Mensah")
     space.select_patient("t", {"id": grace.id, "name": grace.name})

@@ -23,10 +23,10 @@ from docgemma.clinical.entities import extract_entities
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
 from docgemma.ehr.summary import compile_summary
+from docgemma.tools.binding import ToolClients, bind_tools, knowledge_clients
 from docgemma.tools.catalog.add_allergy import allergy as allergy_request
 from docgemma.tools.catalog.prescribe_medication import prescription as prescription_request
-from docgemma.tools.ehr_tools import ehr_executors, record_write_check
-from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.ehr_tools import record_write_check
 from docgemma.tools.registry import ToolRegistry, default_registry
 from docgemma.tools.routing import Request
 from tests.fake_openfda import FakeOpenFDA
@@ -38,11 +38,9 @@ def ehr(tmp_path: Path) -> Ehr:
 
 
 def registry(ehr: Ehr, knowledge: FakeOpenFDA | None = None) -> ToolRegistry:
-    executors, formatters = ehr_executors(ehr)
-    base = default_registry()
-    if knowledge is not None:
-        base = knowledge_tools(Settings(), transport=knowledge.transport()).bind(base)
-    return base.with_executors(executors, formatters)
+    if knowledge is None:
+        return bind_tools(default_registry(), ToolClients(record=ehr))
+    return bind_tools(default_registry(), knowledge_clients(Settings(), transport=knowledge.transport(), record=ehr))
 
 
 def assistant(ehr: Ehr, knowledge: FakeOpenFDA | None = None) -> Assistant:

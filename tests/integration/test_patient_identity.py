@@ -16,7 +16,7 @@ from docgemma.agent.events import TurnDone
 from docgemma.clinical.entities import malformed_patient_ids
 from docgemma.ehr.service import Ehr
 from docgemma.llm.fake import FakeLLM
-from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.binding import ToolClients, bind_tools
 from docgemma.tools.registry import default_registry
 from docgemma.workspace import Workspace
 from tests.conftest import assess
@@ -37,8 +37,7 @@ def ids(ehr: Ehr) -> dict[str, str]:
 
 
 def workspace(ehr: Ehr, llm: Any) -> Workspace:
-    executors, formatters = ehr_executors(ehr)
-    return Workspace(Assistant(llm, default_registry().with_executors(executors, formatters)), ehr)
+    return Workspace(Assistant(llm, bind_tools(default_registry(), ToolClients(record=ehr))), ehr)
 
 
 def turn(space: Workspace, thread: str, message: str) -> TurnResult:

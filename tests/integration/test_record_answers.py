@@ -11,7 +11,7 @@ import pytest
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.ehr.service import Ehr
 from docgemma.llm.fake import FakeLLM
-from docgemma.tools.ehr_tools import ehr_executors
+from docgemma.tools.binding import ToolClients, bind_tools
 from docgemma.tools.registry import ToolRegistry, default_registry
 from tests.conftest import assess
 
@@ -19,8 +19,7 @@ from tests.conftest import assess
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> ToolRegistry:
     ehr = Ehr.embedded(Path(tmp_path_factory.mktemp("record")) / "record.sqlite")
-    executors, formatters = ehr_executors(ehr)
-    return default_registry().with_executors(executors, formatters)
+    return bind_tools(default_registry(), ToolClients(record=ehr))
 
 
 def ask(registry: ToolRegistry, llm: Any, patient: str, *questions: str) -> list[TurnResult]:

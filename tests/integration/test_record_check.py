@@ -14,7 +14,8 @@ from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.agent.record_check import contradictions, flagged
 from docgemma.ehr.service import Ehr
 from docgemma.llm.fake import FakeLLM
-from docgemma.tools.ehr_tools import ehr_executors, record_facts
+from docgemma.tools.binding import ToolClients, bind_tools
+from docgemma.tools.ehr_tools import record_facts
 from docgemma.tools.registry import default_registry
 from docgemma.tools.write_checks import PatientFacts
 from tests.conftest import assess
@@ -48,8 +49,7 @@ def plant(ehr: Ehr, patient_id: str) -> None:
 
 
 def assistant(ehr: Ehr, llm: Any) -> Assistant:
-    executors, formatters = ehr_executors(ehr)
-    return Assistant(llm, default_registry().with_executors(executors, formatters),
+    return Assistant(llm, bind_tools(default_registry(), ToolClients(record=ehr)),
                      patient_context=ehr.patient_context, record_facts=record_facts(ehr))
 
 

@@ -18,7 +18,8 @@ from docgemma.agent.events import TurnDone
 from docgemma.ehr.service import Ehr, validate_resource
 from docgemma.ehr.summary import compile_summary
 from docgemma.llm.fake import Call, FakeLLM
-from docgemma.tools.ehr_tools import ehr_executors, record_write_check
+from docgemma.tools.binding import ToolClients, bind_tools
+from docgemma.tools.ehr_tools import record_write_check
 from docgemma.tools.registry import ToolContext, ToolRegistry, default_registry
 from docgemma.ui.card import approval_markdown
 from docgemma.ui.messages import apply_event, final_markdown
@@ -37,8 +38,7 @@ ALREADY_HANDLED = (
 
 
 def registry(ehr: Ehr) -> ToolRegistry:
-    executors, formatters = ehr_executors(ehr)
-    return default_registry().with_executors(executors, formatters)
+    return bind_tools(default_registry(), ToolClients(record=ehr))
 
 
 def pid_of(ehr: Ehr, name: str) -> str:

@@ -17,8 +17,8 @@ from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.events import NodeEnd, NodeStart, Token, TurnDone
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
-from docgemma.tools.ehr_tools import ehr_executors, record_write_check
-from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.binding import ToolClients, bind_tools, knowledge_clients
+from docgemma.tools.ehr_tools import record_write_check
 from docgemma.tools.registry import default_registry
 from docgemma.ui import page as app_module
 from docgemma.ui.card import approval_markdown
@@ -94,9 +94,8 @@ def test_panels_text() -> None:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Assistant, Ehr]]:
     ehr = Ehr.embedded(tmp_path / "record.sqlite")
-    executors, formatters = ehr_executors(ehr)
-    registry = knowledge_tools(Settings(), transport=httpx.MockTransport(handler)).bind(default_registry())
-    registry = registry.with_executors(executors, formatters)
+    registry = bind_tools(default_registry(), knowledge_clients(Settings(), transport=httpx.MockTransport(handler), record=ehr))
+    registry = registry
     assistant = Assistant(demo_llm(), registry, patient_context=ehr.patient_context, write_check=record_write_check(ehr))
     demo = build_demo(Workspace(assistant, ehr), "Demo rules · CPU", "not clinically meaningful")
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
@@ -286,10 +285,9 @@ def test_no_patient_data_in_logs_at_default_level(tmp_path: Path, caplog: pytest
 
     caplog.set_level(logging.WARNING)
     ehr = Ehr.embedded(tmp_path / "record.sqlite")
-    executors, formatters = ehr_executors(ehr)
     assistant = Assistant(
         demo_llm(),
-        default_registry().with_executors(executors, formatters),
+        bind_tools(default_registry(), ToolClients(record=ehr)),
         patient_context=ehr.patient_context,
         write_check=record_write_check(ehr),
     )

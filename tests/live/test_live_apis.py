@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from docgemma.config import Settings
-from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.binding import bind_tools, knowledge_clients
 from docgemma.tools.registry import ToolContext, default_registry
 
 pytestmark = pytest.mark.live
-REGISTRY = knowledge_tools(Settings.from_env()).bind(default_registry())
+REGISTRY = bind_tools(default_registry(), knowledge_clients(Settings.from_env()))
 
 
 @pytest.mark.parametrize(("tool", "args", "key"), [

@@ -44,7 +44,7 @@ def _allergy_card(tmp_path: Path) -> tuple[Any, Any, Ehr, Any, Assistant, Handle
     store, ehr = open_store(settings), Ehr.embedded(tmp_path / "record.sqlite")
     registry = build_registry(settings, ehr, in_process=True)
     assistant = Assistant(demo_llm(), registry, store.checkpointer, settings, patient_context=ehr.patient_context,
-                          write_check=record_write_check(ehr), claims=store.claims, find_write=write_lookup(ehr))
+                          write_check=record_write_check(ehr), claims=store.claims, find_write=write_lookup(ehr, registry))
     with gr.Blocks():
         page = layout()
     on = Handlers(Workspace(assistant, ehr), page, settings, "Demo rules · CPU", None, None)

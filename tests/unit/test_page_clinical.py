@@ -185,13 +185,13 @@ def test_a_service_this_machine_cannot_reach_is_said_so_and_not_retried() -> Non
 
     from docgemma.agent.assistant import Assistant, TurnResult
     from docgemma.config import Settings
-    from docgemma.tools.knowledge import knowledge_tools
+    from docgemma.tools.binding import bind_tools, knowledge_clients
     from docgemma.tools.registry import default_registry
 
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("no route to host", request=request)
 
-    registry = knowledge_tools(Settings(), transport=httpx.MockTransport(refuse)).bind(default_registry())
+    registry = bind_tools(default_registry(), knowledge_clients(Settings(), transport=httpx.MockTransport(refuse)))
     result = Assistant(demo_llm(), registry).run_turn("t", "Check FDA warnings for dofetilide")
     assert isinstance(result, TurnResult)
     assert "RETRY" not in result.router_actions and "SKIP" in result.router_actions

@@ -1,8 +1,7 @@
 """One place per tool: a tool's name is spelled only where the tool is defined.
 
 Each tool's own module (``tools/catalog/<name>.py``) defines it, and is the only module that spells its name:
-the registry lists the modules, ``tools/knowledge.py`` and ``tools/ehr_tools.py`` bind executors by each module's
-``SPEC.name``. The rest of the code
+the registry lists the modules, and ``tools/binding.py`` binds each tool's executor as its ``SPEC`` declares. The rest of the code
 asks about a tool by its flags (``writes``, ``needs_image``, ``patient_search``, ``lookup``, ``record``,
 ``active_patient_after``, ``pre_write_check``), its roles (``registry.first(Role.CHART)``) and the data on its
 spec (task ``keywords``, ``extract``, ``example``, ``follow_up``).

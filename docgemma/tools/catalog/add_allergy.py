@@ -20,7 +20,7 @@ from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.record_io import format_write, write
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
+from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
 from docgemma.tools.write_checks import Findings, PatientFacts
 
 #: The resource its write creates: where the write is looked up by its idempotency key.
@@ -103,10 +103,6 @@ def add_allergy(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
     return write(ehr, SPEC.name, args, context, resource, f"allergy to {a.substance} ({a.reaction})")
 
 
-#: Its executor, bound to the record built at start-up.
-executor = client_executor(add_allergy)
-FORMATTER: Formatter = format_write
-
 SPEC = ToolSpec(
     "add_allergy",
     "Allergy Documentation",
@@ -123,4 +119,6 @@ SPEC = ToolSpec(
     keywords=("allergy", "allergic"),
     roles=frozenset({Role.ALLERGY_ENTRY}),
     extract=allergy,
+    binding=client_binding("record", add_allergy, format_write, check_needs=("resolver",)),
+    written=WRITTEN,
 )

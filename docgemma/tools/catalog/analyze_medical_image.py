@@ -9,7 +9,7 @@ from pydantic import Field
 from docgemma.tools import imaging
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.routing import Request
-from docgemma.tools.spec import Executor, Formatter, ToolSpec
+from docgemma.tools.spec import ToolSpec, ready_binding
 
 
 class ImageAnalysisArgs(ToolArgs):
@@ -23,9 +23,6 @@ def image_query(request: Request) -> dict[str, Any]:
 
 #: Needs no client (the turn's model and image come in the ToolContext); bound with the knowledge tools, so a
 #: registry without them reports it ``not_configured`` like the others.
-EXECUTOR: Executor = imaging.analyze_medical_image
-FORMATTER: Formatter = imaging.format_analysis
-
 SPEC = ToolSpec(
     "analyze_medical_image",
     "Image Analysis",
@@ -36,4 +33,5 @@ SPEC = ToolSpec(
     "Is there a pneumothorax on this chest X-ray?",
     needs_image=True,
     extract=image_query,
+    binding=ready_binding(imaging.analyze_medical_image, imaging.format_analysis),
 )

@@ -11,7 +11,7 @@ from docgemma.tools import interactions
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.extract import INTERACTION_WORDS, drug_list
 from docgemma.tools.routing import Role, TurnFacts
-from docgemma.tools.spec import Formatter, ToolSpec, client_executor
+from docgemma.tools.spec import ToolSpec, client_binding
 
 
 class DrugInteractionArgs(ToolArgs):
@@ -29,10 +29,6 @@ def follow_up(facts: TurnFacts) -> list[str]:
     return []
 
 
-#: Its executor, bound to the label client built at start-up.
-executor = client_executor(interactions.check_drug_interactions)
-FORMATTER: Formatter = interactions.format_interactions
-
 SPEC = ToolSpec(
     "check_drug_interactions",
     "Drug Interaction Check",
@@ -48,4 +44,5 @@ SPEC = ToolSpec(
     roles=frozenset({Role.INTERACTIONS}),
     extract=partial(drug_list, near=INTERACTION_WORDS),
     follow_up=follow_up,
+    binding=client_binding("labels", interactions.check_drug_interactions, interactions.format_interactions),
 )

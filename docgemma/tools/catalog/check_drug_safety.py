@@ -11,7 +11,7 @@ from docgemma.tools import label_query, openfda
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.extract import CLAUSE_RE, LABEL_WORDS, SAFETY_WORDS, drugs_near, says
 from docgemma.tools.routing import Request, Role, TurnFacts
-from docgemma.tools.spec import Formatter, ToolSpec, client_executor
+from docgemma.tools.spec import ToolSpec, client_binding
 
 #: What a label question is about → the label sections that answer it (``tools/label_sections.py``).
 LabelTopic = Literal["pregnancy", "lactation", "renal impairment", "hepatic impairment", "children", "older adults",
@@ -50,10 +50,6 @@ def follow_up(facts: TurnFacts) -> list[str]:
     return [f"What are the FDA safety warnings for {facts.drugs[0]}?"] if facts.drugs else []
 
 
-#: Its executor, bound to the openFDA client built at start-up.
-executor = client_executor(openfda.check_drug_safety)
-FORMATTER: Formatter = openfda.format_safety
-
 SPEC = ToolSpec(
     "check_drug_safety",
     "Drug Safety Report",
@@ -70,4 +66,5 @@ SPEC = ToolSpec(
     roles=frozenset({Role.DRUG_SAFETY}),
     extract=label_request,
     follow_up=follow_up,
+    binding=client_binding("fda", openfda.check_drug_safety, openfda.format_safety),
 )

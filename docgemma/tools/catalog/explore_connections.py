@@ -19,7 +19,7 @@ from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, failure, success
 from docgemma.tools.record_io import fail, line, unreadable
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
+from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
 
 
 class ExploreConnectionsArgs(ToolArgs):
@@ -104,10 +104,6 @@ def format_connections(data: dict[str, Any]) -> str:
     return "\n".join(lines) + unreadable(data)
 
 
-#: Its executor, bound to the record built at start-up.
-executor = client_executor(explore_connections)
-FORMATTER: Formatter = format_connections
-
 SPEC = ToolSpec(
     "explore_connections",
     "Clinical Connections",
@@ -123,4 +119,5 @@ SPEC = ToolSpec(
     active_patient_after=record_patient,
     roles=frozenset({Role.CONNECTIONS}),
     extract=connection_item,
+    binding=client_binding("record", explore_connections, format_connections),
 )

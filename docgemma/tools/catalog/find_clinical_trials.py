@@ -9,7 +9,7 @@ from pydantic import Field
 from docgemma.tools import trial_query, trials
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.routing import Request, Role, TurnFacts
-from docgemma.tools.spec import Formatter, ToolSpec, client_executor
+from docgemma.tools.spec import ToolSpec, client_binding
 
 AgeGroup = Literal["child", "adult", "older adult"]
 
@@ -41,10 +41,6 @@ def follow_up(facts: TurnFacts) -> list[str]:
     return ["Are there recruiting clinical trials on this topic?"] if Role.LITERATURE in facts.tried_roles else []
 
 
-#: Its executor, bound to the ClinicalTrials.gov client built at start-up.
-executor = client_executor(trials.find_clinical_trials)
-FORMATTER: Formatter = trials.format_trials
-
 SPEC = ToolSpec(
     "find_clinical_trials",
     "Clinical Trials",
@@ -61,4 +57,5 @@ SPEC = ToolSpec(
     extract=trial_search,
     model_fills=("intervention", "location", "distance_km", "status", "phase", "age_group", "other_terms"),
     follow_up=follow_up,
+    binding=client_binding("trials", trials.find_clinical_trials, trials.format_trials),
 )

@@ -14,7 +14,7 @@ from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.record_io import fail
 from docgemma.tools.routing import Role, TurnFacts
-from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
+from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
 
 
 class PatientChartArgs(ToolArgs):
@@ -47,16 +47,10 @@ def get_patient_chart(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOu
     return success({"patient": summary.facts["patient"], "summary": summary.text})
 
 
-#: Its executor, bound to the record built at start-up.
-executor = client_executor(get_patient_chart)
-
-
 def format_chart(data: dict[str, Any]) -> str:
     """The summary's text."""
     return str(data["summary"])
 
-
-FORMATTER: Formatter = format_chart
 
 SPEC = ToolSpec(
     "get_patient_chart",
@@ -73,4 +67,5 @@ SPEC = ToolSpec(
     roles=frozenset({Role.CHART}),
     extract=patient_only,
     follow_up=follow_up,
+    binding=client_binding("record", get_patient_chart, format_chart),
 )

@@ -21,7 +21,7 @@ from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.record_io import fail, line, unreadable, when
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
+from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
 
 
 class PatientTimelineArgs(ToolArgs):
@@ -89,10 +89,6 @@ def format_timeline(data: dict[str, Any]) -> str:
     return "\n".join(lines) + unreadable(data)
 
 
-#: Its executor, bound to the record built at start-up.
-executor = client_executor(get_patient_timeline)
-FORMATTER: Formatter = format_timeline
-
 SPEC = ToolSpec(
     "get_patient_timeline",
     "Patient Timeline",
@@ -108,4 +104,5 @@ SPEC = ToolSpec(
     active_patient_after=record_patient,
     roles=frozenset({Role.RECORD_HISTORY}),
     extract=timeline,
+    binding=client_binding("record", get_patient_timeline, format_timeline),
 )

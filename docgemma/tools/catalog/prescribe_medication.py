@@ -22,7 +22,7 @@ from docgemma.tools.order_extract import NOT_UNDERSTOOD, prescription_args
 from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.record_io import format_write, write
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
+from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
 from docgemma.tools.write_checks import CheckRun, Findings, PatientFacts
 
 #: The resource its write creates: where the write is looked up by its idempotency key.
@@ -134,10 +134,6 @@ def prescribe_medication(ehr: Ehr, args: BaseModel, context: ToolContext) -> Too
                  " ".join(filter(None, (a.medication_name, a.dosage, a.frequency, duration_phrase(a.duration)))))
 
 
-#: Its executor, bound to the record built at start-up.
-executor = client_executor(prescribe_medication)
-FORMATTER: Formatter = format_write
-
 SPEC = ToolSpec(
     "prescribe_medication",
     "Prescription",
@@ -156,4 +152,6 @@ SPEC = ToolSpec(
     keywords=("prescribe", "prescription"),
     roles=frozenset({Role.MEDICATION_ORDER}),
     extract=prescription,
+    binding=client_binding("record", prescribe_medication, format_write, check_needs=("resolver", "labels")),
+    written=WRITTEN,
 )

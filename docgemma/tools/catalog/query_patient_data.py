@@ -20,7 +20,7 @@ from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.record_io import fail, line, unreadable, when
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
+from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
 
 #: The resource types searched when the question names none.
 CLINICAL_TYPES = ("Condition", "MedicationRequest", "Observation", "Procedure", "Encounter", "DiagnosticReport",
@@ -100,10 +100,6 @@ def format_query(data: dict[str, Any]) -> str:
     return "\n".join(data["results"]) + more + unreadable(data)
 
 
-#: Its executor, bound to the record built at start-up.
-executor = client_executor(query_patient_data)
-FORMATTER: Formatter = format_query
-
 SPEC = ToolSpec(
     "query_patient_data",
     "Patient Data Query",
@@ -120,4 +116,5 @@ SPEC = ToolSpec(
     active_patient_after=record_patient,
     roles=frozenset({Role.RECORD_QUERY}),
     extract=record_query,
+    binding=client_binding("record", query_patient_data, format_query),
 )

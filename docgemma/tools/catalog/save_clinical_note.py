@@ -16,7 +16,7 @@ from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.record_io import format_write, write
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
+from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
 
 #: The resource its write creates: where the write is looked up by its idempotency key.
 WRITTEN = "DocumentReference"
@@ -57,10 +57,6 @@ def save_clinical_note(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolO
     return write(ehr, SPEC.name, args, context, resource, f"{a.note_type} note")
 
 
-#: Its executor, bound to the record built at start-up.
-executor = client_executor(save_clinical_note)
-FORMATTER: Formatter = format_write
-
 SPEC = ToolSpec(
     "save_clinical_note",
     "Clinical Note",
@@ -76,4 +72,6 @@ SPEC = ToolSpec(
     keywords=("note",),
     roles=frozenset({Role.NOTE_ENTRY}),
     extract=note,
+    binding=client_binding("record", save_clinical_note, format_write),
+    written=WRITTEN,
 )

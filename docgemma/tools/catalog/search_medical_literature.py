@@ -10,7 +10,7 @@ from docgemma.tools import literature, literature_query
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.extract import STUDY_WORDS
 from docgemma.tools.routing import Request, Role, TurnFacts
-from docgemma.tools.spec import Formatter, ToolSpec, client_executor
+from docgemma.tools.spec import ToolSpec, client_binding
 
 PublicationType = Literal["meta-analysis", "systematic review", "randomized controlled trial", "guideline", "review"]
 
@@ -36,10 +36,6 @@ def follow_up(facts: TurnFacts) -> list[str]:
     return [f"Find recent studies on {facts.drugs[0]}"] if facts.drugs else []
 
 
-#: Its executor, bound to the literature client built at start-up.
-executor = client_executor(literature.search_medical_literature)
-FORMATTER: Formatter = literature.format_articles
-
 SPEC = ToolSpec(
     "search_medical_literature",
     "Medical Literature",
@@ -56,4 +52,5 @@ SPEC = ToolSpec(
     extract=literature_search,
     model_fills=("publication_types", "since_year", "newest_first"),
     follow_up=follow_up,
+    binding=client_binding("literature", literature.search_medical_literature, literature.format_articles),
 )

@@ -17,7 +17,7 @@ from docgemma.tools.args import ToolArgs
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.record_io import fail, unreadable
 from docgemma.tools.routing import Request
-from docgemma.tools.spec import Formatter, ToolContext, ToolSpec, client_executor
+from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
 
 
 class PatientSearchArgs(ToolArgs):
@@ -72,10 +72,6 @@ def format_patients(data: dict[str, Any]) -> str:
                      for m in data["matches"]) + unreadable(data)
 
 
-#: Its executor, bound to the record built at start-up.
-executor = client_executor(search_patient)
-FORMATTER: Formatter = format_patients
-
 SPEC = ToolSpec(
     "search_patient",
     "Patient Search",
@@ -88,4 +84,5 @@ SPEC = ToolSpec(
     active_patient_after=unique_match,
     patient_search=True,
     extract=patient_name,
+    binding=client_binding("record", search_patient, format_patients),
 )
