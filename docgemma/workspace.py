@@ -1,6 +1,8 @@
 """The clinician's workspace under any front end: the assistant and the record, and what a page does with them
-(run a turn, resume a write, the patient panel, the patient search). The web UI (``ui/page.py``) is layout on
-top of this; it imports neither the record nor the tools.
+(run a turn, resume a write, the patient panel, the patient search, the running tools' labels and form fields).
+The web UI (``ui/``) is layout on top of this: it imports neither the agent, the tools nor the record, only this
+module's public types (:data:`__all__`: the events and results a turn yields, the approval card, the patient
+reference, and the few words of the agent's results a page reads).
 
 The patient search is the agent's own ``search_patient`` tool, so the panel and the conversation find the same
 patients the same way.
@@ -10,21 +12,38 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
-from docgemma.agent.approval import ApprovalCard
-from docgemma.agent.events import AgentEvent, TurnDone, TurnResult
+from docgemma.agent.answer import strip_template_debris
+from docgemma.agent.approval import ALREADY_HANDLED, BEING_WRITTEN, NO_PENDING, ApprovalCard, PatientCard
+from docgemma.agent.assistant import EMPTY_MESSAGE
+from docgemma.agent.confirmation import FIELD_LABELS, field_label, split
+from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
 from docgemma.agent.memory import SWITCH_PREFIX
-from docgemma.agent.state import Attachment, PatientRef, TranscriptEntry
+from docgemma.agent.modes import Mode, capabilities, mode_of
+from docgemma.agent.state import Attachment, PatientRef, TimelineEvent, TranscriptEntry
+from docgemma.config import Settings
 from docgemma.ehr.client import FhirClientError
 from docgemma.fhir import display_text
 from docgemma.image_store import ImageRef, load_image_bytes
 from docgemma.images import ImageError
 from docgemma.llm.base import Message
 from docgemma.tools.catalog.search_patient import PatientSearchArgs, search_patient
-from docgemma.tools.registry import ToolContext
+from docgemma.tools.http import known_offline
+from docgemma.tools.outcome import Source
+from docgemma.tools.registry import ToolContext, ToolRegistry
+
+#: What a front end may import: the workspace and its types, and what a turn's events and results carry.
+__all__ = [
+    "ALREADY_HANDLED", "BEING_WRITTEN", "EMPTY_MESSAGE", "FIELD_LABELS", "NO_PATIENT", "NO_PENDING", "SWITCH_PREFIX",
+    "AgentEvent", "ApprovalCard", "ApprovalRequest", "Attachment", "Mode", "NodeEnd", "NodeStart", "PatientCard",
+    "PatientMatch", "PatientPanel", "PatientRef", "RecordImage", "SavedConversation", "Source", "TimelineEvent",
+    "Token", "ToolView", "Tools", "TranscriptEntry", "TurnDone", "TurnResult", "Workspace", "field_label", "split",
+    "strip_template_debris",
+]
 
 if TYPE_CHECKING:
     from docgemma.agent.assistant import Assistant
@@ -41,6 +60,30 @@ PATIENT_LIST_LIMIT = 50
 #: Clinical notes shown under the summary, newest first.
 NOTES_SHOWN = 3
 UNREADABLE = "*The patient record could not be read.*"
+
+
+@dataclass(frozen=True)
+class ToolView:
+    """What a page shows of one tool of the running registry (a tool a plug-in added included)."""
+
+    label: str
+    #: Its argument names, in order: a write's approval card shows each as a form field (an optional one the
+    #: proposal left out too, so the clinician can fill it in).
+    fields: tuple[str, ...]
+    #: Reads or writes the patient record: a turn that used it names the record among its sources.
+    record: bool
+    #: Finds patients by name: a turn that only searched names the record's patient list.
+    patient_search: bool
+
+
+#: The running registry's tools by name, as a page shows them.
+Tools = Mapping[str, ToolView]
+
+
+def tool_views(registry: ToolRegistry) -> Tools:
+    """Each tool of ``registry`` as a page shows it."""
+    return MappingProxyType({spec.name: ToolView(spec.label, tuple(spec.args_model.model_fields), spec.record,
+                                                 spec.patient_search) for spec in registry})
 
 
 class PatientMatch(TypedDict):
@@ -97,6 +140,23 @@ class Workspace:
         self.ehr = ehr
         self.metrics = metrics
         self._names: dict[str, str] = {}
+        #: The tools the assistant runs, by name: their labels, form fields and kinds for the page.
+        self.tools: Tools = tool_views(assistant.registry)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings the assistant runs with (the page's upload limits, the image store)."""
+        return self.assistant.settings
+
+    @property
+    def mode(self) -> Mode:
+        """What this installation can really do (the greeting and the header say only that)."""
+        return mode_of(self.assistant.llm)
+
+    def capabilities(self, offline: bool | None) -> str:
+        """What the clinician can ask for here, in a sentence (``offline``: None when not known yet; a knowledge
+        service already found unreachable in this process counts as offline)."""
+        return capabilities(self.mode, offline or known_offline() or None)
 
     # ── conversation ──
 

@@ -15,9 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from docgemma.agent.approval import ApprovalCard
-from docgemma.agent.confirmation import FIELD_LABELS, field_label  # noqa: F401  (FIELD_LABELS: re-exported)
 from docgemma.ui.markup import escape, patient_header
+from docgemma.workspace import FIELD_LABELS, ApprovalCard, Tools, field_label  # noqa: F401  (FIELD_LABELS: re-exported)
 
 #: Form fields the page has room for (the largest write tool has five values besides the patient).
 MAX_FIELDS = 6
@@ -85,20 +84,14 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def _optional_keys(tool: str) -> list[str]:
-    """The write tool's argument names (its args model), so that an optional value left out (an allergy's
-    severity) is still a field the clinician can fill in."""
-    from docgemma.tools.registry import default_registry
-
-    registry = default_registry()
-    return list(registry[tool].args_model.model_fields) if tool in registry else []
-
-
-def fields(card: ApprovalCard) -> tuple[list[Field], list[Check]]:
+def fields(card: ApprovalCard, tools: Tools | None = None) -> tuple[list[Field], list[Check]]:
     """The card's values as form fields with the warnings that name them, and the checks shown at the top: the
-    severe ones (said once, above the form) and those that name no field."""
+    severe ones (said once, above the form) and those that name no field. ``tools`` (the workspace's, from the
+    running registry): the write tool's argument names, so that an optional value left out (an allergy's
+    severity) is still a field the clinician can fill in; without it the form shows the card's own values."""
     args = dict(card.get("args", {}))
-    for key in _optional_keys(str(card.get("tool", ""))):
+    tool = (tools or {}).get(str(card.get("tool", "")))
+    for key in tool.fields if tool else ():
         args.setdefault(key, None)
     shown = [Field(k, field_label(k), _shown(v))
              for k, v in args.items() if k != "patient_id"][:MAX_FIELDS]
@@ -211,11 +204,12 @@ def card_reference(card: ApprovalCard) -> str:
     return str(card.get("card_id", ""))
 
 
-def edited_args(card: ApprovalCard, values: Sequence[str | None]) -> dict[str, Any] | None:
-    """The arguments the form's fields hold, for a re-check or an approval; None when the page sent no field
-    values (an API call, which sends the arguments as JSON instead). An optional field left empty is left out,
-    and one the clinician emptied is sent as no value (None): the card's old value is not kept behind their back."""
-    keys = [f.key for f in fields(card)[0]]
+def edited_args(card: ApprovalCard, values: Sequence[str | None], tools: Tools | None = None) -> dict[str, Any] | None:
+    """The arguments the form's fields hold (the fields of :func:`fields` with the same ``tools``), for a re-check
+    or an approval; None when the page sent no field values (an API call, which sends the arguments as JSON
+    instead). An optional field left empty is left out, and one the clinician emptied is sent as no value (None):
+    the card's old value is not kept behind their back."""
+    keys = [f.key for f in fields(card, tools)[0]]
     sent = [str(v) if v is not None else "" for v in values[: len(keys)]]
     if not any(v.strip() for v in sent):
         return None
@@ -240,10 +234,10 @@ def args_json(card: ApprovalCard | None) -> str:
     return json.dumps({k: v for k, v in card["args"].items() if k != "patient_id"}, indent=1)
 
 
-def approval_markdown(card: ApprovalCard) -> str:
+def approval_markdown(card: ApprovalCard, tools: Tools | None = None) -> str:
     """The whole card as text (the header, then each field with its checks): for a front end without the
     form, and for the tests."""
-    shown, general = fields(card)
+    shown, general = fields(card, tools)
     rows = []
     for f in shown:
         checks = f"  \n{check_markdown(f.checks)}" if f.checks else ""

@@ -8,7 +8,7 @@ import html
 import re
 from urllib.parse import quote, urlsplit
 
-from docgemma.agent.approval import PatientCard
+from docgemma.workspace import PatientCard
 
 #: Backslashes and brackets: no Markdown link or image (``[x](…)``, ``![x](…)``, ``[x]: …``) can open in text.
 _LINK_MD = re.compile(r"([\\\[\]])")

@@ -13,16 +13,25 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from docgemma.agent.answer import strip_template_debris
-from docgemma.agent.approval import ApprovalCard
-from docgemma.agent.confirmation import split
-from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
-from docgemma.agent.memory import SWITCH_PREFIX
-from docgemma.agent.state import TimelineEvent, TranscriptEntry
-from docgemma.tools.outcome import Source
-from docgemma.tools.registry import default_registry
 from docgemma.ui import wording
 from docgemma.ui.markup import DETAIL_LIMIT, clip, demote_headings, escape, patient_header, source_link
+from docgemma.workspace import (
+    SWITCH_PREFIX,
+    AgentEvent,
+    ApprovalCard,
+    ApprovalRequest,
+    NodeEnd,
+    NodeStart,
+    Source,
+    TimelineEvent,
+    Token,
+    Tools,
+    TranscriptEntry,
+    TurnDone,
+    TurnResult,
+    split,
+    strip_template_debris,
+)
 
 __all__ = ["DETAIL_LIMIT", "IMAGE_ONLY", "REOPENED", "WELCOME", "apply_event", "approval_pointer", "clip",
            "demote_headings", "escape", "final_markdown", "patient_header", "restored_history", "status_line",
@@ -40,8 +49,6 @@ IMAGE_ONLY = "*(an image, not shown again)*"
 IMAGE_GONE = "*(an image, no longer kept on this server)*"
 #: Looks up a patient's name by record id (the page's workspace); None where nothing is known.
 Names = Callable[[str], "str | None"]
-_RECORD_TOOLS = frozenset(spec.name for spec in default_registry() if spec.record and not spec.patient_search)
-_SEARCH_TOOLS = frozenset(spec.name for spec in default_registry() if spec.patient_search)
 
 
 def user_message(text: str) -> Message:
@@ -107,9 +114,10 @@ def _declined_routes(timeline: Sequence[TimelineEvent]) -> list[bool]:
 
 
 def apply_event(history: list[Message], event: AgentEvent, names: Names | None = None,
-                born: wording.PatientBorn | None = None) -> list[Message]:
+                born: wording.PatientBorn | None = None, tools: Tools | None = None) -> list[Message]:
     """Return a new history with ``event`` applied (``names``: patient names for record ids in the steps;
-    ``born``: a patient's birth date and sex, said in the answer instead of their record id)."""
+    ``born``: a patient's birth date and sex, said in the answer instead of their record id; ``tools``: the
+    running tools as the workspace gives them, named by their labels)."""
     history = [dict(m) for m in history]
     if isinstance(event, NodeStart) and event.node == "error_handler" and _after_declined_write(history):
         return history  # nothing failed: the clinician declined the write (see ``shown_steps``)
@@ -127,8 +135,8 @@ def apply_event(history: list[Message], event: AgentEvent, names: Names | None =
             e = _after_decline(e) or e
         if index is not None:
             calls = _cost(e)
-            decision = wording.step_text(e["decision"], names)
-            detail = wording.step_text(e["detail"], names)
+            decision = wording.step_text(e["decision"], names, tools)
+            detail = wording.step_text(e["detail"], names, tools)
             history[index] = {
                 "role": "assistant",
                 "content": escape(f"{decision}: {detail}" if detail else decision),
@@ -154,7 +162,7 @@ def apply_event(history: list[Message], event: AgentEvent, names: Names | None =
             history.append(pointer)
     elif isinstance(event, TurnDone):
         index = _answer_index(history)
-        history[index] = {"role": "assistant", "content": final_markdown(event.result, born)}
+        history[index] = {"role": "assistant", "content": final_markdown(event.result, born, tools)}
     return history
 
 
@@ -194,7 +202,8 @@ ImageShown = Callable[[TranscriptEntry], "Message | None"]
 
 def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending: ApprovalCard | None = None,
                        paused_question: str | None = None, image: ImageShown | None = None,
-                       born: wording.PatientBorn | None = None, names: Names | None = None) -> list[Message]:
+                       born: wording.PatientBorn | None = None, names: Names | None = None,
+                       tools: Tools | None = None) -> list[Message]:
     """The chat of a reopened conversation, whole: every finished turn as it was shown (question, image, its
     steps, answer with its write confirmations, confidence and sources), patient notes, and a waiting card's
     pointer (``names``: patient names for record ids in the steps)."""
@@ -210,12 +219,12 @@ def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending
         if entry.get("image"):
             shown = image(entry) if image else None
             history.append(shown or {"role": "user", "content": IMAGE_GONE})
-        history += step_messages(entry.get("steps", []), len(history), names)
+        history += step_messages(entry.get("steps", []), len(history), names, tools)
         # The record among the sources comes from the turn's tools and patient, as in the live answer.
         result = TurnResult(answer=str(entry.get("answer", "")), confidence=entry.get("confidence"),
                             sources=list(entry.get("sources", [])), writes=list(entry.get("writes", [])),
                             tools=[dict(t) for t in entry.get("tools", [])], active_patient=entry.get("patient"))
-        history.append({"role": "assistant", "content": final_markdown(result, born)})
+        history.append({"role": "assistant", "content": final_markdown(result, born, tools)})
     return _with_pending(history, pending, paused_question)
 
 
@@ -235,13 +244,14 @@ def _is_pointer(message: Message) -> bool:
     return message.get("role") == "assistant" and not message.get("metadata") and _text(message).startswith(POINTER_START)
 
 
-def step_messages(steps: Sequence[TimelineEvent], at: int, names: Names | None = None) -> list[Message]:
+def step_messages(steps: Sequence[TimelineEvent], at: int, names: Names | None = None,
+                  tools: Tools | None = None) -> list[Message]:
     """A finished turn's steps as the chat showed them live (one collapsed thought per step, a tool call nested
     under the step that chose it), for a reopened conversation; ``at``: the chat's length before them."""
     out: list[Message] = []
     parent: str | None = None
     for e in shown_steps(steps):
-        decision, detail = wording.step_text(e["decision"], names), wording.step_text(e["detail"], names)
+        decision, detail = wording.step_text(e["decision"], names, tools), wording.step_text(e["detail"], names, tools)
         meta: dict[str, Any] = {"title": f"{e['label']} — {decision}{_cost(e)}", "id": f"{e['node']}:{at + len(out)}",
                                 "status": "done"}
         if e["node"] == "tool_select":
@@ -269,18 +279,26 @@ def _links(sources: list[Source]) -> list[str]:
     return [source_link(str(s.get("title", "")), s.get("url", "")) for s in sources]
 
 
-def _used(result: TurnResult, tools: frozenset[str]) -> bool:
-    return any(t.get("status") == "success" and t.get("tool") in tools for t in result.tools)
+def _used(result: TurnResult, tools: Tools, search: bool) -> bool:
+    """Whether a tool of the turn succeeded that reads the record (``search``: that finds patients by name)."""
+    for call in result.tools:
+        tool = tools.get(str(call.get("tool")))
+        if call.get("status") == "success" and tool and (tool.patient_search if search else
+                                                          tool.record and not tool.patient_search):
+            return True
+    return False
 
 
-def source_line(result: TurnResult) -> str:
-    """The turn's sources as links (https only), and the patient record when the turn read it: the active
-    patient's when a record tool read it, the record's patient list when the turn only searched it."""
+def source_line(result: TurnResult, tools: Tools | None = None) -> str:
+    """The turn's sources as links (https only), and the patient record when the turn read it (by ``tools``, the
+    running tools' kinds): the active patient's when a record tool read it, the record's patient list when the
+    turn only searched it."""
     parts = _links(result.sources)
-    if _used(result, _RECORD_TOOLS):
+    tools = tools or {}
+    if _used(result, tools, search=False):
         who = f" of {escape(result.active_patient['name'])}" if result.active_patient else ""
         parts.append(f"the patient record{who}")
-    elif _used(result, _SEARCH_TOOLS):
+    elif _used(result, tools, search=True):
         parts.append("the patient record (search by name)")
     return " · ".join(parts)
 
@@ -301,13 +319,13 @@ def write_markdown(confirmation: str) -> str:
     return text + "\n\n"
 
 
-def final_markdown(result: TurnResult, born: wording.PatientBorn | None = None) -> str:
+def final_markdown(result: TurnResult, born: wording.PatientBorn | None = None, tools: Tools | None = None) -> str:
     """What was written (its kind in words), then the answer with its confidence and sources."""
     written = "".join(write_markdown(w) for w in result.writes)
     text = written + demote_headings(escape(wording.answer_text(result.answer, born)))
     if result.confidence:
         text += f"\n\n*Confidence: {result.confidence}*"
-    sources = source_line(result)
+    sources = source_line(result, tools)
     if sources:
         text += "\n\nSources: " + sources
     return text
@@ -317,7 +335,8 @@ def final_markdown(result: TurnResult, born: wording.PatientBorn | None = None) 
 NO_LOOKUP = "no look-up"
 
 
-def timeline_markdown(result: TurnResult | None, pending: bool = False, names: Names | None = None) -> str:
+def timeline_markdown(result: TurnResult | None, pending: bool = False, names: Names | None = None,
+                      tools: Tools | None = None) -> str:
     """The turn's structured steps in clinical words: route, tools, results, retries, decisions, calls and
     time. With ``pending`` the turn is paused for the clinician's approval: its steps so far, nothing written."""
     if result is None or not result.timeline:
@@ -326,8 +345,8 @@ def timeline_markdown(result: TurnResult | None, pending: bool = False, names: N
     # broke words letter by letter ("Understa/nding"). Each step: label, decision, time, calls; detail below.
     rows = []
     for i, e in enumerate(shown_steps(result.timeline), 1):
-        detail = escape(clip(wording.step_text(e["detail"].replace("\n", " "), names)))
-        decision = escape(wording.step_text(e["decision"], names))
+        detail = escape(clip(wording.step_text(e["detail"].replace("\n", " "), names, tools)))
+        decision = escape(wording.step_text(e["decision"], names, tools))
         calls = _cost(e)
         rows.append(f"{i}. **{escape(e['label'])}** — {decision} · {e['duration_ms']:.0f} ms{calls}"
                     + (f"  \n   {detail}" if detail else ""))
@@ -343,7 +362,7 @@ def timeline_markdown(result: TurnResult | None, pending: bool = False, names: N
             f"**decoded tokens:** {result.decoded_tokens} · **time:** {result.latency_ms / 1000:.1f} s"
         )
     route = wording.route(result.router_actions, _declined_routes(result.timeline)) or ("waiting" if pending else NO_LOOKUP)
-    sources = source_line(result) or "none"
+    sources = source_line(result, tools) or "none"
     return f"{total}\n\n**Routing:** {escape(route)}\n\n" + "\n".join(rows) + f"\n\n**Sources:** {sources}"
 
 

@@ -28,16 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docgemma.agent.approval import ALREADY_HANDLED, BEING_WRITTEN, NO_PENDING, ApprovalCard
-from docgemma.agent.assistant import EMPTY_MESSAGE
-from docgemma.agent.events import AgentEvent, TurnDone, TurnResult
-from docgemma.agent.modes import Mode, capabilities, mode_of
-from docgemma.agent.state import PatientRef, TranscriptEntry
 from docgemma.config import Settings
 from docgemma.image_store import decode_upload
 from docgemma.images import DEFAULT_MAX_PIXELS, ImageError, size_error
 from docgemma.ops.logsafe import remember
-from docgemma.tools.http import known_offline
 from docgemma.ui.card import MAX_FIELDS, RECHECK, args_json, card_reference, check_markdown, edited_args
 from docgemma.ui.card import fields as card_fields
 from docgemma.ui.card import header_markdown as card_header
@@ -54,7 +48,22 @@ from docgemma.ui.messages import (
 )
 from docgemma.ui.thread_id import new_thread_id, thread_from_browser
 from docgemma.ui.uploads import UploadRefused, allowed_roots, checked_path, enable_gradio_check, safe_history
-from docgemma.workspace import NO_PATIENT, PatientMatch, Workspace
+from docgemma.workspace import (
+    ALREADY_HANDLED,
+    BEING_WRITTEN,
+    EMPTY_MESSAGE,
+    NO_PATIENT,
+    NO_PENDING,
+    AgentEvent,
+    ApprovalCard,
+    Mode,
+    PatientMatch,
+    PatientRef,
+    TranscriptEntry,
+    TurnDone,
+    TurnResult,
+    Workspace,
+)
 
 log = logging.getLogger(__name__)
 EXAMPLES = [
@@ -303,12 +312,12 @@ def header_markdown(mode: Mode | None) -> str:
             + demo)
 
 
-def welcome_text(mode: Mode, offline: bool | None) -> str:
-    """The greeting: what this installation really offers (see :mod:`docgemma.agent.modes`)."""
+def welcome_text(mode: Mode, can_do: str) -> str:
+    """The greeting: what this installation really offers (``can_do``: :meth:`Workspace.capabilities`)."""
     attach = (" You can attach an image (PNG, JPEG or DICOM)." if mode.images else
               " An attached image (PNG, JPEG or DICOM) is shown, not read.")
     return (f"Hello, I am **DocGemma Connect**, a clinical decision-support assistant. "
-            f"{escape(capabilities(mode, offline))}{attach} Pick a patient in the panel or ask about one by name. "
+            f"{escape(can_do)}{attach} Pick a patient in the panel or ask about one by name. "
             "Nothing is written to the record without your approval, and the timeline beside the chat shows how "
             "each answer was reached.")
 
@@ -325,7 +334,9 @@ class Handlers:
         self.model_line = model_line
         self.note = note
         self.network = network
-        self.mode = mode_of(workspace.assistant.llm)
+        self.mode = workspace.mode
+        #: The running registry's tools: their labels in the steps, their fields on the card, their sources.
+        self.tools = workspace.tools
         self.image_store = settings.image_store_path
 
     def roots(self) -> tuple[Path, ...]:
@@ -337,7 +348,7 @@ class Handlers:
 
     def welcome(self) -> str:
         offline = None if self.network is None or self.network.reachable is None else not self.network.reachable
-        return welcome_text(self.mode, offline or known_offline() or None)
+        return welcome_text(self.mode, self.workspace.capabilities(offline))
 
     def patient_view(self, thread: str) -> tuple[str, list[tuple[str, str]], list[dict[str, Any]]]:
         panel = self.workspace.patient_panel(thread)
@@ -356,7 +367,8 @@ class Handlers:
         follow = list(result.follow_ups)[:MAX_FOLLOW_UPS] if result and not pending else []
         summary, gallery, stored = self.patient_view(thread)
         updates: dict[Any, Any] = {
-            self.page.timeline: timeline_markdown(result, pending=pending, names=self.workspace.patient_name),
+            self.page.timeline: timeline_markdown(result, pending=pending, names=self.workspace.patient_name,
+                                                  tools=self.tools),
             self.page.patient_md: summary,
             self.page.images: gallery,
             self.page.record_images: stored,
@@ -368,7 +380,7 @@ class Handlers:
     def run_events(self, events: Iterator[AgentEvent], history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
         result: TurnResult | None = None
         for event in events:
-            history = apply_event(history, event, self.workspace.patient_name, self.workspace.patient_born)
+            history = apply_event(history, event, self.workspace.patient_name, self.workspace.patient_born, self.tools)
             if isinstance(event, TurnDone):
                 result = event.result
             yield {self.page.chatbot: history}
@@ -382,7 +394,7 @@ class Handlers:
     def card(self, pending: ApprovalCard | None) -> dict[Any, Any]:
         """The approval card's components for the waiting write (hidden when there is none)."""
         gr = _gr()
-        shown, general = card_fields(pending) if pending else ([], [])
+        shown, general = card_fields(pending, self.tools) if pending else ([], [])
         updates: dict[Any, Any] = {
             self.page.approval: gr.update(visible=pending is not None),
             self.page.approval_md: card_header(pending, general) if pending else "",
@@ -418,7 +430,7 @@ class Handlers:
         if conversation.transcript or not conversation.messages:
             history = transcript_history(self.welcome(), conversation.transcript, pending,
                                          conversation.paused_question, self.transcript_image,
-                                         self.workspace.patient_born, self.workspace.patient_name)
+                                         self.workspace.patient_born, self.workspace.patient_name, self.tools)
         else:  # a conversation saved before the transcript was kept: its prompt history is all there is
             history = restored_history(conversation.messages, pending, conversation.paused_question)
         last = self.workspace.paused_turn(thread) if pending is not None else conversation.last_turn
@@ -499,7 +511,7 @@ class Handlers:
     def fields_json(self, thread: str, current: str, *values: str | None) -> str:
         """The card's form fields as the JSON arguments a re-check sends (unchanged when no card waits)."""
         pending = self.workspace.pending(thread)
-        edited = edited_args(pending, values) if pending else None
+        edited = edited_args(pending, values, self.tools) if pending else None
         return current if edited is None else json.dumps(edited, indent=1)
 
     def decide(self, action: str, edited: str, history: list[Any], thread: str,
@@ -685,7 +697,7 @@ def build_demo(workspace: Workspace, model_line: str, note: str | None = None, n
     # The CSS and the run history are serving options in Gradio 6: ui/style.page_options, wherever it is served.
     with gr.Blocks(title="DocGemma Connect", delete_cache=DELETE_CACHE) as demo:
         page = layout()
-        wire(page, Handlers(workspace, page, workspace.assistant.settings, model_line, note, network), demo)
+        wire(page, Handlers(workspace, page, workspace.settings, model_line, note, network), demo)
     demo.queue(default_concurrency_limit=1)
     enable_gradio_check(demo)  # Gradio's own upload-folder check, also where the app is mounted, not launched
     return demo

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from docgemma.agent.assistant import TurnResult
+from docgemma.workspace import TurnResult
 
 
 def render_timeline(result: TurnResult) -> str:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 
 from docgemma.clinical.lab_names import lab_names
-from docgemma.tools.registry import default_registry
+from docgemma.workspace import Tools
 
 #: The agent's internal words and their meaning for a clinician (decisions, result classes, routes, errors).
 WORDS: Mapping[str, str] = {
@@ -91,12 +92,12 @@ _EMPTY_ITEM = re.compile(r"(?:^|(?<=, ))(?:patient_ids|patient_names|drug_mentio
 PatientName = Callable[[str], "str | None"]
 
 
-def _labels() -> dict[str, str]:
-    return {spec.name: spec.label for spec in default_registry()}
+@lru_cache(maxsize=16)
+def _terms(tool_names: tuple[str, ...]) -> re.Pattern[str]:
+    """The internal words and these tool names, longest first (built once per set of running tools)."""
+    return re.compile(r"\b(" + "|".join(re.escape(t) for t in sorted([*WORDS, *tool_names], key=len, reverse=True))
+                      + r")\b")
 
-
-_TOOL_LABELS = _labels()
-_TERMS = re.compile(r"\b(" + "|".join(sorted([*WORDS, *_TOOL_LABELS], key=len, reverse=True)) + r")\b")
 #: Argument names a step may name ("model asked for drug_names"): those that are code identifiers.
 _ARGUMENT_TERMS = re.compile(r"\b(" + "|".join(sorted((k for k in ARGUMENT_WORDS if "_" in k), key=len, reverse=True))
                              + r")\b")
@@ -112,11 +113,13 @@ def _error_words(m: re.Match[str]) -> str:
     return f"failed: {ERROR_WORDS[m.group(1)]}" if m.group(1) else f"{ERROR_WORDS[m.group(2)]}:"
 
 
-def words(text: str) -> str:
-    """``text`` with internal words (decisions, classes, routes, error types, tool names) in clinical words."""
+def words(text: str, tools: Tools | None = None) -> str:
+    """``text`` with internal words (decisions, classes, routes, error types, and the names of ``tools``, the
+    running registry's as the workspace gives them) in clinical words."""
+    labels = {name: tool.label for name, tool in (tools or {}).items()}
     text = _ERROR_NAMED.sub(_error_words, text)
     text = _ARGUMENT_TERMS.sub(lambda m: ARGUMENT_WORDS[m.group(1)], text)
-    return _TERMS.sub(lambda m: _TOOL_LABELS.get(m.group(1)) or WORDS[m.group(1)], text)
+    return _terms(tuple(sorted(labels))).sub(lambda m: labels.get(m.group(1)) or WORDS[m.group(1)], text)
 
 
 def _value(value: object) -> str:
@@ -165,15 +168,16 @@ def _without_ids(text: str, patient_name: PatientName | None) -> str:
     return _ID.sub(named, text)
 
 
-def step_text(text: str, patient_name: PatientName | None = None) -> str:
-    """A reasoning step's decision or detail in clinical words: arguments as a line, internal words
-    translated, record ids replaced by the patient's name or dropped, entity lists as ``drugs: …``."""
+def step_text(text: str, patient_name: PatientName | None = None, tools: Tools | None = None) -> str:
+    """A reasoning step's decision or detail in clinical words: arguments as a line, internal words and tool
+    names (of ``tools``) translated, record ids replaced by the patient's name or dropped, entity lists as
+    ``drugs: …``."""
     text = _ARGS.sub(lambda m: _arguments(m, patient_name), text)
     text = _BRACKETED_ID.sub("", text)
     text = _without_ids(text, patient_name)
     text = text.replace("(hint: ", "(suggested: ")
     text = _EMPTY_ITEM.sub("", text)  # "patient_ids: <an id not on record>, …": nothing left to show
-    return re.sub(r"\(\s*\)|\s{2,}", " ", words(text)).strip().rstrip(";,").strip()
+    return re.sub(r"\(\s*\)|\s{2,}", " ", words(text, tools)).strip().rstrip(";,").strip()
 
 
 #: After a write the clinician declined, the steps that follow it as the page tells them (decision, detail); None:

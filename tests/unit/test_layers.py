@@ -89,3 +89,38 @@ def test_the_product_never_imports_the_measurement_wing(tmp_path: Path) -> None:
     (pkg / "eval" / "m.py").write_text("from docgemma.ui import page\n")
     (pkg / "ui" / "page.py").write_text("def f():\n    from docgemma.eval import m\n")
     assert product_imports_of_eval(tmp_path) == [("docgemma.ui.page", "docgemma.eval.m")]
+
+
+def ui_imports_below_the_workspace(root: Path = ROOT) -> list[tuple[str, str]]:
+    """Imports by a ui module of the agent, the tools, the record or the model: the page reads the workspace's
+    public types only (``docgemma/workspace.py``'s ``__all__``)."""
+    graph = import_graph()
+    return sorted((a, b) for a, targets in graph.graph(root).items() if graph.layer_of(a)[1] == "ui"
+                  for b in targets if graph.layer_of(b)[1] in ("agent", "tools", "ehr", "llm"))
+
+
+def test_the_ui_imports_only_the_workspace_of_the_layers_below_it(tmp_path: Path) -> None:
+    assert ui_imports_below_the_workspace() == []
+    pkg = tmp_path / "docgemma"
+    for sub in ("ui", "tools", "agent"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "tools" / "registry.py").write_text("")
+    (pkg / "agent" / "state.py").write_text("")
+    (pkg / "ui" / "page.py").write_text("from docgemma.tools import registry\n"
+                                        "def f():\n    from docgemma.agent.state import PatientRef\n")
+    assert ui_imports_below_the_workspace(tmp_path) == [("docgemma.ui.page", "docgemma.agent.state"),
+                                                        ("docgemma.ui.page", "docgemma.tools.registry")]
+
+
+def test_the_workspace_exports_what_the_ui_imports_of_it() -> None:
+    """Every name a ui module takes from the workspace is one of its public types (``__all__``)."""
+    import ast
+
+    import docgemma.workspace as workspace
+
+    taken = {alias.name for path in (ROOT / "docgemma" / "ui").glob("*.py")
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ImportFrom) and node.module == "docgemma.workspace" for alias in node.names}
+    assert taken and taken <= set(workspace.__all__), taken - set(workspace.__all__)

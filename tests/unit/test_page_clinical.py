@@ -15,11 +15,16 @@ from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.modes import capabilities, limits, mode_of
 from docgemma.agent.nodes.synthesize import CONVERSATION_CAP
 from docgemma.llm.fake import FakeLLM
+from docgemma.tools.registry import default_registry
 from docgemma.ui.card import approval_markdown, edited_args, fields, header_markdown
 from docgemma.ui.messages import final_markdown, timeline_markdown
 from docgemma.ui.page import STALE_CLICK
 from docgemma.ui.wording import WORDS, step_text
+from docgemma.workspace import tool_views
 from tests.unit.test_page_session import App
+
+#: The tools as the workspace hands them to the page (the running registry's: here the catalog's).
+TOOLS = tool_views(default_registry())
 
 ALLERGY = "Add a penicillin allergy for Amina Okafor"
 
@@ -79,7 +84,7 @@ CARD: ApprovalCard = {  # type: ignore[typeddict-item]
 
 
 def test_the_card_is_a_form_with_each_check_beside_its_field_and_severity_in_words() -> None:
-    shown, general = fields(CARD)
+    shown, general = fields(CARD, TOOLS)
     assert [(f.label, f.value) for f in shown] == [("Drug", "metformin"), ("Dose", "5000000 mg"),
                                                   ("Frequency", "every minute"), ("Duration", "7 days"),
                                                   # optional ones left out are still fields
@@ -92,12 +97,12 @@ def test_the_card_is_a_form_with_each_check_beside_its_field_and_severity_in_wor
     assert [c.text for c in general] == ["IMPLAUSIBLE DOSE: 5000000 mg per dose is above 3000 mg", "RENAL: eGFR 33"]
     header = header_markdown(CARD, general)
     assert header.index("Severe") < header.index("Implausible dose") < header.index("Joseph Mwangi")
-    text = approval_markdown(CARD)
+    text = approval_markdown(CARD, TOOLS)
     assert "⛔" not in text and "✅" not in text and '"dosage"' not in text  # words and colour, no raw JSON
     assert 'class="check-severe">Severe' in text and 'class="check-warning">Warning' in text
-    assert edited_args(CARD, ["metformin", "500 mg", "twice daily", ""]) == {
+    assert edited_args(CARD, ["metformin", "500 mg", "twice daily", ""], TOOLS) == {
         "medication_name": "metformin", "dosage": "500 mg", "frequency": "twice daily", "duration": None}
-    assert edited_args(CARD, ["", "", "", ""]) is None  # nothing from the form: an API call's JSON is used
+    assert edited_args(CARD, ["", "", "", ""], TOOLS) is None  # nothing from the form: an API call's JSON is used
 
 
 def test_a_refused_card_greys_out_approve(tmp_path: Path) -> None:
@@ -207,6 +212,7 @@ def test_the_record_is_a_source_named_for_whom_it_was_read() -> None:
     chart = TurnResult(answer="", active_patient=grace, tools=[{"tool": "get_patient_chart", "status": "success"}])
     search = TurnResult(answer="", active_patient=grace, tools=[{"tool": "search_patient", "status": "success"}])
     failed = TurnResult(answer="", active_patient=grace, tools=[{"tool": "get_patient_chart", "status": "error"}])
-    assert source_line(chart) == "the patient record of Grace Mensah"
-    assert source_line(search) == "the patient record (search by name)"  # not Grace's record: a search of names
-    assert source_line(failed) == ""
+    assert source_line(chart, TOOLS) == "the patient record of Grace Mensah"
+    assert source_line(search, TOOLS) == "the patient record (search by name)"  # not Grace's record: a search of names
+    assert source_line(failed, TOOLS) == ""
+    assert source_line(chart) == ""  # the record's tools are known by the running registry's kinds, not by name
