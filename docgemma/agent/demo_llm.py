@@ -19,7 +19,7 @@ from docgemma.clinical.dosing import DOSE_TEXT_RE, frequency_words
 from docgemma.clinical.entities import extract_entities
 from docgemma.llm import Factory
 from docgemma.llm.fake import Call, FakeLLM
-from docgemma.tools.registry import ToolRegistry, default_registry
+from docgemma.tools.registry import ToolRegistry, installed_registry
 from docgemma.tools.routing import Role
 
 _QUERY_RE = re.compile(r"(?:User query|Query|Clinician's question): (.*)")
@@ -77,8 +77,9 @@ DEMO_RULES_NAME = "Demo rules (no model: not clinically meaningful)"
 
 
 def demo_llm(tools: ToolRegistry | None = None) -> FakeLLM:
-    """The rule-based demo model, choosing among ``tools`` (the default registry's)."""
-    registry = tools or default_registry()
+    """The rule-based demo model, choosing among ``tools`` (the installed registry's: the catalog and the tools
+    installed distributions add)."""
+    registry = tools or installed_registry()
     return FakeLLM(responder=lambda call: _respond(call, registry), name=DEMO_RULES_NAME,
                    supports_images=True, clinically_meaningful=False)
 
