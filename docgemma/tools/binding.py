@@ -14,7 +14,8 @@ import httpx
 from docgemma.clinical.ingredients import IngredientResolver
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
-from docgemma.tools import interactions, literature, openfda, trials
+from docgemma.tools import interactions, literature, trials
+from docgemma.tools.drug_labels import DrugLabels
 from docgemma.tools.http import HttpClient, hosts_of
 from docgemma.tools.spec import ToolRegistry, ToolSpec
 
@@ -26,10 +27,9 @@ class ToolClients:
 
     #: The patient record (the record tools and the writes).
     record: Ehr | None = None
-    #: openFDA drug labels: the drug-safety report.
-    fda: openfda.OpenFDA | None = None
-    #: openFDA drug labels: interactions, and the product facts the write checks confirm ingredients with.
-    labels: interactions.Labels | None = None
+    #: The openFDA drug-label client: the drug-safety report, interactions, and the product facts the write
+    #: checks confirm ingredients with.
+    labels: DrugLabels | None = None
     literature: literature.Literature | None = None
     trials: trials.Trials | None = None
     #: Resolves a product's ingredients, the FDA labels identifying those the local table does not know.
@@ -51,15 +51,14 @@ def knowledge_clients(settings: Settings, transport: httpx.BaseTransport | None 
     urls = (settings.openfda_url, settings.eutils_url, settings.europepmc_url, settings.ctgov_url)
     http = HttpClient(hosts_of(urls), deadline_s=settings.tool_timeout_s, transport=transport,
                       cache_max_entries=settings.http_cache_entries)
-    labels = interactions.Labels(http, settings.openfda_url, settings.openfda_api_key)
+    labels = DrugLabels(http, settings.openfda_url, settings.openfda_api_key)
     return ToolClients(
         record=record,
-        fda=openfda.OpenFDA(http, settings.openfda_url, settings.openfda_api_key),
         labels=labels,
         literature=literature.Literature(http, settings.eutils_url, settings.europepmc_url, settings.ncbi_api_key,
                                          settings.ncbi_email),
         trials=trials.Trials(http, settings.ctgov_url),
-        resolver=IngredientResolver(lookup=labels.facts),
+        resolver=IngredientResolver(lookup=partial(interactions.label_facts, labels)),
         http=http,
     )
 

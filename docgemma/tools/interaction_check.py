@@ -7,25 +7,20 @@ reached is said on the card ("NOT CHECKED"), never taken as "no interactions".
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from docgemma.clinical.ingredients import Resolution, resolve_local
 from docgemma.clinical.interactions import interactions_between
 from docgemma.fhir import display_text
+from docgemma.tools.drug_labels import DrugLabels
 from docgemma.tools.http import HttpError
-from docgemma.tools.interactions import InteractionLabel, label_mentions
+from docgemma.tools.interactions import for_drug, label_mentions
 from docgemma.tools.write_checks import Findings
 
 CHECK = "Interactions with active medicines"
 LOCAL_SOURCE = "local table of major interactions (WHO/BNF/FDA label sources per pair)"
 OFFLINE = "FDA label service not reachable; only the local table of major interactions was checked"
 UNBOUND = "no FDA label service is configured here; only the local table of major interactions was checked"
-
-
-class LabelReader(Protocol):
-    """What the check needs of the label client (:class:`docgemma.tools.interactions.Labels`)."""
-
-    def for_drug(self, drug: Resolution, given: str) -> InteractionLabel | None: ...
 
 
 def _local(found: Findings, name: str, product: Resolution, med: dict[str, Any], active: Resolution) -> None:
@@ -42,10 +37,10 @@ def _local(found: Findings, name: str, product: Resolution, med: dict[str, Any],
 
 
 def _labelled(found: Findings, name: str, product: Resolution, medications: list[dict[str, Any]],
-              labels: LabelReader) -> str:
+              labels: DrugLabels) -> str:
     """The labels' passages naming the other drug, both directions; the detail for the check's line. Raises
     HttpError when the label service does not answer."""
-    new_label = labels.for_drug(product, name)
+    new_label = for_drug(labels, product, name)
     read = [new_label.shown] if new_label else []
     missing = [] if new_label else [name]
     for med in medications:
@@ -53,7 +48,7 @@ def _labelled(found: Findings, name: str, product: Resolution, medications: list
         active = resolve_local(shown)
         if not active.ingredients:
             continue  # said by the local check: it could not be identified
-        med_label = labels.for_drug(active, shown)
+        med_label = for_drug(labels, active, shown)
         read += [med_label.shown] if med_label else []
         missing += [] if med_label else [shown]
         if set(active.ingredients) & set(product.ingredients):
@@ -72,7 +67,7 @@ def _labelled(found: Findings, name: str, product: Resolution, medications: list
 
 
 def active_order_interactions(found: Findings, name: str, product: Resolution, medications: list[dict[str, Any]],
-                              labels: LabelReader | None) -> None:
+                              labels: DrugLabels | None) -> None:
     """Add to ``found`` every interaction of ``product`` (ordered as ``name``) with an active order, and the
     check's line: ran (with its sources) or, when the labels could not be read, skipped (a warning)."""
     if not medications:

@@ -22,7 +22,8 @@ from pydantic import BaseModel
 
 from docgemma.clinical.drug_classes import INTERACTION_GROUPS, SYNONYMS
 from docgemma.clinical.ingredients import BY_KEY, LabelFacts, Resolution, classes_of, resolve_local
-from docgemma.tools.http import HttpClient, HttpError
+from docgemma.tools.drug_labels import DrugLabels
+from docgemma.tools.http import HttpError
 from docgemma.tools.outcome import Source, ToolOutcome, failure, success
 from docgemma.tools.spec import ToolContext
 
@@ -130,57 +131,35 @@ def label_search(drug: Resolution, given: str) -> str:
     return " OR ".join(terms)
 
 
-class Labels:
-    """Label look-ups through the shared HTTP client."""
+def for_drug(labels: DrugLabels, drug: Resolution, given: str) -> InteractionLabel | None:
+    """The newest label of the product: among the newest five, one whose substances (or generic name) are
+    exactly the product's ingredients, or whose brand is the name as given; None when none is — never
+    another product's label (a combination that merely contains the drug, a search that matched elsewhere)."""
+    found = [InteractionLabel.parse(r) for r in labels.search(label_search(drug, given))]
+    chosen = [lab for lab in found if is_label_of(lab, drug, given)]
+    chosen.sort(key=lambda lab: not lab.substances)  # a label that lists its substances says most surely
+    return chosen[0] if chosen else None
 
-    def __init__(self, http: HttpClient, base_url: str, api_key: str | None = None) -> None:
-        self.http = http
-        self.url = f"{base_url}/drug/label.json"
-        self.api_key = api_key
 
-    def _search(self, search: str, limit: int = 5) -> list[dict[str, Any]]:
-        params: dict[str, Any] = {"search": search, "limit": limit, "sort": "effective_time:desc"}
-        if self.api_key:
-            params["api_key"] = self.api_key
-        try:
-            body = self.http.get_json(self.url, params)
-        except HttpError as exc:
-            if exc.error_type == "not_found":  # openFDA answers 404 "No matches found!" for an empty search
-                return []
-            raise
-        results = body.get("results") if isinstance(body, dict) else None
-        if not isinstance(results, list):
-            raise HttpError("invalid_response", "label search answer has no results list")
-        return [r for r in results if isinstance(r, dict)]
-
-    def for_drug(self, drug: Resolution, given: str) -> InteractionLabel | None:
-        """The newest label of the product: among the newest five, one whose substances (or generic name) are
-        exactly the product's ingredients, or whose brand is the name as given; None when none is — never
-        another product's label (a combination that merely contains the drug, a search that matched elsewhere)."""
-        labels = [InteractionLabel.parse(r) for r in self._search(label_search(drug, given))]
-        chosen = [lab for lab in labels if is_label_of(lab, drug, given)]
-        chosen.sort(key=lambda lab: not lab.substances)  # a label that lists its substances says most surely
-        return chosen[0] if chosen else None
-
-    def facts(self, name: str) -> LabelFacts | None:
-        """What the label of ``name`` (a brand or generic name) says the product is; None when there is no
-        label or the service does not answer (the resolver then keeps to its local table)."""
-        term = _clean(name)
-        if not term:
-            return None
-        try:
-            records = self._search(f'openfda.brand_name:"{term}" OR openfda.generic_name:"{term}"')
-        except HttpError:
-            return None
-        for record in records:
-            names = record.get("openfda") or {}
-            brands = tuple(str(b) for b in names.get("brand_name", []))
-            generics = tuple(str(g) for g in names.get("generic_name", []))
-            if term.lower() in {" ".join(n.lower().split()) for n in (*brands, *generics)}:
-                return LabelFacts(substances=tuple(str(s) for s in names.get("substance_name", [])),
-                                  epc=tuple(str(e) for e in names.get("pharm_class_epc", [])),
-                                  brand_names=brands, generic_names=generics)
+def label_facts(labels: DrugLabels, name: str) -> LabelFacts | None:
+    """What the label of ``name`` (a brand or generic name) says the product is; None when there is no label or
+    the service does not answer (the ingredient resolver then keeps to its local table)."""
+    term = _clean(name)
+    if not term:
         return None
+    try:
+        records = labels.search(f'openfda.brand_name:"{term}" OR openfda.generic_name:"{term}"')
+    except HttpError:
+        return None
+    for record in records:
+        names = record.get("openfda") or {}
+        brands = tuple(str(b) for b in names.get("brand_name", []))
+        generics = tuple(str(g) for g in names.get("generic_name", []))
+        if term.lower() in {" ".join(n.lower().split()) for n in (*brands, *generics)}:
+            return LabelFacts(substances=tuple(str(s) for s in names.get("substance_name", [])),
+                              epc=tuple(str(e) for e in names.get("pharm_class_epc", [])),
+                              brand_names=brands, generic_names=generics)
+    return None
 
 
 def is_label_of(label: InteractionLabel, drug: Resolution, given: str) -> bool:
@@ -236,14 +215,14 @@ def label_mentions(label: InteractionLabel, drug: Resolution, given: str, drug_l
     return _find(label, *_terms(drug, given, drug_label), limit)
 
 
-def check_drug_interactions(labels: Labels, args: BaseModel, context: ToolContext) -> ToolOutcome:
+def check_drug_interactions(labels: DrugLabels, args: BaseModel, context: ToolContext) -> ToolOutcome:
     """Every pair of the drugs named, both directions: the passages of each label naming the other drug."""
     given = list(dict.fromkeys(str(n).strip() for n in args.drug_names if str(n).strip()))  # type: ignore[attr-defined]
     drugs = {name: resolve_local(name) for name in given}
     found: dict[str, InteractionLabel | None] = {}
     for name in given:
         try:
-            found[name] = labels.for_drug(drugs[name], name)
+            found[name] = for_drug(labels, drugs[name], name)
         except HttpError as exc:
             return failure(exc.error_type)
     terms = {name: _terms(drugs[name], name, found[name]) for name in given}

@@ -19,7 +19,8 @@ from pydantic import BaseModel
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.tools import label_sections
-from docgemma.tools.http import HttpClient, HttpError
+from docgemma.tools.drug_labels import DrugLabels
+from docgemma.tools.http import HttpError
 from docgemma.tools.outcome import Source, ToolOutcome, failure, success
 from docgemma.tools.spec import ToolContext
 
@@ -92,49 +93,29 @@ def is_label_for(record: dict[str, Any], generic: str, given: str) -> bool:
     return bool({generic.lower(), given.lower()} & spelled)
 
 
-class OpenFDA:
-    """Label look-ups through the shared HTTP client."""
-
-    def __init__(self, http: HttpClient, base_url: str, api_key: str | None = None) -> None:
-        self.http = http
-        self.url = f"{base_url}/drug/label.json"
-        self.api_key = api_key
-
-    def label(self, name: str) -> Label | None:
-        """The newest label of the drug ``name`` (``is_label_for``: its substances, generic or brand name); None
-        when there is none — a search that matched only other products' labels included."""
-        generic, given = normalise(name)
-        if not generic:
-            raise HttpError("invalid_args", "empty drug name")
-        terms = {f'openfda.generic_name:"{generic}"', f'openfda.brand_name:"{generic}"', f'openfda.brand_name:"{given}"'}
-        params: dict[str, Any] = {"search": " OR ".join(sorted(terms)), "limit": CANDIDATES,
-                                  "sort": "effective_time:desc"}
-        if self.api_key:
-            params["api_key"] = self.api_key
-        try:
-            body = self.http.get_json(self.url, params)
-        except HttpError as exc:
-            if exc.error_type == "not_found":  # openFDA answers 404 "No matches found!" for an empty search
-                return None
-            raise
-        results = body.get("results") if isinstance(body, dict) else None
-        if not isinstance(results, list):
-            raise HttpError("invalid_response", "label search answer has no results list")
-        record = next((r for r in results if isinstance(r, dict) and is_label_for(r, generic, given)), None)
-        if record is None:
-            return None  # only other products' labels matched the search: never shown as this drug's
-        names = record.get("openfda", {})
-        return Label(
-            generic=", ".join(names.get("generic_name", [])).lower() or generic,
-            brands=list(names.get("brand_name", [])),
-            boxed_warning=_text(record, "boxed_warning"),
-            contraindications=_text(record, "contraindications"),
-            warnings=_text(record, "warnings_and_cautions", "warnings"),
-            drug_interactions=_text(record, "drug_interactions", "ask_doctor_or_pharmacist"),
-            effective_date=_date(str(record.get("effective_time", ""))),
-            set_id=str(record.get("set_id", "")),
-            sections={f: t for f in label_sections.FIELDS if (t := label_sections.text_of(record, f))},
-        )
+def find_label(labels: DrugLabels, name: str) -> Label | None:
+    """The newest label of the drug ``name`` (``is_label_for``: its substances, generic or brand name); None
+    when there is none — a search that matched only other products' labels included."""
+    generic, given = normalise(name)
+    if not generic:
+        raise HttpError("invalid_args", "empty drug name")
+    terms = {f'openfda.generic_name:"{generic}"', f'openfda.brand_name:"{generic}"', f'openfda.brand_name:"{given}"'}
+    record = next((r for r in labels.search(" OR ".join(sorted(terms)), CANDIDATES) if is_label_for(r, generic, given)),
+                  None)
+    if record is None:
+        return None  # only other products' labels matched the search: never shown as this drug's
+    names = record.get("openfda", {})
+    return Label(
+        generic=", ".join(names.get("generic_name", [])).lower() or generic,
+        brands=list(names.get("brand_name", [])),
+        boxed_warning=_text(record, "boxed_warning"),
+        contraindications=_text(record, "contraindications"),
+        warnings=_text(record, "warnings_and_cautions", "warnings"),
+        drug_interactions=_text(record, "drug_interactions", "ask_doctor_or_pharmacist"),
+        effective_date=_date(str(record.get("effective_time", ""))),
+        set_id=str(record.get("set_id", "")),
+        sections={f: t for f in label_sections.FIELDS if (t := label_sections.text_of(record, f))},
+    )
 
 
 def _trim(text: str, limit: int) -> str:
@@ -160,7 +141,7 @@ def _label_facts(label: Label, topic: str | None) -> dict[str, Any]:
     return facts
 
 
-def check_drug_safety(fda: OpenFDA, args: BaseModel, context: ToolContext) -> ToolOutcome:
+def check_drug_safety(labels: DrugLabels, args: BaseModel, context: ToolContext) -> ToolOutcome:
     """Each drug's newest label: the section answering the question's topic first, then the boxed warning,
     contraindications and warnings. The first drug's facts stay at the top level (one drug, one answer)."""
     a = args.model_dump()
@@ -170,7 +151,7 @@ def check_drug_safety(fda: OpenFDA, args: BaseModel, context: ToolContext) -> To
     missing: list[str] = []
     for name in names:
         try:
-            label = fda.label(name)
+            label = find_label(labels, name)
         except HttpError as exc:
             return failure(exc.error_type)
         if label is None:

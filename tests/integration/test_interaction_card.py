@@ -23,10 +23,11 @@ from docgemma.tools.binding import bind_tools, knowledge_clients
 from docgemma.tools.catalog.add_allergy import allergy_check
 from docgemma.tools.catalog.check_drug_safety import DrugSafetyArgs
 from docgemma.tools.catalog.prescribe_medication import prescription_check
+from docgemma.tools.drug_labels import DrugLabels
 from docgemma.tools.ehr_tools import record_write_check
 from docgemma.tools.http import HttpClient
 from docgemma.tools.interaction_check import CHECK, OFFLINE, UNBOUND
-from docgemma.tools.interactions import Labels
+from docgemma.tools.interactions import for_drug
 from docgemma.tools.registry import default_registry
 from docgemma.tools.spec import ToolContext
 from docgemma.tools.write_checks import Findings, PatientFacts
@@ -44,11 +45,11 @@ def offline(request: httpx.Request) -> httpx.Response:
     raise httpx.ConnectError("no route to host", request=request)
 
 
-def labels(handler: Any) -> Labels:
-    return Labels(HttpClient(["api.fda.gov"], transport=httpx.MockTransport(handler), max_retries=0), URL)
+def labels(handler: Any) -> DrugLabels:
+    return DrugLabels(HttpClient(["api.fda.gov"], transport=httpx.MockTransport(handler), max_retries=0), URL)
 
 
-def check(drug: str, active: list[str], reader: Labels | None) -> Findings:
+def check(drug: str, active: list[str], reader: DrugLabels | None) -> Findings:
     return prescription_check({"medication_name": drug, "dosage": "500 mg", "frequency": "twice daily"},
                               PatientFacts([], [order(a) for a in active]), labels=reader)
 
@@ -186,26 +187,26 @@ def answering(*records: dict[str, Any]) -> Any:
     return handler
 
 
-def fda(handler: Any) -> openfda.OpenFDA:
-    return openfda.OpenFDA(HttpClient(["api.fda.gov"], transport=httpx.MockTransport(handler), max_retries=0), URL)
+def fda(handler: Any) -> DrugLabels:
+    return labels(handler)
 
 
 def test_a_label_search_that_finds_only_another_products_label_says_no_label_was_found() -> None:
-    assert fda(answering(COMBINATION)).label("ibuprofen") is None
+    assert openfda.find_label(fda(answering(COMBINATION)), "ibuprofen") is None
     outcome = openfda.check_drug_safety(fda(answering(COMBINATION)), DrugSafetyArgs(drug_name="ibuprofen"),
                                         ToolContext())
     assert outcome["status"] == "error" and outcome["error_type"] == "drug_not_in_database"
 
 
 def test_the_label_of_the_drug_asked_is_chosen_over_a_newer_combination() -> None:
-    label = fda(answering(COMBINATION, PLAIN)).label("ibuprofen")
+    label = openfda.find_label(fda(answering(COMBINATION, PLAIN)), "ibuprofen")
     assert label is not None and label.generic == "ibuprofen" and label.boxed_warning.startswith("NSAID")
 
 
 def test_the_interaction_tool_never_reads_another_products_label() -> None:
     reader = labels(answering(COMBINATION))
-    assert reader.for_drug(resolve_local("ibuprofen"), "ibuprofen") is None
-    found = labels(answering(COMBINATION, PLAIN)).for_drug(resolve_local("ibuprofen"), "ibuprofen")
+    assert for_drug(reader, resolve_local("ibuprofen"), "ibuprofen") is None
+    found = for_drug(labels(answering(COMBINATION, PLAIN)), resolve_local("ibuprofen"), "ibuprofen")
     assert found is not None and found.brands == ("Motrin",)
 
 

@@ -66,5 +66,5 @@ SPEC = ToolSpec(
     roles=frozenset({Role.DRUG_SAFETY}),
     extract=label_request,
     follow_up=follow_up,
-    binding=client_binding("fda", openfda.check_drug_safety, openfda.format_safety),
+    binding=client_binding("labels", openfda.check_drug_safety, openfda.format_safety),
 )

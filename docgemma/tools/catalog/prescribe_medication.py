@@ -17,7 +17,8 @@ from docgemma.ehr.service import Ehr
 from docgemma.fhir import display_text
 from docgemma.tools.active_patient import record_patient
 from docgemma.tools.args import PatientId, ToolArgs
-from docgemma.tools.interaction_check import LabelReader, active_order_interactions
+from docgemma.tools.drug_labels import DrugLabels
+from docgemma.tools.interaction_check import active_order_interactions
 from docgemma.tools.order_extract import NOT_UNDERSTOOD, prescription_args
 from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.record_io import format_write, write
@@ -48,7 +49,7 @@ def prescription(request: Request) -> dict[str, Any]:
 
 
 def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: IngredientResolver = LOCAL,
-                       labels: LabelReader | None = None) -> Findings:
+                       labels: DrugLabels | None = None) -> Findings:
     """Allergy conflicts on ingredients and classes (a severe direct one, or a product that cannot be verified
     against the recorded allergies, needs an override), the dose (unit, maxima, high-alert limits, frequency, age
     and a child's mg/kg: :mod:`docgemma.clinical.dose_check`), duplicate orders, interactions with the active
