@@ -14,13 +14,13 @@ from docgemma.clinical.allergy import allergy_line
 from docgemma.clinical.ingredients import LOCAL, IngredientResolver, conflicts
 from docgemma.ehr.service import Ehr
 from docgemma.fhir import display_text
-from docgemma.tools.active_patient import record_patient
 from docgemma.tools.args import PatientId, ToolArgs
 from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.outcome import ToolOutcome
-from docgemma.tools.record_io import format_write, write
+from docgemma.tools.record_io import write
+from docgemma.tools.record_tool import record_write
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
+from docgemma.tools.spec import ToolContext, ToolSpec
 from docgemma.tools.write_checks import Findings, PatientFacts
 
 #: The resource its write creates: where the write is looked up by its idempotency key.
@@ -110,15 +110,10 @@ SPEC = ToolSpec(
     "to record, document, or note an allergy.",
     AddAllergyArgs,
     "Record a penicillin allergy (hives) for patient abc-123.",
-    writes=True,
-    needs_patient=True,
     arg_max_tokens=288,
-    record=True,
-    active_patient_after=record_patient,
     pre_write_check=allergy_check,
     keywords=("allergy", "allergic"),
     roles=frozenset({Role.ALLERGY_ENTRY}),
     extract=allergy,
-    binding=client_binding("record", add_allergy, format_write, check_needs=("resolver",)),
-    written=WRITTEN,
+    **record_write(add_allergy, WRITTEN, check_needs=("resolver",)),
 )

@@ -13,13 +13,13 @@ from docgemma.ehr.service import Ehr
 from docgemma.ehr.summary import note_text
 from docgemma.ehr.validate import tolerant
 from docgemma.fhir import display_text, patient_of
-from docgemma.tools.active_patient import record_patient
 from docgemma.tools.args import PatientId, ResourceType, ToolArgs
 from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, failure, success
 from docgemma.tools.record_io import fail, line, unreadable
+from docgemma.tools.record_tool import record_read
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
+from docgemma.tools.spec import ToolContext, ToolSpec
 
 
 class ExploreConnectionsArgs(ToolArgs):
@@ -112,12 +112,9 @@ SPEC = ToolSpec(
     "prescribed for). Requires the item's ID and type. Use when a clinician asks how findings relate.",
     ExploreConnectionsArgs,
     "What is connected to condition cond-123 in this patient's record?",
-    needs_patient=True,
     arg_max_tokens=224,
     result_cap=3000,
-    record=True,
-    active_patient_after=record_patient,
     roles=frozenset({Role.CONNECTIONS}),
     extract=connection_item,
-    binding=client_binding("record", explore_connections, format_connections),
+    **record_read(explore_connections, format_connections),
 )

@@ -13,8 +13,9 @@ from docgemma.tools.args import PatientId, ToolArgs
 from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.record_io import fail
+from docgemma.tools.record_tool import record_read
 from docgemma.tools.routing import Role, TurnFacts
-from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
+from docgemma.tools.spec import ToolContext, ToolSpec
 
 
 class PatientChartArgs(ToolArgs):
@@ -60,12 +61,9 @@ SPEC = ToolSpec(
     "clinician wants to review a patient's record.",
     PatientChartArgs,
     "Show me the chart for patient abc-123.",
-    needs_patient=True,
     result_cap=6500,
-    record=True,
-    active_patient_after=chart_patient,
     roles=frozenset({Role.CHART}),
     extract=patient_only,
     follow_up=follow_up,
-    binding=client_binding("record", get_patient_chart, format_chart),
+    **record_read(get_patient_chart, format_chart, active_patient_after=chart_patient),
 )

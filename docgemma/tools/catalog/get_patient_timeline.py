@@ -15,13 +15,13 @@ from docgemma.ehr.summary import note_text
 from docgemma.ehr.validate import tolerant
 from docgemma.fhir import display_text
 from docgemma.tools import record_brief
-from docgemma.tools.active_patient import record_patient
 from docgemma.tools.args import PatientId, ToolArgs
 from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.record_io import fail, line, unreadable, when
+from docgemma.tools.record_tool import record_read
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
+from docgemma.tools.spec import ToolContext, ToolSpec
 
 
 class PatientTimelineArgs(ToolArgs):
@@ -97,12 +97,9 @@ SPEC = ToolSpec(
     "happened over a period or wants the visit history or previous notes.",
     PatientTimelineArgs,
     "What happened at her visits this year?",
-    needs_patient=True,
     arg_max_tokens=192,
     result_cap=3500,
-    record=True,
-    active_patient_after=record_patient,
     roles=frozenset({Role.RECORD_HISTORY}),
     extract=timeline,
-    binding=client_binding("record", get_patient_timeline, format_timeline),
+    **record_read(get_patient_timeline, format_timeline),
 )

@@ -15,15 +15,15 @@ from docgemma.clinical.dosing import dosage_instruction, duration_phrase, parse_
 from docgemma.clinical.ingredients import LOCAL, IngredientResolver, classes_of, resolve_local
 from docgemma.ehr.service import Ehr
 from docgemma.fhir import display_text
-from docgemma.tools.active_patient import record_patient
 from docgemma.tools.args import PatientId, ToolArgs
 from docgemma.tools.drug_labels import DrugLabels
 from docgemma.tools.interaction_check import active_order_interactions
 from docgemma.tools.order_extract import NOT_UNDERSTOOD, prescription_args
 from docgemma.tools.outcome import ToolOutcome
-from docgemma.tools.record_io import format_write, write
+from docgemma.tools.record_io import write
+from docgemma.tools.record_tool import record_write
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
+from docgemma.tools.spec import ToolContext, ToolSpec
 from docgemma.tools.write_checks import CheckRun, Findings, PatientFacts
 
 #: The resource its write creates: where the write is looked up by its idempotency key.
@@ -142,17 +142,12 @@ SPEC = ToolSpec(
     "prescribe, order, or start a medication for a specific patient.",
     PrescribeMedicationArgs,
     "Start lisinopril 10 mg once daily for patient abc-123.",
-    writes=True,
-    needs_patient=True,
     arg_max_tokens=512,
-    record=True,
-    active_patient_after=record_patient,
     pre_write_check=prescription_check,
     # "start" and "order" would be natural prescribe words too; they match questions ("is it safe to start X?") and would
     # force a write tool into a read-only question: an order verb counts only with a drug (MEDICATION_ORDER).
     keywords=("prescribe", "prescription"),
     roles=frozenset({Role.MEDICATION_ORDER}),
     extract=prescription,
-    binding=client_binding("record", prescribe_medication, format_write, check_needs=("resolver", "labels")),
-    written=WRITTEN,
+    **record_write(prescribe_medication, WRITTEN, check_needs=("resolver", "labels")),
 )

@@ -14,13 +14,13 @@ from docgemma.ehr.service import Ehr
 from docgemma.ehr.validate import tolerant
 from docgemma.fhir import display_text
 from docgemma.tools import record_brief
-from docgemma.tools.active_patient import record_patient
 from docgemma.tools.args import PatientId, ResourceType, ToolArgs
 from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome, success
 from docgemma.tools.record_io import fail, line, unreadable, when
+from docgemma.tools.record_tool import record_read
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
+from docgemma.tools.spec import ToolContext, ToolSpec
 
 #: The resource types searched when the question names none.
 CLINICAL_TYPES = ("Condition", "MedicationRequest", "Observation", "Procedure", "Encounter", "DiagnosticReport",
@@ -109,12 +109,9 @@ SPEC = ToolSpec(
     "Use when a clinician asks for specific results, history or trends of a patient.",
     PatientDataQueryArgs,
     "What were her last kidney function results?",
-    needs_patient=True,
     arg_max_tokens=352,
     result_cap=3000,
-    record=True,
-    active_patient_after=record_patient,
     roles=frozenset({Role.RECORD_QUERY}),
     extract=record_query,
-    binding=client_binding("record", query_patient_data, format_query),
+    **record_read(query_patient_data, format_query),
 )

@@ -10,13 +10,13 @@ from pydantic import BaseModel, Field
 
 from docgemma.ehr.service import Ehr
 from docgemma.fhir import now
-from docgemma.tools.active_patient import record_patient
 from docgemma.tools.args import PatientId, ToolArgs
 from docgemma.tools.extract import patient_only
 from docgemma.tools.outcome import ToolOutcome
-from docgemma.tools.record_io import format_write, write
+from docgemma.tools.record_io import write
+from docgemma.tools.record_tool import record_write
 from docgemma.tools.routing import Request, Role
-from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
+from docgemma.tools.spec import ToolContext, ToolSpec
 
 #: The resource its write creates: where the write is looked up by its idempotency key.
 WRITTEN = "DocumentReference"
@@ -64,14 +64,9 @@ SPEC = ToolSpec(
     "record. Use when a clinician wants to write, save, or document a clinical note.",
     ClinicalNoteArgs,
     "Save a progress note for patient abc-123: stable, continue current plan.",
-    writes=True,
-    needs_patient=True,
     arg_max_tokens=800,
-    record=True,
-    active_patient_after=record_patient,
     keywords=("note",),
     roles=frozenset({Role.NOTE_ENTRY}),
     extract=note,
-    binding=client_binding("record", save_clinical_note, format_write),
-    written=WRITTEN,
+    **record_write(save_clinical_note, WRITTEN),
 )
