@@ -41,7 +41,8 @@ class ImageFindingsOutput(BaseModel):
     modality: Literal["chest_xray", "xray", "ct", "mri", "ultrasound", "pathology", "dermatology", "other"]
     findings: list[Annotated[str, StringConstraints(max_length=90)]] = Field(min_length=1, max_length=4)
     # A word, not a float: constrained decoding cannot bound a number's digits, and a random or weak
-    # model fills them until the token cap (seen on the tiny test model). Seed 001 uses the same levels.
+    # model fills them until the token cap (seen on the tiny test model). The image tool's own schema
+    # (tools/imaging.ImageAnalysisOutput) uses the same three levels.
     confidence: Literal["high", "medium", "low"]
 
 

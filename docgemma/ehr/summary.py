@@ -1,7 +1,7 @@
 """The pre-compiled, condition-centric patient summary, sized for a 4B model.
 
-Seed 004 budgets ~20k tokens of pruned FHIR JSON; a 4B model on a small GPU pays that prefill on every
-node, so this summary is compact text within :data:`TOKEN_BUDGET` (Gemma tokenizer) for a typical patient.
+Pruned FHIR JSON of one patient runs to some 20k tokens; a 4B model on a small GPU would pay that prefill on
+every node, so this summary is compact text within :data:`TOKEN_BUDGET` (Gemma tokenizer) for a typical patient.
 Detail that does not fit stays reachable through the patient-data tools. Sections, most important first:
 orientation, safety constraints, active conditions with treating medications (explicit ``reasonReference``
 links, then flagged encounter-inferred ones) and care plans, unlinked medications with recency, allergies

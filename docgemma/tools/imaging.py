@@ -20,7 +20,8 @@ IMAGE_TOOL_CONFIG = NodeConfig(0.3, 768)
 
 
 class ImageAnalysisOutput(BaseModel):
-    """Seed 001's schema, bounded so the JSON closes inside the token cap."""
+    """What the image tool answers: image type, up to four findings, an impression, a confidence level and
+    whether a specialist should review it, every field bounded so the JSON closes inside the token cap."""
 
     image_type: Literal["chest_xray", "ct_scan", "mri", "pathology", "dermatology", "unknown"]
     findings: list[Annotated[str, StringConstraints(max_length=90)]] = Field(min_length=1, max_length=4)
