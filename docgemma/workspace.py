@@ -15,7 +15,7 @@ import binascii
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from docgemma.agent.answer import strip_template_debris
 from docgemma.agent.approval import ALREADY_HANDLED, BEING_WRITTEN, NO_PENDING, ApprovalCard, PatientCard
@@ -25,6 +25,7 @@ from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStar
 from docgemma.agent.memory import SWITCH_PREFIX
 from docgemma.agent.modes import Mode, capabilities, mode_of
 from docgemma.agent.state import Attachment, PatientRef, TimelineEvent, TranscriptEntry
+from docgemma.clinical.patient import from_list_value, list_label, list_value
 from docgemma.config import Settings
 from docgemma.ehr.client import FhirClientError
 from docgemma.fhir import display_text
@@ -41,8 +42,8 @@ __all__ = [
     "ALREADY_HANDLED", "BEING_WRITTEN", "EMPTY_MESSAGE", "FIELD_LABELS", "NO_PATIENT", "NO_PENDING", "SWITCH_PREFIX",
     "AgentEvent", "ApprovalCard", "ApprovalRequest", "Attachment", "Mode", "NodeEnd", "NodeStart", "PatientCard",
     "PatientMatch", "PatientPanel", "PatientRef", "RecordImage", "SavedConversation", "Source", "TimelineEvent",
-    "Token", "ToolView", "Tools", "TranscriptEntry", "TurnDone", "TurnResult", "Workspace", "field_label", "split",
-    "strip_template_debris",
+    "Token", "ToolView", "Tools", "TranscriptEntry", "TurnDone", "TurnResult", "Workspace", "field_label",
+    "from_list_value", "list_label", "list_value", "split", "strip_template_debris",
 ]
 
 if TYPE_CHECKING:
@@ -86,11 +87,10 @@ def tool_views(registry: ToolRegistry) -> Tools:
                                                  spec.patient_search) for spec in registry})
 
 
-class PatientMatch(TypedDict):
-    """One patient found by name."""
+class PatientMatch(PatientRef):
+    """One patient found by name or listed: the patient's reference and their birth date (see
+    ``clinical/patient.list_label`` for how a list shows them)."""
 
-    id: str
-    name: str
     birth_date: str | None
 
 

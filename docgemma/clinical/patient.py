@@ -21,3 +21,28 @@ def shown_id(value: object, limit: int = 64) -> str:
     ``limit`` long (a malformed id such as ``../../etc/passwd`` is shown, never looked up)."""
     text = _UNSHOWN_RE.sub("", str(value))
     return (text[:limit] + "…") if len(text) > limit else (text or "(unreadable)")
+
+
+#: Between a patient's id and name in a list value; a record id never holds it (FHIR ids: letters, digits, - and .).
+_VALUE_SEP = "|"
+
+
+def list_value(patient: PatientRef) -> str:
+    """A patient as a list's value (the page's patient list, the ``/select_patient`` API's input): ``"id|name"``."""
+    return f"{patient['id']}{_VALUE_SEP}{patient['name']}"
+
+
+def from_list_value(value: str | None) -> PatientRef | None:
+    """The patient a list value names (:func:`list_value`); None for no value. A value that names no patient
+    (no id, or not of that form, as an API client may send) is a ``ValueError``: never guessed at."""
+    if not value:
+        return None
+    patient_id, sep, name = value.partition(_VALUE_SEP)
+    if not sep or not patient_id.strip():
+        raise ValueError(f"not a patient of the list: {shown_id(value)}")
+    return PatientRef(id=patient_id, name=name)
+
+
+def list_label(patient: PatientRef, birth_date: str | None) -> str:
+    """A patient as a list shows them: by name and birth date, which is how a clinician tells two apart."""
+    return f"{patient['name']} (born {birth_date or '?'})"

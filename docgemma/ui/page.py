@@ -63,6 +63,9 @@ from docgemma.workspace import (
     TurnDone,
     TurnResult,
     Workspace,
+    from_list_value,
+    list_label,
+    list_value,
 )
 
 log = logging.getLogger(__name__)
@@ -98,6 +101,8 @@ NO_TURN = "*No turn yet.*"
 #: found nobody. Their value is empty: "Make active patient" then changes nothing.
 CHOOSE_PATIENT = "Choose a patient…"
 NO_MATCH = "No patient of that name on record"
+#: A /select_patient value that names no patient of the list (not ``id|name``).
+NOT_LISTED = "That is not a patient of the list; the active patient is unchanged."
 #: A decision that names no card, or another card than the one waiting: it decides nothing.
 STALE_CLICK = ("That decision was for a card that is no longer the one waiting (it was edited, re-checked or "
                "decided since): nothing was written. Review the card shown now.")
@@ -561,13 +566,12 @@ class Handlers:
         conversation's ``active`` patient, when listed, is the one shown chosen (a reload matches the panel)."""
         listed = self.workspace.patients() if found is None else found
         remember(p["name"] for p in listed)  # the names this page shows are kept out of the log
-        choices = [(f"{p['name']} (born {p['birth_date'] or '?'})", patient_choice(PatientRef(id=p["id"], name=p["name"])))
-                   for p in listed]
+        choices = [(list_label(p, p["birth_date"]), list_value(p)) for p in listed]
         if found and choices:  # a search's first match is ready to be made active
             return _gr().update(choices=choices, value=choices[0][1])
         first = (NO_MATCH if found is not None else CHOOSE_PATIENT, "")
         # Matched by id: the list's value carries the record's spelling of the name.
-        shown = next((v for _, v in choices if active and v.startswith(f"{active['id']}|")), "")
+        shown = next((list_value(p) for p in listed if active and p["id"] == active["id"]), "")
         return _gr().update(choices=[first, *choices], value=shown)
 
     def active_choice(self, thread: str) -> Any:
@@ -581,7 +585,10 @@ class Handlers:
 
     def select(self, choice: str | None, history: list[Any], thread: str) -> dict[Any, Any]:
         history = safe_history(history or [], self.roots())
-        patient = chosen_patient(choice)
+        try:
+            patient = from_list_value(choice)
+        except ValueError:  # an API client's value that names no patient of the list: nothing is changed
+            return {self.page.decision_note: f"*{NOT_LISTED}*"}
         if patient and self.workspace.select_patient(thread, patient):
             # Said in the conversation, so nobody reads the next answer as being about the previous patient.
             history.append({"role": "assistant", "content": f"*Active patient is now {escape(patient['name'])}.* "
@@ -595,19 +602,6 @@ class Handlers:
             return None, "*Select an image first.*"
         item = stored[index]
         return item, f"*Attached to your next message: {item['description']}*"
-
-
-def patient_choice(patient: PatientRef) -> str:
-    """A patient as the panel's list value (and the /select_patient API's input): ``"id|name"``."""
-    return f"{patient['id']}|{patient['name']}"
-
-
-def chosen_patient(choice: str | None) -> PatientRef | None:
-    """The patient a panel value names (see :func:`patient_choice`); None for no choice."""
-    if not choice:
-        return None
-    patient_id, name = choice.split("|", 1)
-    return PatientRef(id=patient_id, name=name)
 
 
 def signed_in(request: Any) -> str:

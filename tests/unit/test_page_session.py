@@ -171,3 +171,15 @@ def test_restoring_and_new_conversation_are_not_api_endpoints_and_the_api_is_unc
                           "/select_patient"}
     assert not [name for name in named if "restore" in name or "new_conversation" in name]
     assert [p["parameter_name"] for p in named["/respond"]["parameters"]] == ["message", "history"]
+
+
+def test_a_select_patient_value_that_names_no_patient_changes_nothing(tmp_path: Path) -> None:
+    """/select_patient from an API client with a value not of the list's form: said, nothing changed (it used to
+    raise inside the handler)."""
+    from docgemma.ui.page import NOT_LISTED
+
+    app = App.start(tmp_path)
+    thread = new_thread_id()
+    out = app.on.select("not a list value", [], thread)
+    assert out == {app.page.decision_note: f"*{NOT_LISTED}*"}
+    assert app.on.workspace.active_patient(thread) is None

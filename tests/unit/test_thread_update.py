@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.state import PatientRef
+from docgemma.clinical.patient import from_list_value, list_label, list_value
 from docgemma.tools.registry import default_registry
-from docgemma.ui.page import chosen_patient, patient_choice
 from docgemma.workspace import Workspace
 
 ANN = PatientRef(id="p-ann", name="Ann Lee")
@@ -26,10 +28,21 @@ def checkpoints(assistant: Assistant, thread: str) -> list[Any]:
 
 def test_a_panel_choice_reaches_the_graph_state_as_a_patient_ref() -> None:
     space = workspace()
-    value = patient_choice(ANN)
-    assert chosen_patient(value) == ANN and chosen_patient(None) is None
-    assert space.select_patient("t", chosen_patient(value)) is False  # no earlier patient: no switch
+    value = list_value(ANN)
+    assert from_list_value(value) == ANN and from_list_value(None) is None and from_list_value("") is None
+    assert space.select_patient("t", from_list_value(value)) is False  # no earlier patient: no switch
     assert space.assistant.state("t")["active_patient"] == ANN
+
+
+@pytest.mark.parametrize("value", ["no separator", "|a name without an id", " |x"])
+def test_a_list_value_that_names_no_patient_is_refused_not_guessed(value: str) -> None:
+    with pytest.raises(ValueError, match="not a patient of the list"):
+        from_list_value(value)
+
+
+def test_a_list_shows_a_patient_by_name_and_birth_date() -> None:
+    assert list_label(ANN, "1950-02-01") == f"{ANN['name']} (born 1950-02-01)"
+    assert list_label(ANN, None) == f"{ANN['name']} (born ?)"
 
 
 def test_a_switch_is_noted_in_the_conversation_and_the_transcript() -> None:
