@@ -25,7 +25,7 @@ from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStar
 from docgemma.agent.memory import SWITCH_PREFIX
 from docgemma.agent.modes import Mode, capabilities, mode_of
 from docgemma.agent.state import Attachment, PatientRef, TimelineEvent, TranscriptEntry
-from docgemma.clinical.patient import from_list_value, list_label, list_value
+from docgemma.clinical.patient import PatientListing, from_list_value, list_label, list_value
 from docgemma.config import Settings
 from docgemma.ehr.client import FhirClientError
 from docgemma.fhir import display_text
@@ -87,11 +87,8 @@ def tool_views(registry: ToolRegistry) -> Tools:
                                                  spec.patient_search) for spec in registry})
 
 
-class PatientMatch(PatientRef):
-    """One patient found by name or listed: the patient's reference and their birth date (see
-    ``clinical/patient.list_label`` for how a list shows them)."""
-
-    birth_date: str | None
+#: One patient found by name or listed: the patient's reference and their birth date.
+PatientMatch = PatientListing
 
 
 @dataclass

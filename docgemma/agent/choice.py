@@ -8,7 +8,9 @@ does not pick exactly one (then the turn runs as a new request).
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+
+from docgemma.clinical.patient import PatientListing
 
 _ORDINALS = {
     "first": 0, "1st": 0, "one": 0, "second": 1, "2nd": 1, "two": 1, "third": 2, "3rd": 2, "three": 2,
@@ -22,11 +24,11 @@ _YEAR_RE = re.compile(r"\b(19\d{2}|20\d{2})\b")
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]+")
 
 
-def _birth_year(option: dict[str, Any]) -> str:
-    return str(option.get("birth_date") or option.get("birthDate") or "")[:4]
+def _birth_year(option: PatientListing) -> str:
+    return str(option.get("birth_date") or "")[:4]
 
 
-def chosen_patient(message: str, options: list[dict[str, Any]]) -> dict[str, Any] | None:
+def chosen_patient(message: str, options: Sequence[PatientListing]) -> PatientListing | None:
     """The option ``message`` selects, or None (see the module docstring)."""
     if not options or len(message) > 200:
         return None

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from docgemma.clinical.patient import shown_id
+from docgemma.clinical.patient import described, listing_of, shown_id
 
 
 def patient_choice(name: str, matches: list[dict[str, Any]]) -> str:
     """"I found {n} patients matching '{name}'. Which one did you mean? {list}"."""
-    listing = "; ".join(
-        f"{m.get('name', '?')} (born {m.get('birth_date') or m.get('birthDate') or 'unknown'}, ID {m.get('id', '?')})"
-        for m in matches
-    )
+    listing = "; ".join(described(listing_of(m)) for m in matches)
     return f"I found {len(matches)} patients matching '{name}'. Which one did you mean? {listing}"
 
 

@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from docgemma.clinical.entities import ExtractedEntities
-from docgemma.clinical.patient import PatientRef
+from docgemma.clinical.patient import PatientListing, PatientRef
 from docgemma.image_store import ImageRef
 from docgemma.llm.base import Message
 from docgemma.tools.outcome import Source
@@ -177,7 +177,7 @@ class AgentState(TypedDict, total=False):
     error_messages: Annotated[list[str], extend_or_reset]
     clarification_request: str | None
     #: The patients a clarification listed, and the request that led to it: the next message may pick one.
-    patient_options: list[dict[str, Any]] | None
+    patient_options: list[PatientListing] | None
     pending_request: str | None
     #: This turn's pick from that list (INPUT_ASSEMBLY), if any.
     selected_patient: PatientRef | None

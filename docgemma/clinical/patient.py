@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import TypedDict
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 #: What of an identifier a message gave may be shown back: printable, no markup or code-span characters.
 _UNSHOWN_RE = re.compile(r"[^\w\-./:#@+=]")
@@ -43,6 +44,24 @@ def from_list_value(value: str | None) -> PatientRef | None:
     return PatientRef(id=patient_id, name=name)
 
 
-def list_label(patient: PatientRef, birth_date: str | None) -> str:
-    """A patient as a list shows them: by name and birth date, which is how a clinician tells two apart."""
-    return f"{patient['name']} (born {birth_date or '?'})"
+class PatientListing(PatientRef):
+    """A patient as a search or a list gives them: the reference, and the birth date a clinician tells two
+    patients of one name apart by (the page's patient list, a clarification's choices)."""
+
+    birth_date: str | None
+
+
+def listing_of(match: Mapping[str, Any]) -> PatientListing:
+    """A patient search's match (``{"id", "name", "birth_date", …}``; a FHIR ``birthDate`` too) as a listing."""
+    return PatientListing(id=str(match.get("id", "?")), name=str(match.get("name", "?")),
+                          birth_date=match.get("birth_date") or match.get("birthDate") or None)
+
+
+def list_label(patient: PatientListing) -> str:
+    """A patient as the page's list shows them: by name and birth date."""
+    return f"{patient['name']} (born {patient['birth_date'] or '?'})"
+
+
+def described(patient: PatientListing) -> str:
+    """A patient as the agent's own text names them among others: "Name (born 1950-02-01, ID p1)"."""
+    return f"{patient['name']} (born {patient['birth_date'] or 'unknown'}, ID {patient['id']})"

@@ -566,7 +566,7 @@ class Handlers:
         conversation's ``active`` patient, when listed, is the one shown chosen (a reload matches the panel)."""
         listed = self.workspace.patients() if found is None else found
         remember(p["name"] for p in listed)  # the names this page shows are kept out of the log
-        choices = [(list_label(p, p["birth_date"]), list_value(p)) for p in listed]
+        choices = [(list_label(p), list_value(p)) for p in listed]
         if found and choices:  # a search's first match is ready to be made active
             return _gr().update(choices=choices, value=choices[0][1])
         first = (NO_MATCH if found is not None else CHOOSE_PATIENT, "")

@@ -41,8 +41,8 @@ def test_a_list_value_that_names_no_patient_is_refused_not_guessed(value: str) -
 
 
 def test_a_list_shows_a_patient_by_name_and_birth_date() -> None:
-    assert list_label(ANN, "1950-02-01") == f"{ANN['name']} (born 1950-02-01)"
-    assert list_label(ANN, None) == f"{ANN['name']} (born ?)"
+    assert list_label({**ANN, "birth_date": "1950-02-01"}) == f"{ANN['name']} (born 1950-02-01)"
+    assert list_label({**ANN, "birth_date": None}) == f"{ANN['name']} (born ?)"
 
 
 def test_a_switch_is_noted_in_the_conversation_and_the_transcript() -> None:

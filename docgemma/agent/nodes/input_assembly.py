@@ -19,6 +19,7 @@ from docgemma.agent.schemas import ImageFindingsOutput
 from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef, turn_defaults
 from docgemma.agent.trace import NodeTrace
 from docgemma.clinical.entities import ExtractedEntities, extract_entities
+from docgemma.clinical.patient import described
 from docgemma.clinical.roster import PatientRoster, with_known_patients
 from docgemma.image_store import ImageRef, decode_ref
 from docgemma.images import DEFAULT_MAX_PIXELS, ImageError
@@ -90,11 +91,9 @@ def resumed_choice(state: AgentState, query: str, notes: list[str]) -> tuple[Pat
     picked = chosen_patient(query, state.get("patient_options") or [])
     if picked is None or not state.get("pending_request"):
         return None
-    selected = PatientRef(id=str(picked["id"]), name=str(picked.get("name", picked["id"])))
-    born = picked.get("birth_date") or picked.get("birthDate") or "unknown"
+    selected = PatientRef(id=str(picked["id"]), name=str(picked.get("name") or picked["id"]))
     request = str(state["pending_request"])
-    notes.append(f"Selected {selected['name']} (born {born}, ID {selected['id']}) from the list; "
-                 f"continuing with your request: {request}")
+    notes.append(f"Selected {described(picked)} from the list; continuing with your request: {request}")
     return selected, request
 
 

@@ -13,6 +13,7 @@ from docgemma.agent.node_settings import MAX_STEPS
 from docgemma.agent.patterns import remaining_tools
 from docgemma.agent.state import AgentState, RouteAction
 from docgemma.agent.trace import NodeTrace
+from docgemma.clinical.patient import listing_of
 from docgemma.tools.registry import ToolRegistry
 
 
@@ -60,7 +61,7 @@ def router(state: AgentState, *, registry: ToolRegistry) -> dict[str, Any]:
         last = state["tool_results"][-1]
         if _finds_patients(registry, last["tool_name"]) and isinstance(last["data"], dict):
             # Kept for the next turn: "the second one" picks from this list and resumes this request.
-            update["patient_options"] = list(last["data"].get("matches", []))
+            update["patient_options"] = [listing_of(m) for m in last["data"].get("matches", [])]
             update["pending_request"] = state["user_query"]
     return update
 
