@@ -10,7 +10,7 @@ import pytest
 from docgemma.agent.assistant import Assistant
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.agent.state import PatientRef
-from docgemma.clinical.patient import from_list_value, list_label, list_value
+from docgemma.clinical.patient import described, from_list_value, list_label, list_value, listing_of
 from docgemma.tools.registry import default_registry
 from docgemma.workspace import Workspace
 
@@ -43,6 +43,15 @@ def test_a_list_value_that_names_no_patient_is_refused_not_guessed(value: str) -
 def test_a_list_shows_a_patient_by_name_and_birth_date() -> None:
     assert list_label({**ANN, "birth_date": "1950-02-01"}) == f"{ANN['name']} (born 1950-02-01)"
     assert list_label({**ANN, "birth_date": None}) == f"{ANN['name']} (born ?)"
+
+
+def test_a_search_match_is_a_listing_named_one_way_in_the_agent_text() -> None:
+    """A search's match (its own birth_date, or a record's birthDate) becomes a PatientListing; the clarification
+    and the resumed choice both name it as ``described`` says."""
+    listing = listing_of({"id": "p1", "name": "Ann Lee", "birthDate": "1950-02-01", "gender": "female"})
+    assert listing == {"id": "p1", "name": "Ann Lee", "birth_date": "1950-02-01"}
+    assert described(listing) == "Ann Lee (born 1950-02-01, ID p1)"
+    assert described(listing_of({"id": "p2", "name": "Bo"})) == "Bo (born unknown, ID p2)"
 
 
 def test_a_switch_is_noted_in_the_conversation_and_the_transcript() -> None:
