@@ -9,6 +9,8 @@ import threading
 from functools import lru_cache
 from typing import Any, NotRequired, TypedDict
 
+from docgemma.clinical.drug_shortenings import shortening
+
 
 class ExtractedEntities(TypedDict):
     """Deterministic pre-extraction: what the message states, found without the model."""
@@ -140,6 +142,14 @@ DRUG_ALIASES: dict[str, str] = {
     "asa": "aspirin", "apap": "acetaminophen", "hctz": "hydrochlorothiazide", "ntg": "nitroglycerin",
 }
 
+
+
+def alias(token: str) -> str | None:
+    """The drug name a combination brand, an abbreviation or a ward shortening stands for ("co-amox",
+    "vanc"), or None."""
+    return DRUG_ALIASES.get(token.lower()) or shortening(token)
+
+
 ACTION_VERBS: dict[str, str] = {
     "prescribe": "prescribe", "prescribed": "prescribe", "order": "order", "ordered": "order",
     "start": "start", "document": "document", "record": "record", "note": "note", "write": "write",
@@ -183,7 +193,7 @@ class DrugDictionary:
         out: list[tuple[str, int, int]] = []
         for match in TOKEN_RE.finditer(text):
             word = match.group(0).rstrip("-/")
-            if not re.search(r"[-/]", word) or word.lower() in DRUG_ALIASES or cls._single(word):
+            if not re.search(r"[-/]", word) or alias(word) or cls._single(word):
                 out.append((word, match.start(), match.start() + len(word)))
                 continue
             for part in re.finditer(r"[A-Za-z0-9]+", word):
@@ -207,9 +217,9 @@ class DrugDictionary:
         cls.warm()
         tokens = cls._tokens(text)
         spans: list[tuple[int, int, str]] = []  # (start char, end char, name)
-        aliased = {i for i, (tok, _s, _e) in enumerate(tokens) if tok.lower() in DRUG_ALIASES}
-        for i in aliased:
-            spans.append((tokens[i][1], tokens[i][2], DRUG_ALIASES[tokens[i][0].lower()]))
+        aliased = {i: name for i, (tok, _s, _e) in enumerate(tokens) if (name := alias(tok))}
+        for i, name in aliased.items():
+            spans.append((tokens[i][1], tokens[i][2], name))
         words = [tok for tok, _s, _e in tokens]
         for data, first, last in cls._find(words, is_ignore_case=True):
             if any(i in aliased for i in range(first, last)):
