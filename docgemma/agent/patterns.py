@@ -18,7 +18,7 @@ from docgemma.agent.state import AgentState
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.negation import negations, not_written, without_negations
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
-from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS
+from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS, asks_about_own_medicines
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
 
@@ -441,6 +441,10 @@ def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> 
     text, drugs, writes = q.text, q.drugs, q.writes
     lookups = {s.name for s in tools if not s.writes and not s.patient_search} & set(needed)
     dosing = _DOSE_QUESTION_RE.search(text)
+    if _own_medicines(q) and not dosing:
+        # "is there any interaction between doxycycline and her other meds?": the drug with the active patient's
+        # medicines, which the record gives (TOOL_SELECT reads them; never the model).
+        _add(needed, tools.first(Role.INTERACTIONS), "own_medicines", 0)
     if len(drugs) >= 2 and not writes:
         together = tools.first(Role.INTERACTIONS)
         # "Check warfarin + amiodarone, and find recent evidence …": a look-up clause naming two drugs.
@@ -453,7 +457,7 @@ def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> 
         if not lookups and _RISK_RE.search(text) and not _COMPARE_RE.search(text) and not _MECHANISM_RE.search(text):
             _add(needed, together, "risk_question", 0)
     # "Is spironolactone safe with her kidney function?": a drug's safety is a label look-up.
-    together_needed = any(n.signal in ("risk_question", "drug_request") for n in needed.values())
+    together_needed = any(n.signal in ("risk_question", "drug_request", "own_medicines") for n in needed.values())
     if drugs and not writes and not together_needed and (len(drugs) == 1 or not lookups):
         safe = _SAFE_RE.search(text)
         if safe and (len(drugs) == 1 or len(_drugs_in(text, drugs)) == 1):
@@ -461,6 +465,16 @@ def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> 
         elif _IMPERATIVE_CLAUSE_RE.match(text) and not needed and not dosing:
             # "Check amoxicillin for my patient": a look-up of the one drug named.
             _add(needed, tools.first(Role.INTERACTIONS if len(drugs) >= 2 else Role.DRUG_SAFETY), "drug_request", 0)
+
+
+def _own_medicines(q: _Request) -> bool:
+    """A question about the drugs named with the active patient's own medicines ("does clarithromycin interact with
+    anything she's on?", "check citalopram against her other medicines"); only with a patient active and none
+    other named, and never a comparison or a write."""
+    text = q.text
+    return (bool(q.drugs) and not q.writes and not q.names and not q.ids and bool(q.state.get("active_patient"))
+            and asks_about_own_medicines(text) and not _COMPARE_RE.search(text)
+            and bool(_RISK_RE.search(text) or re.search(r"\bagainst\b", text, re.IGNORECASE)))
 
 
 def _record_signal(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:

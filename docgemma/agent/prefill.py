@@ -1,13 +1,31 @@
 """Deterministic argument prefill for TOOL_SELECT stage 2: the agent's state handed to the tool's own extractor
-(``ToolSpec.extract``, in ``tools/extract.py``) as the ground-floor inputs it may read."""
+(``ToolSpec.extract``, in ``tools/extract.py``) as the ground-floor inputs it may read; and the arguments the
+record gives: "her other meds" are the active patient's active medication orders, read by code, never listed by
+the model."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.state import AgentState
+from docgemma.clinical.entities import DrugDictionary
+from docgemma.fhir import display_text
+from docgemma.tools.extract import asks_about_own_medicines
 from docgemma.tools.registry import ToolSpec
-from docgemma.tools.routing import Request
+from docgemma.tools.routing import Request, Role
+
+#: The most drugs one interaction check takes (``DrugInteractionArgs.drug_names``).
+MAX_DRUGS = 6
+
+
+@dataclass(frozen=True)
+class FromRecord:
+    """Arguments read from the active patient's record, and the timeline's word on them."""
+
+    args: dict[str, Any]
+    note: str
 
 
 def request_of(state: AgentState) -> Request:
@@ -19,3 +37,38 @@ def request_of(state: AgentState) -> Request:
 def prefill(spec: ToolSpec, state: AgentState) -> dict[str, Any]:
     """The arguments of ``spec`` that code can read off the message (possibly none)."""
     return spec.prefill(request_of(state))
+
+
+def wants_own_medicines(spec: ToolSpec, state: AgentState) -> bool:
+    """True when ``spec`` checks drugs together and the message asks about the active patient's own medicines with
+    the drugs it names ("doxycycline and her other meds")."""
+    return (Role.INTERACTIONS in spec.roles and "drug_names" in spec.args_model.model_fields
+            and bool(state.get("active_patient")) and bool(state["extracted_entities"]["drug_mentions"])
+            and asks_about_own_medicines(state.get("user_query", "")))
+
+
+def _medicine_name(text: str) -> str:
+    found = DrugDictionary.find(text)
+    return found[0] if found else text.strip()
+
+
+def own_medicines(spec: ToolSpec, state: AgentState, record_facts: RecordFacts | None) -> FromRecord | None:
+    """``drug_names`` = the drugs named + the active patient's active medication orders (from the record), or None
+    when the message does not ask for them. A record that cannot be read gives the named drugs alone (the check
+    then asks the clinician for the other drug) and says so; more than six drugs in all are cut to six, said too."""
+    if not wants_own_medicines(spec, state):
+        return None
+    patient = state["active_patient"]
+    assert patient is not None
+    named = list(state["extracted_entities"]["drug_mentions"])
+    facts = record_facts(patient) if record_facts is not None else None
+    if facts is None:
+        return FromRecord({"drug_names": named}, f"{patient['name']}'s medications could NOT be read from the record")
+    theirs = [_medicine_name(display_text(m)) for m in facts.medications]
+    drugs = list(dict.fromkeys([*named, *(t for t in theirs if t)]))
+    if len(theirs) == 0:
+        return FromRecord({"drug_names": named}, f"{patient['name']} has no active medication orders on record")
+    note = f"{patient['name']}'s active medications from the record: {', '.join(dict.fromkeys(theirs))}"
+    if len(drugs) > MAX_DRUGS:
+        note += f"; only the first {MAX_DRUGS} of {len(drugs)} drugs are checked in one call"
+    return FromRecord({"drug_names": drugs[:MAX_DRUGS]}, note)

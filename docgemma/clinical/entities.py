@@ -95,6 +95,11 @@ _NAME_CONTEXT_RES = (
     re.compile(rf"\b(?i:when\s+(?:was|did))\s+({_FULL_NAME})\s+(?i:last)\b"),
     # "does Grace Mensah have any allergies?", "has Joseph Mwangi had his bloods?".
     re.compile(rf"^\s*(?i:does|did|has|is)\s+({_FULL_NAME})\s+(?i:have|had|got|take|taking|been|on)\b"),
+    # "switch to Amina Okafor.", "move on to Joseph Mwangi - …", "ok now Samuel Kariuki, …", "next patient Kofi
+    # Asante": a change of patient, as clinicians say it on a round.
+    re.compile(rf"(?:^|[.,;:!?]\s*)(?i:ok(?:ay)?,?\s+|right,?\s+|and\s+)?(?i:switch(?:ing)?\s+(?:over\s+)?to|"
+               rf"mov(?:e|ing)\s+(?:on\s+)?to|over\s+to|now|next\s+(?:up|patient)(?:\s+is)?:?)\s+(?i:patient\s+)?"
+               rf"({_FULL_NAME})\s*(?:[-–—.,:;!?]|$|\s+(?i:please|now|then)\b)"),
     # "Next patient is Grace Mensah", "patient: Grace Mensah".
     re.compile(rf"\b(?i:patient)\s*(?:(?i:is)\s+|:\s*)({_FULL_NAME})\b"),
     re.compile(rf"^\s*({_FULL_NAME})\s*(?:\s[-–—]\s|:\s|,\s|\s+(?i:please|pls)\s*(?:[?.!]*\s*$|\s[-–—,]\s?)|[?.!]*\s*$)"),

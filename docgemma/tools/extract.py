@@ -117,3 +117,19 @@ def patient_only(request: Request) -> dict[str, Any]:
     """``patient_id``: the id the message names, else the active patient's."""
     pid = request.patient_id
     return {"patient_id": pid} if pid else {}
+
+
+#: "her other meds", "his current medications", "anything she's on", "whatever he is taking": the active patient's
+#: own medicines, which the record gives (never the model).
+OWN_MEDICINES_RE = re.compile(
+    r"\b(?:her|his|their|the\s+patient'?s|pt'?s)\s+(?:other\s+|current\s+|regular\s+|usual\s+|existing\s+|home\s+|"
+    r"active\s+)*(?:meds|medications?|medicines?|drugs|prescriptions|tablets|pills)\b"
+    r"|\b(?:anything|what(?:ever)?|everything)\s+(?:else\s+)?(?:she|he|they)(?:'s|'re|\s+is|\s+are)\s+"
+    r"(?:already\s+|currently\s+)?(?:on|taking)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_own_medicines(query: str) -> bool:
+    """True when the message asks about the patient's own medicines ("her other meds", "anything he's on")."""
+    return bool(OWN_MEDICINES_RE.search(query))
