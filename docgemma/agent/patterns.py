@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 from docgemma.agent.state import AgentState
 from docgemma.clinical.entities import DrugDictionary
+from docgemma.clinical.ingredients import resolve_local
 from docgemma.clinical.negation import negations, not_written, without_negations
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
 from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS, asks_about_own_medicines
+from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
 
@@ -411,7 +413,8 @@ def _order_and_reaction_signals(q: _Request, tools: ToolRegistry, needed: dict[s
         _add(needed, order, "put_on" if ordered.group(1).lower().startswith("put") else "order_verb", ordered.start())
     allergy = tools.first(Role.ALLERGY_ENTRY)
     reaction = REACTION_WORDS.search(q.affirmed)
-    if allergy and writes and reaction and drugs and _REACTION_VERB_RE.search(text) and not (order and order.name in needed):
+    allergen = bool(drugs) or _allergen_named(q)
+    if allergy and writes and reaction and allergen and _REACTION_VERB_RE.search(text) and not (order and order.name in needed):
         # "Record that she had rash with doxycycline and write a note …", "<patient> gets angioedema with
         # ramipril, please document it": documenting a reaction to a drug. A reaction told inside a note's own
         # clause ("document in her note that she had a rash") is the note's text.
@@ -419,6 +422,13 @@ def _order_and_reaction_signals(q: _Request, tools: ToolRegistry, needed: dict[s
         note = tools.first(Role.NOTE_ENTRY)
         if not (note and note.mention(clause) is not None):
             _add(needed, allergy, "reaction_entry", reaction.start())
+
+
+def _allergen_named(q: _Request) -> bool:
+    """True when the message names an allergen the resolver knows that is no single drug: a class ("sulfa drugs",
+    "ACE inhibitors") — "record that she gets a rash with sulfa drugs" documents a reaction like one to a drug."""
+    substance = allergy_args(q.affirmed, q.state["extracted_entities"], None).get("substance")
+    return isinstance(substance, str) and resolve_local(substance).identified
 
 
 def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
