@@ -155,6 +155,10 @@ def alias(token: str) -> str | None:
     return DRUG_ALIASES.get(token.lower()) or shortening(token)
 
 
+#: Words the dictionary knows as a substance that, in a clinician's message, are a dose form: "500mg caps" (CAPS is a
+#: laboratory buffer).
+NOT_DRUGS = frozenset({"caps", "tabs"})
+
 ACTION_VERBS: dict[str, str] = {
     "prescribe": "prescribe", "prescribed": "prescribe", "order": "order", "ordered": "order",
     "start": "start", "document": "document", "record": "record", "note": "note", "write": "write",
@@ -231,6 +235,8 @@ class DrugDictionary:
                 continue
             generic = str(data.get("name", "")).strip().lower()
             written = text[tokens[first][1]:tokens[last - 1][2]].lower()
+            if written in NOT_DRUGS:
+                continue
             if generic in (f"{written}s", f"{written}es"):  # "penicillin" is the drug; "penicillins" is its class
                 generic = written
             if generic:
