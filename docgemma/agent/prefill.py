@@ -26,6 +26,8 @@ class FromRecord:
 
     args: dict[str, Any]
     note: str
+    #: The question for the clinician when the record gave no other drug (none on record, or unreadable).
+    ask: str = ""
 
 
 def request_of(state: AgentState) -> Request:
@@ -62,12 +64,16 @@ def own_medicines(spec: ToolSpec, state: AgentState, record_facts: RecordFacts |
     assert patient is not None
     named = list(state["extracted_entities"]["drug_mentions"])
     facts = record_facts(patient) if record_facts is not None else None
+    listed = " and ".join(named)
     if facts is None:
-        return FromRecord({"drug_names": named}, f"{patient['name']}'s medications could NOT be read from the record")
+        note = f"{patient['name']}'s medications could NOT be read from the record"
+        return FromRecord({"drug_names": named}, note, f"{note}, so {listed} was not checked against them. Which "
+                          "medicines should it be checked against?")
     theirs = [_medicine_name(display_text(m)) for m in facts.medications]
     drugs = list(dict.fromkeys([*named, *(t for t in theirs if t)]))
-    if len(theirs) == 0:
-        return FromRecord({"drug_names": named}, f"{patient['name']} has no active medication orders on record")
+    if len(theirs) == 0 or len(drugs) < 2:
+        note = f"{patient['name']} has no other active medication orders on record"
+        return FromRecord({"drug_names": named}, note, f"{note}. Which medicines should {listed} be checked against?")
     note = f"{patient['name']}'s active medications from the record: {', '.join(dict.fromkeys(theirs))}"
     if len(drugs) > MAX_DRUGS:
         note += f"; only the first {MAX_DRUGS} of {len(drugs)} drugs are checked in one call"

@@ -127,6 +127,11 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry,
     by_rule = rules.next_tool(state, registry)
     if by_rule is not None:
         tool, reason = by_rule
+        gap = own_medicines(registry[tool], state, record_facts)
+        if gap is not None and gap.ask:
+            # "her other meds" and the record gives none: the clinician is asked, nothing is checked half-way.
+            event = trace.event("asked the clinician", f"decided by rule: {reason}; {gap.note} (no model call)")
+            return {"current_tool": None, "current_args": None, "clarification_request": gap.ask, "timeline": [event]}
         args, how = _fill_args(trace.llm, state, registry[tool], record_facts)
         event = trace.event(registry.label(tool), f"decided by rule: {reason}; {how}; arguments: {args}")
         return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
