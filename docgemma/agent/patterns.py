@@ -134,6 +134,14 @@ _RISK_RE = re.compile(
     r"|\+|&",
     re.IGNORECASE,
 )
+#: "should I worry about metformin with that eGFR?", "any concern giving ibuprofen with his kidneys?": one drug asked
+#: about with the patient's kidney or liver — the drug's label, for that organ.
+_ORGAN_QUESTION_RE = re.compile(
+    r"\b(?:worr\w*|concern\w*|problem|issue|ok|okay|alright|fine|safe|caution|careful)\b.*\b(?:with|given|despite)\s+"
+    r"(?:her|his|their|that|this|the|a|an)?\s*(?:low\s+|reduced\s+|poor\s+|high\s+|raised\s+|deranged\s+|current\s+)?"
+    r"(?:egfr|creatinine|crcl|kidneys?|renal\s+function|kidney\s+function|liver|lfts?|liver\s+function)\b",
+    re.IGNORECASE,
+)
 #: A comparison or a choice between drugs is not a question about giving them together.
 _COMPARE_RE = re.compile(
     r"\b(vs\.?|versus|compar\w*|differen\w*|better|best|rather\s+than|instead\s+of|switch\w*|alternatives?|or|which)\b",
@@ -469,7 +477,7 @@ def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> 
     # "Is spironolactone safe with her kidney function?": a drug's safety is a label look-up.
     together_needed = any(n.signal in ("risk_question", "drug_request", "own_medicines") for n in needed.values())
     if drugs and not writes and not together_needed and (len(drugs) == 1 or not lookups):
-        safe = _SAFE_RE.search(text)
+        safe = _SAFE_RE.search(text) or (_ORGAN_QUESTION_RE.search(text) if len(drugs) == 1 else None)
         if safe and (len(drugs) == 1 or len(_drugs_in(text, drugs)) == 1):
             _add(needed, tools.first(Role.DRUG_SAFETY), "drug_safe", safe.start())
         elif _IMPERATIVE_CLAUSE_RE.match(text) and not needed and not dosing:

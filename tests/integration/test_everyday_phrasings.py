@@ -103,6 +103,10 @@ def test_everyday_phrasings_are_decided_right_or_left_unsure() -> None:
             continue
         decided += 1
         args = record["args"] or {}
+        if case.tool == "check_drug_interactions" and record["tool"] is None:
+            # The golden assistant reads no record: "her other meds" is then asked for, never guessed.
+            assert "could NOT be read from the record" in record["answer"], record["answer"]
+            continue
         if record["tool"] != case.tool or any(args.get(k) != v for k, v in case.args.items()):
             wrong.append((case.message, record["tool"], args))
         if record["tool"] in ("query_patient_data", "get_patient_chart") and args.get("patient_id") != "go-101":
