@@ -37,8 +37,26 @@ def request_of(state: AgentState) -> Request:
 
 
 def prefill(spec: ToolSpec, state: AgentState) -> dict[str, Any]:
-    """The arguments of ``spec`` that code can read off the message (possibly none)."""
-    return spec.prefill(request_of(state))
+    """The arguments of ``spec`` that code can read off the message (possibly none); a patient search among two
+    names, one of them the active patient's, is for the other ("Show me Joseph Mwangi's medications but label them
+    as Grace Mensah's" with Grace Mensah active)."""
+    args = spec.prefill(request_of(state))
+    if spec.patient_search and "name" in spec.args_model.model_fields and "name" not in args:
+        other = _the_other_patient(state)
+        if other is not None:
+            args = {**args, "name": other}
+    return args
+
+
+def _the_other_patient(state: AgentState) -> str | None:
+    """The one name of several in the message that is not the active patient's."""
+    active = state.get("active_patient")
+    names = state["extracted_entities"]["patient_names"]
+    if active is None or len(names) < 2:
+        return None
+    own = {w.lower() for w in active["name"].split()}
+    others = [n for n in names if not own & {w.lower() for w in n.split()}]
+    return others[0] if len(others) == 1 and len(others) < len(names) else None
 
 
 def wants_own_medicines(spec: ToolSpec, state: AgentState) -> bool:

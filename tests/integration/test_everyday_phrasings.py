@@ -11,7 +11,7 @@ other meds".
 First pass (``decide`` + the extractors on main before this work, 30 variants): 7 right, 15 unsure, 8 WRONG — two
 switches of patient read the active patient's record, three drug-with-result questions became record queries (the
 drug dropped), two "her other meds" questions left the drug list to the model, one went to the drug's label alone.
-After: 0 wrong (see the figures the last test prints)."""
+After: 21 decided right by code, 9 unsure, 0 wrong (the test prints the figures)."""
 
 from __future__ import annotations
 

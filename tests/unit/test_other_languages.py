@@ -73,3 +73,16 @@ def test_a_whole_turn_says_what_this_mode_understands_in_that_language_with_no_m
         assert result.llm_calls == 0 and not result.tools
         assert result.answer.startswith(reply(language)), result.answer
         assert OWN_WORD[language] in result.answer and all(example in result.answer for example in EXAMPLES)
+
+
+def test_no_golden_turn_is_read_as_another_language() -> None:
+    import json
+    from pathlib import Path
+
+    texts = []
+    for path in sorted((Path(__file__).parents[2] / "golden_tests").glob("*.json")):
+        doc = json.loads(path.read_text())
+        texts += [t["user_input"] for s in doc.get("sessions", []) for t in s["user_inputs"]]
+        texts += [t["user_input"] for t in doc.get("single_turn", [])]
+    assert len(texts) > 400
+    assert [t for t in texts if detect(t)] == []
