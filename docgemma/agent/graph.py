@@ -45,7 +45,7 @@ def build_graph(
         patient_context=patient_context, patient_roster=patient_roster,
     ))
     graph.add_node("intent_classify", partial(intent_classify, llm=llm, registry=tools))
-    graph.add_node("tool_select", partial(tool_select, llm=llm, registry=tools))
+    graph.add_node("tool_select", partial(tool_select, llm=llm, registry=tools, record_facts=record_facts))
     graph.add_node("tool_execute", partial(
         tool_execute, registry=tools, llm=llm, max_image_bytes=settings.max_image_bytes,
         max_image_pixels=settings.max_image_pixels, write_check=write_check, record_facts=record_facts,

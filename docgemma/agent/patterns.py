@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 from docgemma.agent.state import AgentState
 from docgemma.clinical.entities import DrugDictionary
+from docgemma.clinical.ingredients import resolve_local
 from docgemma.clinical.negation import negations, not_written, without_negations
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
-from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS
+from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS, asks_about_own_medicines
+from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
 
@@ -130,6 +132,14 @@ _RISK_RE = re.compile(
     r"on\s+top\s+of|each\s+other|(?:already|patients?|pts?|someone|somebody|person|he'?s|she'?s|who'?s|who\s+is|is|"
     r"are)\s+on|(?:can|could|should|if)\s+(?:i|we)\s+add|(?:taken|used|given|co-?administered)\s+(?:together\s+)?with)\b"
     r"|\+|&",
+    re.IGNORECASE,
+)
+#: "should I worry about metformin with that eGFR?", "any concern giving ibuprofen with his kidneys?": one drug asked
+#: about with the patient's kidney or liver — the drug's label, for that organ.
+_ORGAN_QUESTION_RE = re.compile(
+    r"\b(?:worr\w*|concern\w*|problem|issue|ok|okay|alright|fine|safe|caution|careful)\b.*\b(?:with|given|despite)\s+"
+    r"(?:her|his|their|that|this|the|a|an)?\s*(?:low\s+|reduced\s+|poor\s+|high\s+|raised\s+|deranged\s+|current\s+)?"
+    r"(?:egfr|creatinine|crcl|kidneys?|renal\s+function|kidney\s+function|liver|lfts?|liver\s+function)\b",
     re.IGNORECASE,
 )
 #: A comparison or a choice between drugs is not a question about giving them together.
@@ -411,7 +421,8 @@ def _order_and_reaction_signals(q: _Request, tools: ToolRegistry, needed: dict[s
         _add(needed, order, "put_on" if ordered.group(1).lower().startswith("put") else "order_verb", ordered.start())
     allergy = tools.first(Role.ALLERGY_ENTRY)
     reaction = REACTION_WORDS.search(q.affirmed)
-    if allergy and writes and reaction and drugs and _REACTION_VERB_RE.search(text) and not (order and order.name in needed):
+    allergen = bool(drugs) or _allergen_named(q)
+    if allergy and writes and reaction and allergen and _REACTION_VERB_RE.search(text) and not (order and order.name in needed):
         # "Record that she had rash with doxycycline and write a note …", "<patient> gets angioedema with
         # ramipril, please document it": documenting a reaction to a drug. A reaction told inside a note's own
         # clause ("document in her note that she had a rash") is the note's text.
@@ -419,6 +430,13 @@ def _order_and_reaction_signals(q: _Request, tools: ToolRegistry, needed: dict[s
         note = tools.first(Role.NOTE_ENTRY)
         if not (note and note.mention(clause) is not None):
             _add(needed, allergy, "reaction_entry", reaction.start())
+
+
+def _allergen_named(q: _Request) -> bool:
+    """True when the message names an allergen the resolver knows that is no single drug: a class ("sulfa drugs",
+    "ACE inhibitors") — "record that she gets a rash with sulfa drugs" documents a reaction like one to a drug."""
+    substance = allergy_args(q.affirmed, q.state["extracted_entities"], None).get("substance")
+    return isinstance(substance, str) and resolve_local(substance).identified
 
 
 def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
@@ -441,6 +459,10 @@ def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> 
     text, drugs, writes = q.text, q.drugs, q.writes
     lookups = {s.name for s in tools if not s.writes and not s.patient_search} & set(needed)
     dosing = _DOSE_QUESTION_RE.search(text)
+    if _own_medicines(q) and not dosing:
+        # "is there any interaction between doxycycline and her other meds?": the drug with the active patient's
+        # medicines, which the record gives (TOOL_SELECT reads them; never the model).
+        _add(needed, tools.first(Role.INTERACTIONS), "own_medicines", 0)
     if len(drugs) >= 2 and not writes:
         together = tools.first(Role.INTERACTIONS)
         # "Check warfarin + amiodarone, and find recent evidence …": a look-up clause naming two drugs.
@@ -453,14 +475,24 @@ def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> 
         if not lookups and _RISK_RE.search(text) and not _COMPARE_RE.search(text) and not _MECHANISM_RE.search(text):
             _add(needed, together, "risk_question", 0)
     # "Is spironolactone safe with her kidney function?": a drug's safety is a label look-up.
-    together_needed = any(n.signal in ("risk_question", "drug_request") for n in needed.values())
+    together_needed = any(n.signal in ("risk_question", "drug_request", "own_medicines") for n in needed.values())
     if drugs and not writes and not together_needed and (len(drugs) == 1 or not lookups):
-        safe = _SAFE_RE.search(text)
+        safe = _SAFE_RE.search(text) or (_ORGAN_QUESTION_RE.search(text) if len(drugs) == 1 else None)
         if safe and (len(drugs) == 1 or len(_drugs_in(text, drugs)) == 1):
             _add(needed, tools.first(Role.DRUG_SAFETY), "drug_safe", safe.start())
         elif _IMPERATIVE_CLAUSE_RE.match(text) and not needed and not dosing:
             # "Check amoxicillin for my patient": a look-up of the one drug named.
             _add(needed, tools.first(Role.INTERACTIONS if len(drugs) >= 2 else Role.DRUG_SAFETY), "drug_request", 0)
+
+
+def _own_medicines(q: _Request) -> bool:
+    """A question about the drugs named with the active patient's own medicines ("does clarithromycin interact with
+    anything she's on?", "check citalopram against her other medicines"); only with a patient active and none
+    other named, and never a comparison or a write."""
+    text = q.text
+    return (bool(q.drugs) and not q.writes and not q.names and not q.ids and bool(q.state.get("active_patient"))
+            and asks_about_own_medicines(text) and not _COMPARE_RE.search(text)
+            and bool(_RISK_RE.search(text) or re.search(r"\bagainst\b", text, re.IGNORECASE)))
 
 
 def _record_signal(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:

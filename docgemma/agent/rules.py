@@ -13,9 +13,10 @@ warfarin?" is a question about a drug, not a lookup; "does she have an allergy?"
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
+from docgemma.agent.accounting import Accounting, account
 from docgemma.agent.patterns import (
     CONNECTION_RE,
     NEGATION,
@@ -30,6 +31,7 @@ from docgemma.agent.patterns import (
 )
 from docgemma.agent.state import AgentState
 from docgemma.clinical.entities import malformed_patient_ids
+from docgemma.clinical.language import NAMES, detect
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, record_item
 from docgemma.tools.registry import ToolRegistry
 from docgemma.tools.routing import Role
@@ -154,10 +156,36 @@ def _nothing_to_do(query: str, state: AgentState, tools: ToolRegistry) -> bool:
 
 
 def decide(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
-    """The intent (and first tool) when the message settles it; None when the model must judge."""
+    """The intent (and first tool) when the message settles it and the decision accounts for the whole message
+    (:func:`accounted`); None when the model must judge or the clinician be asked. A decision's reason ends with
+    what it used and set aside, in clinical words."""
+    decision = rule_decision(state, tools)
+    if decision is None or decision.intent != "TOOL_NEEDED":
+        return decision
+    accounting = account(state, tools, decision.tool)
+    if not accounting.sure:
+        return None
+    return replace(decision, reason=f"{decision.reason}; {accounting.describe()}")
+
+
+def accounted(state: AgentState, tools: ToolRegistry) -> tuple[RuleDecision, Accounting] | None:
+    """The rules' decision before accounting, with its accounting (what the message left over when
+    :func:`decide` is unsure: the ask-path shows it); None when no rule decided, or decided a direct answer."""
+    decision = rule_decision(state, tools)
+    if decision is None or decision.intent != "TOOL_NEEDED":
+        return None
+    return decision, account(state, tools, decision.tool)
+
+
+def rule_decision(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
+    """The intent (and first tool) the rules read off the message, before the whole message is accounted for."""
     query = state.get("user_query", "")
     entities = state["extracted_entities"]
     drugs = entities["drug_mentions"]
+    if (language := detect(query)) is not None:
+        # Said, not ignored: SYNTHESIZE answers in that language with what this mode understands (no tool, no model).
+        return RuleDecision("DIRECT", None, f"a message in {NAMES[language]}: this mode understands English requests",
+                            scope="off_topic", rule="other_language")
     if GREETING_RE.match(query):
         return RuleDecision("DIRECT", None, "a greeting", scope="greeting", rule="greeting")
     if CAPABILITY_RE.match(query):
@@ -213,9 +241,11 @@ def decide(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
 def next_tool(state: AgentState, tools: ToolRegistry) -> tuple[str, str] | None:
     """TOOL_SELECT stage 1 by rule: (tool, reason) when the task still needs a tool code can name."""
     still = remaining_tools(state, tools)
-    if still:
+    first = state.get("step_count", 0) == 0
+    if still and (not first or decide(state, tools) is not None):
+        # A first tool only when the whole message is accounted for; later ones as the task goes on.
         return still[0], "the request still needs it"
-    if state.get("step_count", 0) > 0:
+    if not first or still:
         return None
     decision = decide(state, tools)
     if decision and decision.tool:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from docgemma.agent.state import ExtractedEntities, PatientRef
 from docgemma.clinical.entities import DrugDictionary
+from docgemma.clinical.function_words import only_function_words
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.tools.outcome import ToolOutcome, failure
 from docgemma.tools.registry import ToolSpec
@@ -119,6 +120,19 @@ def ground(spec: ToolSpec, args: dict[str, Any], entities: ExtractedEntities,
     return args, repairs
 
 
+def meaningless_fields(spec: ToolSpec, data: dict[str, Any]) -> list[str]:
+    """The fields of a write whose value is only pronouns, prepositions or articles ("on her", "him"): no
+    substance, drug, dose, reaction or note. Such a value is never written; the clinician is asked for it."""
+    if not spec.writes:
+        return []
+    bad = []
+    for name, value in data.items():
+        values = value if isinstance(value, list) else [value]
+        if name != "patient_id" and any(isinstance(v, str) and only_function_words(v) for v in values):
+            bad.append(name)
+    return bad
+
+
 def validate(spec: ToolSpec, args: dict[str, Any], *, has_image: bool) -> Checked:
     """Schema and semantic checks; on failure the error lists the missing or invalid fields."""
     try:
@@ -129,6 +143,8 @@ def validate(spec: ToolSpec, args: dict[str, Any], *, has_image: bool) -> Checke
     data = model.model_dump()
     if "patient_id" in data and not valid_patient_id(data["patient_id"]):
         return Checked(args, error=failure("invalid_args", missing_fields=["patient_id"]))
+    if meaningless := meaningless_fields(spec, data):
+        return Checked(args, error=failure("invalid_args", missing_fields=meaningless))
     if "drug_names" in data:
         distinct = {d.strip().lower() for d in data["drug_names"] if d.strip()}
         if len(distinct) < 2:

@@ -9,6 +9,8 @@ import threading
 from functools import lru_cache
 from typing import Any, NotRequired, TypedDict
 
+from docgemma.clinical.drug_shortenings import shortening
+
 
 class ExtractedEntities(TypedDict):
     """Deterministic pre-extraction: what the message states, found without the model."""
@@ -93,6 +95,11 @@ _NAME_CONTEXT_RES = (
     re.compile(rf"\b(?i:when\s+(?:was|did))\s+({_FULL_NAME})\s+(?i:last)\b"),
     # "does Grace Mensah have any allergies?", "has Joseph Mwangi had his bloods?".
     re.compile(rf"^\s*(?i:does|did|has|is)\s+({_FULL_NAME})\s+(?i:have|had|got|take|taking|been|on)\b"),
+    # "switch to Amina Okafor.", "move on to Joseph Mwangi - …", "ok now Samuel Kariuki, …", "next patient Kofi
+    # Asante": a change of patient, as clinicians say it on a round.
+    re.compile(rf"(?:^|[.,;:!?]\s*)(?i:ok(?:ay)?,?\s+|right,?\s+|and\s+)?(?i:switch(?:ing)?\s+(?:over\s+)?to|"
+               rf"mov(?:e|ing)\s+(?:on\s+)?to|over\s+to|now|next\s+(?:up|patient)(?:\s+is)?:?)\s+(?i:patient\s+)?"
+               rf"({_FULL_NAME})\s*(?:[-–—.,:;!?]|$|\s+(?i:please|now|then)\b)"),
     # "Next patient is Grace Mensah", "patient: Grace Mensah".
     re.compile(rf"\b(?i:patient)\s*(?:(?i:is)\s+|:\s*)({_FULL_NAME})\b"),
     re.compile(rf"^\s*({_FULL_NAME})\s*(?:\s[-–—]\s|:\s|,\s|\s+(?i:please|pls)\s*(?:[?.!]*\s*$|\s[-–—,]\s?)|[?.!]*\s*$)"),
@@ -140,6 +147,18 @@ DRUG_ALIASES: dict[str, str] = {
     "asa": "aspirin", "apap": "acetaminophen", "hctz": "hydrochlorothiazide", "ntg": "nitroglycerin",
 }
 
+
+
+def alias(token: str) -> str | None:
+    """The drug name a combination brand, an abbreviation or a ward shortening stands for ("co-amox",
+    "vanc"), or None."""
+    return DRUG_ALIASES.get(token.lower()) or shortening(token)
+
+
+#: Words the dictionary knows as a substance that, in a clinician's message, are a dose form: "500mg caps" (CAPS is a
+#: laboratory buffer).
+NOT_DRUGS = frozenset({"caps", "tabs"})
+
 ACTION_VERBS: dict[str, str] = {
     "prescribe": "prescribe", "prescribed": "prescribe", "order": "order", "ordered": "order",
     "start": "start", "document": "document", "record": "record", "note": "note", "write": "write",
@@ -183,7 +202,7 @@ class DrugDictionary:
         out: list[tuple[str, int, int]] = []
         for match in TOKEN_RE.finditer(text):
             word = match.group(0).rstrip("-/")
-            if not re.search(r"[-/]", word) or word.lower() in DRUG_ALIASES or cls._single(word):
+            if not re.search(r"[-/]", word) or alias(word) or cls._single(word):
                 out.append((word, match.start(), match.start() + len(word)))
                 continue
             for part in re.finditer(r"[A-Za-z0-9]+", word):
@@ -207,15 +226,17 @@ class DrugDictionary:
         cls.warm()
         tokens = cls._tokens(text)
         spans: list[tuple[int, int, str]] = []  # (start char, end char, name)
-        aliased = {i for i, (tok, _s, _e) in enumerate(tokens) if tok.lower() in DRUG_ALIASES}
-        for i in aliased:
-            spans.append((tokens[i][1], tokens[i][2], DRUG_ALIASES[tokens[i][0].lower()]))
+        aliased = {i: name for i, (tok, _s, _e) in enumerate(tokens) if (name := alias(tok))}
+        for i, name in aliased.items():
+            spans.append((tokens[i][1], tokens[i][2], name))
         words = [tok for tok, _s, _e in tokens]
         for data, first, last in cls._find(words, is_ignore_case=True):
             if any(i in aliased for i in range(first, last)):
                 continue
             generic = str(data.get("name", "")).strip().lower()
             written = text[tokens[first][1]:tokens[last - 1][2]].lower()
+            if written in NOT_DRUGS:
+                continue
             if generic in (f"{written}s", f"{written}es"):  # "penicillin" is the drug; "penicillins" is its class
                 generic = written
             if generic:

@@ -22,7 +22,7 @@ TAKING = r"what\s+(?:is|'s)\s+(?:she|he)\s+(?:on|taking)"
 
 #: Results the record holds, by the names clinicians use (abbreviations included).
 RESULT_WORDS = (
-    r"labs?|lab results?|results?|creatinine|egfr|kidney|renal|potassium|sodium|glucose|hba1c|a1c|hemoglobin|"
+    r"labs?|lab results?|results?|creatinine|egfr|kidneys?|renal|potassium|sodium|glucose|hba1c|a1c|hemoglobin|"
     r"haemoglobin|cholesterol|lipids?|ldl|hdl|blood pressure|bp|vitals?|vital signs|weight|bmi|heart rate|pulse|"
     r"temperature|temp|inr|tsh|thyroid|lfts?|liver function|platelets?|wbc|crp|ferritin|troponin|bnp|urine pcr|upcr|"
     r"sats|spo2|electrolytes|fbc|blood count"
@@ -53,7 +53,7 @@ SECTIONS: tuple[tuple[re.Pattern[str], dict[str, str]], ...] = (
 )
 #: A named result or result group the record query searches for by name.
 LAB_NAME_RE = re.compile(
-    r"\b(kidney function|renal function|liver function(?: tests?)?|lfts?|creatinine|egfr|potassium|sodium|glucose|"
+    r"\b(kidney function|kidneys|renal function|liver function(?: tests?)?|lfts?|creatinine|egfr|potassium|sodium|glucose|"
     r"hba1c|a1c|hemoglobin|haemoglobin|cholesterol|lipids?|ldl|hdl|blood pressure|bp|heart rate|pulse|weight|bmi|"
     r"temperature|temp|inr|tsh|thyroid function|platelets?|white cell count|wbc|troponin|bnp|crp|ferritin|urine pcr|"
     r"upcr|protein[/: -]creatinine(?: ratio)?|oxygen saturation|sats|spo2|electrolytes|u&e|blood count|fbc|cbc)\b",
@@ -62,7 +62,7 @@ LAB_NAME_RE = re.compile(
 #: What a record search is named when the clinician abbreviates it (the names results carry, or a concept the
 #: record tool expands: "liver function" finds ALT, AST and bilirubin).
 LAB_NAMES = {
-    "lft": "liver function", "lfts": "liver function", "liver function test": "liver function",
+    "kidneys": "kidney function", "lft": "liver function", "lfts": "liver function", "liver function test": "liver function",
     "liver function tests": "liver function", "temp": "temperature", "bp": "blood pressure", "pulse": "heart rate",
     "urine pcr": "protein/creatinine", "upcr": "protein/creatinine", "sats": "oxygen saturation",
     "spo2": "oxygen saturation", "u&e": "electrolytes", "fbc": "blood count", "cbc": "blood count",

@@ -34,14 +34,37 @@ STUDY_WORDS = ("studies", "study", "rct", "rcts")
 CLAUSE_RE = re.compile(r"[,;]|\band then\b|\bthen\b")
 
 
-def drugs_near(query: str, keywords: tuple[str, ...], drugs: list[str]) -> list[str]:
-    """The drugs named in the clause of ``query`` that holds one of ``keywords`` ("check metformin safety" in a
-    message that also names lisinopril elsewhere); all of them when no clause does."""
-    for clause in CLAUSE_RE.split(query):
-        if says(clause, keywords):
-            near = [d for d in DrugDictionary.find(clause) if d in drugs]
-            if near:
-                return near
+#: Where a message splits into sentences: a full stop, "!" or "?" before a space (not after a title or "e.g."), a
+#: semicolon or a line break. "4.2" has no space after its point.
+SENTENCE_RE = re.compile(r"(?<![A-Za-z]\.[A-Za-z]\.)(?<!\b(?:dr|mr|ms|vs|no|st)\.)(?<!\bmrs\.)(?<!\b[A-Za-z]\.)(?<=[.!?])\s+"
+                         r"|[;\n]\s*", re.IGNORECASE)
+
+
+def sentences(query: str) -> list[str]:
+    """The message's sentences (context sentences first, as a clinician writes them: "He's on X. Check Y.")."""
+    return [s for s in SENTENCE_RE.split(query) if s.strip()]
+
+
+def _named_in(text: str, drugs: list[str]) -> list[str]:
+    return [d for d in DrugDictionary.find(text) if d in drugs]
+
+
+def drugs_near(query: str, keywords: tuple[str, ...], drugs: list[str], *, whole_sentence: bool = False) -> list[str]:
+    """The drugs of the request: those named in the sentence of ``query`` that holds one of ``keywords`` (the
+    drugs of the other sentences are context: "He's on clopidogrel. Check interactions between …"), and within
+    it, unless ``whole_sentence`` (a list spans its commas), the clause that holds the keyword ("check metformin
+    safety, then lisinopril …"); all of them when no sentence does."""
+    for sentence in sentences(query):
+        if not says(sentence, keywords):
+            continue
+        in_sentence = _named_in(sentence, drugs)
+        if not in_sentence:
+            continue
+        if whole_sentence:
+            return in_sentence
+        clause = next((near for c in CLAUSE_RE.split(sentence) if says(c, keywords) and (near := _named_in(c, drugs))),
+                      None)
+        return clause or in_sentence
     return drugs
 
 
@@ -58,7 +81,7 @@ def drug_list(request: Request, *, near: tuple[str, ...] = ()) -> dict[str, Any]
     message names others elsewhere)."""
     drugs = list(request.entities["drug_mentions"])
     if len(drugs) > 2:
-        found = drugs_near(request.query, near, drugs)
+        found = drugs_near(request.query, near, drugs, whole_sentence=True)
         drugs = found if len(found) >= 2 else drugs
     if len(drugs) == 1:  # "the warfarin-aspirin interaction": a joined pair names two drugs
         drugs = combination_parts(drugs[0])
@@ -94,3 +117,19 @@ def patient_only(request: Request) -> dict[str, Any]:
     """``patient_id``: the id the message names, else the active patient's."""
     pid = request.patient_id
     return {"patient_id": pid} if pid else {}
+
+
+#: "her other meds", "his current medications", "anything she's on", "whatever he is taking": the active patient's
+#: own medicines, which the record gives (never the model).
+OWN_MEDICINES_RE = re.compile(
+    r"\b(?:her|his|their|the\s+patient'?s|pt'?s)\s+(?:other\s+|current\s+|regular\s+|usual\s+|existing\s+|home\s+|"
+    r"active\s+)*(?:meds|medications?|medicines?|drugs|prescriptions|tablets|pills)\b"
+    r"|\b(?:anything|what(?:ever)?|everything)\s+(?:else\s+)?(?:she|he|they)(?:'s|'re|\s+is|\s+are)\s+"
+    r"(?:already\s+|currently\s+)?(?:on|taking)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_own_medicines(query: str) -> bool:
+    """True when the message asks about the patient's own medicines ("her other meds", "anything he's on")."""
+    return bool(OWN_MEDICINES_RE.search(query))

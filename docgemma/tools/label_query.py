@@ -17,9 +17,9 @@ TOPIC_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pregnancy", re.compile(r"\bpregnan\w*|\bconception\b|\btrimesters?\b|\bteratogen\w*|\bf(?:o)?etus\b|\bf(?:o)?etal\b",
                              re.I)),
     ("lactation", re.compile(r"\bbreast[- ]?(?:feed\w*|milk)|\blactat\w*|\bnursing (?:mothers?|women|infants?)\b", re.I)),
-    ("renal impairment", re.compile(r"\brenal\b|\bkidneys?\b|\bckd\b|\begfr\b|\bcreatinine clearance\b|\bcrcl\b|"
+    ("renal impairment", re.compile(r"\brenal\b|\bkidneys?\b|\bckd\b|\begfr\b|\bcreatinine(?: clearance)?\b|\bcrcl\b|"
                                     r"\b(?:haemo|hemo)?dialysis\b|\besrd\b", re.I)),
-    ("hepatic impairment", re.compile(r"\bhepatic\b|\bliver\b|\bcirrho\w*|\bchild[- ]pugh\b", re.I)),
+    ("hepatic impairment", re.compile(r"\bhepatic\b|\bliver\b|\bcirrho\w*|\bchild[- ]pugh\b|\blfts?\b", re.I)),
     ("children", re.compile(r"\bchild(?:ren)?\b(?![- ]pugh)|\bkids?\b|\bpa?ediatric\w*|\binfants?\b|\bneonat\w*|"
                             r"\bnewborns?\b|\badolescents?\b|\btoddlers?\b", re.I)),
     ("older adults", re.compile(r"\belderly\b|\bolder (?:adults?|patients?|people)\b|\bgeriatric\b|\bfrail\b|"

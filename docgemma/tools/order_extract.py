@@ -17,6 +17,7 @@ from typing import Any
 
 from docgemma.clinical.dosing import DOSE_TEXT_RE, canonical_dose, duration_match, frequency_match, route_match
 from docgemma.clinical.entities import ExtractedEntities
+from docgemma.clinical.function_words import only_function_words
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.clinical.negation import without_negations
 
@@ -254,7 +255,14 @@ def _substance(text: str) -> str | None:
     words = text.strip(" .,;:-")
     if not words or words.lower() in _NOT_ALLERGENS or _is_reaction(words) or REACTION_RE.search(words):
         return None
-    return words
+    if only_function_words(words):  # "on her", "him": never a substance
+        return None
+    # "sulfa", "sulpha drugs": the class's name, as a record and the class checks know it.
+    return "sulfonamides" if _SULFA_RE.fullmatch(words) else words
+
+
+#: The colloquial words for the sulfonamide antibiotics.
+_SULFA_RE = re.compile(r"sul(?:f|ph)a(?:\s+(?:drugs?|antibiotics|meds|medications?))?", re.IGNORECASE)
 
 
 def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None) -> dict[str, Any]:
@@ -265,8 +273,8 @@ def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None
         for found in pattern.finditer(query):
             name = re.sub(r"^(?:(?:a|an|the|known|new|severe|mild|moderate|record|document|add|log|note|enter|save|"
                           r"please|patient|her|his|has|had|with)\s+)+", "", found.group("name").strip(), flags=re.IGNORECASE)
-            if _substance(name):
-                out["substance"] = name
+            if (substance := _substance(name)) is not None:
+                out["substance"] = substance
                 break
         if "substance" in out:
             break

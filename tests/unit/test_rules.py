@@ -112,7 +112,7 @@ def test_multi_tool_order_follows_the_request_with_the_patient_first() -> None:
     ("add_allergy", "Record a penicillin allergy (anaphylaxis) for abc-123", None,
      {"patient_id": "abc-123", "substance": "penicillin", "reaction": "anaphylaxis", "severity": "severe"}),
     ("add_allergy", "Document allergy to sulfa drugs causing rash for her", GRACE,
-     {"patient_id": "gm-001", "substance": "sulfa drugs", "reaction": "rash"}),
+     {"patient_id": "gm-001", "substance": "sulfonamides", "reaction": "rash"}),
     # No reaction stated: the card says so rather than a model inventing one (seen in the browser on the
     # embedded model: the request's own text became the reaction).
     ("add_allergy", "Add a penicillin allergy for her", GRACE,

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from docgemma.agent import answer, modes, named_drugs, prompts, record_check, render, transcript
+from docgemma.agent import answer, modes, named_drugs, other_language, prompts, record_check, render, transcript
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.node_settings import NODE_CONFIG
@@ -33,6 +33,7 @@ from docgemma.agent.state import AgentState, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import other_patient_named
 from docgemma.clinical.ingredients import Resolution, resolve_local
+from docgemma.clinical.language import NAMES, detect
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.http import known_offline
 from docgemma.tools.registry import ToolRegistry
@@ -196,8 +197,16 @@ def _not_meaningful(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answ
 
 
 #: The answers written by code, never by the model, in the order they are tried; the first that applies wins.
+def _other_language(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
+    """A message in French, Portuguese, Spanish or Swahili: what this mode understands, in that language."""
+    language = detect(state["user_query"])
+    if language is None or state.get("tool_results") or state.get("intent") != "DIRECT":
+        return None
+    return other_language.reply(language), f"a message in {NAMES[language]}: said in it (no model call)"
+
+
 CODE_ANSWERS: tuple[Callable[[AgentState, LLM, ToolRegistry], Answer | None], ...] = (
-    _clarification, _nothing_asked, _patient_selected, _no_tool_chosen, _declined, _all_failed, _record_line,
+    _other_language, _clarification, _nothing_asked, _patient_selected, _no_tool_chosen, _declined, _all_failed, _record_line,
     _not_meaningful,
 )
 

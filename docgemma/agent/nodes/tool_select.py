@@ -18,7 +18,8 @@ from pydantic import BaseModel
 
 from docgemma.agent import prompts, rules
 from docgemma.agent.node_settings import NODE_CONFIG
-from docgemma.agent.prefill import prefill
+from docgemma.agent.prefill import own_medicines, prefill
+from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.schemas import missing_fields_schema, tool_selection_schema
 from docgemma.agent.state import AgentState
 from docgemma.agent.trace import NodeTrace
@@ -76,16 +77,20 @@ def _ask_model(llm: LLM, state: AgentState, spec: ToolSpec, schema: type[BaseMod
     return out.model_dump(exclude_none=True)
 
 
-def _fill_args(llm: LLM, state: AgentState, spec: ToolSpec) -> tuple[dict[str, Any], str]:
-    """Stage 2: code's values, then the model for the required fields still missing. Returns the
-    arguments and how they were obtained (for the timeline)."""
+def _fill_args(llm: LLM, state: AgentState, spec: ToolSpec,
+               record_facts: RecordFacts | None = None) -> tuple[dict[str, Any], str]:
+    """Stage 2: code's values (the message's, then the record's: "her other meds"), then the model for the
+    required fields still missing. Returns the arguments and how they were obtained (for the timeline)."""
     known = prefill(spec, state)
+    from_record = own_medicines(spec, state, record_facts)
+    if from_record is not None:
+        known = {**known, **from_record.args}
     missing = tuple(
         name for name, info in spec.args_model.model_fields.items()
         if info.is_required() and name not in known and name not in CODE_ONLY_FIELDS
     )
     if not missing:
-        return known, "arguments by rule (no model call)"
+        return known, "arguments by rule (no model call)" + (f"; {from_record.note}" if from_record else "")
     if spec.writes and not clinically_meaningful(llm):
         # A model not fit for medicine puts no words into the record: the card shows what is missing and
         # the clinician edits it (seen on the embedded model: the request itself became a note's text).
@@ -99,8 +104,10 @@ def _fill_args(llm: LLM, state: AgentState, spec: ToolSpec) -> tuple[dict[str, A
     return {**asked, **known}, how
 
 
-def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[str, Any]:
-    """Select the next tool call; see the module docstring."""
+def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry,
+                record_facts: RecordFacts | None = None) -> dict[str, Any]:
+    """Select the next tool call; see the module docstring. ``record_facts`` reads the active patient's record for
+    the arguments it gives ("her other meds")."""
     trace = NodeTrace("tool_select", llm)
     assert trace.llm is not None
     mode = state.get("retry_mode")
@@ -120,7 +127,12 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[
     by_rule = rules.next_tool(state, registry)
     if by_rule is not None:
         tool, reason = by_rule
-        args, how = _fill_args(trace.llm, state, registry[tool])
+        gap = own_medicines(registry[tool], state, record_facts)
+        if gap is not None and gap.ask:
+            # "her other meds" and the record gives none: the clinician is asked, nothing is checked half-way.
+            event = trace.event("asked the clinician", f"decided by rule: {reason}; {gap.note} (no model call)")
+            return {"current_tool": None, "current_args": None, "clarification_request": gap.ask, "timeline": [event]}
+        args, how = _fill_args(trace.llm, state, registry[tool], record_facts)
         event = trace.event(registry.label(tool), f"decided by rule: {reason}; {how}; arguments: {args}")
         return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
 
@@ -137,7 +149,7 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry) -> dict[
         event = trace.event("no further tool", "model output unusable; moving on to the answer")
         return {"current_tool": None, "current_args": None, "timeline": [event]}
 
-    args, how = _fill_args(trace.llm, state, registry[tool])
+    args, how = _fill_args(trace.llm, state, registry[tool], record_facts)
     event = trace.event(registry.label(tool), f"model chose; {how}; arguments: {args}")
     return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
 
