@@ -18,8 +18,8 @@ from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
-from docgemma.tools.ehr_tools import ehr_executors, record_facts, record_write_check
-from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.binding import bind_tools, knowledge_clients
+from docgemma.tools.ehr_tools import record_facts, record_write_check
 from docgemma.tools.registry import default_registry
 from tests.fake_openfda import FakeOpenFDA
 from tests.integration.test_named_drug_safety import add_patient
@@ -39,9 +39,8 @@ def ehr(tmp_path_factory: pytest.TempPathFactory) -> Ehr:
 
 
 def assistant(ehr: Ehr) -> Assistant:
-    executors, formatters = ehr_executors(ehr)
-    registry = knowledge_tools(Settings(), transport=FakeOpenFDA().transport()).bind(default_registry())
-    return Assistant(demo_llm(), registry.with_executors(executors, formatters), patient_context=ehr.patient_context,
+    registry = bind_tools(default_registry(), knowledge_clients(Settings(), transport=FakeOpenFDA().transport(), record=ehr))
+    return Assistant(demo_llm(), registry, patient_context=ehr.patient_context,
                      record_facts=record_facts(ehr), write_check=record_write_check(ehr))
 
 
