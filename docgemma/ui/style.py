@@ -40,11 +40,14 @@ CSS = """
   #header h2 { font-size: 1.1em; }
   #header p { font-size: .85em; }
   #patient-strip {
-    position: sticky; top: 0; z-index: 20; max-height: 24vh; overflow-y: auto;
-    background: var(--background-fill-primary); border-bottom: 2px solid var(--border-color-primary);
+    position: sticky; top: 0; z-index: 1000; max-height: 24vh; overflow-y: auto;
+    background: var(--body-background-fill, #fff) !important; border-bottom: 2px solid var(--border-color-primary);
     padding: .25rem .5rem !important; font-size: .85em; line-height: 1.35;
   }
   #patient-strip p { margin: 0; }
+  /* What sits above the chat changes height (the strip when another patient becomes active): the browser keeps
+     the chat in place, not the header (scroll anchoring), so the chat and the box below it do not move away. */
+  #header, #status, #patient-strip { overflow-anchor: none; }
   #approval, #approval * { overflow-wrap: anywhere; }
   #approval .row { flex-direction: column; flex-wrap: nowrap; }
   #approval .row > * { width: 100%; min-width: 0 !important; flex: none !important; }
