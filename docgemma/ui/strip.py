@@ -11,7 +11,7 @@ from docgemma.ui.markup import escape
 from docgemma.ui.wording import clinical_text
 
 #: Shown while no patient is active (the panel says how to choose one).
-NO_ACTIVE = "*No active patient.*"
+NO_ACTIVE = "*No active patient: pick one in the patient panel, or ask about one by name.*"
 #: The summary's own words when it has no flag.
 NO_FLAGS = "No allergies or safety flags recorded."
 #: Safety-section lines that are no caution (the panel lists them): left out of the strip.
@@ -49,13 +49,17 @@ def flags(summary_text: str) -> list[tuple[str, str, bool]]:
         kind, text = found.group("kind"), found.group("text").rstrip(".")
         if kind == "ALLERGY":
             text = re.sub(r"^Allergy to ", "", text)
+        elif not kind.startswith(SEVERE_KINDS):
+            # The finding, without the advice after it ("eGFR 33, falling — review renally cleared drugs"): the
+            # strip stays one or two lines on a phone; the panel gives the advice.
+            text = text.split(" — ", 1)[0]
         out.append((kind.capitalize(), text, kind.startswith(SEVERE_KINDS)))
     return out
 
 
 def strip_markdown(name: str | None, summary_text: str | None) -> str:
-    """The strip: the patient's name and birth date, then each flag with its kind in words and colour; the
-    summary's "none recorded" when there is no flag; :data:`NO_ACTIVE` without a patient."""
+    """The strip, one run of text: the patient's name and birth date, then each flag with its kind in words and
+    colour; the summary's "none recorded" when there is no flag; :data:`NO_ACTIVE` without a patient."""
     if not name or summary_text is None:
         return NO_ACTIVE
     born = _BORN.search(summary_text)
@@ -65,4 +69,4 @@ def strip_markdown(name: str | None, summary_text: str | None) -> str:
         return f"{head} · {NO_FLAGS}"
     shown = [f'<span class="check-{"severe" if severe else "warning"}">{escape(kind)}</span> '
              f"{escape(clinical_text(text))}" for kind, text, severe in found]
-    return head + "  \n" + "  \n".join(shown)
+    return " · ".join([head, *shown])

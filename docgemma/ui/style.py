@@ -36,11 +36,13 @@ CSS = """
    above it while chatting (the panel with them is ~2,500 px further down); the approval card's fields and
    buttons stack, nothing wider than the screen. */
 @media (max-width: 700px) {
-  #chat { height: 60vh !important; }
+  #chat { height: 50vh !important; }
+  .column { gap: 8px !important; }
   #header h2 { font-size: 1.1em; }
-  #header p { font-size: .85em; }
+  #header p { font-size: .78em; line-height: 1.3; }
+  #status p { font-size: .8em; line-height: 1.3; margin: 0; }
   #patient-strip {
-    position: sticky; top: 0; z-index: 1000; max-height: 24vh; overflow-y: auto;
+    position: sticky; top: 0; z-index: 1000; min-height: 3.6rem; max-height: 24vh; overflow-y: auto;
     background: var(--body-background-fill, #fff) !important; border-bottom: 2px solid var(--border-color-primary);
     padding: .25rem .5rem !important; font-size: .85em; line-height: 1.35;
   }
