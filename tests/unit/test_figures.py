@@ -57,12 +57,34 @@ class Figure:
     formats: tuple[Callable[[Any], str], ...]
 
     def values(self) -> list[str]:
-        data = json.loads((RESULTS / self.results).read_text())
+        data = _read(RESULTS / self.results)
         shown = []
         for reader, fmt in zip(self.readers, self.formats, strict=True):
             value = reader(data) if callable(reader) else _at(data, reader)
             shown.append(fmt(value))
         return shown
+
+
+def _read(path: Path) -> Any:
+    """A results file: JSON, JSON lines (a list), or the text a command printed (``golden … > after.txt``)."""
+    text = path.read_text()
+    if path.suffix == ".json":
+        return json.loads(text)
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return text
+
+
+def _golden_tool(text: str, file: str) -> tuple[int, int]:
+    """Correct and total of the ``tool`` row of one golden file's accuracy table in a printed golden run."""
+    section = text.split(f"{file} (", 1)[1]
+    found = re.search(r"^tool\s+(\d+)\s+(\d+)", section, re.MULTILINE)
+    assert found, file
+    return int(found.group(1)), int(found.group(2))
+
+
+def _by_rule(turn: dict[str, Any]) -> bool:
+    return any((turn.get("decided_by_rule") or {}).values())
 
 
 def _at(data: Any, path: tuple[Any, ...]) -> Any:
@@ -159,6 +181,16 @@ FIGURES: list[Figure] = [
     *[_route_row("fake", route) for route in ("direct", "single_tool", "multi_tool", "error_retry", "image")],
     _forced_row("direct", "direct"), _forced_row("single tool", "single_tool"), _forced_row("three tools", "multi_tool"),
     _forced_row("error then retry", "error_retry"),
+    # ── tool choice on the embedded CPU model (golden runs; the command is in bench/README.md)
+    Figure(README, "the page's 12 example prompts | {}/{} (before rule-based routing: {}/{},", "golden_model_mode/after.txt",
+           (lambda t: _golden_tool(t, "page_examples.json")[0], lambda t: _golden_tool(t, "page_examples.json")[1],
+            lambda t: _golden_tool(_read(RESULTS / "golden_model_mode/before.txt"), "page_examples.json")[0],
+            lambda t: _golden_tool(_read(RESULTS / "golden_model_mode/before.txt"), "page_examples.json")[1]),
+           (plain,) * 4),
+    Figure(README, "| {}/{}: {} turns decided by rule, all right; {} left to the model", "golden_model_mode/after.jsonl",
+           (lambda rows: sum(_golden_tool(_read(RESULTS / "golden_model_mode/after.txt"), f)[0]
+                             for f in ("clinician_phrasing.json", "page_examples.json")),
+            len, lambda rows: sum(map(_by_rule, rows)), lambda rows: sum(not _by_rule(r) for r in rows)), (plain,) * 4),
     # ── memory, concurrency, deployment, the record at scale
     Figure(README, "| peak memory decoding the largest accepted image | {} MB (before: {} MB)", "results_images.json",
            (("after", "max_peak_rss_mb_over_cases"), ("before", "max_peak_rss_mb_over_cases")), (whole, whole)),
@@ -210,6 +242,10 @@ FIGURES: list[Figure] = [
             lambda d: _final("coverage"), lambda d: _final("precision"), lambda d: _final("route_and_tool_right"),
             lambda d: _final("turns"), lambda d: _final("accuracy")),
            (plain, plain, plain, percent, percent, percent, plain, plain, percent)),
+    Figure(README, "are routed by rule (right in {}–{} % of those)", "results_rules_final_firstpass.json",
+           (lambda d: min(d["rules"]["precision"], _firstpass("test")),
+            lambda d: max(d["rules"]["precision"], _firstpass("test"))),
+           (lambda v: f"{v * 100:.0f}",) * 2),
     # ── the writeup's evidence table (figures that stood there when this test was written)
     Figure(WRITEUP, "| deterministic overhead per turn (instant model) | p50 {} ms ({} turns)", _AGENT,
            (("deterministic_overhead", "p50_ms"), ("deterministic_overhead", "turns")), (one, plain)),
@@ -220,6 +256,10 @@ FIGURES: list[Figure] = [
            (("per_call_ms_cached", "in_process_p50"), ("per_call_ms_cached", "mcp_stdio_p50"),
             lambda d: d["time_to_fail_offline"]["real API hosts, no network"]["seconds"] * 1000), (two, one, whole)),
 ]
+
+
+def _firstpass(split: str) -> float:
+    return float(json.loads((RESULTS / f"results_rules_{split}_firstpass.json").read_text())["rules"]["precision"])
 
 
 def _final(key: str) -> Any:
@@ -243,7 +283,7 @@ def test_each_stated_figure_is_the_one_its_results_file_holds(figure: Figure) ->
 
 #: Claims that were measured untrue on this machine (issue 27) and have no results file: never stated again.
 UNTRUE = [r"30[-–]40 s", r"a second or two", r"0\.5 s, no traceback", r"before: 5 calls, 36 s", r"41\.4 s",
-          r"16\.3 ms"]
+          r"16\.3 ms", r"1,378 tokens"]
 
 
 @pytest.mark.parametrize("doc", [README, WRITEUP])
