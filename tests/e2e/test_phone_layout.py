@@ -29,8 +29,8 @@ TYPING_POSITION = ("() => { const b = document.querySelector('#input').getBoundi
                    " window.scrollTo(0, window.scrollY + b.bottom - window.innerHeight + 8); }")
 
 
-def _in_view(box: dict[str, Any]) -> bool:
-    return box["top"] >= -1 and box["bottom"] <= HEIGHT + 1
+def _in_view(box: dict[str, Any], height: int = HEIGHT) -> bool:
+    return box["top"] >= -1 and box["bottom"] <= height + 1
 
 
 def _turn(tab: Any, question: str, done: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -43,10 +43,11 @@ def _turn(tab: Any, question: str, done: str) -> tuple[dict[str, Any], dict[str,
     return before, tab.evaluate(GEOMETRY)
 
 
-def _kept_in_place(before: dict[str, Any], after: dict[str, Any]) -> None:
-    """The chat is where it was, whole on the screen, and its newest message is in its view."""
+def _kept_in_place(before: dict[str, Any], after: dict[str, Any], height: int = HEIGHT) -> None:
+    """The window did not scroll by itself, the chat is where it was, whole on the screen, and its newest message
+    is in its view."""
     assert abs(after["chat"]["top"] - before["chat"]["top"]) <= 2, (before, after)
-    assert _in_view(after["chat"]) and _in_view(after["strip"])
+    assert _in_view(after["chat"], height) and _in_view(after["strip"], height)
     last, messages = after["last"], after["messages"]
     assert last["bottom"] > messages["top"] and last["top"] < messages["bottom"], after
 
@@ -94,3 +95,17 @@ def test_a_phone_keeps_the_patient_and_flags_beside_the_chat(app_url: tuple[str,
     page.set_viewport_size({"width": 1440, "height": 900})
     page.wait_for_timeout(500)
     assert not page.evaluate(GEOMETRY)["strip"]["shown"]  # beside the chat on a wide screen: the panel itself
+
+
+def test_a_turn_leaves_the_desktop_page_where_it_was(app_url: tuple[str, Ehr], page: Any) -> None:  # noqa: F811
+    """At 1440×900, scrolled to where the box is at the bottom of the screen: after each turn the window is where it
+    was, the chat whole on the screen with its newest message in view; no patient strip (the panel is beside)."""
+    url, _ = app_url
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(url, wait_until="domcontentloaded")
+    page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    for question, done in (("Find patient Amina Okafor and check her chart", "Sources:"),
+                           ("What were her last kidney function results?", "Patient Data Query")):
+        before, after = _turn(page, question, f"document.querySelector('#timeline').innerText.includes({done!r})")
+        _kept_in_place(before, after, 900)
+        assert after["y"] == before["y"] and not after["strip"]["shown"]
