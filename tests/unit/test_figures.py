@@ -111,6 +111,8 @@ _FORCED_T, _FORCED_L = "transformers, forced meaningful", "llamacpp, forced mean
 _AFTER = "after (shared prefix first, no brief_summary)"
 _BEFORE = "before (1cb9e14: instructions first)"
 _ACTIVE = "single tool, active patient"
+#: ``python -m docgemma golden golden_tests/clinical_sessions.json > bench/results/golden_oracle/clinical_sessions.txt``
+_GOLDEN = "golden_oracle/clinical_sessions.txt"
 
 
 def _route_row(name: str, route: str) -> Figure:
@@ -152,6 +154,11 @@ def _rules_row(split: str, file: str) -> list[Figure]:
                 ("backends", "transformers", "turns"), ("backends", "transformers", "accuracy")),
                (plain, plain, plain, percent)),
     ])
+
+
+def _golden_call(route: str, index: int) -> Callable[[str], Any]:
+    """Reads one route's mean (0) or max (1) from a printed golden run."""
+    return lambda text: _calls(text)[route][index]
 
 
 FIGURES: list[Figure] = [
@@ -257,6 +264,16 @@ FIGURES: list[Figure] = [
     Figure(WRITEUP, "| embedded model: load; app launch to ready; first answer token | {} s; {} s; {} s (single tool)",
            _AGENT, (("cpu_model", "load_s"), lambda d: _ui("launch_to_ready_s"),
                     lambda d: _ui("Check FDA warnings for dofetilide", "first_token_s")), (one, one, one)),
+    Figure(WRITEUP, "model calls per turn (oracle, {} turns): direct {}, single tool {}, multi-tool {} |", _GOLDEN,
+           (lambda t: sum(v[2] for v in _calls(t).values()), lambda t: _calls(t)["direct"][0],
+            lambda t: _calls(t)["single tool"][0], lambda t: _calls(t)["multi-tool"][0]), (plain,) * 4),
+    Figure(WRITEUP, "| direct {} (max {}), single tool {} (max {}), multi-tool {} (max {}); seed 002's budget", _GOLDEN,
+           tuple(_golden_call(r, i) for r in ("direct", "single tool", "multi-tool") for i in (0, 1)),
+           (plain,) * 6),
+    Figure(WRITEUP, "all {} files pass: {} clinical sessions / {} turns in `clinical_sessions.json`", _GOLDEN,
+           (lambda t: _gated_golden_files(),
+            lambda t: len(json.loads((ROOT / "golden_tests" / "clinical_sessions.json").read_text())["sessions"]),
+            lambda t: sum(v[2] for v in _calls(t).values())), (plain,) * 3),
     Figure(WRITEUP, "| {} ms vs {} ms; {} ms to a clear \"unavailable\"", "results_tools.json",
            (("per_call_ms_cached", "in_process_p50"), ("per_call_ms_cached", "mcp_stdio_p50"),
             lambda d: d["time_to_fail_offline"]["real API hosts, no network"]["seconds"] * 1000), (two, one, whole)),
@@ -269,6 +286,18 @@ def _firstpass(split: str) -> float:
 
 def _outlines_core(data: Any) -> list[dict[str, Any]]:
     return [x for r in data["results"] if r["backend"] == "outlines_core" for x in r["schemas"] if x.get("build_s")]
+
+
+def _calls(text: str) -> dict[str, tuple[str, str, int]]:
+    """A printed golden run's "model calls per turn" line: route → (mean, max, turns)."""
+    line = re.search(r"^model calls per turn: (.+)$", text, re.MULTILINE)
+    assert line, "no model-calls line"
+    return {m.group(1): (m.group(2), m.group(3), int(m.group(4)))
+            for m in re.finditer(r"([a-z -]+?) ([\d.]+) \(max (\d+), (\d+) turns\)", line.group(1).replace("; ", ";"))}
+
+
+def _gated_golden_files() -> int:
+    return len([p for p in (ROOT / "golden_tests").glob("*.json") if not p.name.startswith("heldout_")])
 
 
 def _final(key: str) -> Any:
