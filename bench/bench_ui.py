@@ -1,13 +1,15 @@
-"""Web-app figures: time from launch to ready on the embedded default, and time to the first
-streamed answer token of a turn, measured through gradio_client against ``python app.py``.
+"""Web-app figures: time from launch to ready on the embedded default, time to the first streamed answer token
+of a turn (gradio_client against ``python app.py``), and time from SIGTERM to the process's exit with its exit
+status. The machine's load average is recorded beside them (the figures grow with it).
 
-    python bench/bench_ui.py
+    python bench/bench_ui.py [--save]     # --save: bench/results/results_ui.json (README and writeup cite it)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +20,7 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results" / "results_ui.json"
 
 
 def main() -> int:
@@ -42,7 +45,8 @@ def main() -> int:
         from gradio_client import Client
 
         client = Client(url, verbose=False)
-        figures = {"launch_to_ready_s": round(ready_s, 1)}
+        figures: dict[str, object] = {"launch_to_ready_s": round(ready_s, 1), "cpus": os.cpu_count(),
+                                      "load_average_1m_at_start": round(os.getloadavg()[0], 2)}
         for question in ("What is hypertension?", "Check FDA warnings for dofetilide"):
             begin = time.perf_counter()
             job = client.submit({"text": question, "files": []}, [], None, api_name="/respond")
@@ -55,11 +59,26 @@ def main() -> int:
                 if first_token is None and last["role"] == "assistant" and not last.get("metadata"):
                     first_token = time.perf_counter() - begin
             figures[question] = {"first_token_s": round(first_token or -1, 1), "turn_s": round(time.perf_counter() - begin, 1)}
+        figures.update(_shutdown(app))
     finally:
-        app.terminate()
-        app.wait(10)
+        if app.poll() is None:
+            app.kill()
+            app.wait(10)
     print(json.dumps(figures, indent=1))
+    if "--save" in sys.argv[1:]:
+        RESULTS.write_text(json.dumps(figures, indent=1) + "\n")
     return 0
+
+
+def _shutdown(app: subprocess.Popen[bytes]) -> dict[str, object]:
+    """SIGTERM as a service manager sends it: seconds to exit, and the exit status (0: a clean stop)."""
+    begin = time.perf_counter()
+    app.send_signal(signal.SIGTERM)
+    try:
+        code = app.wait(60)
+    except subprocess.TimeoutExpired:
+        return {"shutdown_s": None, "shutdown_exit_code": None}
+    return {"shutdown_s": round(time.perf_counter() - begin, 1), "shutdown_exit_code": code}
 
 
 if __name__ == "__main__":

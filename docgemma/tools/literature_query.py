@@ -38,8 +38,13 @@ _NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
 TOPIC_RE = re.compile(
     r"\b(?:studies|study|papers?|articles?|research|evidence|literature|pubmed|publications?|data|trials?|rcts?|"
     r"reviews?|meta-analy(?:sis|ses)|guidelines?|recommendations)\s+"
-    r"(?:on|about|for|regarding|of|in|into|comparing|supporting|looking at|evaluating)\s+(?P<topic>.+?)\s*[?.!]*$",
+    r"(?:on|about|for|regarding|of|in|into|comparing|supporting|looking at|evaluating|that|whether)\s+"
+    r"(?P<topic>.+?)\s*[?.!]*$",
     re.I)
+#: "What does PubMed say about …", "what the literature shows on …": the topic follows the verb, not a source word
+#: (the whole question was sent as the search, and shown as the step's search terms).
+SAYS_RE = re.compile(r"\b(?:says?|said|shows?|tells?(?:\s+us)?|reports?|found)\s+(?:about|on|regarding|for)\s+"
+                     r"(?P<topic>.+?)\s*[?.!]*$", re.I)
 #: Words that qualify the request rather than name a concept.
 FILLER_RE = re.compile(
     r"\b(?:optimal|optimum|best|ideal|protocols?|expected|timelines?|recent(?:ly)?|latest|newest|current|"
@@ -103,7 +108,7 @@ def concepts(text: str) -> str:
 def parse(query: str) -> dict[str, Any]:
     """query / publication_types / since_year / newest_first read off the message."""
     clause = _literature_clause(query)
-    found = TOPIC_RE.search(clause)
+    found = TOPIC_RE.search(clause) or SAYS_RE.search(clause)
     topic = found.group("topic") if found else _LEAD_RE.sub("", clause)
     # Study-type and recency words may stand before the topic ("recent meta-analyses on …").
     out: dict[str, Any] = {}

@@ -46,6 +46,7 @@ from docgemma.ui.messages import (
     transcript_history,
     user_message,
 )
+from docgemma.ui.strip import NO_ACTIVE, strip_markdown
 from docgemma.ui.thread_id import new_thread_id, thread_from_browser
 from docgemma.ui.uploads import UploadRefused, allowed_roots, checked_path, enable_gradio_check, safe_history
 from docgemma.workspace import (
@@ -199,6 +200,8 @@ class Page:
     send_image: Any
     timeline: Any
     new_conversation: Any
+    #: The active patient's name and safety flags above the chat (sticky on a phone: ``ui/strip.py``).
+    patient_strip: Any
 
     def card_parts(self) -> list[Any]:
         """Every component the approval card's updates touch."""
@@ -271,6 +274,7 @@ def layout() -> Page:
     status_md = gr.Markdown(elem_id="status")
     with gr.Row():
         with gr.Column(scale=7, min_width=340):  # the conversation is what is read: the widest column
+            patient_strip = gr.Markdown(NO_ACTIVE, elem_id="patient-strip")
             chatbot = gr.Chatbot(value=[{"role": "assistant", "content": WELCOME}], label="Conversation",
                                  elem_id="chat")
             card = _approval_card(gr)
@@ -304,7 +308,7 @@ def layout() -> Page:
         edit=card["edit"], reject=card["reject"], decision_note=card["decision_note"], follow_buttons=follow_buttons,
         queued_note=queued_note, box=box, patient_query=panel["patient_query"], find=panel["find"],
         matches=panel["matches"], use=panel["use"], patient_md=panel["patient_md"], images=panel["images"],
-        send_image=panel["send_image"], timeline=timeline,
+        send_image=panel["send_image"], timeline=timeline, patient_strip=patient_strip,
     )
 
 
@@ -355,10 +359,12 @@ class Handlers:
         offline = None if self.network is None or self.network.reachable is None else not self.network.reachable
         return welcome_text(self.mode, self.workspace.capabilities(offline))
 
-    def patient_view(self, thread: str) -> tuple[str, list[tuple[str, str]], list[dict[str, Any]]]:
+    def patient_view(self, thread: str) -> tuple[str, list[tuple[str, str]], list[dict[str, Any]], str]:
+        """The panel's summary, its gallery (and the images behind it), and the strip above the chat."""
         panel = self.workspace.patient_panel(thread)
         if panel.message is not None:
-            return panel.message, [], []
+            # An unreadable record is said in the strip too: its flags are unknown, not absent.
+            return panel.message, [], [], NO_ACTIVE if panel.message == NO_PATIENT else panel.message
         gallery, stored = [], []
         for image in panel.images:
             # Gradio stores the shown image itself: no file of ours.
@@ -366,15 +372,17 @@ class Handlers:
             if shown is not None:
                 gallery.append((shown, image.description))
                 stored.append({"filename": image.filename, "data": image.data, "description": image.description})
-        return summary_markdown(str(panel.name), str(panel.summary), panel.notes), gallery, stored
+        return (summary_markdown(str(panel.name), str(panel.summary), panel.notes), gallery, stored,
+                strip_markdown(panel.name, panel.summary))
 
     def after_turn(self, result: TurnResult | None, thread: str, pending: bool = False) -> dict[Any, Any]:
         follow = list(result.follow_ups)[:MAX_FOLLOW_UPS] if result and not pending else []
-        summary, gallery, stored = self.patient_view(thread)
+        summary, gallery, stored, strip = self.patient_view(thread)
         updates: dict[Any, Any] = {
             self.page.timeline: timeline_markdown(result, pending=pending, names=self.workspace.patient_name,
                                                   tools=self.tools),
             self.page.patient_md: summary,
+            self.page.patient_strip: strip,
             self.page.images: gallery,
             self.page.record_images: stored,
         }
@@ -593,9 +601,9 @@ class Handlers:
             # Said in the conversation, so nobody reads the next answer as being about the previous patient.
             history.append({"role": "assistant", "content": f"*Active patient is now {escape(patient['name'])}.* "
                             "Earlier messages about the previous patient are not used for the next answers."})
-        summary, gallery, stored = self.patient_view(thread)
+        summary, gallery, stored, strip = self.patient_view(thread)
         return {self.page.patient_md: summary, self.page.images: gallery, self.page.record_images: stored,
-                self.page.chatbot: history, self.page.decision_note: ""}
+                self.page.chatbot: history, self.page.decision_note: "", self.page.patient_strip: strip}
 
     def queue_image(self, index: int | None, stored: list[dict[str, Any]]) -> tuple[Any, str]:
         if index is None or index >= len(stored):
@@ -642,6 +650,7 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
         page.chatbot, page.approval, page.approval_md, page.approval_args, page.timeline, page.patient_md, page.images,
         page.record_images, page.box, page.queued_image, page.queued_note, *page.follow_buttons, page.card_id,
         page.override_row, page.override_reason, page.decision_note, *page.form_parts(), page.matches,
+        page.patient_strip,
     ]
     chat = [page.box, page.chatbot, page.thread, page.queued_image]
     card = [page.approval_args, page.chatbot, page.thread, page.card_ref]
@@ -663,7 +672,8 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     page.find.click(on.search, page.patient_query, page.matches, api_name="search_patients")
     page.patient_query.submit(on.search, page.patient_query, page.matches)
     page.use.click(on.select, [page.matches, page.chatbot, page.thread],
-                   [page.patient_md, page.images, page.record_images, page.chatbot, page.decision_note],
+                   [page.patient_md, page.images, page.record_images, page.chatbot, page.decision_note,
+                    page.patient_strip],
                    api_name="select_patient")
 
     def on_select(evt: Any) -> int:
@@ -676,7 +686,7 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     # Not API endpoints: an API client has its own session thread and nothing in a browser to restore.
     session = [page.thread, page.saved_thread, page.chatbot, page.decision_note, page.queued_image, page.queued_note,
                page.header, page.matches, *page.card_parts(), page.timeline, page.patient_md, page.images,
-               page.record_images, *page.follow_buttons]
+               page.record_images, *page.follow_buttons, page.patient_strip]
     # The status line comes after the restore, so that its showing means the page is the reopened conversation.
     demo.load(on.restore, page.saved_thread, session, api_visibility="private").then(on.status, None, page.status_md)
     page.new_conversation.click(on.new_conversation, None, session, api_visibility="private")

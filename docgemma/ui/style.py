@@ -24,9 +24,35 @@ CSS = """
 #header h2 { margin: 0; }
 #header p { margin: .1em 0; }
 .field-checks p { margin: .2em 0; }
+/* Gradio's container hides its overflow, which makes it a scroll box and stops anything sticking inside it (the
+   patient strip on a phone); clip cuts the same overflow without being one. At the top level: Gradio scopes the
+   rules inside a media query to the page's content, where this container is not. */
+.gradio-container { overflow: clip !important; }
+/* Wide screens: the patient panel is beside the chat, the strip above it is not needed. */
+@media (min-width: 701px) {
+  #patient-strip { display: none !important; }
+}
+/* A phone (390x844): the chat gets most of the height; the active patient's name and safety flags stay in view
+   above it while chatting (the panel with them is ~2,500 px further down); the approval card's fields and
+   buttons stack, nothing wider than the screen. */
 @media (max-width: 700px) {
-  #chat { height: 34vh !important; }
+  #chat { height: 50vh !important; }
+  .column { gap: 8px !important; }
   #header h2 { font-size: 1.1em; }
+  #header p { font-size: .78em; line-height: 1.3; }
+  #status p { font-size: .8em; line-height: 1.3; margin: 0; }
+  #patient-strip {
+    position: sticky; top: 0; z-index: 1000; min-height: 3.6rem; max-height: 24vh; overflow-y: auto;
+    background: var(--body-background-fill, #fff) !important; border-bottom: 2px solid var(--border-color-primary);
+    padding: .25rem .5rem !important; font-size: .85em; line-height: 1.35;
+  }
+  #patient-strip p { margin: 0; }
+  /* What sits above the chat changes height (the strip when another patient becomes active): the browser keeps
+     the chat in place, not the header (scroll anchoring), so the chat and the box below it do not move away. */
+  #header, #status, #patient-strip { overflow-anchor: none; }
+  #approval, #approval * { overflow-wrap: anywhere; }
+  #approval .row { flex-direction: column; flex-wrap: nowrap; }
+  #approval .row > * { width: 100%; min-width: 0 !important; flex: none !important; }
 }
 """
 
