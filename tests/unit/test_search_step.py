@@ -16,8 +16,7 @@ from docgemma.agent.events import NodeEnd
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
 from docgemma.tools import literature_query
-from docgemma.tools.ehr_tools import ehr_executors
-from docgemma.tools.knowledge import knowledge_tools
+from docgemma.tools.binding import bind_tools, knowledge_clients
 from docgemma.tools.registry import default_registry
 from docgemma.ui.messages import apply_event
 from tests.fixture_api import handler
@@ -37,9 +36,8 @@ def test_the_literature_search_is_the_questions_concepts(question: str, terms: s
 
 def _steps(tmp_path: Path, question: str) -> list[tuple[str, Any]]:
     ehr = Ehr.embedded(tmp_path / "record.sqlite")
-    executors, formatters = ehr_executors(ehr)
-    registry = knowledge_tools(Settings(), transport=httpx.MockTransport(handler)).bind(default_registry())
-    assistant = Assistant(demo_llm(), registry.with_executors(executors, formatters), patient_context=ehr.patient_context)
+    clients = knowledge_clients(Settings(), transport=httpx.MockTransport(handler), record=ehr)
+    assistant = Assistant(demo_llm(), bind_tools(default_registry(), clients), patient_context=ehr.patient_context)
     history: list[dict[str, Any]] = []
     nodes = []
     for event in assistant.stream_turn("search-step", question, None):
