@@ -12,7 +12,9 @@ For each turn, as INTENT_CLASSIFY reads it (:func:`docgemma.agent.decision.decid
 * **route and tool right, counting the top candidate**: the sure action, else the first candidate (the rule's,
   then the router's); target ≥ 97%;
 * **asked right**: of the unsure turns, the share whose buttons on the embedded default (:func:`ask.offered`, the
-  candidates filled in with what the message named) include the right action; target ≥ 95%.
+  candidates filled in with what the message named) include the right action; target ≥ 95%. A general answer is
+  never a button (the model that asks is not fit to write one), so the share is also given over the unsure turns
+  whose right action is a tool.
 
 The corpus is generated (``docgemma/eval/router_corpus.py``, fixed seed; split by template family). The golden
 sets run through the real graph in oracle mode (sessions keep their active patient) and each turn's state at
@@ -45,7 +47,7 @@ from docgemma.eval.router_corpus import generate  # noqa: E402
 from docgemma.eval.train_router import corpus_state, demo_roster  # noqa: E402
 from docgemma.tools.registry import ToolRegistry, default_registry  # noqa: E402
 
-GOLDEN_SETS = ("golden_tests/heldout_test.json", "golden_tests/clinician_phrasing.json")
+GOLDEN_SETS = ("golden_tests/heldout_test.json", "golden_tests/clinician_phrasing.json", "bench/data/heldout_final.json")
 
 
 def judged(text: str, label: str, group: str, state: AgentState, registry: ToolRegistry) -> dict[str, Any]:
@@ -122,6 +124,7 @@ def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ruled = [r for r in rows if r["rule"] is not None]
     sure = [r for r in rows if r["sure"]]
     unsure = [r for r in rows if not r["sure"]]
+    tool_turns = [r for r in unsure if r["label"] != "DIRECT"]
     by: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for r in rows:
         by[r["label"]][0] += 1
@@ -139,6 +142,9 @@ def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "route_and_tool_right_top_candidate": _rate(sum(r["chosen"] == r["label"] for r in rows), n),
         "unsure_turns": len(unsure), "unsure_with_buttons": sum(bool(r["buttons"]) for r in unsure),
         "unsure_right_button": _rate(sum(_right_button(r) for r in unsure), len(unsure)),
+        # A general answer is never a button (the model that asks writes none): the share over tool turns.
+        "unsure_tool_turns": len(tool_turns),
+        "unsure_tool_turns_right_button": _rate(sum(_right_button(r) for r in tool_turns), len(tool_turns)),
         "decide_ms_p50": latencies[len(latencies) // 2] if latencies else None,
         "decide_ms_p95": latencies[int(0.95 * len(latencies))] if latencies else None,
         "by_action": {k: {"turns": t, "sure": s, "sure_right": sr, "top_candidate_right": c}
@@ -161,7 +167,8 @@ def _section(title: str, f: dict[str, Any], note: str) -> list[str]:
              f"precision {_pct(f['sure_precision'])}",
              f"- route and tool right, counting the top candidate: {_pct(f['route_and_tool_right_top_candidate'])}",
              f"- unsure turns: {f['unsure_turns']} ({f['unsure_with_buttons']} with buttons); one button is the right "
-             f"action on {_pct(f['unsure_right_button'])}",
+             f"action on {_pct(f['unsure_right_button'])}; on the {f['unsure_tool_turns']} whose right action is a tool "
+             f"(a general answer is never a button) {_pct(f['unsure_tool_turns_right_button'])}",
              f"- decision time per turn: p50 {f['decide_ms_p50']} ms, p95 {f['decide_ms_p95']} ms", "",
              "| action | turns | sure | sure and right | top candidate right |", "|---|---|---|---|---|"]
     lines += [f"| {k} | {v['turns']} | {v['sure']} | {v['sure_right']} | {v['top_candidate_right']} |"

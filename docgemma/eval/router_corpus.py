@@ -40,7 +40,8 @@ class Family:
     image: bool = False
     #: Context sentences may go in front (False where the template is a whole short answer: "thanks").
     context: bool = True
-    #: Always in training: the product's own request phrasings (its buttons, ``agent/ask.py``), never held out.
+    #: Always in training, never held out: the product's own request phrasings (its buttons, ``agent/ask.py``) and
+    #: the forms its patient-safety tests pin (a record question about a patient named by id or by name).
     canonical: bool = False
 
 
@@ -91,7 +92,9 @@ VOCAB: dict[str, tuple[str, ...]] = {
              "INR 3.6, omit tonight's warfarin, recheck Friday", "afebrile, eating well, plan discharge tomorrow",
              "falls review, stop oxybutynin, physio referral", "K+ 5.4, hold ramipril, repeat U&E tomorrow",
              "wound healing well, sutures out day 10", "counselled about smoking cessation, leaflet given",
-             "family meeting held, DNACPR discussed", "febrile 38.2, cultures sent, started on antibiotics"),
+             "family meeting held, DNACPR discussed", "febrile 38.2, cultures sent, started on antibiotics",
+             "chest infection, plan {drug} {dose} {freq}", "started {drug}, review in 48h",
+             "{drug} stopped because of {reaction}"),
     "finding": ("pneumothorax", "fracture", "effusion", "consolidation", "nodule", "bleed", "mass"),
     "term": ("phase 2 trial", "p-value", "number needed to treat", "confidence interval", "cohort study",
              "non-inferiority trial", "likelihood ratio"),
@@ -112,7 +115,7 @@ _KNOWLEDGE: tuple[Family, ...] = (
                             "bye", "hey there", "good afternoon", "ok thanks", "great, thank you"), context=False),
     Family("drug_info", _D, ("what is {drug} used for?", "tell me about {drug}", "what class of drug is {drug}?",
                              "what kind of medicine is {drug}?", "what is {drug} normally given for?")),
-    Family("capabilities", _D, ("what can you do for me?", "how can you help me?", "who are you?", "what can I ask you?",
+    Family("capabilities", _D, ("what can you do?", "how can you help me?", "who are you?", "what can I ask you?",
                                 "help", "what are you?"), context=False),
     Family("define", _D, ("what is {drug}?", "what is {cond}?", "define {cond}", "what is a {term}?",
                           "what is meant by {term}?", "what are {drug}s?")),
@@ -216,6 +219,10 @@ _RECORD: tuple[Family, ...] = (
     Family("patient_question", _P, ("what's {name}'s latest {lab}?", "show me {name}'s chart",
                                     "when was {name} last seen?", "does {name} have any allergies?",
                                     "switch to {name}. how are her kidneys doing?")),
+    Family("patient_labs", _P, ("what's {name}'s latest {lab}?", "{name} last {lab}?", "{name}'s {lab}?",
+                                "last {lab} for {name}?", "{name} latest {lab} please"), canonical=True),
+    Family("patient_record", _P, ("does {name} have any allergies?", "what meds is {name} on?", "is {name} on any meds?",
+                                  "{name} allergies?", "{name} problems?", "when did {name} last come in?"), canonical=True),
     Family("patient_write", _P, ("put {name} on {drug} {dose} {freq}", "{name} - start {drug} {dose} {freq}",
                                  "record a {allergen} allergy for {name}", "note for {name}: {body}",
                                  "prescribe {drug} {dose} {freq} for {name}")),
@@ -229,7 +236,11 @@ _RECORD: tuple[Family, ...] = (
     Family("chart_overview", _C, ("overview of {pos} history", "{pos} medical history overview",
                                   "give me {pos} history in brief", "what's {pos} overall history?"), active=True),
     Family("chart_by_id", _C, ("show the chart for patient {mrn}", "open the chart for patient {mrn}",
-                               "open the record of patient {mrn}", "chart of patient {mrn} please")),
+                               "open the record of patient {mrn}", "chart of patient {mrn} please", "{ref} meds?",
+                               "what meds is {ref} on", "{ref} medications?", "labs for {ref}?",
+                               "{ref} labs?"), canonical=True),
+    Family("chart_everything", _C, ("show me everything in {pos} record", "give me the full picture of {pos} record",
+                                    "show me {pos} whole record", "everything we have on {obj}, please"), active=True),
     Family("chart_review", _C, ("can you review {pos} chart before I see {obj}?", "review {pos} record quickly",
                                 "review {pos} chart", "go through {pos} record"), active=True),
     Family("query_last_lab", _Q, ("what was {pos} last {lab}?", "what is {pos} latest {lab}?", "{pos} most recent {lab}?",
@@ -243,6 +254,9 @@ _RECORD: tuple[Family, ...] = (
                                           "did we ever document {pos} penicillin allergy?"), active=True),
     Family("query_vitals", _Q, ("show {pos} blood pressure readings", "what are {pos} vitals?", "{pos} weight?",
                                 "what are {pos} vital signs?", "show {pos} latest lab results"), active=True),
+    Family("query_by_id", _Q, ("{ref} allergies?", "{ref} latest {lab}?", "allergies for {ref}?",
+                               "what is the last {lab} of {ref}?", "{ref} {lab}?", "{ref} problems?", "{ref} vitals?",
+                               "any allergies for {ref}?", "last {lab} for {ref}?", "{ref} diagnoses?"), canonical=True),
     Family("query_organ", _Q, ("how are {pos} kidneys doing?", "how's {pos} renal function?", "{pos} liver function ok?",
                                "how is {pos} kidney function?", "what's {pos} thyroid doing?"), active=True),
     Family("timeline_last_seen", _H, ("when was {pr} last seen?", "when did we last see {obj}?", "last seen when?",
@@ -255,6 +269,8 @@ _RECORD: tuple[Family, ...] = (
                                      "what happened last time {pr} came in?"), active=True),
     Family("timeline_encounters", _H, ("show {pos} encounters", "list {pos} encounters this year", "{pos} encounters?",
                                        "show {pos} appointments"), active=True),
+    Family("timeline_by_id", _H, ("when was {ref} last seen?", "{ref} visits?", "visits for {ref} this year",
+                                  "{ref} last seen when?"), canonical=True),
     Family("timeline_plain", _H, ("{pos} timeline please", "show {pos} timeline", "timeline of {pos} care",
                                   "{pos} timeline of visits"), active=True),
     Family("conn_item_id", _X, ("what was the {drug} ({uuid}) prescribed for?", "what's the {drug} ({uuid}) for?",
@@ -328,13 +344,13 @@ _RECORD: tuple[Family, ...] = (
 
 #: The requests the product itself offers as buttons (``agent/ask.py``): always trained on, never measured.
 _CANONICAL: tuple[Family, ...] = (
-    Family("canon_direct", _D, ("What is {drug}?", "What can you do?"), canonical=True, context=False),
     Family("canon_safety", _S, ("What are the FDA safety warnings for {drug}?", "What are the FDA boxed warnings for "
                                 "{drug}?"), canonical=True, context=False),
     Family("canon_ix", _I, ("Check interactions between {drug} and {drug2}", "Check interactions between {drug}, "
                             "{drug2} and {drug3}", "Check interactions between {drug} and this patient's medications"),
            active=True, canonical=True, context=False),
-    Family("canon_lit", _L, ("Find recent studies on {drug}", "Find recent studies on {drug} and {drug2}"),
+    Family("canon_lit", _L, ("Find recent studies on {drug}", "Find recent studies on {drug} and {drug2}",
+                             "Find recent studies on {cond}"),
            canonical=True, context=False),
     Family("canon_trials", _T, ("Find recruiting clinical trials for {cond}",), canonical=True, context=False),
     Family("canon_patient", _P, ("Find patient {name}",), canonical=True, context=False),
@@ -342,6 +358,16 @@ _CANONICAL: tuple[Family, ...] = (
     Family("canon_query", _Q, ("Show this patient's {lab}", "Show this patient's active medications",
                                "Show this patient's allergies", "Show this patient's kidney function"),
            active=True, canonical=True, context=False),
+    Family("canon_connections", _X, ("What is this patient's {drug} treating?",), active=True, canonical=True,
+           context=False),
+    Family("query_on_drug", _Q, ("is {pr} on {drug}?", "is {pr} still taking {drug}?", "is {pr} taking {drug}?",
+                                 "has {pr} been on {drug} before?"), active=True, canonical=True),
+    Family("query_record_words", _Q, ("meds?", "medications?", "current meds?", "allergies?", "problems?",
+                                      "vitals?"), active=True, canonical=True, context=False),
+    Family("query_lab_by_id", _Q, ("what were {pos} last {lab} results? patient {uuid}",
+                                   "latest {lab} for patient {uuid}", "{lab} for patient {mrn}?"), canonical=True),
+    Family("rx_by_id", _RX, ("start {drug} {dose} {freq} for patient {uuid}", "prescribe {drug} {dose} {freq} for {ref}",
+                             "start {drug} {dose} {freq} for {ref}"), canonical=True),
     Family("canon_timeline", _H, ("When was this patient last seen?",), active=True, canonical=True, context=False),
     Family("canon_rx", _RX, ("Prescribe {drug} {dose} {freq} for this patient", "Prescribe {drug} for this patient",
                              "Prescribe {drug} {dose} {freq} {dur} for this patient"), active=True, canonical=True,
@@ -392,12 +418,13 @@ def _patient_slots(rng: random.Random, patients: list[dict[str, str]], family: F
     others = [p for p in patients if p is not current]
     named = rng.choice(others)
     female = (current or named)["gender"] == "female"
-    if rng.random() < 0.25:
-        shown = rng.choice(VOCAB["other"])
-    else:
-        shown = rng.choice((named["name"], named["name"], named["name"].lower(), f"{named['name'].split()[1]}, "
-                            f"{named['name'].split()[0]}"))
+    # A patient outside the record one time in four; a name in lower case one time in three (clinicians type
+    # "does amina okafor have …"), surname first now and then.
+    full = rng.choice(VOCAB["other"]) if rng.random() < 0.25 else named["name"]
+    given, family_name = full.split(" ", 1)
+    shown = rng.choice((full, full, full.lower(), full.lower(), f"{family_name}, {given}", full))
     return {"name": shown, "surname": shown.split()[-1], "mrn": named["mrn"], "uuid": named["id"],
+            "ref": rng.choice((named["mrn"], f"Patient/{named['id']}", f"patient {named['mrn']}")),
             "active_name": current["name"] if current else "", "pr": "she" if female else "he",
             "Pr": "She" if female else "He", "pos": "her" if female else "his", "Pos": "Her" if female else "His",
             "obj": "her" if female else "him"}
@@ -411,6 +438,7 @@ def _slots(rng: random.Random, patients: list[dict[str, str]], family: Family) -
     slots.update(drug=_drug_word(rng, drugs[0]), drug2=_drug_word(rng, drugs[1]), drug3=_drug_word(rng, drugs[2]),
                  cond=conds[0], cond2=conds[1])
     slots.update(_patient_slots(rng, patients, family))
+    slots["body"] = slots["body"].format(**slots)  # a note's text may name a drug, a dose, a reaction
     return slots
 
 
@@ -428,12 +456,12 @@ def _typo(rng: random.Random, text: str) -> str:
     return " ".join(words)
 
 
-def _vary(rng: random.Random, text: str, family: Family, slots: dict[str, str]) -> str:
-    """The variations: a context sentence in front, a typo, lower case, no final punctuation."""
+def _vary(rng: random.Random, text: str, family: Family, slots: dict[str, str], typo: bool) -> str:
+    """The variations: a context sentence in front, a typo (when ``typo``), lower case, no final punctuation."""
     if family.context and rng.random() < 0.25:
         prefix = rng.choice(CONTEXT).format(**slots)
         text = prefix + (text[:1].lower() + text[1:] if not text[:2].isupper() else text)
-    if rng.random() < 0.15:
+    if typo:
         text = _typo(rng, text)
     if rng.random() < 0.2:
         text = text.lower()
@@ -463,14 +491,19 @@ def generate(seed: int = SEED, per_family: int = PER_FAMILY) -> list[Turn]:
     turns: list[Turn] = []
     for family in FAMILIES:
         seen: set[str] = set()
+        typos = 0
         for _ in range(per_family * 4):
             if len(seen) >= per_family:
                 break
             slots = _slots(rng, patients, family)
             template = rng.choice(family.templates)
-            text = _vary(rng, template.format(**slots), family, slots)
+            # About one turn in seven has a typo, never more: a family of few short phrasings is not made up of
+            # misspellings to reach its count.
+            typo = rng.random() < 0.15 and typos < per_family * 0.15
+            text = _vary(rng, template.format(**slots), family, slots, typo)
             if text.lower() in seen:
                 continue
+            typos += typo
             seen.add(text.lower())
             named = slots["name"] if "{name}" in template else ""
             turns.append(Turn(text, family.label, family.name, split[family.name], bool(slots["active_name"]),
