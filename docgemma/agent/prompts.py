@@ -141,9 +141,13 @@ def task_summary(state: AgentState) -> str:
     return state.get("task_summary") or state["user_query"]
 
 
-def intent_messages(state: AgentState) -> list[Message]:
-    """INTENT_CLASSIFY."""
-    return with_shared_prefix(state, INTENT_TASK)
+def intent_messages(state: AgentState, candidates: Sequence[str] = ()) -> list[Message]:
+    """INTENT_CLASSIFY; ``candidates``: what code found most likely when it was not sure (shown, not binding)."""
+    if not candidates:
+        return with_shared_prefix(state, INTENT_TASK)
+    listed = ", ".join(candidates)
+    return with_shared_prefix(state, f"{INTENT_TASK}\n\nCode was not sure of this request; its most likely readings, "
+                                     f"best first (DIRECT = answer without a tool): {listed}.")
 
 
 def stage1_task(tool_list: str, examples: Sequence[ToolSpec], state: AgentState, ask: str) -> str:

@@ -239,14 +239,24 @@ def rule_decision(state: AgentState, tools: ToolRegistry) -> RuleDecision | None
 
 
 def next_tool(state: AgentState, tools: ToolRegistry) -> tuple[str, str] | None:
-    """TOOL_SELECT stage 1 by rule: (tool, reason) when the task still needs a tool code can name."""
-    still = remaining_tools(state, tools)
+    """TOOL_SELECT stage 1 by rule: (tool, reason) when the task still needs a tool code can name.
+
+    The first selection follows the turn's decision as INTENT_CLASSIFY carried it (``route_decision``, made once
+    per turn): an unsure decision leaves it to the model, which was shown the candidates. A state that did not go
+    through INTENT_CLASSIFY (an experiment's hand-made state) is decided here."""
+    carried = state.get("route_decision")
     first = state.get("step_count", 0) == 0
-    if still and (not first or decide(state, tools) is not None):
-        # A first tool only when the whole message is accounted for; later ones as the task goes on.
+    if first and carried is not None and not carried["sure"]:
+        return None
+    still = remaining_tools(state, tools)
+    # A first tool only when the whole message is accounted for (a carried sure decision was the rules' own, made
+    # with the accounting); later ones as the task goes on.
+    if still and (not first or carried is not None or decide(state, tools) is not None):
         return still[0], "the request still needs it"
     if not first or still:
         return None
+    if carried is not None:
+        return (carried["tool"], carried["reason"]) if carried["tool"] else None
     decision = decide(state, tools)
     if decision and decision.tool:
         return decision.tool, decision.reason

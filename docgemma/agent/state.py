@@ -157,6 +157,8 @@ class AgentState(TypedDict, total=False):
     #: No rule was sure and the model is not fit to judge (not clinically meaningful), so it was not asked:
     #: the answer says what the demo can do here and offers the closest actions.
     undecided: bool
+    #: The turn's decision (rules and the learned router, ``agent/decision.py``), made once and read by TOOL_SELECT.
+    route_decision: dict[str, Any] | None
     # ── tool loop ──
     current_tool: str | None
     current_args: dict[str, Any] | None
@@ -218,6 +220,7 @@ TURN_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "task_summary": "",
     "suggested_tool": None,
     "undecided": False,
+    "route_decision": None,
     "current_tool": None,
     "current_args": None,
     "tool_results": [NEW_TURN],

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from docgemma.agent import answer, modes, named_drugs, other_language, prompts, record_check, render, transcript
+from docgemma.agent import answer, ask, modes, named_drugs, other_language, prompts, record_check, render, transcript
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.node_settings import NODE_CONFIG
@@ -100,6 +100,13 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
     if state["extracted_entities"]["has_image"]:
         return modes.no_vision(mode), "image not analysed (demo model has no vision)"
     return modes.limits(mode, known_offline()), "medical question not answered (demo model)"
+
+
+def _follow_ups(state: AgentState, registry: ToolRegistry) -> list[str]:
+    """An unsure turn's candidate actions as requests (:func:`docgemma.agent.ask.buttons`), else the follow-ups."""
+    offline = known_offline()
+    asked = ask.buttons(state, registry, offline) if state.get("undecided") else []
+    return asked or answer.follow_ups(state, registry, offline=offline)
 
 
 def _record_answer(state: AgentState, registry: ToolRegistry) -> str | None:
@@ -329,7 +336,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
         "final_response": final,
         "confidence": confidence,
         "sources": sources,
-        "follow_ups": answer.follow_ups(state, registry, offline=known_offline()),
+        "follow_ups": _follow_ups(state, registry),
         "conversation": conversation,
         "transcript": transcript.appended(state, transcript.turn_entry(state, registry, final, confidence, sources)),
         "timeline": [event],

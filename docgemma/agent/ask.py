@@ -1,0 +1,160 @@
+"""Asking instead of guessing: the buttons of an unsure turn on a model not fit to judge medical requests.
+
+Each candidate action of the turn's decision (:func:`docgemma.agent.decision.candidate_labels`: the rule's, then
+the learned router's) becomes a request filled in with what the message named — the patient it named (never
+another: the active patient only when it named none), every drug it named. A request is offered only when the
+rules and the router then decide it surely as that action (or, for a patient the message named who is not the
+active one, as the patient search that comes first), so a button is always done without guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import cast
+
+from docgemma.agent import decision
+from docgemma.agent.answer import suggested_patient
+from docgemma.agent.state import AgentState
+from docgemma.clinical.entities import DRUG_ALIASES, extract_entities
+from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
+from docgemma.tools.registry import ToolRegistry, ToolSpec
+from docgemma.tools.routing import Role
+
+MAX_BUTTONS = 3
+#: The router's probability below which a candidate is not offered (the rule's own candidate always is).
+MIN_PROBABILITY = 0.02
+#: A record concept as a request names it ("kidneys" → "kidney function").
+_CONCEPT_WORDS = {"kidney": "kidney function", "renal": "kidney function", "liver function": "liver function",
+                  "thyroid": "thyroid function", "bp": "blood pressure", "temp": "temperature"}
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+_ORGAN_RE = re.compile(r"\b(kidney|renal|liver|thyroid)s?\b", re.IGNORECASE)
+
+
+def _concept(query: str) -> str:
+    match = _ORGAN_RE.search(query) or RECORD_CONCEPT_RE.search(query)
+    if not match:
+        return "active medications"
+    word = match.group(1 if match.re is _ORGAN_RE else 0).lower()
+    return _CONCEPT_WORDS.get(word, word)
+
+
+def _order_tail(query: str, drug: str) -> str:
+    """What the message says after the drug (its dose, frequency, duration), to the end of the clause: the
+    drug as the message wrote it may be a shortening or a brand the dictionary resolved."""
+    words = [drug, *(alias for alias, name in DRUG_ALIASES.items() if name == drug)]
+    for word in sorted(words, key=len, reverse=True):
+        match = re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])\s*([^,;.?!]{{0,60}})", query, re.IGNORECASE)
+        if match:
+            tail = " ".join(re.sub(r"\b(?:for|to)\s+(?:her|him|them)\b|\bthen\b", "", match.group(1)).split())
+            return f" {tail}" if re.match(r"\d", tail) else ""  # a dose first, or nothing of the rest
+    return ""
+
+
+#: The topic a request ends on: "… trials he could join for gout?", "find studies on AF management".
+_TOPIC_RE = re.compile(r"\b(?:for|on|about|in|with)\s+([A-Za-z][\w' \-]{2,50}?)\s*[?.!]*\s*$", re.IGNORECASE)
+
+
+def _topic(drugs: list[str], query: str) -> str | None:
+    """What a knowledge search is about: the drugs the message named, else the topic it ends on."""
+    if drugs:
+        return _and(drugs)
+    match = _TOPIC_RE.search(query)
+    topic = match.group(1).strip() if match else ""
+    # A topic of a few words that names no drug and no one ("for someone taking simvastatin" is not a topic).
+    if not topic or len(topic.split()) > 4 or extract_entities(topic)["drug_mentions"]:
+        return None
+    if re.match(r"(?:the|this|that|a|an|my|our|it)\b", topic, re.IGNORECASE):  # "the system", "the 2nd trimester"
+        return None
+    return None if re.search(r"\b(?:her|him|them|patient|me|us|someone|anyone)\b", topic, re.I) else topic
+
+
+Phrase = Callable[[list[str], str, str], str | None]
+_BY_ROLE: dict[Role, Phrase] = {
+    Role.DRUG_SAFETY: lambda d, p, q: f"What are the FDA safety warnings for {d[0]}?" if d else None,
+    Role.INTERACTIONS: lambda d, p, q: (f"Check interactions between {_and(d)}" if len(d) >= 2 else
+                                        f"Check interactions between {d[0]} and {p}'s medications" if d and p else None),
+    Role.LITERATURE: lambda d, p, q: f"Find recent studies on {t}" if (t := _topic(d, q)) else None,
+    Role.TRIALS: lambda d, p, q: f"Find recruiting clinical trials for {t}" if (t := _topic([], q)) else None,
+    Role.CONNECTIONS: lambda d, p, q: f"What is {p}'s {d[0]} treating?" if len(d) == 1 and p else None,
+    Role.CHART: lambda d, p, q: f"Show the chart of {p}" if p else None,
+    Role.RECORD_QUERY: lambda d, p, q: f"Show {p}'s {_concept(q)}" if p else None,
+    Role.RECORD_HISTORY: lambda d, p, q: f"When was {p} last seen?" if p else None,
+    Role.MEDICATION_ORDER: lambda d, p, q: f"Prescribe {d[0]}{_order_tail(q, d[0])} for {p}" if len(d) == 1 and p else None,
+    Role.ALLERGY_ENTRY: lambda d, p, q: f"Record an allergy to {d[0]} for {p}" if len(d) == 1 and p else None,
+    Role.NOTE_ENTRY: lambda d, p, q: f"Note for {p}: {q}" if p and ":" not in q else None,
+}
+
+
+def request_for(spec: ToolSpec | None, drugs: list[str], patient: str, query: str, named: str) -> str | None:
+    """The request for one candidate action, or None when the message does not name what it needs (``spec`` None,
+    a general answer, is never offered: the model that asks is not fit to write one)."""
+    if spec is None:
+        # A general answer: this model writes none (it is not fit to), so it is no action to offer.
+        return None
+    if spec.patient_search:
+        return f"Find patient {named}" if named else None
+    for role in spec.roles:
+        if role in _BY_ROLE:
+            return _BY_ROLE[role](drugs, patient, query)
+    return None
+
+
+def _decided_as(text: str, state: AgentState, registry: ToolRegistry) -> str | None:
+    """The action the rules and the router surely take on ``text`` in this conversation; None when unsure."""
+    entities = extract_entities(text, has_image=state["extracted_entities"]["has_image"])
+    probe: AgentState = {**state, "user_query": text, "extracted_entities": entities}
+    decided = decision.decide(probe, registry)
+    return decided["label"] if decided["sure"] else None
+
+
+def buttons(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[str]:
+    """Up to three requests for the unsure turn's candidate actions, each one the rules then decide surely.
+    ``offline``: only the patient record's actions (every other tool asks a public service)."""
+    return [text for text, _label, _action in offered(state, registry, offline)]
+
+
+def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[tuple[str, str, str]]:
+    """:func:`buttons` as (request, the candidate action it is for, the action it is surely decided as first: the
+    patient search for a patient named who is not the active one); ``bench/bench_router.py`` scores them."""
+    carried = cast("decision.RouteDecision | None", state.get("route_decision"))
+    if not carried:
+        return []
+    active, named = suggested_patient(state)
+    entities = state["extracted_entities"]
+    named = named or (entities["patient_names"][0] if entities["patient_names"] and not active else None)
+    # A patient given by an identifier the roster knows ("DG-1002", "Patient/<id>") is named by it.
+    aliases = entities.get("patient_aliases") or {}
+    current = state.get("active_patient")
+    alias = next((a for a, pid in aliases.items() if current is None or pid != current["id"]), None)
+    written = re.search(re.escape(alias), state.get("user_query", ""), re.IGNORECASE) if alias else None
+    named = named or (written.group(0) if written else alias)
+    # The active patient is "this patient" (their name would be a search for them): the page shows who it is.
+    patient = named or ("this patient" if active else "")
+    drugs = list(entities["drug_mentions"])
+    search = next((s.name for s in registry if s.patient_search), None)
+    out: list[tuple[str, str, str]] = []
+    # The labels with some probability, most likely first: a candidate the message cannot fill in gives way to the
+    # next; an action the router all but rules out is not offered just because it could be filled in.
+    for label in decision.candidate_labels(carried, k=len(carried["candidates"]) + 1, floor=MIN_PROBABILITY):
+        spec = None if label == decision.DIRECT else registry[label]
+        if offline and (spec is None or not spec.record):
+            continue
+        if spec is not None and spec.writes and label != carried["candidates"][0][0]:
+            continue  # a write is offered only where the router too reads a request to write it
+        text = request_for(spec, drugs, patient, re.sub(r"\s+", " ", state.get("user_query", "")).strip(), named or "")
+        if text is None or text in {t for t, _l, _a in out}:
+            continue
+        # A patient the message named who is not the active one is found first: that search is the action.
+        wanted = {label} | ({search} if named and spec is not None and spec.record else set())
+        action = _decided_as(text, state, registry)
+        if action in wanted:
+            out.append((text, label, str(action)))
+        if len(out) == MAX_BUTTONS:
+            break
+    return out

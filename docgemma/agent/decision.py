@@ -1,0 +1,160 @@
+"""The turn's decision, made once (INTENT_CLASSIFY) and carried in the state: the rules and the learned router
+together.
+
+A decision is **sure** only when :func:`docgemma.agent.rules.decide` decided and the learned router
+(:mod:`docgemma.agent.router_model`) agrees — its most probable label is the rule's intent or first tool, with a
+probability at least the router's threshold (chosen on held-apart template families). A rule the router does not
+back, or the router alone, is **unsure**: a clinically meaningful model decides, shown the candidates; a model
+that is not asks the clinician with buttons (:mod:`docgemma.agent.ask`). One exception: the clinician's pick from a
+list of patients the assistant itself offered continues the request that needed it, as the rule says (the router
+reads the request, not the pick); a tool added after the router was trained is decided by its rule (the router
+has no label for it until it is retrained); and a rule that withholds an action or fails safe stands
+(:data:`FAIL_SAFE_RULES`).
+
+``bench/bench_router.py`` measures coverage and precision of sure decisions on template families held out from
+the router's training, and on the held-out phrasing sets.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TypedDict
+
+from docgemma.agent import rules
+from docgemma.agent.router_model import RouterModel, shipped
+from docgemma.agent.rules import RuleDecision
+from docgemma.agent.state import AgentState
+from docgemma.agent.validation import other_patient_named
+from docgemma.clinical.entities import DRUG_ALIASES, malformed_patient_ids
+from docgemma.tools.registry import ToolRegistry
+
+DIRECT = "DIRECT"
+#: Rule decisions that withhold an action or fail safe ("don't prescribe yet", "NOT allergic to latex, record
+#: that", an id that cannot be a patient's): they stand whatever the router reads, because a veto would turn a
+#: refusal into an offer to act (its buttons) on a message that asked for nothing, or for nothing to be written.
+FAIL_SAFE_RULES = frozenset({"negated_write", "nothing_to_do", "patient_id"})
+
+
+class RouteDecision(TypedDict):
+    """What INTENT_CLASSIFY decided, carried in the state so that TOOL_SELECT reads it instead of deciding again.
+
+    ``label``: the rule's action ("DIRECT" or the first tool) or None; ``candidates``: the router's most probable
+    labels, [label, probability] pairs, best first."""
+
+    sure: bool
+    label: str | None
+    intent: str | None
+    tool: str | None
+    reason: str
+    rule: str
+    scope: str
+    probability: float
+    candidates: list[list[str | float]]
+
+
+def context_flags(state: AgentState) -> list[str]:
+    """What the router reads besides the words: a patient active, an image attached, a patient named or given by
+    id, and whether the message names one drug or several (the state says it; the words alone cannot)."""
+    entities = state["extracted_entities"]
+    flags = ["active"] if state.get("active_patient") else []
+    flags += ["image"] if entities["has_image"] else []
+    flags += ["named"] if entities["patient_names"] else []
+    active = state.get("active_patient")
+    # A patient named who is not the active one: found first, whatever the question about them.
+    flags += ["other_patient"] if active and other_patient_named(entities, active) else []
+    flags += ["patient_id"] if entities["patient_ids"] else []
+    drugs = len(entities["drug_mentions"])
+    flags += ["drugs2"] if drugs >= 2 else ["drug1"] if drugs == 1 else []
+    return flags
+
+
+_DIGITS_RE = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def masked(state: AgentState) -> str:
+    """The message with what varies from turn to turn put in a placeholder: each drug it names (and the words
+    the drug dictionary aliases), each patient named or given by id, each number. The router learns the shape of
+    a request, not the fillers its training turns happened to hold."""
+    entities = state["extracted_entities"]
+    text = state.get("user_query", "")
+    fills = [(name, " zpatient ") for name in entities["patient_names"]]
+    # Each word of a name too: "Okafor, Amina" is the roster's Amina Okafor written surname first.
+    fills += [(word, " zpatient ") for name in entities["patient_names"] for word in name.split() if len(word) > 1]
+    fills += [(alias, " zid ") for alias in (entities.get("patient_aliases") or {})]
+    fills += [(pid, " zid ") for pid in entities["patient_ids"]]
+    drugs = set(entities["drug_mentions"])
+    fills += [(alias, " zdrug ") for alias, drug in DRUG_ALIASES.items() if drug in drugs]
+    fills += [(drug, " zdrug ") for drug in drugs]
+    for value, placeholder in sorted(fills, key=lambda f: -len(f[0])):
+        text = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", placeholder, text, flags=re.IGNORECASE)
+    return _DIGITS_RE.sub("0", text)
+
+
+def label_of(decision: RuleDecision | None) -> str | None:
+    """The rule's action as the router's label: the first tool, "DIRECT", or None when no rule decided."""
+    if decision is None:
+        return None
+    return decision.tool or DIRECT
+
+
+def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None = None) -> RouteDecision:
+    """The turn's decision: the rule's, sure when the router backs it (see the module docstring)."""
+    router = model or shipped()
+    ruled = rules.decide(state, registry)
+    ranked = router.ranked(masked(state), context_flags(state), k=len(router.labels))
+    top, probability = ranked[0]
+    label = label_of(ruled)
+    picked = bool(state.get("selected_patient")) and ruled is not None
+    # A tool added after the router was trained is one it cannot judge: its rule decides (retrain to check it).
+    unknown = label is not None and label not in router.labels
+    # An id that cannot be a patient's ("patient ../../etc/passwd") is answered "no patient with id …" by the tool
+    # the rule chose: a safe failure, whatever the router reads.
+    malformed = bool(malformed_patient_ids(state.get("user_query", "")))
+    safe = ruled is not None and (ruled.rule in FAIL_SAFE_RULES or malformed)
+    sure = ruled is not None and (picked or unknown or safe or (top == label and probability >= router.threshold))
+    return RouteDecision(
+        sure=sure, label=label, intent=ruled.intent if ruled else None, tool=ruled.tool if ruled else None,
+        reason=ruled.reason if ruled else "", rule=ruled.rule if ruled else "",
+        scope=ruled.scope if ruled else "clinical", probability=round(probability, 4),
+        candidates=[[name, round(p, 4)] for name, p in ranked],
+    )
+
+
+def candidate_labels(decision: RouteDecision, k: int = 3, floor: float = 0.0) -> list[str]:
+    """Up to ``k`` actions an unsure turn may mean: the rule's first (it read the message's explicit signals),
+    then the router's, best first (those with a probability of at least ``floor``)."""
+    names = [decision["label"]] if decision["label"] else []
+    names += [str(name) for name, p in decision["candidates"] if float(p) >= floor]
+    return list(dict.fromkeys(names))[:k]
+
+
+def _words(label: str | None, registry: ToolRegistry) -> str:
+    if label is None:
+        return "nothing"
+    return "a general answer" if label == DIRECT else registry.label(label)
+
+
+def _rule_alone(decision: RouteDecision) -> str:
+    """Why a rule decided without the router's agreement."""
+    if decision["rule"] in FAIL_SAFE_RULES:
+        return "decided by rule: nothing is done or written on this request, or an id that is no patient's is said"
+    if decision["label"] in {str(c[0]) for c in decision["candidates"]}:
+        return "decided by rule: the clinician picked from the list offered"
+    return "decided by rule (a resource the classifier was not trained on)"
+
+
+def describe(decision: RouteDecision, registry: ToolRegistry) -> str:
+    """The timeline's words for the decision, in clinical words (the resources' labels, never tool names)."""
+    top, p = decision["candidates"][0]
+    if decision["sure"]:
+        head = f"decided by rule and classifier (p={float(p):.2f})"
+        if top != decision["label"] or float(p) < shipped().threshold:
+            head = _rule_alone(decision)
+        reason = decision["reason"]
+        for name in registry.names:  # the rule's reason names tools; the timeline says what they are
+            reason = reason.replace(name, registry.label(name))
+        return f"{head}: {reason} (no model call)"
+    router = f"classifier said {_words(str(top), registry)} (p={float(p):.2f})"
+    if decision["label"] is None:
+        return f"unsure: no rule decided; {router}"
+    return f"unsure: rule said {_words(decision['label'], registry)}, {router}"
