@@ -198,7 +198,9 @@ The project: attach it as a dataset (*Add Input*; found at any depth under `/kag
 in `REPO_URL` in step 1.
 
 Steps: 1 settings, 2 the project, 3 dependencies (with the tested versions of `constraints.txt`), 4 the GPU,
-5 MedGemma's source, 6 load MedGemma, 7-8 golden suites, 9 an experiment suite, 10 the app behind a login.
+5 MedGemma's source, 6 load MedGemma, 7 the app behind a login, 8-9 golden suites, 10 an experiment suite.
+*Run All* reaches the app (step 7) within minutes (`bench/bench_kaggle_time.py` estimates it); the evaluations
+run after it, on a few cases per variant unless `FULL_RUN = True` in step 1 (every case: about an hour on a T4).
 Each step says which earlier step to run first if it was skipped."""
 
 KAGGLE_SETTINGS = '''# Step 1: settings (edit here; nothing else needs editing).
@@ -206,7 +208,8 @@ import os, pathlib
 REPO_URL = ""            # git URL of the project; only used when it is not attached as a dataset
 HF_TOKEN_SECRET = "HF_TOKEN"  # Kaggle secret read when MedGemma is not attached from Kaggle Models
 SHARE = True             # a public *.gradio.live link for the app (always behind a generated login)
-LIMIT = 0                # experiment cases per variant (0 = every case)
+FULL_RUN = False         # True: the experiment on every case (~340 trials, about an hour on a T4, after the app)
+LIMIT = 0 if FULL_RUN else 3  # experiment cases per variant (0 = every case)
 VARIANTS = ""            # experiment variants, comma-separated (empty = all)
 GOLDEN_MODEL_FILE = "golden_tests/clinical_sessions.json"
 # One GPU: Kaggle gives two T4s and 4-bit MedGemma fits on one; set before torch first starts CUDA.
@@ -326,7 +329,7 @@ llm.prepare_schemas(agent_schemas(default_registry()))
 print(f"{len(llm.constraint_build_s)} JSON constraints ready in {time.time() - start:.1f} s")
 logging.getLogger().setLevel(logging.WARNING)'''
 
-KAGGLE_GOLDEN_ORACLE = '''# Step 7: every golden file in oracle mode: the deterministic machinery, must all pass (no model needed).
+KAGGLE_GOLDEN_ORACLE = '''# Step 8: every golden file in oracle mode: the deterministic machinery, must all pass (no model needed).
 if "WORK" not in globals():
     raise SystemExit("Run step 2 (the project) first.")
 import glob, io
@@ -337,7 +340,7 @@ for path in sorted(glob.glob("golden_tests/*.json")):
     code = run_file(pathlib.Path(path), None, None, report)
     print(report.getvalue().splitlines()[0], "PASS" if code == 0 else "FAIL")'''
 
-KAGGLE_GOLDEN_MODEL = '''# Step 8: the same turns answered by the model (per-field accuracy, model calls per turn).
+KAGGLE_GOLDEN_MODEL = '''# Step 9: the same turns answered by the model (per-field accuracy, model calls per turn).
 if "llm" not in globals():
     raise SystemExit("Run step 6 (load MedGemma) first.")
 from docgemma.eval.golden import run_file
@@ -345,7 +348,7 @@ from docgemma.eval.golden import run_file
 with open("golden_model.jsonl", "w") as out:
     run_file(pathlib.Path(GOLDEN_MODEL_FILE), llm, out)'''
 
-KAGGLE_EXPERIMENT = '''# Step 9: one experiment suite, TOOL_SELECT; red ticks are seed 002's figures on MedGemma 4B.
+KAGGLE_EXPERIMENT = '''# Step 10: one experiment suite, TOOL_SELECT; red ticks are seed 002's figures on MedGemma 4B.
 if "llm" not in globals():
     raise SystemExit("Run step 6 (load MedGemma) first.")
 from IPython.display import Image, display
@@ -357,8 +360,9 @@ display(result.frame)
 for figure in result.figures:
     display(Image(filename=str(figure)))'''
 
-KAGGLE_APP = '''# Step 10: the app, with the model of step 6 (loaded here if step 6 was skipped). The share link is public,
-# and the page can write to the patient record: it always asks for the login printed below.
+KAGGLE_APP = '''# Step 7: the app, with the model of step 6 (loaded here if step 6 was skipped), started before the evaluations
+# so that it is reachable minutes after Run All; the steps after it share the model with it (one call at a time).
+# The share link is public, and the page can write to the patient record: it always asks for the login below.
 if "WORK" not in globals():
     raise SystemExit("Run step 2 (the project) first.")
 import secrets
@@ -381,17 +385,18 @@ KAGGLE_CELLS = [
     ("code", KAGGLE_GPU),
     ("code", KAGGLE_SOURCE),
     ("code", KAGGLE_LOAD),
-    ("md", "## Golden suites\\n\\nOracle mode checks the deterministic machinery (must be all green); model mode "
-           "measures MedGemma on the same turns.\\n\\nCommand line equivalents: `python -m docgemma golden "
+    ("md", "## The app, behind a login\n\nThe model loaded in step 6 serves the app too (one copy on the GPU). "
+           "It starts before the evaluations below, which keep running while the app serves."),
+    ("code", KAGGLE_APP),
+    ("md", "## Golden suites\n\nOracle mode checks the deterministic machinery (must be all green); model mode "
+           "measures MedGemma on the same turns.\n\nCommand line equivalents: `python -m docgemma golden "
            "golden_tests/*.json` and `python -m docgemma golden golden_tests/clinical_sessions.json --backend "
            "transformers --out golden_model.jsonl`."),
     ("code", KAGGLE_GOLDEN_ORACLE),
     ("code", KAGGLE_GOLDEN_MODEL),
-    ("md", "## One experiment suite: TOOL_SELECT\\n\\nCommand line equivalent: `python -m docgemma experiment "
+    ("md", "## One experiment suite: TOOL_SELECT\n\nCommand line equivalent: `python -m docgemma experiment "
            "tool_select --backend transformers --out experiments_out/tool_select`."),
     ("code", KAGGLE_EXPERIMENT),
-    ("md", "## The app, behind a login\\n\\nThe model loaded in step 6 serves the app too (one copy on the GPU)."),
-    ("code", KAGGLE_APP),
 ]
 
 

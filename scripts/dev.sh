@@ -11,6 +11,10 @@ cd "$(dirname "$0")/.."
 mode="${1:-}"
 case "$mode" in app|test|setup|setup-llamacpp|floors) ;; *) echo "usage: bash scripts/dev.sh app|test|setup|setup-llamacpp|floors" >&2; exit 2 ;; esac
 
+# .ci/run sets DOCGEMMA_PHASE_LOG: each phase's start time is appended there (scripts/ci_phases.py sums them up).
+phase() { [ -z "${DOCGEMMA_PHASE_LOG:-}" ] || printf '%s %s\n' "$1" "$(date +%s.%N)" >> "$DOCGEMMA_PHASE_LOG"; }
+if [ "$mode" = floors ]; then phase floors; else phase setup; fi
+
 venv="${DOCGEMMA_VENV:-.venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 # shellcheck disable=SC1091
@@ -71,7 +75,19 @@ if [ "$mode" = test ]; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing) >/dev/null \
       || echo "$missing could not be installed: the tests that need them will skip and say why" >&2
   fi
+  phase lint
   ruff check .
+  phase type-check
   mypy
-  exec python -m pytest "${@:2}"
+  # Arguments (a file, -k, -m): one plain pytest run, as asked.
+  [ $# -le 1 ] || exec python -m pytest "${@:2}"
+  # The whole suite: what is safe beside another test process on two pytest-xdist workers, then the `serial`
+  # tests alone (Chromium, fixed ports, PostgreSQL, servers, model backends: tests/conftest.py SERIAL). Both parts
+  # always run; the exit status is the first failure's.
+  status=0
+  phase suite-parallel
+  python -m pytest -n "${DOCGEMMA_TEST_WORKERS:-2}" -m "not live and not serial" || status=$?
+  phase suite-serial
+  python -m pytest -m "serial and not live" || { rc=$?; [ "$status" != 0 ] || status=$rc; }
+  exit "$status"
 fi

@@ -16,6 +16,37 @@ from tests.postgres import postgres, postgres_url  # noqa: F401  (fixtures: a Po
 
 NAMES = default_registry().names
 
+#: Test modules that must not run beside another test process (`bash scripts/dev.sh test` runs the rest on two
+#: pytest-xdist workers, then these alone), with why. A test using the ``postgres`` fixture is serial too.
+SERIAL = {
+    "tests/e2e/": "Chromium and app processes; heavy on a 2-core machine",
+    "tests/integration/test_login.py": "Chromium",
+    "tests/integration/test_kaggle_notebook.py": "fixed port 7841; runs the notebook on the embedded model",
+    "tests/integration/test_notebooks.py": "executes notebooks on the embedded model",
+    "tests/integration/test_launch.py": "starts app.py with the embedded model",
+    "tests/integration/test_cli.py": "CLI subprocesses, PostgreSQL, the embedded model",
+    "tests/integration/test_approval_crash.py": "kills and restarts app and record servers",
+    "tests/integration/test_replicas.py": "replica processes on PostgreSQL",
+    "tests/integration/test_server_install.py": "starts the server from a subprocess",
+    "tests/integration/test_platform_resolve.py": "pip resolves (shared pip cache)",
+    "tests/integration/test_llamacpp_backend.py": "model backend (llama.cpp threads)",
+    "tests/integration/test_transformers_backend.py": "model backend",
+    "tests/integration/test_medgemma_path.py": "model backend (tiny Gemma 3)",
+    "tests/integration/test_prefix_cache.py": "model backend",
+    "tests/integration/test_prompt_once.py": "model backend",
+    "tests/unit/test_transformers_loading.py": "model backend",
+    "tests/unit/test_llamacpp_setup.py": "model backend",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the marker must be on the item by then
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = config.rootpath
+    for item in items:
+        where = item.path.relative_to(root).as_posix()
+        if "postgres" in getattr(item, "fixturenames", ()) or any(where.startswith(prefix) for prefix in SERIAL):
+            item.add_marker(pytest.mark.serial)
+
 
 @pytest.fixture(autouse=True)
 def _hosts_reachable_again() -> Any:

@@ -143,7 +143,9 @@ def test_kaggle_notebook_runs_top_to_bottom(kaggle_env: Path) -> None:
         for index, cell in enumerate(notebook.cells):
             runner.execute_cell(cell, index)  # raises on the first error, naming the cell
         cells = code_cells(notebook)
-        app_output = text_of(cells[-1])
+        (app,) = [c for c in cells if "demo.launch(" in c.source]
+        assert cells.index(app) == 6  # step 7, right after the model loads: before any evaluation (issue 28)
+        app_output = text_of(app)
         assert "Login: user 'clinician', password '" in app_output
         password = app_output.split("password '")[1].split("'")[0]
         assert len(password) >= 16
@@ -156,7 +158,7 @@ def test_kaggle_notebook_runs_top_to_bottom(kaggle_env: Path) -> None:
     assert "No GPU" in outputs[3]
     assert "with the HF_TOKEN secret" in outputs[4] and (kaggle_env / "secrets.log").read_text() == "HF_TOKEN\n"
     assert "JSON constraints ready" in outputs[5]
-    assert "FAIL" not in outputs[6] and outputs[6].count("PASS") == len(list((ROOT / "golden_tests").glob("*.json")))
+    assert "FAIL" not in outputs[7] and outputs[7].count("PASS") == len(list((ROOT / "golden_tests").glob("*.json")))
     assert (kaggle / "working" / "docgemma" / "golden_model.jsonl").read_text().strip()
     assert (kaggle / "working" / "docgemma" / "experiments_out" / "tool_select" / "report.md").exists()
 
@@ -182,8 +184,8 @@ def test_each_step_alone_says_what_to_run_first(kaggle_env: Path) -> None:
                 assert name == "SystemExit" and "first" in value, (number, name, value)
             said[number] = text_of(step)
     assert "project attached at" in said[2]  # needs only the settings
-    assert all("Run step 2 (the project) first" in said[n] for n in (3, 4, 5, 6, 7, 10))
-    assert all("Run step 6 (load MedGemma) first" in said[n] for n in (8, 9))
+    assert all("Run step 2 (the project) first" in said[n] for n in (3, 4, 5, 6, 7, 8))
+    assert all("Run step 6 (load MedGemma) first" in said[n] for n in (9, 10))
 
 
 def test_medgemma_from_kaggle_models_needs_no_token(kaggle_env: Path) -> None:

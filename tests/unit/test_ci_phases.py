@@ -1,0 +1,83 @@
+"""Issue 28: `.ci/run` times each phase (set-up, lint, type-check, the suite's two parts, floors) into
+test-artifacts/ci_phases.json, also when a phase fails; the suite runs its parallel-safe part on two xdist
+workers and the `serial` tests alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+STUB = """#!/usr/bin/env bash
+phase() { printf '%s %s\\n' "$1" "$(date +%s.%N)" >> "$DOCGEMMA_PHASE_LOG"; }
+if [ "$1" = floors ]; then phase floors; sleep 0.1; exit 0; fi
+phase setup; sleep 0.1; phase lint; phase type-check; phase suite-parallel; sleep 0.2; phase suite-serial
+exit "${STUB_SUITE_STATUS:-0}"
+"""
+
+
+def ci_tree(tmp_path: Path) -> Path:
+    """.ci/run and scripts/ci_phases.py as committed, scripts/dev.sh a stub that marks phases as the real one."""
+    (tmp_path / ".ci").mkdir()
+    (tmp_path / "scripts").mkdir()
+    shutil.copy2(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
+    shutil.copy2(ROOT / "scripts" / "ci_phases.py", tmp_path / "scripts" / "ci_phases.py")
+    (tmp_path / "scripts" / "dev.sh").write_text(STUB)
+    return tmp_path
+
+
+def run_ci(tree: Path, suite_status: int) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
+    done = subprocess.run(["bash", ".ci/run"], cwd=tree, capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "STUB_SUITE_STATUS": str(suite_status)})
+    return done, json.loads((tree / "test-artifacts" / "ci_phases.json").read_text())
+
+
+def test_each_phase_is_timed_and_written(tmp_path: Path) -> None:
+    done, found = run_ci(ci_tree(tmp_path), 0)
+    assert done.returncode == 0, done.stderr
+    names = [row["phase"] for row in found["phases"]]  # type: ignore[index, union-attr]
+    assert names == ["setup", "lint", "type-check", "suite-parallel", "suite-serial", "floors"]
+    seconds = {row["phase"]: row["seconds"] for row in found["phases"]}  # type: ignore[index, union-attr]
+    assert seconds["setup"] >= 0.1 and seconds["suite-parallel"] >= 0.2
+    assert found["status"] == 0 and "total" in done.stdout and "suite-parallel" in done.stdout
+
+
+def test_a_failing_suite_still_writes_the_phases_and_its_status(tmp_path: Path) -> None:
+    done, found = run_ci(ci_tree(tmp_path), 3)
+    assert done.returncode == 3
+    assert found["status"] == 3
+    assert [row["phase"] for row in found["phases"]][-1] == "suite-serial"  # type: ignore[index, union-attr]
+
+
+def test_the_fresh_machine_bench_records_a_run(tmp_path: Path) -> None:
+    phases = tmp_path / "test-artifacts" / "ci_phases.json"
+    phases.parent.mkdir()
+    phases.write_text(json.dumps({"status": 0, "total_s": 1500.0, "phases": [
+        {"phase": "setup", "seconds": 600.0}, {"phase": "suite-parallel", "seconds": 500.0},
+        {"phase": "suite-serial", "seconds": 400.0}], "cpus": 2}))
+    out = tmp_path / "results.json"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "bench_fresh_machine.py"), "--phases", str(phases), "--label",
+                    "fresh-clone", "--out", str(out)], check=True, capture_output=True)
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["suite_s"] == 900.0 and run["total_min"] == 25.0 and run["within_budget"] is True
+
+
+def test_dev_sh_runs_the_safe_tests_in_parallel_and_the_serial_ones_alone() -> None:
+    dev = (ROOT / "scripts" / "dev.sh").read_text()
+    assert 'python -m pytest -n "${DOCGEMMA_TEST_WORKERS:-2}" -m "not live and not serial"' in dev
+    assert 'python -m pytest -m "serial and not live"' in dev
+    assert "pytest-xdist" in (ROOT / "requirements-dev.txt").read_text()
+
+
+def test_unsafe_tests_are_marked_serial() -> None:
+    """Chromium, the fixed-port notebook, PostgreSQL and model backends run alone; plain unit tests do not."""
+    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "serial", "-p", "no:cacheprovider"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300).stdout
+    files = {line.split("::")[0] for line in listed.splitlines() if "::" in line}
+    for path in ("tests/e2e/test_browser.py", "tests/integration/test_kaggle_notebook.py",
+                 "tests/integration/test_conversation_store.py", "tests/integration/test_llamacpp_backend.py"):
+        assert path in files, path
+    assert not any(f.startswith("tests/unit/test_rules") for f in files)
