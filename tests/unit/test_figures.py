@@ -161,7 +161,23 @@ def _golden_call(route: str, index: int) -> Callable[[str], Any]:
     return lambda text: _calls(text)[route][index]
 
 
+def _router_row(label: str, *path: str) -> Figure:
+    """One row of the README's router table (``python bench/bench_router.py``)."""
+    keys = ("classifier_accuracy", "rule_coverage", "rule_precision", "sure_coverage", "sure_precision",
+            "route_and_tool_right_top_candidate", "unsure_tool_turns_right_button")
+    return Figure(README, f"| {label} ({{}}) | {{}} % | {{}} % / {{}} % | {{}} % / {{}} % | {{}} % | {{}} % (of {{}}) |",
+                  "results_router.json", ((*path, "turns"), *((*path, k) for k in keys), (*path, "unsure_tool_turns")),
+                  (plain, *(percent,) * len(keys), plain))
+
+
 FIGURES: list[Figure] = [
+    # ── how decisions are made (issue 26): the rules and the learned router on held-out sets
+    _router_row("generated, held-out test families", "corpus"),
+    _router_row("`heldout_test.json`", "golden", "golden_tests/heldout_test.json"),
+    _router_row("`clinician_phrasing.json`", "golden", "golden_tests/clinician_phrasing.json"),
+    _router_row("`bench/data/heldout_final.json`", "golden", "bench/data/heldout_final.json"),
+    Figure(README, "only {} % of the generated held-out turns are sure (the rules alone decided {} %)",
+           "results_router.json", (("corpus", "sure_coverage"), ("corpus", "rule_coverage")), (percent, percent)),
     # ── start-up and shutdown (issue 27: "30-40 s" and "a second or two" did not hold)
     Figure(README, "loaded by transformers (load {} s in `python -m docgemma bench`", _AGENT, (("cpu_model", "load_s"),),
            (one,)),
