@@ -227,8 +227,8 @@ STEPS = [
          "The app as it starts: the status line names the model it runs on. On a CPU that is the embedded SmolLM2, "
          "a small model NOT fit for medicine; on a GPU the same command runs MedGemma.", _nothing),
     Step("scene1_direct_question", "1 · A general medical question: 'What is hypertension?'",
-         "No patient, no look-up: a question for the model. SmolLM2 is not fit for medicine, so the app does not "
-         "let it write a medical answer; the reply says so and what this demo can show. On a GPU, MedGemma answers "
+         "Code recognises a general medical question (no patient, no look-up). SmolLM2 is not fit for medicine, so it does not "
+         "write a medical answer: the reply says so and what this demo can show. On a GPU, MedGemma answers "
          "here. The timeline beside the chat lists every step and whether code or the model decided it.",
          _ask("What is hypertension?")),
     Step("scene2_drug_safety", "2 · Drug safety: 'Check FDA warnings for Coumadin' (recorded openFDA label)",
@@ -337,22 +337,28 @@ def ffmpeg() -> str:
     return str(imageio_ffmpeg.get_ffmpeg_exe())
 
 
+def video_seconds(video: Path) -> float:
+    """The video's length as ffmpeg reads it."""
+    shown = subprocess.run([ffmpeg(), "-i", str(video)], capture_output=True, text=True, check=False).stderr
+    h, m, s = shown.split("Duration:", 1)[1].split(",", 1)[0].strip().split(":")
+    return int(h) * 3600 + int(m) * 60 + float(s)
+
+
 def slideshow(shots: Path, steps: list[Step], video: Path) -> float:
     """The captioned slideshow of the steps' screenshots as ``video`` (H.264 MP4); its length in seconds."""
     with tempfile.TemporaryDirectory(prefix="docgemma-slides-") as tmp:
-        listing, total = [], 0.0
+        listing = []
         for i, step in enumerate(steps):
             target = Path(tmp) / f"{i:02d}.png"
             frame(shots / f"{step.shot}.png", step.narration, target)
             listing += [f"file '{target}'", f"duration {seconds_for(step.narration):.2f}"]
-            total += seconds_for(step.narration)
         listing.append(f"file '{target}'")  # the concat demuxer holds the last duration only when it is repeated
         concat = Path(tmp) / "slides.txt"
         concat.write_text("\n".join(listing) + "\n")
         subprocess.run([ffmpeg(), "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i", str(concat),
                         "-vf", "fps=5,format=yuv420p", "-c:v", "libx264", "-preset", "veryfast", "-tune", "stillimage",
                         "-crf", "28", "-movflags", "+faststart", str(video)], check=True)
-    return total
+    return video_seconds(video)
 
 
 def main(argv: list[str] | None = None) -> int:
