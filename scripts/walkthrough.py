@@ -250,7 +250,8 @@ STEPS = [
          "The clinician changes the drug, dose and frequency in the card and presses Re-check: every check runs "
          "again on the edited order and the card says what changed.", _approval_edit, "#approval"),
     Step("scene4c_approved", "4 · Approve: written to the record once",
-         "Approve writes the order to the patient's record exactly once, and the chat confirms it.", _approve),
+         "Approve writes the order to the patient's record exactly once; the chat's confirmation lists what changed from "
+         "the proposal. In every scene here the timeline reads 'model calls: 0': code settled each step.", _approve),
     Step("scene5_reopened", "5 · Reload: the conversation comes back from the server",
          "The browser keeps only the conversation's id; every turn comes back from the server after a reload.",
          _reload),
