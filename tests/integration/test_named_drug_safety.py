@@ -265,3 +265,22 @@ def test_an_order_approved_this_turn_is_not_called_a_duplicate_of_itself(ehr: Eh
     # A second order of the same drug in a later turn is a real duplicate and is said.
     again = bot.run_turn("selfdup", "thinking paracetamol for her as well")
     assert isinstance(again, TurnResult) and "duplicates" in again.answer, again.answer
+
+
+def test_a_drug_changed_away_before_approval_gets_no_safety_line_under_the_written_order(ehr: Ehr) -> None:
+    """Seen in the walkthrough: amoxicillin proposed for a penicillin-allergic patient, changed to azithromycin on
+    the card and approved; the confirmation of the azithromycin order still began "Safety: amoxicillin, a penicillin
+    — … allergy"."""
+    patient = add_patient(ehr, "Changedaway", allergy=allergen(next(c for c in CLASSES if c.key == "penicillin")))
+    bot = assistant(ehr)
+    bot.set_active_patient("changed", patient)  # type: ignore[arg-type]
+    card = bot.run_turn("changed", "Prescribe amoxicillin 500 mg three times daily")
+    assert isinstance(card, dict) and card["kind"] == "approval", card
+    done = bot.resume("changed", {"action": "override", "reason": "changed to a macrolide", "card_id": card["card_id"],
+                                  "args": {"medication_name": "azithromycin", "frequency": "once daily"}})
+    assert isinstance(done, TurnResult), done
+    from docgemma.ui.messages import final_markdown
+
+    shown = final_markdown(done)
+    assert "amoxicillin → azithromycin" in shown, shown
+    assert "Safety: amoxicillin" not in shown, shown

@@ -275,6 +275,19 @@ def _allergens_entered(state: AgentState, registry: ToolRegistry) -> list[Resolu
             if r["tool_name"] in registry and Role.ALLERGY_ENTRY in registry[r["tool_name"]].roles]
 
 
+def _changed_away(state: AgentState) -> list[Resolution]:
+    """The drugs of a proposal the clinician changed before approving ("amoxicillin → azithromycin"): not what was
+    written, so no safety line about them under the confirmation of what was (seen in the walkthrough: "Safety:
+    amoxicillin, a penicillin — … allergy" under the written azithromycin)."""
+    out = []
+    for result in state.get("tool_results", []):
+        proposed, written = result.get("proposed_args") or {}, result.get("args") or {}
+        drug = str(proposed.get("medication_name") or "")
+        if result.get("status") == "success" and drug and drug != str(written.get("medication_name") or ""):
+            out.append(resolve_local(drug))
+    return out
+
+
 def _without_this_turns_writes(facts: PatientFacts | None, state: AgentState) -> PatientFacts | None:
     """The record's facts less what this turn itself wrote: an order approved a moment ago is the drug named, not an
     active order it duplicates (seen in the browser: "paracetamol duplicates … active order paracetamol (since
@@ -297,7 +310,8 @@ def _safety_first(state: AgentState, registry: ToolRegistry, trace: NodeTrace,
     other = other_patient_named(state["extracted_entities"], patient)
     facts = None if other else _without_this_turns_writes(record_facts(patient), state)
     lines = named_drugs.safety_lines(state["user_query"], mentions, patient, facts,
-                                     skip=_allergens_entered(state, registry), asked_about=other)
+                                     skip=[*_allergens_entered(state, registry), *_changed_away(state)],
+                                     asked_about=other)
     text = "\n".join(lines) + "\n\n" if lines else ""
     if text:
         trace.write(Token(text))
