@@ -196,12 +196,41 @@ def markdown(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _one_set(path: Path, argv: list[str] | None, save: bool) -> int:
+    """Figures of one set only (``--set``): for a set written last and run once, its first pass kept as it came."""
+    registry = default_registry()
+    router = decision.shipped()
+    name = str(path.resolve().relative_to(HERE.parent)) if path.resolve().is_relative_to(HERE.parent) else str(path)
+    out: dict[str, Any] = {
+        "command": "python bench/bench_router.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
+        "commit": subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                 text=True, check=False).stdout.strip() or "unknown",
+        "date": time.strftime("%Y-%m-%d"), "threshold": router.threshold, "temperature": router.temperature,
+        "golden": {name: figures(golden_rows(path, registry))},
+    }
+    lines = ["# Rules and learned router on one set", "", f"Command: `{out['command']}` (commit {out['commit']}, "
+             f"{out['date']})", "", f"Router: threshold {out['threshold']}, temperature {out['temperature']}.", ""]
+    lines += _section(f"`{name}` (written last, run once)", out["golden"][name],
+                      "First pass: written apart from the rules and the router, run once; reported as it came.")
+    text = "\n".join(lines)
+    if save:
+        (HERE / "results" / f"results_router_{path.stem}.json").write_text(json.dumps(out, indent=1) + "\n",
+                                                                           encoding="utf-8")
+        (HERE / "results" / f"results_router_{path.stem}.md").write_text(text, encoding="utf-8")
+    sys.stdout.write(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="test", choices=("dev", "test"))
     parser.add_argument("--no-golden", action="store_true")
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--set", type=Path, help="only this golden-format set (a set written last, run once): "
+                                                  "results_router_<its name>.json/.md")
     args = parser.parse_args(argv)
+    if args.set:
+        return _one_set(args.set, argv, save=not args.no_save)
     registry = default_registry()
     commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, check=False).stdout.strip() or "unknown"
