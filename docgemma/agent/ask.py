@@ -17,6 +17,7 @@ from docgemma.agent import decision
 from docgemma.agent.answer import suggested_patient
 from docgemma.agent.state import AgentState
 from docgemma.clinical.entities import DRUG_ALIASES, extract_entities
+from docgemma.clinical.function_words import only_function_words
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
@@ -71,7 +72,17 @@ def _topic(drugs: list[str], query: str) -> str | None:
         return None
     if re.match(r"(?:the|this|that|a|an|my|our|it)\b", topic, re.IGNORECASE):  # "the system", "the 2nd trimester"
         return None
+    # "… compared with before?", "… in general?": words that are no topic of a search (seen as "Find recruiting
+    # clinical trials for before" in bench/results/results_router.md).
+    if only_function_words(topic) or all(w in _NOT_TOPICS for w in topic.lower().split()):
+        return None
     return None if re.search(r"\b(?:her|him|them|patient|me|us|someone|anyone)\b", topic, re.I) else topic
+
+
+#: Words that end a sentence without naming what to search for.
+_NOT_TOPICS = frozenset({"before", "after", "general", "now", "later", "today", "tonight", "tomorrow", "here", "there",
+                         "sure", "example", "instance", "real", "once", "again", "good", "simple", "terms", "practice",
+                         "interns", "students", "short", "brief", "detail", "full", "total"})
 
 
 Phrase = Callable[[list[str], str, str], str | None]

@@ -156,3 +156,19 @@ def test_the_saved_results_meet_the_sure_target() -> None:
     assert corpus["sure_precision"] == 1.0  # target: every sure decision right on the held-out families
     assert corpus["turns"] >= 400 and results["split"] == "test"
     assert corpus["decide_ms_p95"] < 20
+
+
+@pytest.mark.parametrize("query", ["here's his restaging CT — any new nodules compared with before?",
+                                   "is it better to prescribe by brand or generic name in general?",
+                                   "explain it in simple terms", "what should we do in practice"])
+def test_a_word_that_names_no_topic_is_no_search_topic(query: str) -> None:
+    """Buttons read "Find recruiting clinical trials for before" and "… for general" (results_router.md)."""
+    from docgemma.agent.ask import _topic
+
+    assert _topic([], query) is None
+
+
+def test_a_topic_at_the_end_is_still_the_search_topic() -> None:
+    from docgemma.agent.ask import _topic
+
+    assert _topic([], "are there trials for sickle cell disease?") == "sickle cell disease"
