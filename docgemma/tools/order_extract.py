@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from docgemma.clinical.dosing import DOSE_TEXT_RE, canonical_dose, duration_match, frequency_match, route_match
+from docgemma.clinical.drug_classes import CLASSES
 from docgemma.clinical.entities import ExtractedEntities
 from docgemma.clinical.function_words import only_function_words
 from docgemma.clinical.ingredients import resolve_local
@@ -265,6 +266,17 @@ def _substance(text: str) -> str | None:
 _SULFA_RE = re.compile(r"sul(?:f|ph)a(?:\s+(?:drugs?|antibiotics|meds|medications?))?", re.IGNORECASE)
 
 
+def _class_named(query: str) -> str | None:
+    """The one drug class the message names by a phrase of the class ("sulfa antibiotics", "penicillin class"),
+    as the record and the class checks name it; None when it names none or several. A phrase, because a single
+    word ("penicillin") is also a drug, which the drug mentions read."""
+    if _SULFA_RE.search(query):
+        return "sulfonamides"
+    named = {c.name for c in CLASSES for w in c.words if " " in w or "-" in w
+             if re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", query, re.IGNORECASE)}
+    return named.pop() if len(named) == 1 else None
+
+
 def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None) -> dict[str, Any]:
     """The patient, the substance and the reaction by meaning, and a severity the message states."""
     out: dict[str, Any] = {"patient_id": patient_id} if patient_id else {}
@@ -284,6 +296,8 @@ def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None
             if named and resolve_local(named).identified:
                 out["substance"] = named
                 break
+    if "substance" not in out:  # "sulfa antibiotics gave her hives": the class the message names, not "antibiotics"
+        out.update({"substance": cls} if (cls := _class_named(query)) else {})
     if "substance" not in out:
         drugs = [d for d in entities["drug_mentions"] if not _is_reaction(d)]
         if len(drugs) == 1:

@@ -94,3 +94,17 @@ def test_validation_refuses_a_write_value_that_is_only_a_pronoun_or_preposition(
     checked = validate(REG[tool], {**base, field: value}, has_image=False)
     assert checked.error is not None and checked.error["error_type"] == "invalid_args"
     assert field in str(checked.error)
+
+
+@pytest.mark.parametrize(("message", "substance"), [
+    ("she told me sulfa antibiotics gave her hives years ago - add that to her allergies", "sulfonamides"),
+    ("sulpha meds make him wheezy, please document it", "sulfonamides"),
+    ("penicillin class antibiotics give him a rash, record it", "penicillins"),
+])
+def test_a_class_named_by_its_phrase_is_the_substance_not_the_word_antibiotics(message: str, substance: str) -> None:
+    """Written last (issue 26 set): "sulfa antibiotics gave her hives" was recorded as an allergy to
+    "anti-bacterial agents" — every antibiotic — because the drug dictionary read "antibiotics"."""
+    from docgemma.clinical.entities import extract_entities
+    from docgemma.tools.order_extract import allergy_args
+
+    assert allergy_args(message, extract_entities(message), "p1")["substance"] == substance
