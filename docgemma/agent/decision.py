@@ -2,14 +2,17 @@
 together.
 
 A decision is **sure** only when :func:`docgemma.agent.rules.decide` decided and the learned router
-(:mod:`docgemma.agent.router_model`) agrees — its most probable label is the rule's intent or first tool, with a
-probability at least the router's threshold (chosen on held-apart template families). A rule the router does not
+(:mod:`docgemma.agent.router_model`) agrees — its most probable label is the rule's intent or first tool. (A
+probability threshold chosen on the dev families, 0.76, was required too at first; it left 40 % of the held-out
+families and record questions by MRN unsure, and is no longer applied: see the README's "How decisions are made".)
+A rule the router does not
 back, or the router alone, is **unsure**: a clinically meaningful model decides, shown the candidates; a model
 that is not asks the clinician with buttons (:mod:`docgemma.agent.ask`). One exception: the clinician's pick from a
 list of patients the assistant itself offered continues the request that needed it, as the rule says (the router
 reads the request, not the pick); a tool added after the router was trained is decided by its rule (the router
 has no label for it until it is retrained); and a rule that withholds an action or fails safe stands
-(:data:`FAIL_SAFE_RULES`).
+(:data:`FAIL_SAFE_RULES`), as does a form no reading can mistake that ends at a card or one record item
+(:data:`EXPLICIT_RULES`).
 
 ``bench/bench_router.py`` measures coverage and precision of sure decisions on template families held out from
 the router's training, and on the held-out phrasing sets.
@@ -27,12 +30,19 @@ from docgemma.agent.state import AgentState
 from docgemma.agent.validation import other_patient_named
 from docgemma.clinical.entities import DRUG_ALIASES, malformed_patient_ids
 from docgemma.tools.registry import ToolRegistry
+from docgemma.tools.routing import Role
 
 DIRECT = "DIRECT"
 #: Rule decisions that withhold an action or fail safe ("don't prescribe yet", "NOT allergic to latex, record
 #: that", an id that cannot be a patient's): they stand whatever the router reads, because a veto would turn a
 #: refusal into an offer to act (its buttons) on a message that asked for nothing, or for nothing to be written.
-FAIL_SAFE_RULES = frozenset({"negated_write", "nothing_to_do", "patient_id"})
+#: A message in another language is told, in it, what this mode understands: no action either, and no model call
+#: (the router was trained on English only).
+FAIL_SAFE_RULES = frozenset({"negated_write", "nothing_to_do", "patient_id", "other_language"})
+#: Rules on a form no reading can mistake, that end in the clinician's approval: a dictated note ("Note: …",
+#: "Document: …") is the note's card, whatever words the note holds (the router read "aims of care … for health"
+#: as a trials search); a question about one record item named by its id ("what came out of the falls visit <id>?").
+EXPLICIT_RULES = frozenset({"dictated_note", "record_item"})
 
 
 class RouteDecision(TypedDict):
@@ -110,8 +120,12 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     # An id that cannot be a patient's ("patient ../../etc/passwd") is answered "no patient with id …" by the tool
     # the rule chose: a safe failure, whatever the router reads.
     malformed = bool(malformed_patient_ids(state.get("user_query", "")))
-    safe = ruled is not None and (ruled.rule in FAIL_SAFE_RULES or malformed)
-    sure = ruled is not None and (picked or unknown or safe or (top == label and probability >= router.threshold))
+    # A connection question that gives the item's id ("what came out of the falls visit <id>?") names its start.
+    item = ruled is not None and ruled.tool is not None and ruled.tool in registry \
+        and Role.CONNECTIONS in registry[ruled.tool].roles and bool(state["extracted_entities"]["patient_ids"])
+    safe = ruled is not None and (ruled.rule in FAIL_SAFE_RULES | EXPLICIT_RULES or malformed or item)
+    # Sure when the router's most probable action is the rule's (no probability threshold: see the docstring).
+    sure = ruled is not None and (picked or unknown or safe or top == label)
     return RouteDecision(
         sure=sure, label=label, intent=ruled.intent if ruled else None, tool=ruled.tool if ruled else None,
         reason=ruled.reason if ruled else "", rule=ruled.rule if ruled else "",
@@ -134,8 +148,11 @@ def _words(label: str | None, registry: ToolRegistry) -> str:
     return "a general answer" if label == DIRECT else registry.label(label)
 
 
-def _rule_alone(decision: RouteDecision) -> str:
+def _rule_alone(decision: RouteDecision, registry: ToolRegistry) -> str:
     """Why a rule decided without the router's agreement."""
+    if decision["rule"] in EXPLICIT_RULES or (decision["tool"] in registry
+                                              and Role.CONNECTIONS in registry[str(decision["tool"])].roles):
+        return "decided by rule: the request names exactly what it needs (a dictated note, or a record item by its id)"
     if decision["rule"] in FAIL_SAFE_RULES:
         return "decided by rule: nothing is done or written on this request, or an id that is no patient's is said"
     if decision["label"] in {str(c[0]) for c in decision["candidates"]}:
@@ -148,8 +165,8 @@ def describe(decision: RouteDecision, registry: ToolRegistry) -> str:
     top, p = decision["candidates"][0]
     if decision["sure"]:
         head = f"decided by rule and classifier (p={float(p):.2f})"
-        if top != decision["label"] or float(p) < shipped().threshold:
-            head = _rule_alone(decision)
+        if top != decision["label"]:
+            head = _rule_alone(decision, registry)
         reason = decision["reason"]
         for name in registry.names:  # the rule's reason names tools; the timeline says what they are
             reason = reason.replace(name, registry.label(name))

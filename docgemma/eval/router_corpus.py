@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Literal
 
 from docgemma.clinical.dose_table import TABLE
+from docgemma.tools.registry import default_registry
+from docgemma.tools.routing import Role
 
 Split = Literal["train", "dev", "test"]
 SEED = 20261127
@@ -104,10 +106,22 @@ VOCAB: dict[str, tuple[str, ...]] = {
               "Rosa Delgado", "Thomas Banda", "Sofia Haddad", "Ahmed Karim"),
 }
 
-_D, _S, _I = "DIRECT", "check_drug_safety", "check_drug_interactions"
-_L, _T, _P = "search_medical_literature", "find_clinical_trials", "search_patient"
-_C, _Q, _X, _H = "get_patient_chart", "query_patient_data", "explore_connections", "get_patient_timeline"
-_RX, _AL, _NO, _IM = "prescribe_medication", "add_allergy", "save_clinical_note", "analyze_medical_image"
+# The labels are the catalog's tools, asked for by role or flag (a tool's name is spelled in its own module only).
+_REG = default_registry()
+
+
+def _role(role: Role) -> str:
+    spec = _REG.first(role)
+    assert spec is not None, role
+    return spec.name
+
+
+_D, _S, _I = "DIRECT", _role(Role.DRUG_SAFETY), _role(Role.INTERACTIONS)
+_L, _T = _role(Role.LITERATURE), _role(Role.TRIALS)
+_P = next(s.name for s in _REG if s.patient_search)
+_C, _Q, _X, _H = _role(Role.CHART), _role(Role.RECORD_QUERY), _role(Role.CONNECTIONS), _role(Role.RECORD_HISTORY)
+_RX, _AL, _NO = _role(Role.MEDICATION_ORDER), _role(Role.ALLERGY_ENTRY), _role(Role.NOTE_ENTRY)
+_IM = next(s.name for s in _REG if s.needs_image)
 
 _KNOWLEDGE: tuple[Family, ...] = (
     # ── DIRECT: greetings, general questions, and the traps (negated writes, write words in a question) ──

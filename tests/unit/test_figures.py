@@ -176,7 +176,7 @@ FIGURES: list[Figure] = [
     _router_row("`heldout_test.json`", "golden", "golden_tests/heldout_test.json"),
     _router_row("`clinician_phrasing.json`", "golden", "golden_tests/clinician_phrasing.json"),
     _router_row("`bench/data/heldout_final.json`", "golden", "bench/data/heldout_final.json"),
-    Figure(README, "only {} % of the generated held-out turns are sure (the rules alone decided {} %)",
+    Figure(README, "{} % of the generated held-out turns are sure (the rules alone decided {} %)",
            "results_router.json", (("corpus", "sure_coverage"), ("corpus", "rule_coverage")), (percent, percent)),
     # ── start-up and shutdown (issue 27: "30-40 s" and "a second or two" did not hold)
     Figure(README, "loaded by transformers (load {} s in `python -m docgemma bench`", _AGENT, (("cpu_model", "load_s"),),

@@ -112,8 +112,13 @@ def test_next_tool_reads_the_carried_decision(monkeypatch: pytest.MonkeyPatch) -
 UNSURE_ON_THE_DEFAULT = [
     ("she's got a chest infection, thinking co-amoxiclav 625 three times a day for five days", "prescribe_medication"),
     ("ok what about doxycycline 100mg bd for 5 days then", "prescribe_medication"),
-    ("how are her kidneys doing?", "query_patient_data"),
 ]
+
+
+def test_a_record_question_the_rules_and_router_agree_on_is_done() -> None:
+    state: dict[str, Any] = dict(turn_state("how are her kidneys doing?", active=GRACE, roster=ROSTER))
+    decided = decision.decide(state, REG)  # type: ignore[arg-type]
+    assert decided["sure"] and decided["label"] == "query_patient_data"
 
 
 @pytest.mark.parametrize(("message", "action"), UNSURE_ON_THE_DEFAULT)
