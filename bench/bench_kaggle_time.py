@@ -136,6 +136,11 @@ def cell_cost(source: str, config: dict[str, Any]) -> dict[str, Any]:
         return experiment_cost(source, config)
     if "run_file(" in source and "llm, out" in source:
         return golden_model_cost(config)
+    if "scripts/walkthrough.py" in source:
+        # Off unless RECORD_WALKTHROUGH: then it loads a second MedGemma and records the scenes (not estimated).
+        on = bool(config.get("RECORD_WALKTHROUGH"))
+        return {"what": "the walkthrough on MedGemma" + ("" if on else " (off: RECORD_WALKTHROUGH = False)"),
+                "seconds": None if on else 0.0, "source": "not estimated" if on else "skipped by default"}
     if "run_file(" in source:
         return {"what": "golden files in oracle mode (no model; CPU)", "seconds": None,
                 "source": "not estimated: no model call, but minutes of CPU work"}

@@ -212,6 +212,7 @@ FULL_RUN = False         # True: the experiment on every case (~340 trials, abou
 LIMIT = 0 if FULL_RUN else 3  # experiment cases per variant (0 = every case)
 VARIANTS = ""            # experiment variants, comma-separated (empty = all)
 GOLDEN_MODEL_FILE = "golden_tests/clinical_sessions.json"
+RECORD_WALKTHROUGH = False  # True: step 11 records the judges' walkthrough on MedGemma (needs internet for Chromium)
 # One GPU: Kaggle gives two T4s and 4-bit MedGemma fits on one; set before torch first starts CUDA.
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "0")
 # Tests only (tests/integration/test_kaggle_notebook.py): a simulated /kaggle and small limits; unset on Kaggle.
@@ -377,6 +378,22 @@ LOGIN = ("clinician", secrets.token_urlsafe(12))
 demo.launch(share=SHARE, auth=LOGIN, prevent_thread_lock=True)
 print(f"Login: user {LOGIN[0]!r}, password {LOGIN[1]!r} (new each run; share it only with the clinicians testing)")'''
 
+KAGGLE_WALKTHROUGH = '''# Step 11 (off by default: RECORD_WALKTHROUGH in step 1): the judges' walkthrough on MedGemma, the same
+# scenes and command as kaggle_submission/walkthrough.mp4 (recorded on the CPU demo model). It starts its own app
+# process, so a second 4-bit MedGemma loads beside step 6's (both fit a T4). Chromium and ffmpeg need internet.
+if RECORD_WALKTHROUGH:
+    if "WORK" not in globals():
+        raise SystemExit("Run step 2 (the project) first.")
+    import subprocess, sys
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "playwright", "imageio-ffmpeg"], check=True)
+    subprocess.run([sys.executable, "-m", "playwright", "install", "--with-deps", "chromium"], check=True)
+    out = pathlib.Path("/kaggle/working/walkthrough")
+    subprocess.run([sys.executable, "scripts/walkthrough.py", "--backend", "transformers", "--out", str(out)],
+                   cwd=WORK, check=True)
+    print(f"video and screenshots: {out}")
+else:
+    print("Walkthrough not recorded (RECORD_WALKTHROUGH = False in step 1).")'''
+
 KAGGLE_CELLS = [
     ("md", KAGGLE_INTRO),
     ("code", KAGGLE_SETTINGS),
@@ -397,6 +414,9 @@ KAGGLE_CELLS = [
     ("md", "## One experiment suite: TOOL_SELECT\n\nCommand line equivalent: `python -m docgemma experiment "
            "tool_select --backend transformers --out experiments_out/tool_select`."),
     ("code", KAGGLE_EXPERIMENT),
+    ("md", "## The walkthrough on MedGemma (optional)\n\nCommand line equivalent: `python scripts/walkthrough.py "
+           "--backend transformers`."),
+    ("code", KAGGLE_WALKTHROUGH),
 ]
 
 

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+#: The system Chromium (Debian's, here); elsewhere (Kaggle) the one `playwright install chromium` put in place.
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 VIEWPORT = {"width": 1440, "height": 900}
 MAX_VIDEO_S = 180
 VIDEO_WIDTH = 1280

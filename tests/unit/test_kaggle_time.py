@@ -52,3 +52,12 @@ def test_the_app_last_would_be_counted(tmp_path: Path) -> None:
     path.write_text(json.dumps(notebook))
     found = bench().estimate(path, full_run=True)
     assert found["model_calls_before_app"] > 300 and found["time_to_app_s"] > 300
+
+
+def test_the_walkthrough_cell_is_last_and_off_by_default() -> None:
+    """Issue 27: the Kaggle notebook can record the walkthrough on MedGemma; Run All does not (second model load,
+    Chromium download)."""
+    module = bench()
+    cells = ["".join(c["source"]) for c in json.loads(module.NOTEBOOK.read_text())["cells"] if c["cell_type"] == "code"]
+    assert "scripts/walkthrough.py" in cells[-1] and "--backend\", \"transformers\"" in cells[-1]
+    assert module.settings(cells)["RECORD_WALKTHROUGH"] is False
