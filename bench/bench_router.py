@@ -184,10 +184,14 @@ def _section(title: str, f: dict[str, Any], note: str) -> list[str]:
     return [*lines, ""]
 
 
+def _header(out: dict[str, Any], title: str) -> list[str]:
+    return [f"# {title}", "", f"Command: `{out['command']}` (commit {out['commit']}, {out['date']})", "",
+            f"Router: threshold {out['threshold']}, temperature {out['temperature']}.", ""]
+
+
 def markdown(out: dict[str, Any]) -> str:
     """The figures as the committed ``.md``."""
-    lines = ["# Rules and learned router", "", f"Command: `{out['command']}` (commit {out['commit']}, {out['date']})",
-             "", f"Router: threshold {out['threshold']}, temperature {out['temperature']}.", ""]
+    lines = _header(out, "Rules and learned router")
     lines += _section(f"Generated corpus, held-out {out['split']} families", out["corpus"],
                       "Template families never seen in training (split by family, fixed seed).")
     for name, f in out.get("golden", {}).items():
@@ -196,27 +200,31 @@ def markdown(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _run(argv: list[str] | None) -> dict[str, Any]:
+    """What every results file starts with: the command, the commit, the date and the router's settings."""
+    commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, check=False).stdout.strip() or "unknown"
+    router = decision.shipped()
+    return {"command": "python bench/bench_router.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
+            "commit": commit, "date": time.strftime("%Y-%m-%d"), "threshold": router.threshold,
+            "temperature": router.temperature}
+
+
+def _save(stem: str, out: dict[str, Any], text: str) -> None:
+    (HERE / "results" / f"{stem}.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    (HERE / "results" / f"{stem}.md").write_text(text, encoding="utf-8")
+
+
 def _one_set(path: Path, argv: list[str] | None, save: bool) -> int:
     """Figures of one set only (``--set``): for a set written last and run once, its first pass kept as it came."""
-    registry = default_registry()
-    router = decision.shipped()
     name = str(path.resolve().relative_to(HERE.parent)) if path.resolve().is_relative_to(HERE.parent) else str(path)
-    out: dict[str, Any] = {
-        "command": "python bench/bench_router.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
-        "commit": subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                 text=True, check=False).stdout.strip() or "unknown",
-        "date": time.strftime("%Y-%m-%d"), "threshold": router.threshold, "temperature": router.temperature,
-        "golden": {name: figures(golden_rows(path, registry))},
-    }
-    lines = ["# Rules and learned router on one set", "", f"Command: `{out['command']}` (commit {out['commit']}, "
-             f"{out['date']})", "", f"Router: threshold {out['threshold']}, temperature {out['temperature']}.", ""]
+    out = {**_run(argv), "golden": {name: figures(golden_rows(path, default_registry()))}}
+    lines = _header(out, "Rules and learned router on one set")
     lines += _section(f"`{name}` (written last, run once)", out["golden"][name],
                       "First pass: written apart from the rules and the router, run once; reported as it came.")
     text = "\n".join(lines)
     if save:
-        (HERE / "results" / f"results_router_{path.stem}.json").write_text(json.dumps(out, indent=1) + "\n",
-                                                                           encoding="utf-8")
-        (HERE / "results" / f"results_router_{path.stem}.md").write_text(text, encoding="utf-8")
+        _save(f"results_router_{path.stem}", out, text)
     sys.stdout.write(text)
     return 0
 
@@ -232,22 +240,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.set:
         return _one_set(args.set, argv, save=not args.no_save)
     registry = default_registry()
-    commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, check=False).stdout.strip() or "unknown"
-    router = decision.shipped()
-    out: dict[str, Any] = {
-        "command": "python bench/bench_router.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
-        "commit": commit, "date": time.strftime("%Y-%m-%d"), "split": args.split,
-        "threshold": router.threshold, "temperature": router.temperature,
-        "corpus": figures(corpus_rows(args.split, registry)),
-    }
+    out: dict[str, Any] = {**_run(argv), "split": args.split, "corpus": figures(corpus_rows(args.split, registry))}
     if not args.no_golden:
         out["golden"] = {name: figures(golden_rows(HERE.parent / name, registry)) for name in GOLDEN_SETS}
     text = markdown(out)
     if not args.no_save:
-        suffix = "" if args.split == "test" else f"_{args.split}"
-        (HERE / "results" / f"results_router{suffix}.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-        (HERE / "results" / f"results_router{suffix}.md").write_text(text, encoding="utf-8")
+        _save("results_router" + ("" if args.split == "test" else f"_{args.split}"), out, text)
     sys.stdout.write(text)
     return 0
 
