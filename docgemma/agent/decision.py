@@ -100,6 +100,11 @@ def masked(state: AgentState) -> str:
     return _DIGITS_RE.sub("0", text)
 
 
+def _explores(tool: str | None, registry: ToolRegistry) -> bool:
+    """The tool explores the record from one item (the connections role)."""
+    return tool is not None and tool in registry and Role.CONNECTIONS in registry[tool].roles
+
+
 def label_of(decision: RuleDecision | None) -> str | None:
     """The rule's action as the router's label: the first tool, "DIRECT", or None when no rule decided."""
     if decision is None:
@@ -121,8 +126,7 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     # the rule chose: a safe failure, whatever the router reads.
     malformed = bool(malformed_patient_ids(state.get("user_query", "")))
     # A connection question that gives the item's id ("what came out of the falls visit <id>?") names its start.
-    item = ruled is not None and ruled.tool is not None and ruled.tool in registry \
-        and Role.CONNECTIONS in registry[ruled.tool].roles and bool(state["extracted_entities"]["patient_ids"])
+    item = ruled is not None and _explores(ruled.tool, registry) and bool(state["extracted_entities"]["patient_ids"])
     safe = ruled is not None and (ruled.rule in FAIL_SAFE_RULES | EXPLICIT_RULES or malformed or item)
     # Sure when the router's most probable action is the rule's (no probability threshold: see the docstring).
     sure = ruled is not None and (picked or unknown or safe or top == label)
@@ -150,8 +154,7 @@ def _words(label: str | None, registry: ToolRegistry) -> str:
 
 def _rule_alone(decision: RouteDecision, registry: ToolRegistry) -> str:
     """Why a rule decided without the router's agreement."""
-    if decision["rule"] in EXPLICIT_RULES or (decision["tool"] in registry
-                                              and Role.CONNECTIONS in registry[str(decision["tool"])].roles):
+    if decision["rule"] in EXPLICIT_RULES or _explores(decision["tool"], registry):
         return "decided by rule: the request names exactly what it needs (a dictated note, or a record item by its id)"
     if decision["rule"] in FAIL_SAFE_RULES:
         return "decided by rule: nothing is done or written on this request, or an id that is no patient's is said"
