@@ -8,6 +8,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 
+from docgemma.agent.nodes.commit_patient import NEXT, commit_patient, proposed
 from docgemma.agent.nodes.error_handler import error_handler, route_after_error
 from docgemma.agent.nodes.input_assembly import PatientContext, input_assembly
 from docgemma.agent.nodes.intent_classify import intent_classify, route_after_intent
@@ -56,13 +57,14 @@ def build_graph(
     graph.add_node("synthesize", partial(synthesize, llm=llm, registry=tools, record_facts=record_facts))
 
     graph.add_node("thread_update", thread_update)
+    graph.add_node("commit_patient", commit_patient, destinations=tuple(NEXT.values()))
 
     graph.add_conditional_edges(START, route_at_start, ["thread_update", "input_assembly"])
-    graph.add_edge("thread_update", END)
-    graph.add_edge("input_assembly", "intent_classify")
+    graph.add_conditional_edges("thread_update", proposed(END), ["commit_patient", END])
+    graph.add_conditional_edges("input_assembly", proposed("intent_classify"), ["commit_patient", "intent_classify"])
     graph.add_conditional_edges("intent_classify", route_after_intent, ["tool_select", "synthesize"])
     graph.add_conditional_edges("tool_select", route_after_select, ["tool_execute", "synthesize"])
-    graph.add_edge("tool_execute", "result_classify")
+    graph.add_conditional_edges("tool_execute", proposed("result_classify"), ["commit_patient", "result_classify"])
     graph.add_edge("result_classify", "router")
     graph.add_conditional_edges("router", route_after_router, ["error_handler", "tool_select", "synthesize"])
     graph.add_conditional_edges("error_handler", route_after_error, ["tool_select", "synthesize"])

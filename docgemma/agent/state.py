@@ -24,7 +24,7 @@ from docgemma.llm.base import Message
 from docgemma.tools.outcome import Source
 
 __all__ = ["CARRIED_OVER", "NEW_TURN", "TURN_DEFAULTS", "AgentState", "Attachment", "ExtractedEntities",
-           "ImageFindings", "InputState", "PatientRef", "ThreadUpdate", "TimelineEvent", "ToolResult",
+           "ImageFindings", "InputState", "PatientChange", "PatientRef", "ThreadUpdate", "TimelineEvent", "ToolResult",
            "TranscriptEntry", "turn_defaults",
            "turn_input"]
 
@@ -116,6 +116,15 @@ class TranscriptEntry(TypedDict, total=False):
     latency_ms: float
 
 
+class PatientChange(TypedDict):
+    """A node's proposal of a new active patient (None: no active patient), committed by COMMIT_PATIENT, the one
+    node that writes ``active_patient``; ``by`` names who proposed it (the panel through THREAD_UPDATE, a pick from
+    a clarification's list in INPUT_ASSEMBLY, a tool's result in TOOL_EXECUTE) and so where the run goes on."""
+
+    patient: PatientRef | None
+    by: Literal["panel", "choice", "tool"]
+
+
 class ThreadUpdate(TypedDict, total=False):
     """A change to the conversation made outside a turn, entered through the graph (THREAD_UPDATE)."""
 
@@ -139,7 +148,10 @@ class AgentState(TypedDict, total=False):
     thread_update: ThreadUpdate | None
     # ── carried across turns (checkpointed per thread) ──
     conversation: list[Message]
+    #: The one active-patient field; only COMMIT_PATIENT writes it (a test checks), from a :class:`PatientChange`.
     active_patient: PatientRef | None
+    #: A proposed change of active patient, waiting for COMMIT_PATIENT (which clears it).
+    patient_change: PatientChange | None
     #: Every finished turn as shown (``conversation`` is capped for the prompts; this is for the page).
     transcript: list[TranscriptEntry]
     # ── INPUT_ASSEMBLY ──
@@ -239,6 +251,7 @@ TURN_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "clarification_request": None,
     "patient_options": None,
     "pending_request": None,
+    "patient_change": None,
     "selected_patient": None,
     "patient_at_turn_start": None,
     "final_response": None,

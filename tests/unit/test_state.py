@@ -11,8 +11,9 @@ from docgemma.llm.fake import FakeLLM
 from docgemma.tools.outcome import success
 from tests.conftest import Tools
 
-#: Fields input_assembly leaves alone: the turn's input it does not rewrite, and the conversation.
-NOT_SET_BY_INPUT_ASSEMBLY = {"conversation", "image_ref", "turn_id", "transcript", "thread_update"}
+#: Fields input_assembly leaves alone: the turn's input it does not rewrite, the conversation and the active patient
+#: (a pick from a list is proposed in `patient_change`; COMMIT_PATIENT writes `active_patient`).
+NOT_SET_BY_INPUT_ASSEMBLY = {"conversation", "active_patient", "image_ref", "turn_id", "transcript", "thread_update"}
 
 DIRTY: dict[str, Any] = {  # what a previous turn may leave behind
     "intent": "TOOL_NEEDED", "scope": "off_topic", "task_summary": "old", "suggested_tool": "search_patient",

@@ -16,7 +16,7 @@ from docgemma.agent.memory import since_last_switch
 from docgemma.agent.node_settings import HISTORY_TURNS, NODE_CONFIG
 from docgemma.agent.patterns import request_part
 from docgemma.agent.schemas import ImageFindingsOutput
-from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientRef, turn_defaults
+from docgemma.agent.state import NEW_TURN, AgentState, ImageFindings, PatientChange, PatientRef, turn_defaults
 from docgemma.agent.trace import NodeTrace
 from docgemma.clinical.entities import ExtractedEntities, extract_entities
 from docgemma.clinical.patient import described
@@ -160,6 +160,7 @@ def input_assembly(
     decision = "image attached" if image is not None else "text only"
     event = trace.event(decision, (_detail(entities, findings) or "no entities found") + roster_note)
     # Every per-turn field starts afresh (state.TURN_DEFAULTS); `conversation` and `active_patient` carry over.
+    # A patient picked from the list is proposed: COMMIT_PATIENT, the one writer of `active_patient`, makes it so.
     return {
         **turn_defaults(),
         "user_query": query,
@@ -168,7 +169,7 @@ def input_assembly(
         "extracted_entities": entities,
         "image_findings": findings,
         "patient_context": context,
-        "active_patient": active,
+        "patient_change": PatientChange(patient=selected, by="choice") if selected is not None else None,
         "selected_patient": selected,
         "patient_at_turn_start": state.get("active_patient"),
         "timeline": [NEW_TURN, event],

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from docgemma.agent.memory import switch_marker, switched
-from docgemma.agent.state import AgentState, PatientRef, ThreadUpdate, TranscriptEntry
+from docgemma.agent.state import AgentState, PatientChange, PatientRef, ThreadUpdate, TranscriptEntry
 from docgemma.agent.transcript import appended
 
 
@@ -23,13 +23,14 @@ def switch_note(patient: PatientRef | None) -> str:
 
 def thread_update(state: AgentState) -> dict[str, Any]:
     """Apply the request, then clear it. A change to another patient is recorded in the conversation (so the
-    earlier turns, about the previous patient, no longer reach the prompts) and in the transcript."""
+    earlier turns, about the previous patient, no longer reach the prompts) and in the transcript; the patient
+    itself is proposed to COMMIT_PATIENT, the one writer of ``active_patient``."""
     request: ThreadUpdate = state.get("thread_update") or {}
     out: dict[str, Any] = {"thread_update": None}
     transcript = list(state.get("transcript", []))
     if "set_active_patient" in request:
         patient = request["set_active_patient"]
-        out["active_patient"] = patient
+        out["patient_change"] = PatientChange(patient=patient, by="panel")
         if switched(state.get("active_patient"), patient):
             out["conversation"] = [*state.get("conversation", []), switch_marker(patient)]
             transcript = appended(state, TranscriptEntry(note=switch_note(patient)))

@@ -24,7 +24,7 @@ from docgemma.agent.approval import (
 from docgemma.agent.memory import switched
 from docgemma.agent.patterns import is_write_request
 from docgemma.agent.record_check import RecordFacts
-from docgemma.agent.state import AgentState, PatientRef, ToolResult
+from docgemma.agent.state import AgentState, PatientChange, PatientRef, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import Checked, ground, other_patient_named, valid_patient_id, validate
 from docgemma.clinical.entities import malformed_patient_ids
@@ -309,8 +309,8 @@ def tool_execute(
         "current_args": checked.args,
         "step_count": state.get("step_count", 0) + 1,
     }
-    if after != active:
-        update["active_patient"] = after
+    if after != active:  # proposed: COMMIT_PATIENT, the one writer of `active_patient`, makes it so
+        update["patient_change"] = PatientChange(patient=after, by="tool")
     if switched(active, after):
         # Another patient: the previous one's conversation and summary leave this turn's prompts.
         update.update(history="", patient_context=None)
