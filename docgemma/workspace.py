@@ -25,7 +25,7 @@ from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStar
 from docgemma.agent.memory import SWITCH_PREFIX
 from docgemma.agent.modes import Mode, capabilities, mode_of
 from docgemma.agent.state import Attachment, PatientRef, TimelineEvent, TranscriptEntry
-from docgemma.clinical.patient import PatientListing, from_list_value, list_label, list_value
+from docgemma.clinical.patient import PatientId, PatientListing, from_list_value, list_label, list_value
 from docgemma.config import Settings
 from docgemma.ehr.client import FhirClientError
 from docgemma.fhir import display_text
@@ -41,7 +41,7 @@ from docgemma.tools.registry import ToolContext, ToolRegistry
 __all__ = [
     "ALREADY_HANDLED", "BEING_WRITTEN", "EMPTY_MESSAGE", "FIELD_LABELS", "NO_PATIENT", "NO_PENDING", "SWITCH_PREFIX",
     "AgentEvent", "ApprovalCard", "ApprovalRequest", "Attachment", "Mode", "NodeEnd", "NodeStart", "PatientCard",
-    "PatientMatch", "PatientPanel", "PatientRef", "RecordImage", "SavedConversation", "Source", "TimelineEvent",
+    "PatientId", "PatientMatch", "PatientPanel", "PatientRef", "RecordImage", "SavedConversation", "Source", "TimelineEvent",
     "Token", "ToolView", "Tools", "TranscriptEntry", "TurnDone", "TurnResult", "Workspace", "field_label",
     "from_list_value", "list_label", "list_value", "split", "strip_template_debris",
 ]
@@ -231,7 +231,7 @@ class Workspace:
         listed = [PatientMatch(id=str(p["id"]), name=display_text(p), birth_date=p.get("birthDate")) for p in found]
         return sorted(listed, key=lambda p: p["name"].split()[-1:] + p["name"].split()[:1])
 
-    def patient_name(self, patient_id: str) -> str | None:
+    def patient_name(self, patient_id: PatientId) -> str | None:
         """The name of the patient with this id, or None (not a patient, or the record cannot be read)."""
         if self.ehr is None:
             return None
@@ -242,7 +242,7 @@ class Workspace:
                 return None
         return self._names[patient_id]
 
-    def patient_born(self, patient_id: str) -> str | None:
+    def patient_born(self, patient_id: PatientId) -> str | None:
         """A patient's birth date and sex as the page says them ("born 1991-01-22, female"), or None (not a
         patient, or the record cannot be read)."""
         if self.ehr is None:

@@ -31,9 +31,8 @@ class FromRecord:
 
 
 def request_of(state: AgentState) -> Request:
-    """The message, its entities and the active patient's id."""
-    active = state.get("active_patient")
-    return Request(state.get("user_query", ""), state["extracted_entities"], active["id"] if active else None)
+    """The message, its entities and the active patient."""
+    return Request(state.get("user_query", ""), state["extracted_entities"], state.get("active_patient"))
 
 
 def prefill(spec: ToolSpec, state: AgentState) -> dict[str, Any]:

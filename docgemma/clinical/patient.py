@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, NewType, TypedDict
 
 #: What of an identifier a message gave may be shown back: printable, no markup or code-span characters.
 _UNSHOWN_RE = re.compile(r"[^\w\-./:#@+=]")
@@ -15,6 +15,12 @@ class PatientRef(TypedDict):
 
     id: str
     name: str
+
+
+#: A patient's record id as read from text (a tool's arguments, a step's detail, an answer), not yet a patient: only
+#: the workspace resolves it (to a name, a birth date); everywhere a known patient crosses a boundary, a
+#: :class:`PatientRef` carries it.
+PatientId = NewType("PatientId", str)
 
 
 def shown_id(value: object, limit: int = 64) -> str:

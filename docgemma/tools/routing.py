@@ -22,6 +22,7 @@ from enum import Enum
 from typing import Any
 
 from docgemma.clinical.entities import ExtractedEntities
+from docgemma.clinical.patient import PatientRef
 
 
 class Role(str, Enum):
@@ -54,11 +55,11 @@ class Role(str, Enum):
 
 @dataclass(frozen=True)
 class Request:
-    """What a tool's argument extractor may read: the message, its entities and the active patient's id."""
+    """What a tool's argument extractor may read: the message, its entities and the active patient."""
 
     query: str
     entities: ExtractedEntities
-    active_patient_id: str | None = None
+    active_patient: PatientRef | None = None
 
     @property
     def patient_id(self) -> str | None:
@@ -66,7 +67,7 @@ class Request:
         ids = self.entities["patient_ids"]
         if len(ids) == 1:
             return ids[0]
-        return self.active_patient_id if not ids else None
+        return self.active_patient["id"] if self.active_patient and not ids else None
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ REOPENED = ("*Conversation reopened: this browser kept it (only its id). Not you
 IMAGE_ONLY = "*(an image, not shown again)*"
 IMAGE_GONE = "*(an image, no longer kept on this server)*"
 #: Looks up a patient's name by record id (the page's workspace); None where nothing is known.
-Names = Callable[[str], "str | None"]
+Names = wording.PatientName
 
 
 def user_message(text: str) -> Message:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 from docgemma.clinical.lab_names import lab_names
-from docgemma.workspace import Tools
+from docgemma.workspace import PatientId, Tools
 
 #: The agent's internal words and their meaning for a clinician (decisions, result classes, routes, errors).
 WORDS: Mapping[str, str] = {
@@ -89,7 +89,7 @@ _RESOURCE_AT_LINE_START = re.compile(rf"^(\s*(?:- )?)({'|'.join(RESOURCE_WORDS)}
 #: An entity list's item whose values were all dropped (an id with no patient's name for it).
 _EMPTY_ITEM = re.compile(r"(?:^|(?<=, ))(?:patient_ids|patient_names|drug_mentions|action_verbs): ?(?:, |$)")
 
-PatientName = Callable[[str], "str | None"]
+PatientName = Callable[[PatientId], "str | None"]
 
 
 @lru_cache(maxsize=16)
@@ -140,7 +140,7 @@ def argument_line(args: Mapping[str, object], patient_name: PatientName | None =
             # An id whose patient cannot be named is not on record (or the record cannot be read): say so,
             # never claim it is the patient on record; without a way to look names up, the id is left out.
             if patient_name:
-                parts.append(f"patient: {patient_name(str(value)) or NOT_ON_RECORD}")
+                parts.append(f"patient: {patient_name(PatientId(str(value))) or NOT_ON_RECORD}")
             continue
         if key == "resource_type" and str(value) in RESOURCE_WORDS:  # "kind: allergy", not "AllergyIntolerance"
             value = _PLURAL_RESOURCE.get(str(value), RESOURCE_WORDS[str(value)] + "s")
@@ -163,7 +163,7 @@ def _without_ids(text: str, patient_name: PatientName | None) -> str:
         # "Grace Mensah (born …, ID <uuid>)": the name is there already, the id goes; a bare id becomes the name.
         if m.group(1):
             return ""
-        return (patient_name(m.group(2)) if patient_name else None) or ""
+        return (patient_name(PatientId(m.group(2))) if patient_name else None) or ""
 
     return _ID.sub(named, text)
 
@@ -215,7 +215,7 @@ def route(actions: list[str], declined: list[bool] | None = None) -> str:
 _NAMED_ID = re.compile(rf"(, born [^()\n]*?)? \(ID ({_UUID})\)")
 _ID_AFTER_BIRTH = re.compile(rf"(born [0-9?-]+(?:, [a-z]+)?),\s*ID {_UUID}")
 #: Says who a patient id is as a clinician knows them ("born 1991-01-22, female"); None where the record cannot.
-PatientBorn = Callable[[str], "str | None"]
+PatientBorn = Callable[[PatientId], "str | None"]
 
 
 def without_patient_ids(text: str) -> str:
@@ -248,7 +248,7 @@ def answer_text(text: str, born: PatientBorn | None = None) -> str:
     def demographics(m: re.Match[str]) -> str:
         if m.group(1):  # the line gives the birth date already: the id goes
             return m.group(1)
-        who = born(m.group(2)) if born else None
+        who = born(PatientId(m.group(2))) if born else None
         return f" ({who})" if who else ""
 
     text = clinical_text(without_patient_ids(_NAMED_ID.sub(demographics, text)))

@@ -20,6 +20,7 @@ import pytest
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.agent.demo_llm import demo_llm
 from docgemma.clinical.entities import extract_entities
+from docgemma.clinical.patient import PatientRef
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
 from docgemma.ehr.summary import compile_summary
@@ -201,12 +202,16 @@ def test_a_typed_frequency_is_kept_and_flagged(ehr: Ehr) -> None:
 # ── 2. what the clinician typed is kept ──────────────────────────────────────────────────────────────
 
 
+def _active(patient_id: str | None) -> PatientRef | None:
+    return PatientRef(id=patient_id, name="Test Patient") if patient_id else None
+
+
 def prescription(message: str, active: str | None = "p-1") -> dict[str, Any]:
-    return prescription_request(Request(message, extract_entities(message), active))
+    return prescription_request(Request(message, extract_entities(message), _active(active)))
 
 
 def allergy(message: str, active: str | None = "p-1") -> dict[str, Any]:
-    return allergy_request(Request(message, extract_entities(message), active))
+    return allergy_request(Request(message, extract_entities(message), _active(active)))
 
 
 @pytest.mark.parametrize(("message", "duration"), [

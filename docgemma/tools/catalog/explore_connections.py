@@ -37,7 +37,8 @@ def connection_item(request: Request) -> dict[str, Any]:
         return patient_only(request)
     item, kind = found
     others = [i for i in request.entities["patient_ids"] if i.lower() != item.lower()]
-    patient = others[0] if len(others) == 1 else request.active_patient_id if not others else None
+    active = request.active_patient["id"] if request.active_patient else None
+    patient = others[0] if len(others) == 1 else active if not others else None
     out: dict[str, Any] = {"patient_id": patient} if patient else {}
     out.update(fhir_id=item, resource_type=kind)
     return out
