@@ -127,6 +127,8 @@ class SavedConversation:
     transcript: list[TranscriptEntry] = field(default_factory=list)
     #: The last turn as far as the state holds it (its timeline, confidence and sources), if any.
     last_turn: TurnResult | None = None
+    #: The conversation's active patient (the panel and the list show it).
+    active_patient: PatientRef | None = None
 
 
 class Workspace:
@@ -196,7 +198,8 @@ class Workspace:
         # The turn's wall-clock time as the page showed it, kept on its transcript entry (never "0.0 s").
         last = TurnResult.from_state(state, float(kept[-1].get("latency_ms", 0.0))) if state.get("timeline") else None
         return SavedConversation(messages=messages, pending=pending, paused_question=question or None,
-                                 transcript=list(state.get("transcript", [])), last_turn=last)
+                                 transcript=list(state.get("transcript", [])), last_turn=last,
+                                 active_patient=state.get("active_patient"))
 
     def image(self, ref: ImageRef | None) -> tuple[str, bytes] | None:
         """A turn's image from the image store (filename, bytes); None when it is no longer kept."""
@@ -262,9 +265,9 @@ class Workspace:
         """Make this the conversation's active patient; True when that switched from another patient."""
         return self.assistant.set_active_patient(thread, patient)
 
-    def patient_panel(self, thread: str) -> PatientPanel:
-        """The active patient's summary and record images."""
-        active = self.active_patient(thread)
+    def patient_panel(self, active: PatientRef | None) -> PatientPanel:
+        """The summary and record images of ``active`` (a turn's result names its active patient: the record is
+        read, the conversation's checkpoint is not)."""
         if not active or self.ehr is None:
             return PatientPanel(message=NO_PATIENT)
         try:

@@ -67,6 +67,12 @@ class TurnResult:
     writes: list[str] = field(default_factory=list)
 
     @property
+    def ran(self) -> bool:
+        """True for a turn the graph ran (its state is the thread's); False for a refusal before it (an empty
+        message, a write waiting for approval): such a result says nothing of the active patient."""
+        return bool(self.timeline)
+
+    @property
     def path(self) -> list[str]:
         """Nodes in the order they ran."""
         return [e["node"] for e in self.timeline]

@@ -57,6 +57,7 @@ from docgemma.workspace import (
     NO_PENDING,
     AgentEvent,
     ApprovalCard,
+    ApprovalRequest,
     Mode,
     PatientMatch,
     PatientRef,
@@ -359,9 +360,9 @@ class Handlers:
         offline = None if self.network is None or self.network.reachable is None else not self.network.reachable
         return welcome_text(self.mode, self.workspace.capabilities(offline))
 
-    def patient_view(self, thread: str) -> tuple[str, list[tuple[str, str]], list[dict[str, Any]], str]:
+    def patient_view(self, patient: PatientRef | None) -> tuple[str, list[tuple[str, str]], list[dict[str, Any]], str]:
         """The panel's summary, its gallery (and the images behind it), and the strip above the chat."""
-        panel = self.workspace.patient_panel(thread)
+        panel = self.workspace.patient_panel(patient)
         if panel.message is not None:
             # An unreadable record is said in the strip too: its flags are unknown, not absent.
             return panel.message, [], [], NO_ACTIVE if panel.message == NO_PATIENT else panel.message
@@ -375,34 +376,42 @@ class Handlers:
         return (summary_markdown(str(panel.name), str(panel.summary), panel.notes), gallery, stored,
                 strip_markdown(panel.name, panel.summary))
 
-    def after_turn(self, result: TurnResult | None, thread: str, pending: bool = False) -> dict[Any, Any]:
+    def after_turn(self, result: TurnResult | None, pending: bool = False) -> dict[Any, Any]:
+        """The timeline and the follow-up buttons of ``result``."""
         follow = list(result.follow_ups)[:MAX_FOLLOW_UPS] if result and not pending else []
-        summary, gallery, stored, strip = self.patient_view(thread)
         updates: dict[Any, Any] = {
             self.page.timeline: timeline_markdown(result, pending=pending, names=self.workspace.patient_name,
                                                   tools=self.tools),
-            self.page.patient_md: summary,
-            self.page.patient_strip: strip,
-            self.page.images: gallery,
-            self.page.record_images: stored,
         }
         for i, button in enumerate(self.page.follow_buttons):
             updates[button] = _gr().update(value=follow[i] if i < len(follow) else "", visible=i < len(follow))
         return updates
 
+    def patient_shown(self, patient: PatientRef | None) -> dict[Any, Any]:
+        """The panel, the strip and the list, all showing ``patient`` (a turn may have made another one active)."""
+        summary, gallery, stored, strip = self.patient_view(patient)
+        return {self.page.patient_md: summary, self.page.patient_strip: strip, self.page.images: gallery,
+                self.page.record_images: stored, self.page.matches: self.patient_choices(active=patient)}
+
     def run_events(self, events: Iterator[AgentEvent], history: list[Any], thread: str) -> Iterator[dict[Any, Any]]:
+        """The turn's events on the chat, then the card, timeline and patient its last event shows: a finished
+        turn's result carries them (no read of the conversation's checkpoint); a turn paused for a write is read
+        once, for its timeline so far."""
         result: TurnResult | None = None
+        pending: ApprovalCard | None = None
         for event in events:
             history = apply_event(history, event, self.workspace.patient_name, self.workspace.patient_born, self.tools)
             if isinstance(event, TurnDone):
                 result = event.result
+            elif isinstance(event, ApprovalRequest):
+                pending = event.request  # the card waits (also when a turn was refused because of it)
             yield {self.page.chatbot: history}
-        pending = self.workspace.pending(thread)
         # While a write waits, the timeline is that paused turn's (from the thread's state), not the last one's.
-        panel = result if pending is None else self.workspace.paused_turn(thread)
-        # The list shows the patient the panel shows: a turn may have made another one active.
-        yield {self.page.chatbot: history, **self.card(pending), self.page.matches: self.active_choice(thread),
-               **self.after_turn(panel, thread, pending=pending is not None)}
+        shown = result if pending is None else self.workspace.paused_turn(thread)
+        # A refusal before the graph ran (an empty message) did not touch the conversation: the panel stays.
+        patient = self.patient_shown(shown.active_patient) if shown is not None and shown.ran else {}
+        yield {self.page.chatbot: history, **self.card(pending), **patient,
+               **self.after_turn(shown, pending=pending is not None)}
 
     def card(self, pending: ApprovalCard | None) -> dict[Any, Any]:
         """The approval card's components for the waiting write (hidden when there is none)."""
@@ -450,8 +459,8 @@ class Handlers:
         return {self.page.thread: thread, self.page.saved_thread: thread, self.page.chatbot: history,
                 self.page.decision_note: escape(settled) if pending is not None else "",
                 self.page.header: header_markdown(self.mode),
-                self.page.matches: self.active_choice(thread),
-                **self.card(pending), **self.after_turn(last, thread, pending=pending is not None)}
+                **self.card(pending), **self.after_turn(last, pending=pending is not None),
+                **self.patient_shown(conversation.active_patient)}
 
     def transcript_image(self, entry: TranscriptEntry) -> dict[str, Any] | None:
         """A reopened turn's image as a chat message (a PNG preview), or None when the store no longer has it."""
@@ -470,9 +479,9 @@ class Handlers:
         thread = thread or new_thread_id()
         return {self.page.thread: thread, self.page.saved_thread: thread,
                 self.page.chatbot: [{"role": "assistant", "content": self.welcome()}], self.page.decision_note: "",
-                self.page.header: header_markdown(self.mode), self.page.matches: self.patient_choices(),
+                self.page.header: header_markdown(self.mode),
                 self.page.queued_image: None, self.page.queued_note: "", **self.card(None),
-                **self.after_turn(None, thread)}
+                **self.after_turn(None), **self.patient_shown(None)}
 
     def respond(
         self, message: dict[str, Any], history: list[Any], thread: str, queued: dict[str, Any] | None
@@ -582,10 +591,6 @@ class Handlers:
         shown = next((list_value(p) for p in listed if active and p["id"] == active["id"]), "")
         return _gr().update(choices=[first, *choices], value=shown)
 
-    def active_choice(self, thread: str) -> Any:
-        """The patient list with the conversation's active patient chosen (as the panel beside it shows)."""
-        return self.patient_choices(active=self.workspace.active_patient(thread))
-
     def search(self, query: str) -> Any:
         if not query.strip():
             return self.patient_choices()
@@ -601,7 +606,8 @@ class Handlers:
             # Said in the conversation, so nobody reads the next answer as being about the previous patient.
             history.append({"role": "assistant", "content": f"*Active patient is now {escape(patient['name'])}.* "
                             "Earlier messages about the previous patient are not used for the next answers."})
-        summary, gallery, stored, strip = self.patient_view(thread)
+        # No choice changes nothing: the panel goes on showing the conversation's active patient.
+        summary, gallery, stored, strip = self.patient_view(patient or self.workspace.active_patient(thread))
         return {self.page.patient_md: summary, self.page.images: gallery, self.page.record_images: stored,
                 self.page.chatbot: history, self.page.decision_note: "", self.page.patient_strip: strip}
 

@@ -33,16 +33,16 @@ def test_the_panel_search_is_the_tool_search(workspace: Workspace) -> None:
 
 
 def test_patient_panel_follows_the_active_patient(workspace: Workspace) -> None:
-    assert workspace.patient_panel("t").message == NO_PATIENT
+    assert workspace.patient_panel(workspace.active_patient("t")).message == NO_PATIENT
     grace = workspace.search_patients("Mensah")[0]
     assert workspace.select_patient("t", {"id": grace["id"], "name": grace["name"]}) is False  # no earlier patient: no switch
-    panel = workspace.patient_panel("t")
+    panel = workspace.patient_panel(workspace.active_patient("t"))
     assert panel.message is None and panel.name == "Grace Mensah" and panel.summary and "penicillin" in panel.summary
     maria = workspace.search_patients("Garcia")[0]
     assert workspace.select_patient("t", {"id": maria["id"], "name": maria["name"]}) is True
-    assert workspace.patient_panel("t").name == "Maria Garcia"
+    assert workspace.patient_panel(workspace.active_patient("t")).name == "Maria Garcia"
 
 
 def test_without_a_record_there_is_no_panel(tmp_path: Path) -> None:
     bare = Workspace(Assistant(demo_llm(), default_registry()), None)
-    assert bare.search_patients("Garcia") == [] and bare.patient_panel("t").message == NO_PATIENT
+    assert bare.search_patients("Garcia") == [] and bare.patient_panel(bare.active_patient("t")).message == NO_PATIENT

@@ -54,8 +54,8 @@ def test_an_unreadable_record_is_said_in_the_strip(tmp_path: Path) -> None:
     from tests.unit.test_page_session import App
 
     app = App.start(tmp_path)
-    app.on.workspace.patient_panel = lambda thread: PatientPanel(message=UNREADABLE)  # type: ignore[method-assign]
-    assert app.on.patient_view("t")[3] == UNREADABLE
-    app.on.workspace.patient_panel = lambda thread: PatientPanel(message=NO_PATIENT)  # type: ignore[method-assign]
-    assert app.on.patient_view("t")[3] == NO_ACTIVE
+    app.on.workspace.patient_panel = lambda patient: PatientPanel(message=UNREADABLE)  # type: ignore[method-assign]
+    assert app.on.patient_view(None)[3] == UNREADABLE
+    app.on.workspace.patient_panel = lambda patient: PatientPanel(message=NO_PATIENT)  # type: ignore[method-assign]
+    assert app.on.patient_view(None)[3] == NO_ACTIVE
     app.store.close()
