@@ -24,6 +24,7 @@ import re
 from typing import NotRequired, TypedDict
 
 from docgemma.agent import rules
+from docgemma.agent.button_fill import possible_name
 from docgemma.agent.router_model import RouterModel, shipped
 from docgemma.agent.rules import RuleDecision
 from docgemma.agent.state import AgentState
@@ -134,6 +135,11 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     safe = ruled is not None and (ruled.rule in FAIL_SAFE_RULES | EXPLICIT_RULES or malformed or item)
     # Sure when the router's most probable action is the rule's (no probability threshold: see the docstring).
     sure = ruled is not None and (picked or unknown or safe or top == label)
+    # A name the message may give in lower case that neither the patterns nor the roster know ("what's mei chen's
+    # latest bp?"): the rules would answer for the active patient, so the clinician is asked (fail safe).
+    entities = state["extracted_entities"]
+    if sure and not picked and not (entities["patient_names"] or entities["patient_ids"]):
+        sure = possible_name(state.get("user_query", "")) is None
     out = RouteDecision(
         sure=sure, label=label, intent=ruled.intent if ruled else None, tool=ruled.tool if ruled else None,
         reason=ruled.reason if ruled else "", rule=ruled.rule if ruled else "",
