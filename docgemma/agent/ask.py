@@ -15,10 +15,13 @@ from typing import cast
 
 from docgemma.agent import decision
 from docgemma.agent.answer import suggested_patient
+from docgemma.agent.button_fill import connection_subject, drugs_named, possible_name
 from docgemma.agent.state import AgentState
-from docgemma.clinical.entities import DRUG_ALIASES, extract_entities
+from docgemma.clinical.drug_spelling import unread_drugs
+from docgemma.clinical.entities import DRUG_ALIASES, ExtractedEntities, extract_entities
 from docgemma.clinical.function_words import only_function_words
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
+from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
 
@@ -37,18 +40,32 @@ def _and(items: list[str]) -> str:
 _ORGAN_RE = re.compile(r"\b(kidney|renal|liver|thyroid)s?\b", re.IGNORECASE)
 
 
-def _concept(query: str) -> str:
+def _concept(query: str) -> str | None:
+    """The record item the message asks about; None when it names none (a button for "active medications" on
+    any message was offered for "cheers" and for questions about admissions)."""
     match = _ORGAN_RE.search(query) or RECORD_CONCEPT_RE.search(query)
     if not match:
-        return "active medications"
+        return None
     word = match.group(1 if match.re is _ORGAN_RE else 0).lower()
     return _CONCEPT_WORDS.get(word, word)
+
+
+def _connection(drugs: list[str], patient: str, query: str) -> str | None:
+    """A connection question: from the one drug named, else from what the message asks about ("what led to her
+    asthma diagnosis?" → "What is linked to this patient's asthma in the record?")."""
+    if not patient:
+        return None
+    if len(drugs) == 1:
+        return f"What is {patient}'s {drugs[0]} treating?"
+    subject = connection_subject(query)
+    return f"What is linked to {patient}'s {subject} in the record?" if subject and not drugs else None
 
 
 def _order_tail(query: str, drug: str) -> str:
     """What the message says after the drug (its dose, frequency, duration), to the end of the clause: the
     drug as the message wrote it may be a shortening or a brand the dictionary resolved."""
     words = [drug, *(alias for alias, name in DRUG_ALIASES.items() if name == drug)]
+    words += [written for written, name in unread_drugs(query) if name == drug]  # "tiootropium" as typed
     for word in sorted(words, key=len, reverse=True):
         match = re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])\s*([^,;.?!]{{0,60}})", query, re.IGNORECASE)
         if match:
@@ -85,6 +102,14 @@ _NOT_TOPICS = frozenset({"before", "after", "general", "now", "later", "today", 
                          "interns", "students", "short", "brief", "detail", "full", "total"})
 
 
+def _allergen(drugs: list[str], query: str) -> str | None:
+    """The substance of an allergy as the allergy's own reader takes it ("shellfish", "sulfonamides"), else the one
+    drug named."""
+    substance = allergy_args(query, ExtractedEntities(patient_ids=[], patient_names=[], drug_mentions=drugs,
+                                                      action_verbs=[], has_image=False), None).get("substance")
+    return str(substance) if substance else (drugs[0] if len(drugs) == 1 else None)
+
+
 Phrase = Callable[[list[str], str, str], str | None]
 _BY_ROLE: dict[Role, Phrase] = {
     Role.DRUG_SAFETY: lambda d, p, q: f"What are the FDA safety warnings for {d[0]}?" if d else None,
@@ -92,12 +117,12 @@ _BY_ROLE: dict[Role, Phrase] = {
                                         f"Check interactions between {d[0]} and {p}'s medications" if d and p else None),
     Role.LITERATURE: lambda d, p, q: f"Find recent studies on {t}" if (t := _topic(d, q)) else None,
     Role.TRIALS: lambda d, p, q: f"Find recruiting clinical trials for {t}" if (t := _topic([], q)) else None,
-    Role.CONNECTIONS: lambda d, p, q: f"What is {p}'s {d[0]} treating?" if len(d) == 1 and p else None,
+    Role.CONNECTIONS: _connection,
     Role.CHART: lambda d, p, q: f"Show the chart of {p}" if p else None,
-    Role.RECORD_QUERY: lambda d, p, q: f"Show {p}'s {_concept(q)}" if p else None,
+    Role.RECORD_QUERY: lambda d, p, q: f"Show {p}'s {c}" if p and (c := _concept(q)) else None,
     Role.RECORD_HISTORY: lambda d, p, q: f"When was {p} last seen?" if p else None,
     Role.MEDICATION_ORDER: lambda d, p, q: f"Prescribe {d[0]}{_order_tail(q, d[0])} for {p}" if len(d) == 1 and p else None,
-    Role.ALLERGY_ENTRY: lambda d, p, q: f"Record an allergy to {d[0]} for {p}" if len(d) == 1 and p else None,
+    Role.ALLERGY_ENTRY: lambda d, p, q: f"Record an allergy to {a} for {p}" if p and (a := _allergen(d, q)) else None,
     Role.NOTE_ENTRY: lambda d, p, q: f"Note for {p}: {q}" if p and ":" not in q else None,
 }
 
@@ -130,12 +155,10 @@ def buttons(state: AgentState, registry: ToolRegistry, offline: bool = False) ->
     return [text for text, _label, _action in offered(state, registry, offline)]
 
 
-def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[tuple[str, str, str]]:
-    """:func:`buttons` as (request, the candidate action it is for, the action it is surely decided as first: the
-    patient search for a patient named who is not the active one); ``bench/bench_router.py`` scores them."""
-    carried = cast("decision.RouteDecision | None", state.get("route_decision"))
-    if not carried:
-        return []
+def _named(state: AgentState) -> tuple[str | None, bool]:
+    """(the patient the message names who is not the active one, as written; whether a patient is active and none
+    other is named). A lower-case name the patterns could not be sure of counts: it is asked about, never replaced
+    by the active patient."""
     active, named = suggested_patient(state)
     entities = state["extracted_entities"]
     named = named or (entities["patient_names"][0] if entities["patient_names"] and not active else None)
@@ -145,10 +168,25 @@ def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) ->
     alias = next((a for a, pid in aliases.items() if current is None or pid != current["id"]), None)
     written = re.search(re.escape(alias), state.get("user_query", ""), re.IGNORECASE) if alias else None
     named = named or (written.group(0) if written else alias)
+    if not named and not entities["patient_names"] and not aliases:
+        named = possible_name(state.get("user_query", ""))
+    return named, bool(active) and not named
+
+
+def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[tuple[str, str, str]]:
+    """:func:`buttons` as (request, the candidate action it is for, the action it is surely decided as first: the
+    patient search for a patient named who is not the active one); ``bench/bench_router.py`` scores them."""
+    carried = cast("decision.RouteDecision | None", state.get("route_decision"))
+    if not carried:
+        return []
+    named, active = _named(state)
     # The active patient is "this patient" (their name would be a search for them): the page shows who it is.
     patient = named or ("this patient" if active else "")
-    drugs = list(entities["drug_mentions"])
+    drugs = drugs_named(state)
+    query = re.sub(r"\s+", " ", state.get("user_query", "")).strip()
     search = next((s.name for s in registry if s.patient_search), None)
+    # A write is offered only where the rule or the router reads a request to write it.
+    writes = {carried["label"], carried["candidates"][0][0]}
     out: list[tuple[str, str, str]] = []
     # The labels with some probability, most likely first: a candidate the message cannot fill in gives way to the
     # next; an action the router all but rules out is not offered just because it could be filled in.
@@ -156,13 +194,14 @@ def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) ->
         spec = None if label == decision.DIRECT else registry[label]
         if offline and (spec is None or not spec.record):
             continue
-        if spec is not None and spec.writes and label != carried["candidates"][0][0]:
-            continue  # a write is offered only where the router too reads a request to write it
-        text = request_for(spec, drugs, patient, re.sub(r"\s+", " ", state.get("user_query", "")).strip(), named or "")
+        if spec is not None and spec.writes and label not in writes:
+            continue
+        text = request_for(spec, drugs, patient, query, named or "")
         if text is None or text in {t for t, _l, _a in out}:
             continue
-        # A patient the message named who is not the active one is found first: that search is the action.
-        wanted = {label} | ({search} if named and spec is not None and spec.record else set())
+        # A patient the message named who is not the active one is found first: that search is the action, and the
+        # only one (a button naming them that the rules read as the active patient's record is never offered).
+        wanted = {search} if named and spec is not None and spec.record else {label}
         action = _decided_as(text, state, registry)
         if action in wanted:
             out.append((text, label, str(action)))

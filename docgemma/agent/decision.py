@@ -21,9 +21,10 @@ the router's training, and on the held-out phrasing sets.
 from __future__ import annotations
 
 import re
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from docgemma.agent import rules
+from docgemma.agent.button_fill import possible_name
 from docgemma.agent.router_model import RouterModel, shipped
 from docgemma.agent.rules import RuleDecision
 from docgemma.agent.state import AgentState
@@ -60,6 +61,10 @@ class RouteDecision(TypedDict):
     scope: str
     probability: float
     candidates: list[list[str | float]]
+    #: When a rule read an action but the message left something over (its accounting): the action it read and
+    #: what was left over, for the timeline ("a trials search … left over: Nairobi (place)"); absent otherwise.
+    read: NotRequired[str]
+    left_over: NotRequired[str]
 
 
 def context_flags(state: AgentState) -> list[str]:
@@ -130,12 +135,28 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     safe = ruled is not None and (ruled.rule in FAIL_SAFE_RULES | EXPLICIT_RULES or malformed or item)
     # Sure when the router's most probable action is the rule's (no probability threshold: see the docstring).
     sure = ruled is not None and (picked or unknown or safe or top == label)
-    return RouteDecision(
+    # A name the message may give in lower case that neither the patterns nor the roster know ("what's mei chen's
+    # latest bp?"): the rules would answer for the active patient, so the clinician is asked (fail safe).
+    entities = state["extracted_entities"]
+    if sure and not picked and not (entities["patient_names"] or entities["patient_ids"]):
+        sure = possible_name(state.get("user_query", "")) is None
+    out = RouteDecision(
         sure=sure, label=label, intent=ruled.intent if ruled else None, tool=ruled.tool if ruled else None,
         reason=ruled.reason if ruled else "", rule=ruled.rule if ruled else "",
         scope=ruled.scope if ruled else "clinical", probability=round(probability, 4),
         candidates=[[name, round(p, 4)] for name, p in ranked],
     )
+    return out if ruled is not None else {**out, **_left_over(state, registry)}  # type: ignore[typeddict-item]
+
+
+def _left_over(state: AgentState, registry: ToolRegistry) -> dict[str, str]:
+    """What a rule read before the whole message was accounted for, and what the message left over (the reason it
+    did not decide); empty when no rule read an action."""
+    before = rules.accounted(state, registry)
+    if before is None or before[1].sure:
+        return {}
+    items = [f"{i.text} ({i.kind})" for i in before[1].left_over]
+    return {"read": str(before[0].tool), "left_over": ", ".join(dict.fromkeys(items))}
 
 
 def candidate_labels(decision: RouteDecision, k: int = 3, floor: float = 0.0) -> list[str]:
@@ -175,6 +196,10 @@ def describe(decision: RouteDecision, registry: ToolRegistry) -> str:
             reason = reason.replace(name, registry.label(name))
         return f"{head}: {reason} (no model call)"
     router = f"classifier said {_words(str(top), registry)} (p={float(p):.2f})"
+    if decision["label"] is None and decision.get("left_over"):
+        # Why the rule that read an action did not decide: what of the message its action would not use.
+        return (f"unsure: a rule read {_words(decision.get('read'), registry)}, but left over: "
+                f"{decision['left_over']}; {router}")
     if decision["label"] is None:
         return f"unsure: no rule decided; {router}"
     return f"unsure: rule said {_words(decision['label'], registry)}, {router}"

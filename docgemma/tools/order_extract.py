@@ -92,8 +92,9 @@ SEVERITY_RE = re.compile(r"\b(mild|moderate|severe|anaphyla\w*|life-threatening|
 _ALLERGEN_AFTER_RE = re.compile(
     r"\b(?:allerg(?:y|ic|ies)\s*(?:to|:)|intoleran(?:ce|t)\s+(?:to|of)|reaction\s+to|sensitivity\s+to|"
     r"hypersensitivity\s+to)\s+(?P<name>[a-z][a-z0-9\-/ ]{1,58}?)"
-    r"(?=\s*[.,;(:]|\s+(?:for|in|with|causing|caused|that|which|reaction|presenting|manifest\w*|giving|"
-    r"resulting|leading|patient|please)\b|\s*$)",
+    # A dash set off by spaces ends the substance: "add allergy: aspirin - GI bleed" is aspirin, reaction GI bleed.
+    r"(?=\s*[.,;(:]|\s+[-\u2013\u2014]\s|\s*[\u2013\u2014]|\s+(?:for|in|with|causing|caused|that|which|reaction|"
+    r"presenting|manifest\w*|giving|resulting|leading|patient|please)\b|\s*$)",
     re.IGNORECASE,
 )
 _ALLERGEN_BEFORE_RE = re.compile(r"\b(?P<name>[a-z][a-z0-9\-]{1,40}(?:\s+[a-z][a-z0-9\-]{1,40})?)\s+"
@@ -103,7 +104,8 @@ _CAUSE_RE = re.compile(r"\b(?:with|after|from|to|on|taking|following|when\s+give
                        r"(?=\s*[.,;(:]|\s+(?:for|in|with|causing|please|and|which|that|patient)\b|\s*$)",
                        re.IGNORECASE)
 _FREE_REACTION_RE = re.compile(
-    r"\((?P<paren>[^)]{2,60})\)|\b(?:reaction|causing|caused|causes|presenting as|manifest(?:ing|ed)? as|"
+    r"\((?P<paren>[^)]{2,60})\)|(?:\s[-\u2013\u2014]|[\u2013\u2014])\s*(?P<dash>[a-z][a-z \-]{1,58}?)\s*(?=[.,;]|$)|"
+    r"\b(?:reaction|causing|caused|causes|presenting as|manifest(?:ing|ed)? as|"
     r"reaction was|reacts? with)\s*:?\s+(?P<word>[a-z][a-z \-]{1,58}?)(?=[.,;]|\s+for\b|\s+in\b|\s+to\b|$)",
     re.IGNORECASE,
 )
@@ -307,7 +309,7 @@ def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None
         out["reaction"] = ", ".join(reactions)[:60]
     else:
         free = _FREE_REACTION_RE.search(query)
-        text = (free.group("paren") or free.group("word") or "").strip() if free else ""
+        text = (free.group("paren") or free.group("dash") or free.group("word") or "").strip() if free else ""
         if text and text.lower() != str(out.get("substance", "")).lower() and not resolve_local(text).resolved:
             out["reaction"] = text[:60]
         elif "substance" in out:

@@ -280,7 +280,8 @@ def layout() -> Page:
                                  elem_id="chat")
             card = _approval_card(gr)
             with gr.Row():
-                follow_buttons = [gr.Button(visible=False, size="sm") for _ in range(MAX_FOLLOW_UPS)]
+                # A class of their own: a browser test tells them from the example requests.
+                follow_buttons = [gr.Button(visible=False, size="sm", elem_classes=["follow-up"]) for _ in range(MAX_FOLLOW_UPS)]
             queued_note = gr.Markdown()
             box = gr.MultimodalTextbox(
                 label=INPUT_LABEL,

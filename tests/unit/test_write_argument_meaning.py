@@ -108,3 +108,19 @@ def test_a_class_named_by_its_phrase_is_the_substance_not_the_word_antibiotics(m
     from docgemma.tools.order_extract import allergy_args
 
     assert allergy_args(message, extract_entities(message), "p1")["substance"] == substance
+
+
+@pytest.mark.parametrize(("message", "substance", "reaction"), [
+    ("add allergy: aspirin - GI bleed", "aspirin", "GI bleed"),
+    ("add allergy: aspirin \u2014 GI bleed", "aspirin", "GI bleed"),
+    ("allergic to co-amoxiclav - rash", "co-amoxiclav", "rash"),
+    ("add allergy: codeine (wheeze)", "codeine", "wheeze"),
+])
+def test_a_dash_separates_the_substance_from_its_reaction(message: str, substance: str, reaction: str) -> None:
+    """Issue 26: "add allergy: aspirin - GI bleed" recorded the substance "aspirin - GI bleed" and no reaction
+    (the substance ran to the end of the message; the dash was read as part of a name)."""
+    from docgemma.clinical.entities import extract_entities
+    from docgemma.tools.order_extract import allergy_args
+
+    args = allergy_args(message, extract_entities(message), "p1")
+    assert (args["substance"], args["reaction"]) == (substance, reaction)

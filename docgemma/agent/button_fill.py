@@ -1,0 +1,103 @@
+"""What an unsure turn's buttons are filled with (:mod:`docgemma.agent.ask`): every drug the message named, spelt
+so that the button's own words decide surely; a name the message may give in lower case; what a connection
+question starts from.
+
+A button is a question put to the clinician: its click is the confirmation. So a drug misspelt in the message is
+offered spelt right (the clinician sees the name), and a lower-case name the patterns could not be sure of is
+offered as a patient search — never as the active patient's record.
+"""
+
+from __future__ import annotations
+
+import re
+
+from docgemma.agent.state import AgentState
+from docgemma.clinical.drug_classes import CLASSES
+from docgemma.clinical.drug_spelling import unread_drugs
+from docgemma.clinical.entities import _CLINICAL_SUFFIX_RE as CLINICAL_SUFFIX_RE
+from docgemma.clinical.entities import _CLINICAL_WORDS as CLINICAL_WORDS
+from docgemma.clinical.entities import DrugDictionary
+from docgemma.clinical.function_words import FUNCTION_WORDS
+
+#: A drug class the dictionary names by its MeSH heading ("hydroxymethylglutaryl-coa reductase inhibitors"): the
+#: button says the clinician's word for it ("statins"). A heading is several words, or a comma.
+_HEADING_RE = re.compile(r",|\b(?:inhibitors|agents|analgesics|antagonists|agonists|blockers|symporter|drugs)\b")
+_CLASS_WORDS = frozenset(w for c in CLASSES for w in c.words)
+
+
+def _clinical_name(written: str, name: str) -> str:
+    """The drug's name for a button: the dictionary's generic name, or for a class the clinician's word, plural."""
+    if not (_HEADING_RE.search(name) or written.lower() in _CLASS_WORDS) or written.lower() == name:
+        return name
+    # "statin" → "statins", "ACE inhibitor" → "ACE inhibitors"; "NSAIDs" stays.
+    return written if written.lower().endswith("s") else f"{written}s"
+
+
+def drugs_named(state: AgentState) -> list[str]:
+    """Every drug the message names, in order: the dictionary's (a class by the clinician's word), then those only
+    the dose table or one slip of the keyboard tells ("tiootropium" → tiotropium)."""
+    query = state.get("user_query", "")
+    lowered = query.lower()
+    found: list[tuple[int, str]] = []
+    known: set[str] = set()
+    for written, name in DrugDictionary.mentions(query):
+        found.append((lowered.find(written.lower()), _clinical_name(written, name)))
+        known.add(name)
+    for written, name in unread_drugs(query):
+        found.append((lowered.find(written.lower()), name))
+    known |= {d for _at, d in found}
+    # A drug the entities hold that the mentions do not (an alias read another way) keeps its place at the end.
+    found += [(len(query), d) for d in state["extracted_entities"]["drug_mentions"] if d not in known]
+    return list(dict.fromkeys(name for _at, name in sorted(found)))
+
+
+_WORD = r"[a-z][a-z'\-]{1,20}"
+#: Forms where only a person's name can stand, written in lower case: "mei chen's latest bp", "does ines duarte
+#: have …", "switch to thomas banda", "reyes, daniel".
+_LOWER_NAME_RES = (
+    re.compile(rf"\b({_WORD}\s+{_WORD})['’]s\b", re.IGNORECASE),
+    re.compile(rf"\b(?:does|did|has|is)\s+({_WORD},?\s+{_WORD})\s+(?:have|had|got|take|taking|been|on)\b",
+               re.IGNORECASE),
+    re.compile(rf"\b(?:switch(?:ing)?\s+(?:over\s+)?to|mov(?:e|ing)\s+on\s+to|next\s+patient(?:\s+is)?)\s+"
+               rf"(?:patient\s+)?({_WORD},?\s+{_WORD})\b", re.IGNORECASE),
+    # "nwosu, amara?", "reyes, daniel's chart": surname first, the whole message or a possessive.
+    re.compile(rf"^\s*({_WORD},\s*{_WORD})(?:['’]s\b|\s*(?:please|pls)?\s*[?.!]*\s*$)", re.IGNORECASE),
+)
+#: Words that are no part of a name in these forms.
+_NOT_NAME_WORDS = frozenset({"show", "me", "what", "what's", "whats", "how", "when", "last", "latest", "new", "old",
+                             "today", "yesterday", "week", "month", "year", "morning", "night", "ward", "team", "unit",
+                             "there", "here", "now", "ok", "okay", "quick", "question", "sorry", "one", "more",
+                             "again", "back", "still", "just", "well", "good", "bad", "doing", "any", "all",
+                             "tonight", "tomorrow", "evening", "afternoon", "weekend", "day", "omit", "hold", "give",
+                             "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
+
+
+def possible_name(query: str) -> str | None:
+    """A patient's name the message may give in lower case, title-cased; None when no such form is there. Read
+    only to ask (a patient search), never to act: "does ines duarte have any allergies?" is not about the active
+    patient."""
+    for pattern in _LOWER_NAME_RES:
+        for match in pattern.finditer(query):
+            words = [w.strip(",'’") for w in match.group(1).split()]
+            words = [w[:-2] if w.lower().endswith(("'s", "’s")) else w for w in words]
+            if len(words) != 2 or any(len(w) < 2 or w.lower() in FUNCTION_WORDS | _NOT_NAME_WORDS
+                                      or w.lower() in CLINICAL_WORDS or CLINICAL_SUFFIX_RE.search(w) for w in words):
+                continue
+            if DrugDictionary.find(" ".join(words)) or unread_drugs(" ".join(words)):
+                continue
+            titled = [w[:1].upper() + w[1:] for w in words]
+            # "reyes, daniel": family name first; the search reads given then family.
+            return " ".join(reversed(titled) if "," in match.group(1) else titled)
+    return None
+
+
+#: What a connection question starts from: "what led to his asthma diagnosis?", "what came out of her last
+#: admission", "what resulted from his uti?".
+_SUBJECT_RE = re.compile(r"\b(?:his|her|their|the\s+patient's|this\s+patient's)\s+([a-z][\w' \-]{1,40}?)"
+                         r"(?:\s+diagnosis)?\s*(?:[?.!]|$)", re.IGNORECASE)
+
+
+def connection_subject(query: str) -> str | None:
+    """The item a connection question starts from, as the message names it; None when it names none."""
+    match = _SUBJECT_RE.search(query)
+    return match.group(1).strip() if match else None

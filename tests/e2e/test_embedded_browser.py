@@ -1,0 +1,101 @@
+"""Issue 26 phrasings in Chromium on the embedded default (SmolLM2-135M, transformers; the demo record, Grace Mensah
+active): a prescription being thought about and a drug with a result are asked with buttons (the right one among
+them, filled with the drug named), a record question about her is answered, and another patient named in lower
+case is searched for — no button names Grace Mensah after it. Screenshots in ``test-artifacts/26_*.png``."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from docgemma.agent.assistant import Assistant
+from docgemma.config import Settings
+from docgemma.ehr.service import Ehr
+from docgemma.tools.binding import bind_tools, knowledge_clients
+from docgemma.tools.ehr_tools import record_facts, record_write_check
+from docgemma.tools.patient_roster import record_roster
+from docgemma.tools.registry import default_registry
+from docgemma.ui.page import build_demo
+from docgemma.ui.style import page_options
+from docgemma.workspace import Workspace
+from tests.e2e.test_browser import ARTIFACTS, TIMEOUT_MS, ask, page  # noqa: F401  (the Chromium page fixture)
+from tests.fixture_api import handler
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def embedded_url(tmp_path: Path) -> Iterator[str]:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("CUDA present: the default would load MedGemma, not the embedded model")
+    from docgemma.llm.transformers_backend import EMBEDDED_LABEL, load_transformers_llm
+
+    llm = load_transformers_llm()
+    assert llm.name == EMBEDDED_LABEL and llm.clinically_meaningful is False
+    ehr = Ehr.embedded(tmp_path / "record.sqlite")
+    clients = knowledge_clients(Settings(), transport=httpx.MockTransport(handler), record=ehr)
+    assistant = Assistant(llm, bind_tools(default_registry(), clients), patient_context=ehr.patient_context,
+                          patient_roster=record_roster(ehr), record_facts=record_facts(ehr),
+                          write_check=record_write_check(ehr))
+    demo = build_demo(Workspace(assistant, ehr), "Embedded · CPU", "not clinically meaningful")
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
+                            **page_options())
+    yield url
+    demo.close()
+
+
+def _settled(page: Any, must: str) -> str:  # noqa: F811
+    """The chat's text once it holds ``must`` (a pattern) and has not changed for two seconds."""
+    deadline, last, since = time.monotonic() + TIMEOUT_MS / 1000, "", time.monotonic()
+    while time.monotonic() < deadline:
+        text = page.locator("#chat").inner_text()
+        if text != last:
+            last, since = text, time.monotonic()
+        elif re.search(must, text, re.IGNORECASE) and time.monotonic() - since > 2:
+            return text
+        page.wait_for_timeout(250)
+    raise AssertionError(f"the chat never showed {must!r}: {last[-800:]}")
+
+
+def _buttons(page: Any) -> list[str]:  # noqa: F811
+    """The follow-up buttons shown under the last answer."""
+    return [t.strip() for t in page.locator("button.follow-up:visible").all_inner_texts()]
+
+
+def test_issue_phrasings_in_the_browser_on_the_embedded_default(embedded_url: str, page: Any) -> None:  # noqa: F811
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(embedded_url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+    # The status line is set after the page's restore: a search before it would be overwritten by the restore.
+    page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.locator("#patient-search textarea, #patient-search input").first.fill("Mensah")
+    page.get_by_role("button", name="Search").click()
+    page.wait_for_function("document.querySelector('#patient-matches input')?.value.includes('Mensah')",
+                           timeout=TIMEOUT_MS)
+    page.locator("#patient-select").click()
+    page.locator("#patient-summary").get_by_text("Grace Mensah", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+
+    ask(page, "she's got a chest infection, thinking co-amoxiclav 625 three times a day for five days")
+    page.get_by_role("button", name=re.compile(r"Prescribe amoxicillin-clavulanate 625")).wait_for(timeout=TIMEOUT_MS)
+    assert any(t.startswith("Prescribe amoxicillin-clavulanate 625") for t in _buttons(page)), _buttons(page)
+    page.screenshot(path=str(ARTIFACTS / "26_embedded_asked_with_buttons.png"), full_page=True)
+
+    ask(page, "should I worry about metformin with that eGFR?")
+    page.get_by_role("button", name=re.compile(r"FDA safety warnings for metformin")).wait_for(timeout=TIMEOUT_MS)
+
+    ask(page, "how are her kidneys doing?")
+    _settled(page, r"kidney|eGFR|creatinine")
+
+    ask(page, "does amina okafor have any allergies?")
+    _settled(page, r"Amina Okafor")
+    shown = _buttons(page)
+    for text in shown:
+        assert "Grace Mensah" not in text and "this patient" not in text, text
+    page.screenshot(path=str(ARTIFACTS / "26_embedded_four_phrasings.png"), full_page=True)

@@ -1,0 +1,77 @@
+"""The buttons of an unsure turn on the embedded default (issue 26): filled with every drug named (spelt right, a
+class by its clinical name), a lower-case name asked about (never the active patient in its place), a connection
+question from what it asks about, an allergy's substance as the allergy's reader takes it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from docgemma.agent import ask, decision
+from docgemma.agent.button_fill import drugs_named, possible_name
+from docgemma.agent.state import PatientRef
+from docgemma.clinical.drug_spelling import spelt_right
+from docgemma.eval.train_router import demo_roster, turn_state
+from docgemma.tools.registry import default_registry
+
+REG = default_registry()
+ROSTER = demo_roster()
+GRACE = PatientRef(id=ROSTER.patients[2].id, name=ROSTER.patients[2].name)
+
+
+def _offered(message: str) -> list[tuple[str, str, str]]:
+    state: dict[str, Any] = dict(turn_state(message, active=GRACE, roster=ROSTER))
+    state["route_decision"] = dict(decision.decide(state, REG))  # type: ignore[arg-type]
+    assert not state["route_decision"]["sure"], message
+    return ask.offered(state, REG)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("word", "drug"), [("tiootropium", "tiotropium"), ("fuosemide", "furosemide"),
+                                            ("fulclox", "flucloxacillin"), ("senna", "senna"),
+                                            ("empagiflozin", "empagliflozin")])
+def test_a_drug_one_slip_away_is_read_spelt_right(word: str, drug: str) -> None:
+    assert spelt_right(word) == drug
+
+
+@pytest.mark.parametrize("word", ["trimester", "patinet", "recently", "counselled", "admisions", "whether"])
+def test_an_ordinary_word_is_no_drug(word: str) -> None:
+    """The dictionary's own fuzzy search read "trimester" as methyltestosterone: one edit, or nothing."""
+    assert spelt_right(word) is None
+
+
+def test_a_class_is_named_as_clinicians_name_it() -> None:
+    """A button read "What are the FDA safety warnings for hydroxymethylglutaryl-coa reductase inhibitors?"."""
+    state = turn_state("in general, should I be prescribing a statin for a 38 year old?", active=GRACE, roster=ROSTER)
+    assert drugs_named(state) == ["statins"]
+    assert drugs_named(turn_state("are ACE inhibitors ok here", active=GRACE, roster=ROSTER)) == ["ACE inhibitors"]
+
+
+@pytest.mark.parametrize(("message", "name"), [("does ines duarte have any allergies", "Ines Duarte"),
+                                               ("what's mei chen's latest blood pressure?", "Mei Chen"),
+                                               ("ok, switch to thomas banda. how are her kidneys doing?", "Thomas Banda"),
+                                               ("does Reyes, Daniel have any allergies?", "Daniel Reyes")])
+def test_a_lower_case_name_is_asked_about_never_the_active_patient(message: str, name: str) -> None:
+    assert possible_name(message) == name
+    offered = _offered(message)
+    assert offered, message
+    for text, _label, action in offered:
+        assert "this patient" not in text and GRACE["name"] not in text, text
+        assert action == "search_patient", text
+
+
+@pytest.mark.parametrize("message", ["please write a note - chest infection, plan vanc 1 g bd",
+                                     "how are her kidneys doing?", "what came out of her last admission"])
+def test_ordinary_words_are_no_name(message: str) -> None:
+    assert possible_name(message) is None
+
+
+@pytest.mark.parametrize(("message", "action", "fill"), [
+    ("what led to his asthma diagnosis?", "explore_connections", "asthma"),
+    ("start him on tiootropium 625 mg once daily x7d", "prescribe_medication", "tiotropium 625 mg"),
+    ("He's been dizzy. add an alelrgy to shellfish for him", "add_allergy", "shellfish"),
+    ("ok to use empagiflozin in a patient on mebendazole?", "check_drug_interactions", "empagliflozin"),
+])
+def test_the_right_action_is_a_button_filled_with_what_was_named(message: str, action: str, fill: str) -> None:
+    offered = _offered(message)
+    assert any(label == action and fill in text for text, label, _a in offered), offered
