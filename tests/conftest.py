@@ -39,6 +39,11 @@ SERIAL = {
 }
 
 
+#: Test modules that need llama-cpp-python: on a machine without its built wheel, `bash scripts/dev.sh test` builds it
+#: in the background while the rest of the suite runs, then runs these (marked ``llamacpp``) once it is installed.
+LLAMACPP = ("tests/integration/test_llamacpp_backend.py", "tests/unit/test_llamacpp_setup.py")
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the marker must be on the item by then
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     root = config.rootpath
@@ -46,6 +51,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         where = item.path.relative_to(root).as_posix()
         if "postgres" in getattr(item, "fixturenames", ()) or any(where.startswith(prefix) for prefix in SERIAL):
             item.add_marker(pytest.mark.serial)
+        if where.startswith(LLAMACPP):
+            item.add_marker(pytest.mark.llamacpp)
 
 
 @pytest.fixture(autouse=True)
