@@ -85,10 +85,7 @@ def _fill_args(llm: LLM, state: AgentState, spec: ToolSpec,
     from_record = own_medicines(spec, state, record_facts)
     if from_record is not None:
         known = {**known, **from_record.args}
-    missing = tuple(
-        name for name, info in spec.args_model.model_fields.items()
-        if info.is_required() and name not in known and name not in CODE_ONLY_FIELDS
-    )
+    missing = _missing(spec, known)
     if not missing:
         return known, "arguments by rule (no model call)" + (f"; {from_record.note}" if from_record else "")
     if spec.writes and not clinically_meaningful(llm):
@@ -102,6 +99,23 @@ def _fill_args(llm: LLM, state: AgentState, spec: ToolSpec,
     asked = _ask_model(llm, state, spec, missing_fields_schema(spec.args_model, missing + extra), known=known)
     how = f"model asked for {', '.join(missing)}" + (f"; {', '.join(known)} by rule" if known else "")
     return {**asked, **known}, how
+
+
+def _missing(spec: ToolSpec, known: dict[str, Any]) -> tuple[str, ...]:
+    """The required fields code could not fill (a patient id is never the model's to give)."""
+    return tuple(name for name, info in spec.args_model.model_fields.items()
+                 if info.is_required() and name not in known and name not in CODE_ONLY_FIELDS)
+
+
+def _in_words(missing: tuple[str, ...]) -> str:
+    return " and ".join(name.replace("_", " ") for name in missing)
+
+
+def _ask_clinician(spec: ToolSpec, missing: tuple[str, ...]) -> str:
+    """What a model not fit for medicine cannot read from the message is asked for, never guessed by it."""
+    fields = _in_words(missing)
+    return (f"I could not read the {fields} for {spec.label} in your message, and this demo model does not guess it. "
+            f"Which {fields} should I use?")
 
 
 def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry,
@@ -132,12 +146,25 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry,
             # "her other meds" and the record gives none: the clinician is asked, nothing is checked half-way.
             event = trace.event("asked the clinician", f"decided by rule: {reason}; {gap.note} (no model call)")
             return {"current_tool": None, "current_args": None, "clarification_request": gap.ask, "timeline": [event]}
-        args, how = _fill_args(trace.llm, state, registry[tool], record_facts)
+        spec = registry[tool]
+        missing = _missing(spec, {**prefill(spec, state), **(gap.args if gap is not None else {})})
+        if missing and not spec.writes and not clinically_meaningful(trace.llm):
+            # The embedded default makes no model call for arguments either (issue 26): the clinician is asked.
+            event = trace.event("asked the clinician", f"decided by rule: {reason}; the {_in_words(missing)} not stated "
+                                "and not read by code: asked for (a demo model makes no call for arguments)")
+            return {"current_tool": None, "current_args": None, "clarification_request": _ask_clinician(spec, missing),
+                    "timeline": [event]}
+        args, how = _fill_args(trace.llm, state, spec, record_facts)
         event = trace.event(registry.label(tool), f"decided by rule: {reason}; {how}; arguments: {args}")
         return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
 
     # Only a first selection reaches the model: on loop re-entry the router has already named the tool
     # the task still needs (code), so a "none" answer from the model (no more tools) is never needed.
+    if not clinically_meaningful(trace.llm):
+        # Unreachable on the default graph (an unsure turn is asked with buttons before this node): kept as a guard
+        # so that a model not fit for medicine never chooses a tool.
+        event = trace.event("no further tool", "a demo model does not choose tools (no model call)")
+        return {"current_tool": None, "current_args": None, "timeline": [event]}
     config = NODE_CONFIG["tool_select_stage1"]
     messages = prompts.stage1_messages(state, registry, example_for(state, registry))
     try:
