@@ -118,6 +118,20 @@ def _ask_clinician(spec: ToolSpec, missing: tuple[str, ...]) -> str:
             f"Which {fields} should I use?")
 
 
+def _demo_asks(trace: NodeTrace, state: AgentState, spec: ToolSpec, reason: str,
+               from_record: dict[str, Any]) -> dict[str, Any] | None:
+    """The embedded default makes no model call for arguments either (issue 26): a required field code cannot
+    read is asked of the clinician. None: code has every field, the tool writes (the card shows what is missing),
+    or the model is fit to extract it."""
+    missing = _missing(spec, {**prefill(spec, state), **from_record})
+    if not missing or spec.writes or clinically_meaningful(trace.llm):
+        return None
+    event = trace.event("asked the clinician", f"decided by rule: {reason}; the {_in_words(missing)} not stated "
+                        "and not read by code: asked for (a demo model makes no call for arguments)")
+    return {"current_tool": None, "current_args": None, "clarification_request": _ask_clinician(spec, missing),
+            "timeline": [event]}
+
+
 def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry,
                 record_facts: RecordFacts | None = None) -> dict[str, Any]:
     """Select the next tool call; see the module docstring. ``record_facts`` reads the active patient's record for
@@ -147,13 +161,9 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry,
             event = trace.event("asked the clinician", f"decided by rule: {reason}; {gap.note} (no model call)")
             return {"current_tool": None, "current_args": None, "clarification_request": gap.ask, "timeline": [event]}
         spec = registry[tool]
-        missing = _missing(spec, {**prefill(spec, state), **(gap.args if gap is not None else {})})
-        if missing and not spec.writes and not clinically_meaningful(trace.llm):
-            # The embedded default makes no model call for arguments either (issue 26): the clinician is asked.
-            event = trace.event("asked the clinician", f"decided by rule: {reason}; the {_in_words(missing)} not stated "
-                                "and not read by code: asked for (a demo model makes no call for arguments)")
-            return {"current_tool": None, "current_args": None, "clarification_request": _ask_clinician(spec, missing),
-                    "timeline": [event]}
+        asked = _demo_asks(trace, state, spec, reason, gap.args if gap is not None else {})
+        if asked is not None:
+            return asked
         args, how = _fill_args(trace.llm, state, spec, record_facts)
         event = trace.event(registry.label(tool), f"decided by rule: {reason}; {how}; arguments: {args}")
         return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
