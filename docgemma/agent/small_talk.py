@@ -4,11 +4,13 @@ The embedded CPU model (SmolLM2, ``clinically_meaningful = False``) writes no me
 plainly not clinical is still a job it can do safely, and it lets a judge on a CPU see a model at work. Code
 decides both ends, never the model:
 
-* who gets here (:func:`applies`): a greeting or capability question the rules were sure of, in English, with no
-  drug, patient, record concept, number, image or tool keyword anywhere in the message, no tool called and nothing
-  asked back. A clinical message never reaches the model on this path;
-* what is kept (:func:`kept`): the reply's first sentence or two, scrubbed of tool names; a reply that names a
-  drug, a number, a record concept or a medical word is replaced by code's greeting, and the timeline says so.
+* who gets here (:func:`applies`): a greeting or thanks the rules were sure of, in English, with no drug, patient,
+  record concept, number, image or tool keyword anywhere in the message, no tool called and nothing asked back. A
+  clinical message never reaches the model on this path; nor does "what can you do?" on its own (asked, the
+  model described services this app does not have: "editing or optimization");
+* what is kept (:func:`kept`): the reply's first sentence (two when the first is a bare "Hello!"), scrubbed of tool
+  names, at most 14 words; a reply that names a drug, a number, a record concept, a medical word or a claim about
+  what it does ("I can…", "I'm here to assist with…") is replaced by code's greeting, and the timeline says so.
 
 The capabilities list after it is written by code (:func:`docgemma.agent.modes.capabilities`), as before.
 """
@@ -27,10 +29,11 @@ from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.registry import ToolRegistry
 
 #: The rules whose turns the demo model may greet back (:func:`docgemma.agent.rules.rule_decision`).
-RULES = frozenset({"greeting", "capabilities"})
+RULES = frozenset({"greeting"})
 #: A greeting's sentence fits in this many tokens; a runaway reply is cut, not waited for (~1 s on a CPU).
 MAX_TOKENS = 32
-MAX_CHARS = 160
+MAX_CHARS = 120
+MAX_WORDS = 14
 SYSTEM = ("You are the front desk of a clinical software tool. Reply to the user's greeting or thanks in one short, "
           "friendly sentence. Give no medical information, no advice, no names and no numbers.")
 #: Words that make a reply medical: a reply with one of them is not shown (code's greeting stands instead).
@@ -38,6 +41,12 @@ MEDICAL_RE = re.compile(
     r"\b(?:diagnos\w*|treat\w*|therap\w*|dos(?:e|es|age|ing)|mg|mcg|ml|medic\w*|drug\w*|prescri\w*|symptom\w*|"
     r"disease\w*|illness\w*|pain|infection\w*|cancer\w*|blood|pressure|heart|patient\w*|pill\w*|tablet\w*|"
     r"surgery|allerg\w*|vaccin\w*|antibiotic\w*|cure\w*|condition\w*|health\w*|doctor\w*|nurse\w*|hospital\w*)\b",
+    re.IGNORECASE,
+)
+#: A claim about what the assistant is or does: the capabilities are code's to state, never the model's.
+CLAIM_RE = re.compile(
+    r"\b(?:i\s+can|i\s+could\s+(?!help\b)|i\s*'?m\s+here\s+to|i\s+am\s+here\s+to|i\s+will|i\s*'ll|my\s+name|"
+    r"(?:help|assist)(?:ing)?\s+(?:you\s+)?with|project|service|since|editing|company|i\s*'?ve\s+been)\b",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -64,17 +73,20 @@ def kept(text: str, registry: ToolRegistry) -> tuple[str | None, str]:
     """The model's reply as shown (its first sentence or two, scrubbed), or None with why it is not shown."""
     scrubber = answer.Scrubber(registry)
     cleaned = answer.strip_template_debris(scrubber.feed(text) + scrubber.flush()).strip()
-    cleaned = " ".join(cleaned.split())
+    cleaned = " ".join(cleaned.split()).strip("\"'“”")
     sentences = _SENTENCE_END.split(cleaned)
     reply = sentences[0] if len(sentences[0]) > 20 or len(sentences) == 1 else " ".join(sentences[:2])
     reply = reply[:MAX_CHARS].strip()
     if not reply:
         return None, "the model wrote nothing"
+    if len(reply.split()) > MAX_WORDS or CLAIM_RE.search(reply):
+        return None, "the model's reply said more than a greeting, so it is not shown"
     found = extract_entities(reply)
     if found["drug_mentions"] or re.search(r"\d", reply) or RECORD_CONCEPT_RE.search(reply) or MEDICAL_RE.search(reply):
         return None, "the model's reply named something clinical, so it is not shown"
     if not reply.endswith((".", "!", "?")):
         reply += "."
+    reply = reply[0].upper() + reply[1:]
     return reply, ""
 
 
