@@ -248,11 +248,11 @@ STEPS = [
     Step("scene0_on_load", "DocGemma Connect on its embedded default model",
          "The app as it starts: the status line names the model it runs on. On a CPU that is the embedded SmolLM2, "
          "a small model NOT fit for medicine; on a GPU the same command runs MedGemma.", _nothing),
-    Step("scene0b_greeting", "0 · The model at work: 'Hello'",
+    Step("scene0b_greeting", "0 · The model at work: 'Good morning!'",
          "SmolLM2's one job on a CPU: code sees a greeting with nothing clinical in it and lets the model write the "
          "friendly first line (one model call, counted in the timeline); code checks that line says nothing clinical "
          "and claims nothing, then writes the list of what the demo can do. A clinical message never reaches it.",
-         _ask("Hello")),
+         _ask("Good morning!")),
     Step("scene1_direct_question", "1 · A general medical question: 'What is hypertension?'",
          "Code recognises a general medical question (no patient, no look-up). SmolLM2 is not fit for medicine, so it does not "
          "write a medical answer: the reply says so and what this demo can show. On a GPU, MedGemma answers "
