@@ -104,6 +104,11 @@ def _ehr_p95(data: Any) -> list[float]:
     return [s["p95_ms"] for s in data["search_over_http"].values()]
 
 
+def _decide_ms(data: Any) -> list[float]:
+    """The decision's p50 time on every set the router bench ran (the generated families and each golden file)."""
+    return [data["corpus"]["decide_ms_p50"], *(g["decide_ms_p50"] for g in data["golden"].values())]
+
+
 def _shipped_routes(data: Any) -> list[dict[str, Any]]:
     return list(data["rows"]["transformers"]["routes"].values())
 
@@ -179,6 +184,14 @@ FIGURES: list[Figure] = [
     _router_row("`heldout_test.json`", "golden", "golden_tests/heldout_test.json"),
     _router_row("`clinician_phrasing.json`", "golden", "golden_tests/clinician_phrasing.json"),
     _router_row("`bench/data/heldout_final.json`", "golden", "bench/data/heldout_final.json"),
+    Figure(README, "(on the held-out families the rules were {} % precise, their sure decisions {} %)", "results_router.json",
+           (("corpus", "rule_precision"), ("corpus", "sure_precision")), (percent, percent)),
+    Figure(README, "rules and router together decide a turn in p50 {}–{} ms in `python bench/bench_router.py`",
+           "results_router.json", (lambda d: min(_decide_ms(d)), lambda d: max(_decide_ms(d))), (one, one)),
+    Figure(README, "(`bench/data/issue26_last.json`, {} turns) ran once, under the threshold: sure decisions {} % of turns, "
+           "{} % right (`bench/results/results_router_issue26_last.md`)", "results_router_issue26_last.json",
+           tuple(("golden", "bench/data/issue26_last.json", k) for k in ("turns", "sure_coverage", "sure_precision")),
+           (plain, percent, percent)),
     Figure(README, "{} % of the generated held-out turns are sure (the rules alone decided {} %)",
            "results_router.json", (("corpus", "sure_coverage"), ("corpus", "rule_coverage")), (percent, percent)),
     # ── start-up and shutdown (issue 27: "30-40 s" and "a second or two" did not hold)
@@ -550,5 +563,14 @@ def test_figures_the_code_defines_are_the_codes() -> None:
     from docgemma.clinical.dose_table import TABLE
 
     assert f"above a sourced maximum of {len(TABLE)} drugs" in _text(README)
+    from docgemma.tools.http import HttpClient
+    from docgemma.ui.login_limit import PER_CLIENT, PER_USER, WINDOW_S
+    from tests.e2e.test_cpu_model import SUBSET, TOOL_FLOOR
+
+    http = HttpClient(frozenset())
+    assert f"{http.connect_timeout_s:.0f} s connect timeout, a {http.deadline_s:.0f} s deadline per call" in _text(README)
+    assert f"({PER_USER} per user, {PER_CLIENT} per address, in {WINDOW_S / 60:.0f} min)" in _text(README)
+
+    assert f"CI fails if a {len(SUBSET)}-turn subset drops below {percent(TOOL_FLOOR)} %" in _text(README)
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert f"all {len(notebooks)} run top to bottom" in _text(WRITEUP)  # tests/integration/test_notebooks.py runs each
