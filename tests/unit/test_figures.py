@@ -559,18 +559,19 @@ def test_no_document_states_a_test_count(doc: str) -> None:
 
 
 def test_figures_the_code_defines_are_the_codes() -> None:
-    """A figure that is a count of the code's own table, not a measurement: read from the code."""
+    """A figure that is a count of the code's own table or one of its settings, not a measurement: read from the code."""
     from docgemma.clinical.dose_table import TABLE
-
-    assert f"above a sourced maximum of {len(TABLE)} drugs" in _text(README)
+    from docgemma.llm.platform import ZEROGPU_BASE_S, ZEROGPU_MAX_S, ZEROGPU_TOKENS_PER_S, zerogpu_seconds
     from docgemma.tools.http import HttpClient
     from docgemma.ui.login_limit import PER_CLIENT, PER_USER, WINDOW_S
     from tests.e2e.test_cpu_model import SUBSET, TOOL_FLOOR
 
-    http = HttpClient(frozenset())
-    assert f"{http.connect_timeout_s:.0f} s connect timeout, a {http.deadline_s:.0f} s deadline per call" in _text(README)
-    assert f"({PER_USER} per user, {PER_CLIENT} per address, in {WINDOW_S / 60:.0f} min)" in _text(README)
-
-    assert f"CI fails if a {len(SUBSET)}-turn subset drops below {percent(TOOL_FLOOR)} %" in _text(README)
+    readme, http = _text(README), HttpClient(frozenset())
+    assert f"above a sourced maximum of {len(TABLE)} drugs" in readme
+    assert (f"({ZEROGPU_BASE_S} s + {1 / ZEROGPU_TOKENS_PER_S} s per token it may decode, at most {ZEROGPU_MAX_S} s: "
+            f"a JSON call asks for ~21 s, a 512-token answer for {zerogpu_seconds(max_new_tokens=512)} s)") in readme
+    assert f"{http.connect_timeout_s:.0f} s connect timeout, a {http.deadline_s:.0f} s deadline per call" in readme
+    assert f"({PER_USER} per user, {PER_CLIENT} per address, in {WINDOW_S / 60:.0f} min)" in readme
+    assert f"CI fails if a {len(SUBSET)}-turn subset drops below {percent(TOOL_FLOOR)} %" in readme
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert f"all {len(notebooks)} run top to bottom" in _text(WRITEUP)  # tests/integration/test_notebooks.py runs each
