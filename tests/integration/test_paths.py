@@ -312,7 +312,9 @@ def test_demo_model_writes_no_medical_prose(tools: Tools) -> None:
     assistant = Assistant(demo, tools.registry())
     tools.queue("check_drug_safety", SAFETY)
     r = done(assistant.run_turn("t", "Check FDA warnings for dofetilide"))
-    assert "**Drug Safety Report**" in r.answer and "Torsade de pointes" in r.answer and "[Tikosyn label](" in r.answer
+    assert "**Drug Safety Report**" in r.answer and "Torsade de pointes" in r.answer
+    # The sources are listed under the answer by each front end (r.sources), not repeated inside it.
+    assert "[Tikosyn label](" not in r.answer and any(s["title"] == "Tikosyn label" for s in r.sources)
     assert not [c for c in demo.calls if c.kind == "text"]  # the model wrote none of it
     r = done(assistant.run_turn("t", "What is warfarin?"))
     assert "cannot answer medical questions" in r.answer and "warfarin" not in r.answer.lower().split("cannot")[0]

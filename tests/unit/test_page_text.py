@@ -84,7 +84,8 @@ def _shown(app: Any, out: dict[Any, Any], before: int) -> str:
     text = "\n".join(f"{(m.get('metadata') or {}).get('title', '')}\n{m['content']}" for m in messages[before:]
                      if isinstance(m.get("content"), str))
     text += "\n" + str(out.get(app.page.timeline, "")) + "\n" + str(out.get(app.page.patient_md, ""))
-    return re.sub(r"\]\([^)]*\)", "]", text)  # a link's address is not page text
+    # A link's address is not page text; an escaped one (\[title\](https://…)) is shown raw, so it is.
+    return re.sub(r"(?<!\\)\]\([^)]*\)", "]", text)
 
 
 def scan(app: Any, prompts: list[str], image: str) -> list[tuple[str, str, str]]:

@@ -88,7 +88,7 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
         declined = [r for r in state.get("tool_results", []) if r["error_type"] == "declined"]
         # A declined write is the clinician's decision, not information that could not be retrieved.
         errors = [e for e in state.get("error_messages", []) if e not in {r["error"] for r in declined}]
-        text = render.retrieved_facts(succeeded, errors, answer.sources(state))
+        text = render.retrieved_facts(succeeded, errors)
         if declined:
             labels = " and ".join(dict.fromkeys(r["tool_label"] for r in declined))
             text += f"\n\nNothing was written to the record: you declined the {labels}."
