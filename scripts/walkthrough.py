@@ -54,6 +54,13 @@ CAPTION_JS = """(text) => {
 }"""
 
 
+#: The timeline shows a finished (or paused) turn other than the one before: its "model calls" figure is written.
+TIMELINE_CHANGED_JS = """(before) => {
+  const t = document.querySelector('#timeline');
+  return !!t && t.innerText !== before && t.innerText.includes('model calls');
+}"""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -146,10 +153,14 @@ class Driver:
         raise TimeoutError("the turn did not finish")
 
     def ask(self, text: str) -> None:
+        """Send ``text`` and wait for the turn's timeline: a turn whose answer is written whole at the end (the
+        model's greeting line) leaves the chat still for seconds while it runs (seen: a shot mid-turn)."""
+        before = self.page.locator("#timeline").inner_text()
         box = self.page.locator("#input textarea")
         box.fill(text)
         self.page.wait_for_timeout(400)
         box.press("Enter")
+        self.page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=900_000)
         self.settle()
 
     def click(self, selector: str, settle: bool = True) -> None:
@@ -196,8 +207,18 @@ class Step:
     anchor: str | None = None
 
 
+@dataclass(frozen=True)
+class Ask:
+    """A step that sends one message (its text is read by tests/e2e/test_page_text_embedded.py)."""
+
+    text: str
+
+    def __call__(self, d: Driver) -> None:
+        d.ask(self.text)
+
+
 def _ask(text: str) -> Callable[[Driver], None]:
-    return lambda d: d.ask(text)
+    return Ask(text)
 
 
 def _nothing(d: Driver) -> None:
@@ -227,6 +248,11 @@ STEPS = [
     Step("scene0_on_load", "DocGemma Connect on its embedded default model",
          "The app as it starts: the status line names the model it runs on. On a CPU that is the embedded SmolLM2, "
          "a small model NOT fit for medicine; on a GPU the same command runs MedGemma.", _nothing),
+    Step("scene0b_greeting", "0 · The model at work: 'Good morning!'",
+         "SmolLM2's one job on a CPU: code sees a greeting with nothing clinical in it and lets the model write the "
+         "friendly first line (one model call, counted in the timeline); code checks that line says nothing clinical "
+         "and claims nothing, then writes the list of what the demo can do. A clinical message never reaches it.",
+         _ask("Good morning!")),
     Step("scene1_direct_question", "1 · A general medical question: 'What is hypertension?'",
          "Code recognises a general medical question (no patient, no look-up). SmolLM2 is not fit for medicine, so it does not "
          "write a medical answer: the reply says so and what this demo can show. On a GPU, MedGemma answers "
@@ -252,7 +278,7 @@ STEPS = [
          "again on the edited order and the card says what changed.", _approval_edit, "#approval"),
     Step("scene4c_approved", "4 · Approve: written to the record once",
          "Approve writes the order to the patient's record exactly once; the chat's confirmation lists what changed from "
-         "the proposal. In every scene here the timeline reads 'model calls: 0': code settled each step.", _approve),
+         "the proposal. From scene 1 on the timeline reads 'model calls: 0': on a CPU, code settled each step.", _approve),
     Step("scene5_reopened", "5 · Reload: the conversation comes back from the server",
          "The browser keeps only the conversation's id; every turn comes back from the server after a reload.",
          _reload),

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 from docgemma.agent.state import ToolResult
-from docgemma.tools.outcome import Source
 
 DEMO_GREETING = "Hello. I am DocGemma Connect, a clinical decision-support assistant."
 _LABEL_RE = re.compile(r"^\[(?P<label>[^\]\n]+)\]\n?")
@@ -60,15 +59,12 @@ def result_section(result: ToolResult) -> str:
     return f"**{title}**\n\n{body.strip() or 'No details were returned.'}"
 
 
-def retrieved_facts(results: list[ToolResult], errors: list[str], sources: list[Source]) -> str:
-    """The answer to a tool turn without a model: each successful result, what could not be retrieved,
-    and the sources. That a demo writes no medical text is said once, on the page, not under every answer."""
+def retrieved_facts(results: list[ToolResult], errors: list[str]) -> str:
+    """The answer to a tool turn without a model: each successful result and what could not be retrieved. That a
+    demo writes no medical text is said once, on the page, not under every answer. The sources are not repeated
+    in it: every front end lists the turn's sources under the answer (the page escapes links inside an answer, so
+    a list here showed as raw "[title](https://…setid=…)" above the page's own linked "Sources:" line)."""
     parts = [result_section(r) for r in results if r["status"] == "success"]
     if errors:
         parts.append("**Not retrieved**\n\n" + "\n".join(f"- {e}" for e in errors))
-    linked = [s for s in sources if s.get("title")]
-    if linked:
-        parts.append("**Sources**\n\n" + "\n".join(
-            f"- [{s['title']}]({s['url']})" if s.get("url") else f"- {s['title']}" for s in linked
-        ))
     return "\n\n".join(parts)

@@ -311,15 +311,19 @@ def test_demo_model_writes_no_medical_prose(tools: Tools) -> None:
     demo.clinically_meaningful = False  # type: ignore[attr-defined]
     assistant = Assistant(demo, tools.registry())
     tools.queue("check_drug_safety", SAFETY)
-    demo.enqueue(assess())
     r = done(assistant.run_turn("t", "Check FDA warnings for dofetilide"))
-    assert "**Drug Safety Report**" in r.answer and "Torsade de pointes" in r.answer and "[Tikosyn label](" in r.answer
+    assert "**Drug Safety Report**" in r.answer and "Torsade de pointes" in r.answer
+    # The sources are listed under the answer by each front end (r.sources), not repeated inside it.
+    assert "[Tikosyn label](" not in r.answer and any(s["title"] == "Tikosyn label" for s in r.sources)
     assert not [c for c in demo.calls if c.kind == "text"]  # the model wrote none of it
     r = done(assistant.run_turn("t", "What is warfarin?"))
     assert "cannot answer medical questions" in r.answer and "warfarin" not in r.answer.lower().split("cannot")[0]
+    # Its one job (issue 27): the friendly line of a greeting, checked by code; the capabilities are code's.
+    demo.enqueue("Hello, nice to meet you!")
     r = done(assistant.run_turn("t", "Hello"))
-    assert r.answer.startswith("Hello. I am DocGemma Connect") and "I can help with" in r.answer
-    assert not [c for c in demo.calls if c.kind == "text"]
+    assert r.answer.startswith("Hello, nice to meet you!") and "I can help with" in r.answer
+    texts = [c for c in demo.calls if c.kind == "text"]
+    assert len(texts) == 1 and "Give no medical information" in texts[0].prompt
 
 
 def test_image_tool_without_an_image_asks_for_one(fake: FakeLLM, assistant: Assistant, tools: Tools) -> None:

@@ -8,6 +8,7 @@ reader per figure (a JSON path, or a function of the whole file for a figure der
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from collections.abc import Callable
@@ -70,6 +71,8 @@ def _read(path: Path) -> Any:
     text = path.read_text()
     if path.suffix == ".json":
         return json.loads(text)
+    if path.suffix == ".csv":
+        return list(csv.DictReader(text.splitlines()))
     if path.suffix == ".jsonl":
         return [json.loads(line) for line in text.splitlines() if line.strip()]
     return text
@@ -99,6 +102,11 @@ def _ehr_p50(data: Any) -> list[float]:
 
 def _ehr_p95(data: Any) -> list[float]:
     return [s["p95_ms"] for s in data["search_over_http"].values()]
+
+
+def _decide_ms(data: Any) -> list[float]:
+    """The decision's p50 time on every set the router bench ran (the generated families and each golden file)."""
+    return [data["corpus"]["decide_ms_p50"], *(g["decide_ms_p50"] for g in data["golden"].values())]
 
 
 def _shipped_routes(data: Any) -> list[dict[str, Any]]:
@@ -176,6 +184,14 @@ FIGURES: list[Figure] = [
     _router_row("`heldout_test.json`", "golden", "golden_tests/heldout_test.json"),
     _router_row("`clinician_phrasing.json`", "golden", "golden_tests/clinician_phrasing.json"),
     _router_row("`bench/data/heldout_final.json`", "golden", "bench/data/heldout_final.json"),
+    Figure(README, "(on the held-out families the rules were {} % precise, their sure decisions {} %)", "results_router.json",
+           (("corpus", "rule_precision"), ("corpus", "sure_precision")), (percent, percent)),
+    Figure(README, "rules and router together decide a turn in p50 {}–{} ms in `python bench/bench_router.py`",
+           "results_router.json", (lambda d: min(_decide_ms(d)), lambda d: max(_decide_ms(d))), (one, one)),
+    Figure(README, "(`bench/data/issue26_last.json`, {} turns) ran once, under the threshold: sure decisions {} % of turns, "
+           "{} % right (`bench/results/results_router_issue26_last.md`)", "results_router_issue26_last.json",
+           tuple(("golden", "bench/data/issue26_last.json", k) for k in ("turns", "sure_coverage", "sure_precision")),
+           (plain, percent, percent)),
     Figure(README, "{} % of the generated held-out turns are sure (the rules alone decided {} %)",
            "results_router.json", (("corpus", "sure_coverage"), ("corpus", "rule_coverage")), (percent, percent)),
     # ── start-up and shutdown (issue 27: "30-40 s" and "a second or two" did not hold)
@@ -296,6 +312,195 @@ FIGURES: list[Figure] = [
 ]
 
 
+#: ``python -m docgemma experiment SUITE --backend transformers --limit N`` (the commands are in each report.md),
+#: and ``--backend rules`` for ``rules/``: the writeup's experiment table on the embedded model.
+_EXP = "experiments_embedded"
+_TEMPERATURES = ("t0.0", "t0.3", "t0.5_256", "t0.7", "t1.0")
+
+
+def _exp_rows(suite: str, rules: bool = False) -> list[dict[str, str]]:
+    path = RESULTS / _EXP / ("rules" if rules else "") / suite / f"{suite}.csv"
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _exp(suite: str, variant: str, column: str, category: str | None = None, rules: bool = False) -> float:
+    """One cell of an experiment's CSV: the row of ``variant`` (and ``category``)."""
+    for row in _exp_rows(suite, rules):
+        if row["variant"] == variant and (category is None or row.get("category") == category):
+            return float(row[column])
+    raise KeyError((suite, variant, category))
+
+
+def _right(suite: str, variant: str, category: str | None = None, rules: bool = False, column: str = "accuracy") -> int:
+    """How many of the variant's cases a share stands for (accuracy × n, or decided × n)."""
+    return round(_exp(suite, variant, column, category, rules) * _exp(suite, variant, "n", category, rules))
+
+
+def _exp_calls(suite: str) -> list[dict[str, Any]]:
+    lines = (RESULTS / _EXP / suite / "calls.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _outputs(suite: str, variant: str, categories: tuple[str, ...] = ()) -> str:
+    """The one answer the model gave to every case of ``variant`` (a mismatch shows every answer it gave)."""
+    return "/".join(sorted({r["output"] for r in _exp_calls(suite) if r["variant"] == variant
+                            and (not categories or r.get("category") in categories)}))
+
+
+def _sufficiency(expected: str) -> tuple[int, int]:
+    """The model's right answers and the cases whose right answer is ``expected`` ("sufficient" or not)."""
+    rows = [r for r in _exp_calls("anti_patterns") if r["variant"] == "model" and r["category"] == "sufficiency"]
+    truth = [(r["output"] if r["correct"] else ("insufficient" if r["output"] == "sufficient" else "sufficient"), r)
+             for r in rows]
+    mine = [r for t, r in truth if t == expected]
+    return sum(r["correct"] for r in mine), len(mine)
+
+
+def _suite_sizes() -> list[int]:
+    """Labelled cases per suite (the rules run every case)."""
+    return [sum(int(r["n"]) for r in _exp_rows(suite, rules=True))
+            for suite in ("anti_patterns", "intent_classify", "result_classify", "retry_strategy", "stage2_args",
+                          "tool_select")]
+
+
+def _variant_sizes() -> list[int]:
+    """Cases per model variant on the embedded model."""
+    return [int(r["n"]) for suite in ("tool_select", "anti_patterns", "intent_classify", "result_classify",
+                                      "retry_strategy", "stage2_args", "synthesize")
+            for r in _exp_rows(suite) if float(r["llm_calls"]) > 0]
+
+
+def _x(suite: str, variant: str, column: str = "accuracy", category: str | None = None,
+       rules: bool = False) -> Callable[[Any], float]:
+    return lambda _d: _exp(suite, variant, column, category, rules)
+
+
+def _r(suite: str, variant: str, category: str | None = None, rules: bool = False,
+       column: str = "accuracy") -> Callable[[Any], int]:
+    return lambda _d: _right(suite, variant, category, rules, column)
+
+
+def _pct(value: Any) -> str:
+    """A share as the writeup writes it, whole: 0.1667 → "17"."""
+    return f"{value * 100:.0f}"
+
+
+def _none(value: Any) -> str:
+    """A count of failures the text states as "no …": "no" when zero, else the count (the text no longer holds)."""
+    return "no" if value == 0 else str(value)
+
+
+def _all_right(share: Any) -> str:
+    return "all right" if share == 1 else f"{_pct(share)}% right"
+
+
+_TS = "tool_select"
+_TS_CSV = f"{_EXP}/{_TS}/{_TS}.csv"
+EXPERIMENT_FIGURES: list[Figure] = [
+    Figure(WRITEUP, "| SmolLM2, n={}: full_desc {}%, short_desc {}%, names only {}% | T |", _TS_CSV,
+           (_x(_TS, "full_desc_1shot", "n"), _x(_TS, "full_desc_1shot"), _x(_TS, "short_desc"), _x(_TS, "names_only")),
+           (whole, _pct, _pct, _pct)),
+    Figure(WRITEUP, "| 0-shot {}%, 1-shot {}%, 3-shot {}% (n={}) | T |", _TS_CSV,
+           (_x(_TS, "0shot"), _x(_TS, "full_desc_1shot"), _x(_TS, "3shot"), _x(_TS, "3shot", "n")), (_pct,) * 3 + (whole,)),
+    Figure(WRITEUP, "| two-stage {}% tool / {}% all args right; joint {}% tool / **{}%** args, critical-last joint {}% / {}% "
+           "(n={}) | T |", _TS_CSV,
+           (_x(_TS, "two_stage"), _x(_TS, "two_stage", "args_correct"), _x(_TS, "joint"), _x(_TS, "joint", "args_correct"),
+            _x(_TS, "joint_critical_last"), _x(_TS, "joint_critical_last", "args_correct"), _x(_TS, "joint", "n")),
+           (_pct,) * 6 + (whole,)),
+    Figure(WRITEUP, "| {}%; {} of {} tools marked suitable per query (n={}) | T |", _TS_CSV,
+           (_x(_TS, "boolean_probe"), _x(_TS, "boolean_probe", "n_suitable"),
+            lambda _d: len(json.loads(next(r for r in _exp_calls(_TS) if r["variant"] == "boolean_probe")["raw"][0])),
+            _x(_TS, "boolean_probe", "n")), (_pct, one, plain, whole)),
+    Figure(WRITEUP, "| {}% vs {}% for the agent's prompt (n={}) | T |", _TS_CSV,
+           (_x(_TS, "reason_then_select"), _x(_TS, "full_desc_1shot"), _x(_TS, "reason_then_select", "n")),
+           (_pct, _pct, whole)),
+    Figure(WRITEUP, "rule vs model on the same {} cases: {}% vs {}%. Over every case: tool rule decides {}/{} ({}%), {}% of "
+           "those right; intent rule decides {}/{}, {}; stage-2 rule fills every expected argument in {}/{}, {} | T, RULES |",
+           _TS_CSV,
+           (_x(_TS, "rule", "n"), _x(_TS, "rule"), _x(_TS, "full_desc_1shot"), _r(_TS, "rule", rules=True, column="decided"),
+            _x(_TS, "rule", "n", rules=True), _x(_TS, "rule", "decided", rules=True),
+            _x(_TS, "rule", "accuracy_when_decided", rules=True),
+            _r("intent_classify", "rule", rules=True, column="decided"), _x("intent_classify", "rule", "n", rules=True),
+            _x("intent_classify", "rule", "accuracy_when_decided", rules=True),
+            _r("stage2_args", "rule", rules=True, column="decided"), _x("stage2_args", "rule", "n", rules=True),
+            _x("stage2_args", "rule", "accuracy_when_decided", rules=True)),
+           (whole, _pct, _pct, whole, whole, _pct, _pct, whole, whole, _all_right, whole, whole, _all_right)),
+    Figure(WRITEUP, "| model (SmolLM2, every case): ask_user {}/{} and skip {}/{} (it answers \"{}\" every time); sufficiency "
+           "{}/{}, no better than chance ({}/{} on sufficient cases, {}/{} on insufficient ones); plans {}/{}. Rules: {}/{} "
+           "| A, RULES |", f"{_EXP}/anti_patterns/anti_patterns.csv",
+           (_r("anti_patterns", "model", "ask_user"), _x("anti_patterns", "model", "n", "ask_user"),
+            _r("anti_patterns", "model", "skip"), _x("anti_patterns", "model", "n", "skip"),
+            lambda _d: _outputs("anti_patterns", "model", ("ask_user", "skip")),
+            _r("anti_patterns", "model", "sufficiency"), _x("anti_patterns", "model", "n", "sufficiency"),
+            lambda _d: _sufficiency("sufficient")[0], lambda _d: _sufficiency("sufficient")[1],
+            lambda _d: _sufficiency("insufficient")[0], lambda _d: _sufficiency("insufficient")[1],
+            _r("anti_patterns", "model", "plan"), _x("anti_patterns", "model", "n", "plan"),
+            lambda _d: sum(_right("anti_patterns", "rule", c, rules=True) for c in ("ask_user", "plan", "skip", "sufficiency")),
+            lambda _d: _suite_sizes()[0]),
+           (whole,) * 4 + (plain,) + (whole,) * 10),
+    Figure(WRITEUP, "| SmolLM2 {}% (answers {} for everything, n={}); the code rule decides {}/{} cases, all right | R, RULES |",
+           f"{_EXP}/result_classify/result_classify.csv",
+           (_x("result_classify", "project"), lambda _d: _outputs("result_classify", "project"),
+            _x("result_classify", "project", "n"), _r("result_classify", "rule", rules=True, column="decided"),
+            _x("result_classify", "rule", "n", rules=True)), (_pct, plain, whole, whole, whole)),
+    Figure(WRITEUP, "| SmolLM2 {}%, identical to the trivial \"always retry_same\" (n={}) | E |",
+           f"{_EXP}/retry_strategy/retry_strategy.csv",
+           (lambda _d: _exp("retry_strategy", "project", "accuracy")
+            if _exp("retry_strategy", "project", "accuracy") == _exp("retry_strategy", "always_retry_same", "accuracy")
+            else -1.0, _x("retry_strategy", "project", "n")), (_pct, whole)),
+    Figure(WRITEUP, "| SmolLM2, n={}: agent prompt {}% (says DIRECT for nearly everything), bare prompt {}%, T=0.3 {}% with {} "
+           "parse errors in {} calls; the rule {}/{} ({}/{} over every case) | I |",
+           f"{_EXP}/intent_classify/intent_classify.csv",
+           (_x("intent_classify", "project", "n"), _x("intent_classify", "project"), _x("intent_classify", "bare_prompt"),
+            _x("intent_classify", "t0.3"), _x("intent_classify", "t0.3", "parse_errors"), _x("intent_classify", "t0.3", "n"),
+            _r("intent_classify", "rule"), _x("intent_classify", "rule", "n"), _r("intent_classify", "rule", rules=True),
+            _x("intent_classify", "rule", "n", rules=True)),
+           (whole, _pct, _pct, _pct, _none, whole, whole, whole, whole, whole)),
+    Figure(WRITEUP, "| SmolLM2, n={}: with hints {}/{}, without hints {}/{} (and the one it",
+           f"{_EXP}/stage2_args/stage2_args.csv",
+           (_x("stage2_args", "with_hints", "n"), _r("stage2_args", "with_hints"), _x("stage2_args", "with_hints", "n"),
+            _r("stage2_args", "without_hints"), _x("stage2_args", "without_hints", "n")), (whole,) * 5),
+    Figure(WRITEUP, "critical-last {}/{} (no null cascade on single-tool schemas this small); the code prefill {}/{} over every "
+           "case | S2 |", f"{_EXP}/stage2_args/stage2_args.csv",
+           (_r("stage2_args", "critical_last"), _x("stage2_args", "critical_last", "n"),
+            _r("stage2_args", "rule", rules=True, column="decided"), _x("stage2_args", "rule", "n", rules=True)), (whole,) * 4),
+    Figure(WRITEUP, "| SmolLM2, n={} per variant: every fact present in {}/{} at T=0.5 / 256 tokens (seed 002: 90% fact rate); "
+           "fact rate {}-{}% at T=0.0-1.0; structured prompt {} words vs {} (seed 002: 2x words); 512 tokens {} words; {} "
+           "tool/source leak and no answer from memory in any variant", f"{_EXP}/synthesize/synthesize.csv",
+           (_x("synthesize", "t0.5_256", "n"), _r("synthesize", "t0.5_256"), _x("synthesize", "t0.5_256", "n"),
+            lambda _d: min(_exp("synthesize", v, "fact_rate") for v in _TEMPERATURES),
+            lambda _d: max(_exp("synthesize", v, "fact_rate") for v in _TEMPERATURES),
+            _x("synthesize", "structured", "words"), _x("synthesize", "t0.5_256", "words"),
+            _x("synthesize", "tokens_512", "words"),
+            lambda _d: sum(float(r["leak"]) + float(r["from_memory"]) for r in _exp_rows("synthesize"))),
+           (whole, whole, whole, _pct, _pct, whole, whole, whole, _none)),
+    Figure(WRITEUP, "it ignored the thinking prefix ({} empty outputs)", f"{_EXP}/synthesize/synthesize.csv",
+           (lambda _d: sum(float(r["empty"]) for r in _exp_rows("synthesize")),), (_none,)),
+    # ── the writeup's results table and limits, from the same runs
+    Figure(WRITEUP, "| intent {}/{}; first tool {}/{} ({} left to the model, {} wrong); stage-2 arguments {}/{}; result class "
+           "{}/{} decided, all right; anti-patterns {}/{} |", f"{_EXP}/rules/{_TS}/{_TS}.csv",
+           (_r("intent_classify", "rule", rules=True), _x("intent_classify", "rule", "n", rules=True),
+            _r(_TS, "rule", rules=True), _x(_TS, "rule", "n", rules=True),
+            lambda _d: _exp(_TS, "rule", "n", rules=True) - _right(_TS, "rule", rules=True, column="decided"),
+            lambda _d: _right(_TS, "rule", rules=True, column="decided") - _right(_TS, "rule", rules=True),
+            _r("stage2_args", "rule", rules=True), _x("stage2_args", "rule", "n", rules=True),
+            _r("result_classify", "rule", rules=True, column="decided"), _x("result_classify", "rule", "n", rules=True),
+            lambda _d: sum(_right("anti_patterns", "rule", c, rules=True) for c in ("ask_user", "plan", "skip", "sufficiency")),
+            lambda _d: _suite_sizes()[0]), (whole,) * 12),
+    Figure(WRITEUP, "(result classification {}% vs 94%, ask_user and skip decisions {}%) and rest on {}-{} cases per variant, so "
+           "one case moves a figure by {}-{} points.", f"{_EXP}/result_classify/result_classify.csv",
+           (_x("result_classify", "project"),
+            lambda _d: max(_exp("anti_patterns", "model", "accuracy", c) for c in ("ask_user", "skip")),
+            lambda _d: min(_variant_sizes()), lambda _d: max(_variant_sizes()),
+            lambda _d: 100 / max(_variant_sizes()), lambda _d: 100 / min(_variant_sizes())),
+           (_pct, _pct, plain, plain, lambda v: f"{v:.0f}", lambda v: f"{v:.0f}")),
+    Figure(WRITEUP, "**The datasets are small and ours:** {}-{} labelled cases per suite", f"{_EXP}/rules/{_TS}/{_TS}.csv",
+           (lambda _d: min(_suite_sizes()), lambda _d: max(_suite_sizes())), (plain, plain)),
+]
+FIGURES += EXPERIMENT_FIGURES
+
+
 def _firstpass(split: str) -> float:
     return float(json.loads((RESULTS / f"results_rules_{split}_firstpass.json").read_text())["rules"]["precision"])
 
@@ -354,7 +559,19 @@ def test_no_document_states_a_test_count(doc: str) -> None:
 
 
 def test_figures_the_code_defines_are_the_codes() -> None:
-    """A figure that is a count of the code's own table, not a measurement: read from the code."""
+    """A figure that is a count of the code's own table or one of its settings, not a measurement: read from the code."""
     from docgemma.clinical.dose_table import TABLE
+    from docgemma.llm.platform import ZEROGPU_BASE_S, ZEROGPU_MAX_S, ZEROGPU_TOKENS_PER_S, zerogpu_seconds
+    from docgemma.tools.http import HttpClient
+    from docgemma.ui.login_limit import PER_CLIENT, PER_USER, WINDOW_S
+    from tests.e2e.test_cpu_model import SUBSET, TOOL_FLOOR
 
-    assert f"above a sourced maximum of {len(TABLE)} drugs" in _text(README)
+    readme, http = _text(README), HttpClient(frozenset())
+    assert f"above a sourced maximum of {len(TABLE)} drugs" in readme
+    assert (f"({ZEROGPU_BASE_S} s + {1 / ZEROGPU_TOKENS_PER_S} s per token it may decode, at most {ZEROGPU_MAX_S} s: "
+            f"a JSON call asks for ~21 s, a 512-token answer for {zerogpu_seconds(max_new_tokens=512)} s)") in readme
+    assert f"{http.connect_timeout_s:.0f} s connect timeout, a {http.deadline_s:.0f} s deadline per call" in readme
+    assert f"({PER_USER} per user, {PER_CLIENT} per address, in {WINDOW_S / 60:.0f} min)" in readme
+    assert f"CI fails if a {len(SUBSET)}-turn subset drops below {percent(TOOL_FLOOR)} %" in readme
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    assert f"all {len(notebooks)} run top to bottom" in _text(WRITEUP)  # tests/integration/test_notebooks.py runs each

@@ -84,33 +84,21 @@ def _shown(app: Any, out: dict[Any, Any], before: int) -> str:
     text = "\n".join(f"{(m.get('metadata') or {}).get('title', '')}\n{m['content']}" for m in messages[before:]
                      if isinstance(m.get("content"), str))
     text += "\n" + str(out.get(app.page.timeline, "")) + "\n" + str(out.get(app.page.patient_md, ""))
-    return re.sub(r"\]\([^)]*\)", "]", text)  # a link's address is not page text
+    # A link's address is not page text; an escaped one (\[title\](https://…)) is shown raw, so it is.
+    return re.sub(r"(?<!\\)\]\([^)]*\)", "]", text)
 
 
-def test_every_example_prompts_page_text_is_clinical_and_true(tmp_path: Any, monkeypatch: Any) -> None:
-    """Every example prompt of the page, in order in one conversation (a write card approved, a severe one
-    rejected), on the embedded model's mode: no record id, FHIR reference, code identifier, raw timing, LOINC
-    long name, "(s)" or "[inferred link]" in what the page shows, and no sentence the turn makes untrue."""
+def scan(app: Any, prompts: list[str], image: str) -> list[tuple[str, str, str]]:
+    """Every prompt in order in one conversation (a write card approved, a severe one rejected): each internal word
+    and untrue sentence found in what the page shows, as (prompt, what, text)."""
     import re
 
-    from PIL import Image
-
-    from docgemma.ui.page import EXAMPLES
-    from tests.unit.test_page_session import App
-
-    _embedded(monkeypatch)
-    uploads = tmp_path / "gradio"
-    uploads.mkdir()
-    monkeypatch.setenv("GRADIO_TEMP_DIR", str(uploads))
-    image = uploads / "xray.png"
-    Image.new("L", (64, 64), 128).save(image)
-    app = App.start(tmp_path)
     thread = "web-" + "7" * 32
     found: list[tuple[str, str, str]] = []
-    for example in EXAMPLES:
+    for prompt in prompts:
         history = app.on.restore(thread)[app.page.chatbot]
-        files = [str(image)] if "image" in example else []
-        out = app.last(app.on.respond({"text": example, "files": files}, history, thread, None))
+        files = [image] if "image" in prompt else []
+        out = app.last(app.on.respond({"text": prompt, "files": files}, history, thread, None))
         shown = _shown(app, out, len(history))
         card = out.get(app.page.card_ref)
         if card:
@@ -119,13 +107,40 @@ def test_every_example_prompts_page_text_is_clinical_and_true(tmp_path: Any, mon
                                              card))
             shown += _shown(app, decided, len(out[app.page.chatbot]))
         for what, pattern in _INTERNAL.items():
-            found += [(example, what, m.group(0)) for m in re.finditer(pattern, shown)]
+            found += [(prompt, what, m.group(0)) for m in re.finditer(pattern, shown)]
         if "retrying cannot help" in shown and "try again shortly" in shown:
-            found.append((example, "untrue", "try again shortly"))
+            found.append((prompt, "untrue", "try again shortly"))
         if "image not analysed" in shown and "from the image findings" in shown:
-            found.append((example, "untrue", "answered from the image findings"))
+            found.append((prompt, "untrue", "answered from the image findings"))
         if "not answered" in shown and "Routing:** direct answer" in shown:
-            found.append((example, "untrue", "Routing: direct answer"))
+            found.append((prompt, "untrue", "Routing: direct answer"))
+    return found
+
+
+def uploads_with_image(tmp_path: Any, monkeypatch: Any) -> str:
+    """Gradio's upload folder with a grey 64×64 PNG in it: the image the image prompt attaches."""
+    from PIL import Image
+
+    uploads = tmp_path / "gradio"
+    uploads.mkdir()
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(uploads))
+    image = uploads / "xray.png"
+    Image.new("L", (64, 64), 128).save(image)
+    return str(image)
+
+
+def test_every_example_prompts_page_text_is_clinical_and_true(tmp_path: Any, monkeypatch: Any) -> None:
+    """Every example prompt of the page, in order in one conversation (a write card approved, a severe one
+    rejected), on the embedded model's mode: no record id, FHIR reference, code identifier, raw timing, LOINC
+    long name, "(s)" or "[inferred link]" in what the page shows, and no sentence the turn makes untrue. The same
+    scan on the real embedded model: tests/e2e/test_page_text_embedded.py."""
+    from docgemma.ui.page import EXAMPLES
+    from tests.unit.test_page_session import App
+
+    _embedded(monkeypatch)
+    image = uploads_with_image(tmp_path, monkeypatch)
+    app = App.start(tmp_path)
+    found = scan(app, list(EXAMPLES), image)
     app.store.close()
     assert not found, found
 

@@ -12,7 +12,8 @@ A model flagged not clinically meaningful (``clinically_meaningful = False``: th
 writes no medical prose at all: a tool turn's answer is the retrieved facts rendered by code
 (:mod:`docgemma.agent.render`), a medical question without a tool gets an honest "cannot answer", a
 request no rule was sure of gets one sentence on what the demo can do here (the closest actions follow as
-buttons), and a greeting gets the capabilities.
+buttons), and a greeting gets the capabilities. Its one job is the friendly line ahead of them on a plainly
+non-clinical turn ("hello", "thanks", "what can you do?"), checked by code (:mod:`docgemma.agent.small_talk`).
 The model's text passes through the :class:`~docgemma.agent.answer.Scrubber`, which replaces any tool
 name with its clinical label, and an empty generation is replaced by a plain statement.
 """
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from docgemma.agent import answer, ask, modes, named_drugs, other_language, prompts, record_check, render, transcript
+from docgemma.agent import answer, ask, modes, named_drugs, other_language, prompts, record_check, render, small_talk, transcript
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.node_settings import NODE_CONFIG
@@ -87,7 +88,7 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
         declined = [r for r in state.get("tool_results", []) if r["error_type"] == "declined"]
         # A declined write is the clinician's decision, not information that could not be retrieved.
         errors = [e for e in state.get("error_messages", []) if e not in {r["error"] for r in declined}]
-        text = render.retrieved_facts(succeeded, errors, answer.sources(state))
+        text = render.retrieved_facts(succeeded, errors)
         if declined:
             labels = " and ".join(dict.fromkeys(r["tool_label"] for r in declined))
             text += f"\n\nNothing was written to the record: you declined the {labels}."
@@ -218,6 +219,15 @@ CODE_ANSWERS: tuple[Callable[[AgentState, LLM, ToolRegistry], Answer | None], ..
 )
 
 
+def _small_talk(state: AgentState, llm: LLM, registry: ToolRegistry, trace: NodeTrace) -> Answer | None:
+    """A greeting on a demo model not fit for medicine: its one friendly line, checked by code, then the
+    capabilities by code (:mod:`docgemma.agent.small_talk`); None when the turn is not plainly non-clinical."""
+    if not small_talk.applies(state, llm, registry):
+        return None
+    capabilities = modes.capabilities(modes.mode_of(llm), known_offline())
+    return small_talk.reply(state, trace, registry, render.DEMO_GREETING, capabilities)
+
+
 def _model_answer(state: AgentState, llm: LLM, trace: NodeTrace, registry: ToolRegistry,
                   record_facts: record_check.RecordFacts | None) -> tuple[str, str, list[record_check.Contradiction]]:
     """The model's answer, streamed as it is written and scrubbed of tool names, checked against the record;
@@ -326,7 +336,8 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
     safety = _safety_first(state, registry, trace, record_facts)
     prefix = _notes_prefix(state, trace)
     contradicting: list[record_check.Contradiction] = []
-    written = next((found for rule in CODE_ANSWERS if (found := rule(state, llm, registry)) is not None), None)
+    written = _small_talk(state, llm, registry, trace) or next(
+        (found for rule in CODE_ANSWERS if (found := rule(state, llm, registry)) is not None), None)
     if written is not None:
         text, decision = written
         trace.write(Token(text))
