@@ -1,8 +1,11 @@
-"""Issue 26: on the embedded default (a model flagged not clinically meaningful) no golden turn calls the model —
-for routing, arguments or prose. An unsure turn asks with buttons; every answer is written by code.
+"""Issue 26: on the embedded default (a model flagged not clinically meaningful) no golden turn calls the model
+for routing, arguments or any clinical text. An unsure turn asks with buttons; every answer is written by code.
+The one call the default makes is the friendly first line of a plain greeting (issue 27's visible model work,
+``agent/small_talk.py``): a text call from SYNTHESIZE on a turn with no tool, which code decided is a greeting and
+checks before it is shown.
 
-The model here is a fake that records each call and has no reply scripted: any call shows in ``calls`` (and the
-turn would fail), so the assertion is on what the graph asked for, not on what a model answered."""
+The model here is a fake that records each call and has no reply scripted: every call shows in ``calls``, so the
+assertion is on what the graph asked for, not on what a model answered."""
 
 from __future__ import annotations
 
@@ -19,15 +22,19 @@ FILES = sorted((Path(__file__).parents[2] / "golden_tests").glob("*.json"))
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
-def test_no_golden_turn_calls_the_embedded_default_model(path: Path) -> None:
+def test_no_golden_turn_calls_the_embedded_default_model_but_to_greet(path: Path) -> None:
     model = FakeLLM(name="SmolLM2 stand-in", supports_images=False, clinically_meaningful=False)
     assistant, ctx, registry = golden_assistant(model)
     turns = 0
     for session in load_cases(path):
         for record in run_session(assistant, session, ctx, registry, path.stem):
             turns += 1
-            assert record["llm_calls"] == 0, (session.session_id, record["user_input"])
-    assert turns and model.calls == []
+            if record["llm_calls"]:
+                where = (session.session_id, record["user_input"])
+                assert [c["node"] for c in record["calls_by_node"]] == ["synthesize"], where
+                assert record["llm_calls"] == 1 and not record["tools"] and record["intent"] == "DIRECT", where
+    assert turns
+    assert all(call.kind == "text" and call.schema is None for call in model.calls)  # never a JSON decision
 
 
 @pytest.mark.parametrize("message, field", [("Check FDA warnings for zyxomab", "drug name"),
