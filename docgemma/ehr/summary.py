@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -77,17 +78,30 @@ def _status(resource: dict[str, Any], field_name: str = "clinicalStatus") -> str
     return str(resource.get("status", ""))
 
 
+#: UCUM codes a record writes as its unit (Synthea does) and how a clinician writes them: a page shows "38.2 °C",
+#: not "38.2 Cel". An annotation in braces ({score}, {INR}) names the scale, not a unit: it is dropped.
+UNIT_DISPLAY = {"Cel": "°C", "[degF]": "°F", "mm[Hg]": "mmHg", "kg/m2": "kg/m²", "mL/min/{1.73_m2}": "mL/min/1.73 m²",
+                "mL/min/1.73m2": "mL/min/1.73 m²", "10*3/uL": "×10³/µL", "10*6/uL": "×10⁶/µL", "10*9/L": "×10⁹/L",
+                "10*12/L": "×10¹²/L", "m[IU]/L": "mIU/L", "[IU]/L": "IU/L", "u[IU]/mL": "µIU/mL", "uL": "µL",
+                "ug/L": "µg/L", "umol/L": "µmol/L", "[lb_av]": "lb", "[in_i]": "in", "/min": "/min"}
+
+
+def unit_text(unit: str) -> str:
+    """A record's unit as a clinician writes it (UCUM code → display; a braced annotation dropped)."""
+    return UNIT_DISPLAY.get(unit, re.sub(r"\{[^}]*\}", "", unit)).strip()
+
+
 def quantity_text(obs: dict[str, Any]) -> str:
     """An observation's value as text: a quantity, a systolic/diastolic pair, a coded or string value."""
     if "valueQuantity" in obs:
         q = obs["valueQuantity"]
-        return f"{_num(q.get('value'))} {q.get('unit', '')}".strip()
+        return f"{_num(q.get('value'))} {unit_text(str(q.get('unit', '')))}".strip()
     if obs.get("component"):
         # Systolic (LOINC 8480-6) before diastolic, whatever order the source used.
         parts = sorted((c for c in obs["component"] if "valueQuantity" in c),
                        key=lambda c: "8480-6" not in str(c.get("code")))
         if parts:
-            unit = parts[0]["valueQuantity"].get("unit", "")
+            unit = unit_text(str(parts[0]["valueQuantity"].get("unit", "")))
             return "/".join(_num(c["valueQuantity"].get("value")) for c in parts) + f" {unit}"
     if "valueCodeableConcept" in obs:
         return str(obs["valueCodeableConcept"].get("text") or display_text({"code": obs["valueCodeableConcept"]}))

@@ -99,3 +99,67 @@ def test_issue_phrasings_in_the_browser_on_the_embedded_default(embedded_url: st
     for text in shown:
         assert "Grace Mensah" not in text and "this patient" not in text, text
     page.screenshot(path=str(ARTIFACTS / "26_embedded_four_phrasings.png"), full_page=True)
+
+
+def _turn_done(page: Any, before: str) -> None:  # noqa: F811
+    """Wait until the chat has changed from ``before`` and stayed the same for two seconds (the turn has ended, or
+    stopped at its approval card)."""
+    deadline, last, since = time.monotonic() + TIMEOUT_MS / 1000, before, time.monotonic()
+    while time.monotonic() < deadline:
+        text = page.locator("#chat").inner_text()
+        if text != last:
+            last, since = text, time.monotonic()
+        elif text != before and time.monotonic() - since > 2:
+            return
+        page.wait_for_timeout(250)
+    raise AssertionError(f"the turn never settled: {last[-800:]}")
+
+
+def _scan_in_chromium(page: Any, prompts: list[str]) -> set[tuple[str, str, str]]:  # noqa: F811
+    """Each prompt sent as a clinician would (an image attached where it asks about one, a card approved or, when
+    refused, rejected); the whole page's visible text after it scanned as tests/unit/test_page_text.py does."""
+    from tests.e2e.test_browser import CT
+    from tests.unit.test_page_text import _INTERNAL
+
+    found: set[tuple[str, str, str]] = set()
+    for prompt in prompts:
+        if "image" in prompt:
+            page.locator("#input input[type=file]").set_input_files(str(CT))
+        before = page.locator("#chat").inner_text()
+        ask(page, prompt)
+        _turn_done(page, before)
+        if page.locator("#approval:visible").count():
+            approve = page.locator("#approve:visible").first
+            (approve if approve.is_enabled() else page.locator("#reject:visible").first).click()
+            page.locator("#decision-note").get_by_text(re.compile(r"\w")).first.wait_for(timeout=TIMEOUT_MS)
+            _turn_done(page, page.locator("#chat").inner_text())
+        shown = page.locator("body").inner_text()
+        for what, pattern in _INTERNAL.items():
+            found |= {(prompt, what, m.group(0)) for m in re.finditer(pattern, shown)}
+        for untrue, when in (("try again shortly", "retrying cannot help"),
+                             ("from the image findings", "image not analysed"),
+                             ("Routing: direct answer", "not answered")):
+            if untrue in shown and when in shown:
+                found.add((prompt, "untrue", untrue))
+    return found
+
+
+def test_every_example_and_walkthrough_turn_in_chromium_on_the_embedded_default_shows_only_clinical_true_text(
+        embedded_url: str, page: Any) -> None:  # noqa: F811
+    """Issue 27's page-text scan in the browser on the real default model: what Chromium shows (chat, steps, card,
+    timeline, panel, strip) after each example prompt and each walkthrough message."""
+    from docgemma.ui.page import EXAMPLES
+    from tests.e2e.test_page_text_embedded import walkthrough_turns
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(embedded_url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+    page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    found = _scan_in_chromium(page, list(EXAMPLES))
+    page.screenshot(path=str(ARTIFACTS / "27_embedded_examples_scanned.png"), full_page=True)
+    page.locator("#new-conversation").click()
+    page.wait_for_function("!document.querySelector('#chat').innerText.includes('Find patient Amina Okafor')",
+                           timeout=TIMEOUT_MS)
+    found |= _scan_in_chromium(page, walkthrough_turns())
+    page.screenshot(path=str(ARTIFACTS / "27_embedded_walkthrough_scanned.png"), full_page=True)
+    assert not found, sorted(found)

@@ -59,6 +59,7 @@ _INTERNAL = {
     "lab code name": r"\[(?:Mass|Moles|Enzymatic|Units|#|Entitic|Volume|Score)[^\]]*\]|sq M\.predicted|\.total\b",
     "(s) plural": r"\w\(s\)",
     "inferred link": r"\[inferred link\]",
+    "unit code": r"\d (?:Cel|mm\[Hg\]|kg/m2\b|10\*\d|m?\[IU\]|\[degF\])|\{(?:score|INR|1\.73_m2)\}",
 }
 
 

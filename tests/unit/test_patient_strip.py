@@ -22,7 +22,7 @@ def test_the_strip_names_the_patient_and_each_allergy_and_caution(tmp_path: Path
     assert grace.startswith("**Grace Mensah** · born 1991-01-22")
     assert '<span class="check-severe">Allergy</span> penicillin — Anaphylaxis, criticality high' in grace
     amina = strip_markdown("Amina Okafor", _summary(tmp_path, "Okafor"))
-    assert amina.endswith('<span class="check-warning">Renal function</span> eGFR 33 mL/min/1.73m2, falling')
+    assert amina.endswith('<span class="check-warning">Renal function</span> eGFR 33 mL/min/1.73 m², falling')
     # Images on record are no caution: the panel lists them, the strip stays short.
     assert "Images" not in strip_markdown("Samuel Kariuki", _summary(tmp_path, "Kariuki"))
     assert strip_markdown("Maria Garcia", _summary(tmp_path, "Garcia")).endswith(NO_FLAGS)
