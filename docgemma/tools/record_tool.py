@@ -1,5 +1,5 @@
 """What every record tool declares alike, said once: a read of the patient record, or a write to it. A read's
-module spreads :func:`record_read` into its ``ToolSpec`` (``**record_read(run, formatter)``); a write's module
+module spreads :func:`record_read` into its ``ToolSpec`` (``**record_read(role, run, formatter)``); a write's module
 passes its ``ToolSpec`` through :func:`record_write` with what makes it its own (the resource it drafts from the
 arguments, its pre-write check). Either adds only what is its own (label, description, arguments, limits,
 keywords, roles, extractor)."""
@@ -36,15 +36,17 @@ class RecordSettings(TypedDict, total=False):
     record: bool
     active_patient_after: ActivePatientRule
     binding: Binding
+    roles: frozenset[Role]
 
 
-def record_read(run: RecordRun, formatter: Formatter,
+def record_read(role: Role, run: RecordRun, formatter: Formatter,
                 active_patient_after: ActivePatientRule = record_patient) -> RecordSettings:
-    """A read of one patient's record: it needs the patient, reads a closed world, makes the patient it read the
-    active one (``tools/active_patient.record_patient``, unless the tool has its own rule) and is bound to the
-    record built at start-up."""
+    """A read of one patient's record, playing ``role`` in the rules (the chart, a record query, the visits, the
+    connections): it needs the patient, reads a closed world, makes the patient it read the active one
+    (``tools/active_patient.record_patient``, unless the tool has its own rule) and is bound to the record built
+    at start-up."""
     return RecordSettings(needs_patient=True, record=True, active_patient_after=active_patient_after,
-                          binding=client_binding("record", run, formatter))
+                          binding=client_binding("record", run, formatter), roles=frozenset({role}))
 
 
 def record_write(spec: ToolSpec, entry: Role, draft: Drafter, written: str, check: PreWriteCheck | None = None,
