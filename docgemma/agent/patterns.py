@@ -7,6 +7,9 @@ drug, a drug's safety, a risk question about two drugs, a dictated note, a quest
 registry for the tool by flag or role, never by name. Each signal is a rule family: :func:`tool_signals` names
 the family that required each tool, and ``bench/bench_rules.py`` measures each family's precision on phrasings
 it was not written from. A signal fires only on a form it is sure of; everything else is left to the model.
+
+Every pattern the rules read is in this one table, compiled one way (:func:`phrase`): the signals' and the
+whole-message forms :func:`docgemma.agent.rules.decide` reads first (a greeting, "nothing to do", a definition).
 """
 
 from __future__ import annotations
@@ -24,55 +27,57 @@ from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
 
+
+def phrase(pattern: str) -> re.Pattern[str]:
+    """A message form, matched in any case: how every pattern of this table is compiled (the rules' one
+    flag, written once)."""
+    return re.compile(pattern, re.IGNORECASE)
+
+
 # "record" is also a verb ("record an allergy"): it names the chart only after a possessive or article.
-_CHART_RE = re.compile(
-    r"\b(chart|summary|history|overview)\b|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b", re.IGNORECASE,
+_CHART_RE = phrase(
+    r"\b(chart|summary|history|overview)\b|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b",
 )
 #: Sections of the record: for a patient the message names ("find John Smith and check his meds") they are a
 #: chart review; about the active patient ("what meds is she on?") they are a question for the record query.
-_SECTION_RE = re.compile(r"\b(meds|medications|labs)\b", re.IGNORECASE)
+_SECTION_RE = phrase(r"\b(meds|medications|labs)\b")
 #: How findings relate, or what an item was for: the connections tool (the model judges which record item to
 #: start from unless the message gives its id).
-CONNECTION_RE = re.compile(
+CONNECTION_RE = phrase(
     r"\b(connect\w*|linked|link between|relat(?:ed|es|ion)\s+(?:to|between)|treating|(?:prescribed|given|started)\s+for|"
     r"came\s+out\s+of|resulted\s+from|(?:led|leads?)\s+to|arose\s+from)\b",
-    re.IGNORECASE,
 )
-_REVIEW_RE = re.compile(r"\b(chart|summary|review)\b", re.IGNORECASE)
+_REVIEW_RE = phrase(r"\b(chart|summary|review)\b")
 #: A drug's label question: with one drug named, these words ask for its warnings.
-_SAFE_RE = re.compile(
+_SAFE_RE = phrase(
     r"\b(safe|safety|dangerous|danger|toxicity|contraindications|contraindicated|label|labelling|labeling|warnings?|"
     r"precautions|(?:ok|okay|alright|fine)\s+to\s+(?:prescribe|give|use|start|take)|"
     # "is doxycycline ok in the 2nd trimester?", "can I still give nitrofurantoin if eGFR is 28?"
     r"(?:ok|okay|alright|fine)\s+(?:in|for|during|if)|can\s+(?:i|we)\s+(?:still\s+)?(?:give|use))\b",
-    re.IGNORECASE,
 )
-_PATIENT_RE = re.compile(r"\b(patient|his|her|their)\b", re.IGNORECASE)
+_PATIENT_RE = phrase(r"\b(patient|his|her|their)\b")
 #: The message refers to a patient (the active one when no id or name is given).
-PATIENT_REF_RE = re.compile(
-    r"\b(she|he|her|his|hers|him|they|their|them|(my|this|the|our)\s+patient('?s)?|pt)\b", re.IGNORECASE
+PATIENT_REF_RE = phrase(
+    r"\b(she|he|her|his|hers|him|they|their|them|(my|this|the|our)\s+patient('?s)?|pt)\b",
 )
-TIMELINE_RE = re.compile(
+TIMELINE_RE = phrase(
     r"\b(visits?|encounters?|admissions?|appointments?|timeline|what happened|last time|previous notes?|last seen|"
     r"seen last)\b",
-    re.IGNORECASE,
 )
 #: Words that make a short question general rather than about the patient's own record ("BP targets?").
-_GENERAL_WORDS_RE = re.compile(
+_GENERAL_WORDS_RE = phrase(
     r"\b(targets?|goals?|normal|ranges?|guidelines?|defin\w*|causes?|caused|treat\w*|manag\w*|doses?|dosing|dosage|"
     r"side effects|interpret\w*|mean\w*|explain|why|how|should|recommend\w*|first[- ]line|choice|pregnan\w*|"
     r"children|kids|adults|elderly|vs|versus|what\s+is|what\s+are|what's\s+a|next|what\s+to\s+do|"
     # A topic after a preposition ("potassium in DKA?", "meds for hypertension?") or a value the clinician gives
     # ("INR 4.5 what to do?") makes it a question about that, not about what the record holds.
     r"in|for|with|during|after|before|when|if|to)\b|\b\d+(?:[.,]\d+)?\b",
-    re.IGNORECASE,
 )
 #: A question: it asks about something, so it never requests a write ("Should I start metformin?",
 #: "does she have an allergy?"). "Can you ..." / "Could you ..." are requests, not questions.
-_QUESTION_RE = re.compile(
+_QUESTION_RE = phrase(
     r"^\s*(what|which|who|whom|whose|when|where|why|how|is|are|was|were|does|do|did|has|have|had|should|shall|"
     r"can (i|we|she|he|they)|could (i|we)|may|might|would (i|we|it)|will|any)\b",
-    re.IGNORECASE,
 )
 #: Where a clause begins: the start, punctuation, a spaced dash ("Joseph Mwangi - start ceftriaxone"),
 #: "and"/"then"/"please", a polite opener.
@@ -82,49 +87,43 @@ _CLAUSE_START = (
     r"\bi(?: want|'d like| would like| need) to\s+|\blet'?s\s+)"
 )
 #: A write verb in command position (see ``_CLAUSE_START``); "Rx" is how prescriptions are written.
-_WRITE_CLAUSE_RE = re.compile(
-    _CLAUSE_START + r"(prescribe|order|start|record|document|add|save|write|log|enter|put|rx)\b", re.IGNORECASE,
+_WRITE_CLAUSE_RE = phrase(
+    _CLAUSE_START + r"(prescribe|order|start|record|document|add|save|write|log|enter|put|rx)\b",
 )
 #: Words that tell the assistant not to do something ("don't", "no need to", "hold off"): the rules' one list.
 NEGATION = r"don'?t|dont|do\s+not|no\s+need\s+to|hold\s+off|not\s+yet"
-_NEGATED_CLAUSE_RE = re.compile(rf"^\s*(?:ok(?:ay)?,?\s+|no,?\s+)?(?:{NEGATION}|never)\b", re.IGNORECASE)
+_NEGATED_CLAUSE_RE = phrase(rf"^\s*(?:ok(?:ay)?,?\s+|no,?\s+)?(?:{NEGATION}|never)\b")
 #: "Put her on nifedipine …", "Put Amina Okafor on dapagliflozin …": an order, as clinicians say it.
 _PUT_ON = r"put\s+(?:him|her|them|the\s+patient|this\s+patient|pt|[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,3})\s+on"
 #: Verbs of a medication order (with a drug named): "Start lisinopril 10 mg daily for abc-123".
-_ORDER_RE = re.compile(
+_ORDER_RE = phrase(
     r"(?:^|[,;:.!]\s*|\s[-–—]\s*|\b(?:and|then|please|pls|plz|ok|okay|so|now)\s+(?:to\s+)?)(prescribe|order|start|"
     r"give(?!\s+(?:me|us)\b)|rx\b|"
     + _PUT_ON + r")\b",
-    re.IGNORECASE,
 )
 #: A note the clinician dictates: "Note: …", "Note for Grace Mensah: …", "Progress note, Kofi Asante: …". The
 #: words before the colon are the request; the rest is the note's text, which requests nothing.
-_DICTATION_RE = re.compile(
-    # At the start of the message or of a later sentence ("ok don't prescribe it. just document: …"), after an
-    # optional "write/save/add a" ("write a note: …").
+_DICTATION_RE = phrase(
     r"(?:^|(?<=[.!;])\s+|\s[-–—]\s+)\s*(?:(?:ok(?:ay)?|just|then|now|so|please|pls)[,]?\s+)*"
     r"(?:(?:write|save|add|make|put|enter|record)\s+(?:a|an|the|this|her|his|their|my)?\s*)?"
     r"(?:(?:progress|clinical|consult(?:ation)?|ward|nursing|discharge|procedure|soap|follow-up|brief|quick)\s+)?"
     r"(?:note|document|documentation)\b(?P<head>[^:\n]{0,60}):\s*\S",
-    re.IGNORECASE,
 )
 #: "Record that she had a rash with doxycycline": documenting a reaction is an allergy entry.
-_REACTION_VERB_RE = re.compile(_CLAUSE_START + r"(record|document|log|enter|add)\b", re.IGNORECASE)
+_REACTION_VERB_RE = phrase(_CLAUSE_START + r"(record|document|log|enter|add)\b")
 #: A study that enrols patients is a trial: "enrolling studies for …", "studies looking for volunteers".
 #: Trials named as a kind of publication ("randomised controlled trials of …", "controlled trials").
-_PUBLISHED_TRIALS_RE = re.compile(r"\b(?:randomi[sz]ed\s+(?:controlled\s+|clinical\s+)?|controlled\s+)trials?\b",
-                                  re.IGNORECASE)
+_PUBLISHED_TRIALS_RE = phrase(r"\b(?:randomi[sz]ed\s+(?:controlled\s+|clinical\s+)?|controlled\s+)trials?\b")
 #: Any other word the trials tool answers to.
-_TRIAL_WORD_RE = re.compile(r"\b(?:trials?|recruiting|experimental|enrolling)\b", re.IGNORECASE)
-_ENROLMENT_RE = re.compile(
+_TRIAL_WORD_RE = phrase(r"\b(?:trials?|recruiting|experimental|enrolling)\b")
+_ENROLMENT_RE = phrase(
     r"\b(enrol\w*|enroll\w*|recruit\w*|volunteers?|accepting\s+(?:new\s+)?(?:patients|participants|volunteers)|"
     r"(?:could|can)\s+join|join\s+(?:a|an|the|this)\s+(?:study|trial)|take\s+part\s+in|participate\s+in|"
     r"eligible\s+(?:for|to\s+join)|looking\s+for\s+(?:participants|volunteers|patients|subjects)|"
     r"sign(?:ing)?\s+up|open\s+to\s+(?:recruitment|enrolment|enrollment))\b",
-    re.IGNORECASE,
 )
 #: A question about two or more drugs given together: harm, levels, effect, QT, serotonin, bleeding, "OK with".
-_RISK_RE = re.compile(
+_RISK_RE = phrase(
     r"\b(problems?|issues?|concerns?|concerned|risks?|risky|worr(?:y|ied)|ok|okay|alright|safe(?:ly)?|together|combo|"
     r"combination|combin(?:e|ed|ing)|co-?prescri\w*|co-?administ\w*|levels?|raises?|raised|raising|increases?|"
     r"decreases?|lowers?|reduces?|knock\w*|blunt\w*|potentiat\w*|inhibit\w*|induc(?:e|es|er|ers|ing)|interact\w*|"
@@ -132,35 +131,82 @@ _RISK_RE = re.compile(
     r"on\s+top\s+of|each\s+other|(?:already|patients?|pts?|someone|somebody|person|he'?s|she'?s|who'?s|who\s+is|is|"
     r"are)\s+on|(?:can|could|should|if)\s+(?:i|we)\s+add|(?:taken|used|given|co-?administered)\s+(?:together\s+)?with)\b"
     r"|\+|&",
-    re.IGNORECASE,
 )
 #: "should I worry about metformin with that eGFR?", "any concern giving ibuprofen with his kidneys?": one drug asked
 #: about with the patient's kidney or liver — the drug's label, for that organ.
-_ORGAN_QUESTION_RE = re.compile(
+_ORGAN_QUESTION_RE = phrase(
     r"\b(?:worr\w*|concern\w*|problem|issue|ok|okay|alright|fine|safe|caution|careful)\b.*\b(?:with|given|despite)\s+"
     r"(?:her|his|their|that|this|the|a|an)?\s*(?:low\s+|reduced\s+|poor\s+|high\s+|raised\s+|deranged\s+|current\s+)?"
     r"(?:egfr|creatinine|crcl|kidneys?|renal\s+function|kidney\s+function|liver|lfts?|liver\s+function)\b",
-    re.IGNORECASE,
 )
 #: A comparison or a choice between drugs is not a question about giving them together.
-_COMPARE_RE = re.compile(
-    r"\b(vs\.?|versus|compar\w*|differen\w*|better|best|rather\s+than|instead\s+of|switch\w*|alternatives?|or|which)\b",
-    re.IGNORECASE,
+_COMPARE_RE = phrase(
+    r"\b(vs\.?|versus|compar\w*|differen\w*|better|best|rather\s+than|instead\s+of|switch\w*|alternatives?|"
+    r"or|which)\b",
 )
 #: "How does amiodarone inhibit warfarin metabolism?": a question about how, not whether, is general knowledge.
-_MECHANISM_RE = re.compile(
-    r"^\s*(?:how\s+(?:does|do|is|are|can)|why|explain|describe)\b|\bmechanism|\bpharmacolog\w*", re.IGNORECASE,
+_MECHANISM_RE = phrase(
+    r"^\s*(?:how\s+(?:does|do|is|are|can)|why|explain|describe)\b|\bmechanism|\bpharmacolog\w*",
 )
 #: A request to look something up, at the start of a clause ("Check warfarin + amiodarone, and find …").
-_IMPERATIVE_CLAUSE_RE = re.compile(
+_IMPERATIVE_CLAUSE_RE = phrase(
     r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?(check|look\s+up|verify|review|get|pull|show|give\s+me|"
     r"find|search|run|screen)\b",
-    re.IGNORECASE,
 )
 #: A question about a dose is not a look-up of the drugs it names ("give me the warfarin dose with amiodarone").
-_DOSE_QUESTION_RE = re.compile(r"\b(doses?|dosing|dosage|titrat\w*|how\s+much)\b", re.IGNORECASE)
-_CLAUSE_SPLIT_RE = re.compile(r"[,;]|\.\s+|\s[-–—]+\s|\band then\b|\bthen\b|\band\s+(?=(?:find|check|look|search|get|show|write|"
-                              r"save|record|document|add|prescribe|order|start)\b)", re.IGNORECASE)
+_DOSE_QUESTION_RE = phrase(r"\b(doses?|dosing|dosage|titrat\w*|how\s+much)\b")
+_CLAUSE_SPLIT_RE = phrase(r"[,;]|\.\s+|\s[-–—]+\s|\band then\b|\bthen\b|\band\s+(?=(?:find|check|look|search|get|show|write|"
+                          r"save|record|document|add|prescribe|order|start)\b)")
+
+
+# ── whole-message forms (what ``rules.decide`` reads before any tool signal) ─────────────────────────────
+
+GREETING_RE = phrase(
+    r"^\s*(?:ok(?:ay)?,?\s+|great,?\s+)?(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|thx|cheers|bye|"
+    r"goodbye)\b[\s\w,!.?']{0,30}$",
+)
+#: "What can you do?": the capabilities, written by code.
+CAPABILITY_RE = phrase(
+    r"^\s*(?:so\s+|and\s+)?(?:what\s+(?:can|do)\s+you\s+do|what\s+are\s+you|who\s+are\s+you|how\s+can\s+you\s+help"
+    r"(?:\s+me)?|what\s+can\s+you\s+help(?:\s+me)?\s+with|what\s+can\s+i\s+ask(?:\s+you)?|help)\s*[?.!]*\s*$",
+)
+#: "Don't add anything yet", "Hold off on the prescription", "No need to add the allergy", "I already wrote the
+#: note": the clinician asks for nothing to be done.
+NOTHING_TO_DO_RE = phrase(
+    rf"^\s*(?:ok(?:ay)?,?\s+|please\s+|pls\s+|no,?\s+)?(?:{NEGATION}|"
+    r"never\s*mind|cancel\s+that|leave\s+it|forget\s+it|scrap\s+that|"
+    # A past-tense statement of the clinician's own action: "I already wrote the note", "We documented it earlier".
+    r"(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:already\s+)?(?:wrote|written|done|did|documented|recorded|added|prescribed|"
+    r"saved|entered|ordered|sent|charted|noted))\b",
+)
+#: A later clause that asks for something after all ("…, now prescribe cefalexin", "…, check interactions").
+ASKS_RE = phrase(
+    r"^\s*(?:please\s+|pls\s+|also\s+|just\s+|can\s+you\s+|could\s+you\s+)?(prescribe|order|start|record|document|add|"
+    r"save|write|log|enter|check|find|look|search|show|get|pull|verify|review|give)\b",
+)
+#: "Note that she is allergic to penicillin": maybe a fact to document, maybe one to keep in mind. Not a read.
+NOTE_THAT_RE = phrase(r"^\s*(?:please\s+)?(?:note|nb)\b(?!\s*(?:for\b[^:]*)?:)")
+#: A general-knowledge question: definition, mechanism, explanation, who/when/which in general.
+EXPLAIN_RE = phrase(
+    r"^\s*(please\s+|(?:can|could)\s+you\s+)?(what\s+(is|are|was|were|does|do|causes?|r)|explain|define|describe|"
+    r"how\s+(does|do|is|are)|why\b|"
+    r"tell\s+me\s+about|what's|whats|who\s+(?:is|are|can|should|may)\s+(?:allowed|able|eligible|qualified|"
+    r"responsible|permitted)|who\s+(?:should|needs?|qualifies)|how\s+(?:should|can|would)\s+(?:i|we|you|one)|"
+    r"when\s+(?:would|should|do|does|is|are|can)\s+(?:you|i|we|one|it|a|an|the)\b)\b",
+)
+#: "What is a phase 2 trial?": a definition, even when it says a tool's word (nothing after it to look up).
+DEFINITION_RE = phrase(
+    r"^\s*(?:(?:what\s+(?:is|are)\s+(?:a|an)\s+|define\s+|what\s+is\s+meant\s+by\s+)"
+    r"(?!.*\b(?:for|on|about|in|with|regarding|comparing|of)\b)[\w\s\-']{1,50}\??\s*$"
+    r"|what\s+(?:is|are)\s+the\s+(?:phases?|types?|kinds?|stages?|steps?|principles?|components?|definition|meaning|"
+    r"purpose)\s+of\s+(?:an?\s+|the\s+)?[\w\s\-']{1,40}\??\s*$)",
+)
+_IMAGE_WORDS = r"(?:image|images|x-?rays?|xrays?|film|scan|ct|mri|ultrasound|slide|photo|picture|radiograph)"
+IMAGE_REQUEST_RE = phrase(
+    rf"\b(analy[sz]e|interpret|read|assess|evaluate|look at)\b.*\b{_IMAGE_WORDS}\b"
+    rf"|\b(?:on|in)\s+(?:this|the|that|these)\s+(?:chest\s+)?{_IMAGE_WORDS}\b"
+    r"|\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion|bleed)\b",
+)
 
 
 @dataclass(frozen=True)
@@ -193,11 +239,10 @@ def request_part(query: str) -> str:
 
 #: Words asking for more than the recorded facts: a trend, a comparison, a judgement, a second ask, a list of
 #: what happened.
-_INTERPRET_RE = re.compile(
+_INTERPRET_RE = phrase(
     r"\b(why|should|trend\w*|chang\w*|over (?:the|time)|since|compar\w*|explain|interpret\w*|safe\w*|risk\w*|mean\w*|"
     r"normal|worse\w*|better|improv\w*|significan\w*|concern\w*|and|also|then|happen\w*|details?|notes?|all|full|"
     r"summar\w*|list\s+all|history)\b",
-    re.IGNORECASE,
 )
 #: A short question is answered with the record's facts in one line, written by code.
 SHORT_QUESTION_WORDS = 8
@@ -228,9 +273,9 @@ def is_write_request(query: str) -> bool:
     return bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query))
 
 
-_STOP_VERB_RE = re.compile(r"(?:stop|discontinu|ceas|withdr|withh|suspend|hold|d/c)", re.IGNORECASE)
+_STOP_VERB_RE = phrase(r"(?:stop|discontinu|ceas|withdr|withh|suspend|hold|d/c)")
 #: What a write records, once the negated statements are blanked: an allergy or reaction, a note, an order.
-_WRITE_CONTENT_RE = re.compile(r"\ballerg\w*|\bintoleran\w*|\banaphyla\w*|\bnotes?\b|\bprescri\w*", re.IGNORECASE)
+_WRITE_CONTENT_RE = phrase(r"\ballerg\w*|\bintoleran\w*|\banaphyla\w*|\bnotes?\b|\bprescri\w*")
 
 
 def negated_write(query: str, drugs: list[str] | None = None) -> str | None:

@@ -18,8 +18,15 @@ from typing import Literal
 
 from docgemma.agent.accounting import Accounting, account
 from docgemma.agent.patterns import (
+    ASKS_RE,
+    CAPABILITY_RE,
     CONNECTION_RE,
-    NEGATION,
+    DEFINITION_RE,
+    EXPLAIN_RE,
+    GREETING_RE,
+    IMAGE_REQUEST_RE,
+    NOTE_THAT_RE,
+    NOTHING_TO_DO_RE,
     PATIENT_REF_RE,
     is_short_record_ask,
     is_write_request,
@@ -35,65 +42,6 @@ from docgemma.clinical.language import NAMES, detect
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, record_item
 from docgemma.tools.registry import ToolRegistry
 from docgemma.tools.routing import Role
-
-GREETING_RE = re.compile(
-    r"^\s*(?:ok(?:ay)?,?\s+|great,?\s+)?(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|thx|cheers|bye|"
-    r"goodbye)\b[\s\w,!.?']{0,30}$",
-    re.IGNORECASE,
-)
-#: "What can you do?": the capabilities, written by code.
-CAPABILITY_RE = re.compile(
-    r"^\s*(?:so\s+|and\s+)?(?:what\s+(?:can|do)\s+you\s+do|what\s+are\s+you|who\s+are\s+you|how\s+can\s+you\s+help"
-    r"(?:\s+me)?|what\s+can\s+you\s+help(?:\s+me)?\s+with|what\s+can\s+i\s+ask(?:\s+you)?|help)\s*[?.!]*\s*$",
-    re.IGNORECASE,
-)
-#: "Don't add anything yet", "Hold off on the prescription", "No need to add the allergy", "I already wrote the
-#: note": the clinician asks for nothing to be done.
-NOTHING_TO_DO_RE = re.compile(
-    rf"^\s*(?:ok(?:ay)?,?\s+|please\s+|pls\s+|no,?\s+)?(?:{NEGATION}|"
-    r"never\s*mind|cancel\s+that|leave\s+it|forget\s+it|scrap\s+that|"
-    # A past-tense statement of the clinician's own action: "I already wrote the note", "We documented it earlier".
-    r"(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:already\s+)?(?:wrote|written|done|did|documented|recorded|added|prescribed|"
-    r"saved|entered|ordered|sent|charted|noted))\b",
-    re.IGNORECASE,
-)
-#: A later clause that asks for something after all ("…, now prescribe cefalexin", "…, check interactions").
-_ASKS_RE = re.compile(
-    r"^\s*(?:please\s+|pls\s+|also\s+|just\s+|can\s+you\s+|could\s+you\s+)?(prescribe|order|start|record|document|add|"
-    r"save|write|log|enter|check|find|look|search|show|get|pull|verify|review|give)\b",
-    re.IGNORECASE,
-)
-#: "Note that she is allergic to penicillin": maybe a fact to document, maybe one to keep in mind. Not a read.
-NOTE_THAT_RE = re.compile(r"^\s*(?:please\s+)?(?:note|nb)\b(?!\s*(?:for\b[^:]*)?:)", re.IGNORECASE)
-#: A general-knowledge question: definition, mechanism, explanation, who/when/which in general.
-EXPLAIN_RE = re.compile(
-    r"^\s*(please\s+|(?:can|could)\s+you\s+)?(what\s+(is|are|was|were|does|do|causes?|r)|explain|define|describe|"
-    r"how\s+(does|do|is|are)|why\b|"
-    r"tell\s+me\s+about|what's|whats|who\s+(?:is|are|can|should|may)\s+(?:allowed|able|eligible|qualified|"
-    r"responsible|permitted)|who\s+(?:should|needs?|qualifies)|how\s+(?:should|can|would)\s+(?:i|we|you|one)|"
-    r"when\s+(?:would|should|do|does|is|are|can)\s+(?:you|i|we|one|it|a|an|the)\b)\b",
-    re.IGNORECASE,
-)
-#: "What is a phase 2 trial?": a definition, even when it says a tool's word (nothing after it to look up).
-DEFINITION_RE = re.compile(
-    r"^\s*(?:(?:what\s+(?:is|are)\s+(?:a|an)\s+|define\s+|what\s+is\s+meant\s+by\s+)"
-    r"(?!.*\b(?:for|on|about|in|with|regarding|comparing|of)\b)[\w\s\-']{1,50}\??\s*$"
-    r"|what\s+(?:is|are)\s+the\s+(?:phases?|types?|kinds?|stages?|steps?|principles?|components?|definition|meaning|"
-    r"purpose)\s+of\s+(?:an?\s+|the\s+)?[\w\s\-']{1,40}\??\s*$)",
-    re.IGNORECASE,
-)
-#: A request to do something (not a question): "check", "look up", "verify", "review" ...
-IMPERATIVE_RE = re.compile(
-    r"^\s*(please\s+|can you\s+|could you\s+)?(check|look\s+up|verify|review|get|pull|show|give\s+me|find|search)\b",
-    re.IGNORECASE,
-)
-_IMAGE_WORDS = r"(?:image|images|x-?rays?|xrays?|film|scan|ct|mri|ultrasound|slide|photo|picture|radiograph)"
-IMAGE_REQUEST_RE = re.compile(
-    rf"\b(analy[sz]e|interpret|read|assess|evaluate|look at)\b.*\b{_IMAGE_WORDS}\b"
-    rf"|\b(?:on|in)\s+(?:this|the|that|these)\s+(?:chest\s+)?{_IMAGE_WORDS}\b"
-    r"|\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion|bleed)\b",
-    re.IGNORECASE,
-)
 
 Intent = Literal["DIRECT", "TOOL_NEEDED"]
 Scope = Literal["clinical", "greeting", "off_topic", "acknowledgement"]
@@ -152,7 +100,7 @@ def _nothing_to_do(query: str, state: AgentState, tools: ToolRegistry) -> bool:
         return False
     lookups = [s for s in tools if s.lookup and s.matches(query)]
     later = re.split(r"[,;.]|\s[-–—]+\s|\b(?:but|instead|and|now|then|so|just|only)\b", query)[1:]
-    return not lookups and not any(_ASKS_RE.match(part) for part in later)
+    return not lookups and not any(ASKS_RE.match(part) for part in later)
 
 
 def decide(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:

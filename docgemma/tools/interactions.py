@@ -35,6 +35,9 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("ask_doctor_or_pharmacist", "Ask a doctor or pharmacist before use"),
 )
 PASSAGE_CHARS = 300
+#: The longest formatted result handed to a prompt: sized with the passages' shared budget (in
+#: :func:`check_drug_interactions`) so that every direction of up to six drugs fits.
+RESULT_CHARS = 7000
 CAVEAT = ("'Does not mention' means only that: the label is silent on that drug. It is not evidence that the "
           "combination is harmless; check another source before relying on it.")
 _SAFE_TERM = re.compile(r"[^A-Za-z0-9 \-]")

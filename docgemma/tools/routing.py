@@ -86,6 +86,14 @@ Extractor = Callable[[Request], dict[str, Any]]
 FollowUp = Callable[[TurnFacts], list[str]]
 
 
+def about_first_drug(question: str) -> FollowUp:
+    """A follow-up asking ``question`` about the first drug the turn named (``{drug}`` in it); none without one."""
+    def follow_up(facts: TurnFacts) -> list[str]:
+        return [question.format(drug=facts.drugs[0])] if facts.drugs else []
+
+    return follow_up
+
+
 def keyword_position(keywords: tuple[str, ...], text: str) -> int | None:
     """Where the first of ``keywords`` (whole word, any case) occurs in ``text``; None when none does."""
     positions = [

@@ -78,7 +78,8 @@ def test_a_name_is_registered_once() -> None:
 
 
 #: Where a catalog module may take a part from instead of defining it: the helpers the tools share.
-SHARED = {"extract": "docgemma.tools.extract", "active_patient_after": "docgemma.tools.active_patient"}
+SHARED = {"extract": "docgemma.tools.extract", "active_patient_after": "docgemma.tools.active_patient",
+          "follow_up": "docgemma.tools.routing"}
 
 
 def own_parts(module: ModuleType) -> list[str]:

@@ -12,13 +12,10 @@ from pydantic import BaseModel, Field
 
 from docgemma.clinical.allergy import allergy_line
 from docgemma.clinical.ingredients import LOCAL, IngredientResolver, conflicts
-from docgemma.ehr.service import Ehr
 from docgemma.fhir import display_text
 from docgemma.tools.args import PatientId, ToolArgs
 from docgemma.tools.order_extract import allergy_args
-from docgemma.tools.outcome import ToolOutcome
-from docgemma.tools.record_io import write
-from docgemma.tools.record_tool import record_write
+from docgemma.tools.record_tool import Draft, record_write
 from docgemma.tools.routing import Request, Role
 from docgemma.tools.spec import ToolContext, ToolSpec
 from docgemma.tools.write_checks import Findings, PatientFacts
@@ -85,8 +82,8 @@ def _active_medications(found: Findings, substance: str, args: dict[str, Any], f
               "and class (WHO ATC, FDA EPC, BNF: local table)")
 
 
-def add_allergy(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
-    """AllergyIntolerance."""
+def allergy_intolerance(args: BaseModel, context: ToolContext) -> Draft:
+    """The AllergyIntolerance, named "allergy to <substance> (<reaction>)"."""
     a: Any = args
     reaction: dict[str, Any] = {"manifestation": [{"text": a.reaction}]}
     if a.severity:
@@ -100,10 +97,10 @@ def add_allergy(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
         "code": {"text": a.substance}, "reaction": [reaction], "recordedDate": date.today().isoformat(),
         **({"criticality": "high"} if a.severity == "severe" else {}),
     }
-    return write(ehr, SPEC.name, args, context, resource, f"allergy to {a.substance} ({a.reaction})")
+    return resource, f"allergy to {a.substance} ({a.reaction})"
 
 
-SPEC = ToolSpec(
+SPEC = record_write(ToolSpec(
     "add_allergy",
     "Allergy Documentation",
     "Document an allergy or adverse reaction in a patient's record. Use when a clinician wants "
@@ -111,9 +108,6 @@ SPEC = ToolSpec(
     AddAllergyArgs,
     "Record a penicillin allergy (hives) for patient abc-123.",
     arg_max_tokens=288,
-    pre_write_check=allergy_check,
     keywords=("allergy", "allergic"),
-    roles=frozenset({Role.ALLERGY_ENTRY}),
     extract=allergy,
-    **record_write(add_allergy, WRITTEN, check_needs=("resolver",)),
-)
+), Role.ALLERGY_ENTRY, allergy_intolerance, WRITTEN, check=allergy_check, check_needs=("resolver",))

@@ -10,8 +10,9 @@ from pydantic import Field, StringConstraints
 from docgemma.tools import interactions
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.extract import INTERACTION_WORDS, drug_list
+from docgemma.tools.lookup_tool import knowledge_lookup
 from docgemma.tools.routing import Role, TurnFacts
-from docgemma.tools.spec import ToolSpec, client_binding
+from docgemma.tools.spec import ToolSpec
 
 
 class DrugInteractionArgs(ToolArgs):
@@ -38,11 +39,9 @@ SPEC = ToolSpec(
     DrugInteractionArgs,
     "Can I give clarithromycin to a patient taking simvastatin?",
     arg_max_tokens=288,
-    result_cap=7000,
-    lookup=True,
+    result_cap=interactions.RESULT_CHARS,
     keywords=(*INTERACTION_WORDS, "ddi", "ddis", "drug-drug"),
-    roles=frozenset({Role.INTERACTIONS}),
     extract=partial(drug_list, near=INTERACTION_WORDS),
     follow_up=follow_up,
-    binding=client_binding("labels", interactions.check_drug_interactions, interactions.format_interactions),
+    **knowledge_lookup(Role.INTERACTIONS, "labels", interactions.check_drug_interactions, interactions.format_interactions),
 )

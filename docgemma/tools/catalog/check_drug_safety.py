@@ -10,8 +10,9 @@ from pydantic import Field, StringConstraints
 from docgemma.tools import label_query, openfda
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.extract import CLAUSE_RE, LABEL_WORDS, SAFETY_WORDS, drugs_near, says
-from docgemma.tools.routing import Request, Role, TurnFacts
-from docgemma.tools.spec import ToolSpec, client_binding
+from docgemma.tools.lookup_tool import knowledge_lookup
+from docgemma.tools.routing import Request, Role, about_first_drug
+from docgemma.tools.spec import ToolSpec
 
 #: What a label question is about → the label sections that answer it (``tools/label_sections.py``).
 LabelTopic = Literal["pregnancy", "lactation", "renal impairment", "hepatic impairment", "children", "older adults",
@@ -45,11 +46,6 @@ def label_request(request: Request) -> dict[str, Any]:
     return label_query.parse(request.query, drugs, about=" ".join(asking + rest))
 
 
-def follow_up(facts: TurnFacts) -> list[str]:
-    """The first drug's label warnings."""
-    return [f"What are the FDA safety warnings for {facts.drugs[0]}?"] if facts.drugs else []
-
-
 SPEC = ToolSpec(
     "check_drug_safety",
     "Drug Safety Report",
@@ -61,10 +57,8 @@ SPEC = ToolSpec(
     "What are the FDA boxed warnings for amiodarone?",
     arg_max_tokens=256,
     result_cap=2400,
-    lookup=True,
     keywords=(*SAFETY_WORDS, "black box", "black-box", "contraindications"),
-    roles=frozenset({Role.DRUG_SAFETY}),
     extract=label_request,
-    follow_up=follow_up,
-    binding=client_binding("labels", openfda.check_drug_safety, openfda.format_safety),
+    follow_up=about_first_drug("What are the FDA safety warnings for {drug}?"),
+    **knowledge_lookup(Role.DRUG_SAFETY, "labels", openfda.check_drug_safety, openfda.format_safety),
 )

@@ -115,7 +115,6 @@ SPEC = ToolSpec(
     "What is connected to condition cond-123 in this patient's record?",
     arg_max_tokens=224,
     result_cap=3000,
-    roles=frozenset({Role.CONNECTIONS}),
     extract=connection_item,
-    **record_read(explore_connections, format_connections),
+    **record_read(Role.CONNECTIONS, explore_connections, format_connections),
 )

@@ -8,8 +8,9 @@ from pydantic import Field
 
 from docgemma.tools import trial_query, trials
 from docgemma.tools.args import ToolArgs
+from docgemma.tools.lookup_tool import knowledge_lookup
 from docgemma.tools.routing import Request, Role, TurnFacts
-from docgemma.tools.spec import ToolSpec, client_binding
+from docgemma.tools.spec import ToolSpec
 
 AgeGroup = Literal["child", "adult", "older adult"]
 
@@ -51,11 +52,9 @@ SPEC = ToolSpec(
     "Are there recruiting trials for triple-negative breast cancer?",
     arg_max_tokens=544,
     result_cap=2500,  # five trials, each with its conditions, interventions and nearest sites
-    lookup=True,
     keywords=("trial", "trials", "recruiting", "experimental", "enrolling"),
-    roles=frozenset({Role.TRIALS}),
     extract=trial_search,
     model_fills=("intervention", "location", "distance_km", "status", "phase", "age_group", "other_terms"),
     follow_up=follow_up,
-    binding=client_binding("trials", trials.find_clinical_trials, trials.format_trials),
+    **knowledge_lookup(Role.TRIALS, "trials", trials.find_clinical_trials, trials.format_trials),
 )

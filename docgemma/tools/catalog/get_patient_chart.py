@@ -62,8 +62,7 @@ SPEC = ToolSpec(
     PatientChartArgs,
     "Show me the chart for patient abc-123.",
     result_cap=6500,
-    roles=frozenset({Role.CHART}),
     extract=patient_only,
     follow_up=follow_up,
-    **record_read(get_patient_chart, format_chart, active_patient_after=chart_patient),
+    **record_read(Role.CHART, get_patient_chart, format_chart, active_patient_after=chart_patient),
 )

@@ -99,7 +99,6 @@ SPEC = ToolSpec(
     "What happened at her visits this year?",
     arg_max_tokens=192,
     result_cap=3500,
-    roles=frozenset({Role.RECORD_HISTORY}),
     extract=timeline,
-    **record_read(get_patient_timeline, format_timeline),
+    **record_read(Role.RECORD_HISTORY, get_patient_timeline, format_timeline),
 )

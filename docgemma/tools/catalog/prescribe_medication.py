@@ -13,15 +13,12 @@ from docgemma.clinical.body_weight import age_years, latest_weight, recent_weigh
 from docgemma.clinical.dose_check import DosePatient, DoseReview, review_dose
 from docgemma.clinical.dosing import dosage_instruction, duration_phrase, parse_duration
 from docgemma.clinical.ingredients import LOCAL, IngredientResolver, classes_of, resolve_local
-from docgemma.ehr.service import Ehr
 from docgemma.fhir import display_text
 from docgemma.tools.args import PatientId, ToolArgs
 from docgemma.tools.drug_labels import DrugLabels
 from docgemma.tools.interaction_check import active_order_interactions
 from docgemma.tools.order_extract import NOT_UNDERSTOOD, prescription_args
-from docgemma.tools.outcome import ToolOutcome
-from docgemma.tools.record_io import write
-from docgemma.tools.record_tool import record_write
+from docgemma.tools.record_tool import Draft, record_write
 from docgemma.tools.routing import Request, Role
 from docgemma.tools.spec import ToolContext, ToolSpec
 from docgemma.tools.write_checks import CheckRun, Findings, PatientFacts
@@ -110,8 +107,9 @@ def add_dose_review(found: Findings, review: DoseReview) -> None:
             found.skipped(check.name, check.detail, check.severe)
 
 
-def prescribe_medication(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
-    """MedicationRequest (an order; dispensing is outside this system)."""
+def medication_request(args: BaseModel, context: ToolContext) -> Draft:
+    """The MedicationRequest (an order; dispensing is outside this system), named by drug, dose, frequency and
+    course; an approved override's reason is one of its notes."""
     a: Any = args
     resource: dict[str, Any] = {
         "resourceType": WRITTEN, "status": "active", "intent": "order",
@@ -131,11 +129,10 @@ def prescribe_medication(ehr: Ehr, args: BaseModel, context: ToolContext) -> Too
         notes.append({"text": f"Severe finding overridden by the approving clinician. Reason: {reason}"})
     if notes:
         resource["note"] = notes
-    return write(ehr, SPEC.name, args, context, resource,
-                 " ".join(filter(None, (a.medication_name, a.dosage, a.frequency, duration_phrase(a.duration)))))
+    return resource, " ".join(filter(None, (a.medication_name, a.dosage, a.frequency, duration_phrase(a.duration))))
 
 
-SPEC = ToolSpec(
+SPEC = record_write(ToolSpec(
     "prescribe_medication",
     "Prescription",
     "Create a new medication order for a patient in the EHR. Use when a clinician wants to "
@@ -143,11 +140,8 @@ SPEC = ToolSpec(
     PrescribeMedicationArgs,
     "Start lisinopril 10 mg once daily for patient abc-123.",
     arg_max_tokens=512,
-    pre_write_check=prescription_check,
     # "start" and "order" would be natural prescribe words too; they match questions ("is it safe to start X?") and would
     # force a write tool into a read-only question: an order verb counts only with a drug (MEDICATION_ORDER).
     keywords=("prescribe", "prescription"),
-    roles=frozenset({Role.MEDICATION_ORDER}),
     extract=prescription,
-    **record_write(prescribe_medication, WRITTEN, check_needs=("resolver", "labels")),
-)
+), Role.MEDICATION_ORDER, medication_request, WRITTEN, check=prescription_check, check_needs=("resolver", "labels"))

@@ -111,7 +111,6 @@ SPEC = ToolSpec(
     "What were her last kidney function results?",
     arg_max_tokens=352,
     result_cap=3000,
-    roles=frozenset({Role.RECORD_QUERY}),
     extract=record_query,
-    **record_read(query_patient_data, format_query),
+    **record_read(Role.RECORD_QUERY, query_patient_data, format_query),
 )

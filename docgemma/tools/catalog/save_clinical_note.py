@@ -8,13 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from docgemma.ehr.service import Ehr
 from docgemma.fhir import now
 from docgemma.tools.args import PatientId, ToolArgs
 from docgemma.tools.extract import patient_only
-from docgemma.tools.outcome import ToolOutcome
-from docgemma.tools.record_io import write
-from docgemma.tools.record_tool import record_write
+from docgemma.tools.record_tool import Draft, record_write
 from docgemma.tools.routing import Request, Role
 from docgemma.tools.spec import ToolContext, ToolSpec
 
@@ -46,18 +43,18 @@ def note(request: Request) -> dict[str, Any]:
     return out
 
 
-def save_clinical_note(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
-    """DocumentReference with the note as text/plain."""
+def document_reference(args: BaseModel, context: ToolContext) -> Draft:
+    """The DocumentReference with the note as text/plain, named "<type> note"."""
     a: Any = args
     resource = {
         "resourceType": WRITTEN, "status": "current", "type": {"text": a.note_type},
         "subject": {"reference": f"Patient/{a.patient_id}"}, "date": now(),
         "content": [{"attachment": {"contentType": "text/plain", "data": base64.b64encode(a.note_text.encode()).decode()}}],
     }
-    return write(ehr, SPEC.name, args, context, resource, f"{a.note_type} note")
+    return resource, f"{a.note_type} note"
 
 
-SPEC = ToolSpec(
+SPEC = record_write(ToolSpec(
     "save_clinical_note",
     "Clinical Note",
     "Save a clinical note (progress note, consult note, procedure note, etc.) to a patient's "
@@ -66,7 +63,5 @@ SPEC = ToolSpec(
     "Save a progress note for patient abc-123: stable, continue current plan.",
     arg_max_tokens=800,
     keywords=("note",),
-    roles=frozenset({Role.NOTE_ENTRY}),
     extract=note,
-    **record_write(save_clinical_note, WRITTEN),
-)
+), Role.NOTE_ENTRY, document_reference, WRITTEN)

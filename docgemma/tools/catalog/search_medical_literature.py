@@ -9,8 +9,9 @@ from pydantic import Field
 from docgemma.tools import literature, literature_query
 from docgemma.tools.args import ToolArgs
 from docgemma.tools.extract import STUDY_WORDS
-from docgemma.tools.routing import Request, Role, TurnFacts
-from docgemma.tools.spec import ToolSpec, client_binding
+from docgemma.tools.lookup_tool import knowledge_lookup
+from docgemma.tools.routing import Request, Role, about_first_drug
+from docgemma.tools.spec import ToolSpec
 
 PublicationType = Literal["meta-analysis", "systematic review", "randomized controlled trial", "guideline", "review"]
 
@@ -31,11 +32,6 @@ def literature_search(request: Request) -> dict[str, Any]:
     return literature_query.parse(request.query)
 
 
-def follow_up(facts: TurnFacts) -> list[str]:
-    """Studies on the first drug."""
-    return [f"Find recent studies on {facts.drugs[0]}"] if facts.drugs else []
-
-
 SPEC = ToolSpec(
     "search_medical_literature",
     "Medical Literature",
@@ -45,12 +41,10 @@ SPEC = ToolSpec(
     LiteratureSearchArgs,
     "Find recent studies on SGLT2 inhibitors in heart failure.",
     arg_max_tokens=320,
-    lookup=True,
     keywords=(*STUDY_WORDS, "research", "evidence", "literature", "pubmed", "articles", "papers", "published",
               "cochrane", "systematic review", "meta-analysis", "meta-analyses"),
-    roles=frozenset({Role.LITERATURE}),
     extract=literature_search,
     model_fills=("publication_types", "since_year", "newest_first"),
-    follow_up=follow_up,
-    binding=client_binding("literature", literature.search_medical_literature, literature.format_articles),
+    follow_up=about_first_drug("Find recent studies on {drug}"),
+    **knowledge_lookup(Role.LITERATURE, "literature", literature.search_medical_literature, literature.format_articles),
 )
