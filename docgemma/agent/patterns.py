@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from docgemma.agent.state import AgentState
+from docgemma.clinical.drug_spelling import one_edit
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.clinical.negation import negations, not_written, without_negations
@@ -320,14 +321,7 @@ def is_short_record_ask(query: str, drugs: list[str]) -> bool:
 def _one_edit(word: str, keyword: str) -> bool:
     """True when ``word`` is ``keyword`` with one letter dropped, added, changed or two swapped, inside the word
     (an inflection — "prescribed", "warning" — is not a typo of its stem)."""
-    if word == keyword or keyword.startswith(word) or word.startswith(keyword) or abs(len(word) - len(keyword)) > 1:
-        return False
-    if len(word) == len(keyword):
-        diff = [i for i, (a, b) in enumerate(zip(word, keyword, strict=True)) if a != b]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
-                                  and word[diff[0]] == keyword[diff[1]] and word[diff[1]] == keyword[diff[0]])
-    short, long = (word, keyword) if len(word) < len(keyword) else (keyword, word)
-    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+    return not (keyword.startswith(word) or word.startswith(keyword)) and one_edit(word, keyword)
 
 
 #: Long task words a clinician misspells ("intractions", "reasearch", "recruting"): a word one edit away from

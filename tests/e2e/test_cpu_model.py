@@ -31,17 +31,6 @@ TOOL_FLOOR = 0.80
 INTENT_FLOOR = 0.80
 
 
-@pytest.fixture(scope="module")
-def embedded() -> Any:
-    torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():
-        pytest.skip("CUDA present: the default would load MedGemma, not the embedded model")
-    from docgemma.llm.transformers_backend import EMBEDDED_LABEL, load_transformers_llm
-
-    llm = load_transformers_llm()
-    assert llm.name == EMBEDDED_LABEL and llm.fallback_note and "not clinically meaningful" in llm.fallback_note
-    return llm
-
 
 def test_a_medical_question_gets_an_honest_answer_not_invented_medicine(embedded: Any) -> None:
     assert embedded.clinically_meaningful is False

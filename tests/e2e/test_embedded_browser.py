@@ -31,14 +31,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def embedded_url(tmp_path: Path) -> Iterator[str]:
-    torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():
-        pytest.skip("CUDA present: the default would load MedGemma, not the embedded model")
-    from docgemma.llm.transformers_backend import EMBEDDED_LABEL, load_transformers_llm
-
-    llm = load_transformers_llm()
-    assert llm.name == EMBEDDED_LABEL and llm.clinically_meaningful is False
+def embedded_url(embedded: Any, tmp_path: Path) -> Iterator[str]:
+    """The page over the embedded model (loaded once for the module), a fresh demo record and recorded look-ups."""
+    llm = embedded
     ehr = Ehr.embedded(tmp_path / "record.sqlite")
     clients = knowledge_clients(Settings(), transport=httpx.MockTransport(handler), record=ehr)
     assistant = Assistant(llm, bind_tools(default_registry(), clients), patient_context=ehr.patient_context,

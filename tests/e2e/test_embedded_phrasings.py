@@ -77,17 +77,6 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def embedded() -> Any:
-    torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():
-        pytest.skip("CUDA present: the default would load MedGemma, not the embedded model")
-    from docgemma.llm.transformers_backend import EMBEDDED_LABEL, load_transformers_llm
-
-    llm = load_transformers_llm()
-    assert llm.name == EMBEDDED_LABEL and llm.clinically_meaningful is False
-    return llm
-
 
 def _first_tool(result: TurnResult | ApprovalCard) -> tuple[str | None, dict[str, Any]]:
     if isinstance(result, dict):  # a write stops at its approval card

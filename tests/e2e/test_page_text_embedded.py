@@ -33,17 +33,6 @@ def walkthrough_turns() -> list[str]:
     return [step.run.text for step in module.STEPS if isinstance(step.run, module.Ask)]
 
 
-@pytest.fixture(scope="module")
-def embedded() -> Any:
-    torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():
-        pytest.skip("CUDA present: the default would load MedGemma, not the embedded model")
-    from docgemma.llm.transformers_backend import EMBEDDED_LABEL, load_transformers_llm
-
-    llm = load_transformers_llm()
-    assert llm.name == EMBEDDED_LABEL and llm.clinically_meaningful is False
-    return llm
-
 
 @pytest.fixture(scope="module")
 def api_url() -> Iterator[str]:
