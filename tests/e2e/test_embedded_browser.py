@@ -125,9 +125,9 @@ def _scan_in_chromium(page: Any, prompts: list[str]) -> set[tuple[str, str, str]
         _turn_done(page, before)
         if page.locator("#approval:visible").count():
             approve = page.locator("#approve:visible").first
+            decided = page.locator("#chat").inner_text()
             (approve if approve.is_enabled() else page.locator("#reject:visible").first).click()
-            page.locator("#decision-note").get_by_text(re.compile(r"\w")).first.wait_for(timeout=TIMEOUT_MS)
-            _turn_done(page, page.locator("#chat").inner_text())
+            _turn_done(page, decided)  # the decision's confirmation is written to the chat
         shown = page.locator("body").inner_text()
         for what, pattern in _INTERNAL.items():
             found |= {(prompt, what, m.group(0)) for m in re.finditer(pattern, shown)}
