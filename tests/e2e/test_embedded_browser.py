@@ -31,7 +31,12 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def embedded_url(embedded: Any, tmp_path: Path) -> Iterator[str]:
+def embedded_url(embedded_app: tuple[str, Ehr]) -> str:
+    return embedded_app[0]
+
+
+@pytest.fixture
+def embedded_app(embedded: Any, tmp_path: Path) -> Iterator[tuple[str, Ehr]]:
     """The page over the embedded model (loaded once for the module), a fresh demo record and recorded look-ups."""
     llm = embedded
     ehr = Ehr.embedded(tmp_path / "record.sqlite")
@@ -42,7 +47,7 @@ def embedded_url(embedded: Any, tmp_path: Path) -> Iterator[str]:
     demo = build_demo(Workspace(assistant, ehr), "Embedded · CPU", "not clinically meaningful")
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
                             **page_options())
-    yield url
+    yield url, ehr
     demo.close()
 
 
@@ -158,3 +163,48 @@ def test_every_example_and_walkthrough_turn_in_chromium_on_the_embedded_default_
     found |= _scan_in_chromium(page, walkthrough_turns())
     page.screenshot(path=str(ARTIFACTS / "27_embedded_walkthrough_scanned.png"), full_page=True)
     assert not found, sorted(found)
+
+
+def _make_active(page: Any, surname: str, name: str) -> None:  # noqa: F811
+    page.locator("#patient-search textarea, #patient-search input").first.fill(surname)
+    page.get_by_role("button", name="Search").click()
+    page.wait_for_function(f"document.querySelector('#patient-matches input')?.value.includes('{surname}')",
+                           timeout=TIMEOUT_MS)
+    page.locator("#patient-select").click()
+    page.locator("#patient-summary").get_by_text(name, exact=False).first.wait_for(timeout=TIMEOUT_MS)
+
+
+def test_every_issue_phrasing_in_chromium_is_done_or_asked_never_for_another_patient(
+        embedded_app: tuple[str, Ehr], page: Any) -> None:  # noqa: F811
+    """All of tests/e2e/test_embedded_phrasings.py's phrasings (the issue's), each in a new conversation with its
+    active patient, in the browser: the turn ends in an answer, an approval card (rejected here) or buttons; no
+    button names a patient other than the one the message is about, and the timeline counts no model call."""
+    from tests.e2e.test_embedded_phrasings import CASES
+    from tests.integration.named_patient import demo_patients
+
+    url, ehr = embedded_app
+    by_mrn = {p.mrn: p for p in demo_patients(ehr)}
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+    page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    for case in CASES:
+        page.locator("#new-conversation").click()
+        page.wait_for_function("!document.querySelector('#chat').innerText.includes('Confidence')", timeout=TIMEOUT_MS)
+        active = by_mrn[case.active]
+        _make_active(page, active.name.split()[-1], active.name)
+        named = by_mrn[case.patient] if case.patient else active
+        before = page.locator("#chat").inner_text()
+        ask(page, case.message.replace("{ref}", by_mrn["DG-1001"].id))
+        _turn_done(page, before)
+        assert "model calls: 0" in page.locator("#timeline").inner_text(), case.message
+        buttons = _buttons(page)
+        # The patient the answer is about: the one the case names, else one the message names, else the active one.
+        about = {named.name} | {p.name for p in by_mrn.values() if p.name.lower() in case.message.lower()}
+        others = [p.name for p in by_mrn.values() if p.name not in about]
+        for text in buttons:
+            assert not any(o in text for o in others), (case.message, text)
+        if page.locator("#approval:visible").count():
+            decided = page.locator("#chat").inner_text()
+            page.locator("#reject:visible").first.click()
+            _turn_done(page, decided)
+    page.screenshot(path=str(ARTIFACTS / "26_embedded_every_phrasing.png"), full_page=True)

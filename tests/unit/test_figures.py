@@ -178,7 +178,23 @@ def _router_row(label: str, *path: str) -> Figure:
                   (plain, *(percent,) * len(keys), plain))
 
 
+def _empty_cache_run(data: Any) -> dict[str, Any]:
+    return next(run for run in reversed(data["runs"]) if run["label"] == "fresh-clone-empty-pip-cache")
+
+
+def _phase_min(name: str) -> Callable[[Any], float]:
+    return lambda data: _empty_cache_run(data)["phases_s"][name] / 60
+
+
 FIGURES: list[Figure] = [
+    Figure(README, "A fresh clone with an empty pip cache (llama-cpp-python built from source behind the suite) ran green in "
+           "{} min on the 2-core development machine: set-up {}, type-check {}, suite {} (parallel) + {} (serial) + {} "
+           "(llama.cpp) and floors {} min", "results_fresh_machine.json",
+           (lambda d: _empty_cache_run(d)["total_min"], _phase_min("setup"), _phase_min("type-check"),
+            _phase_min("suite-parallel"), _phase_min("suite-serial"), _phase_min("suite-llamacpp"), _phase_min("floors")),
+           (one,) * 7),
+    Figure("kaggle_submission/walkthrough.md", "The committed run took {} min; the video is {} s ({} MB)",
+           "results_walkthrough.json", (("record_min",), ("video_s",), ("video_mb",)), (one, plain, one)),
     # ── how decisions are made (issue 26): the rules and the learned router on held-out sets
     _router_row("generated, held-out test families", "corpus"),
     _router_row("`heldout_test.json`", "golden", "golden_tests/heldout_test.json"),
