@@ -65,6 +65,18 @@ def ask(page: Any, text: str) -> None:
     box.press("Enter")
 
 
+def make_active(page: Any, surname: str, name: str) -> None:
+    """Search the panel for ``surname`` and make ``name`` the active patient (after the page's restore: the status
+    line is set after it, and a search before it would be overwritten)."""
+    page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.locator("#patient-search textarea, #patient-search input").first.fill(surname)
+    page.get_by_role("button", name="Search").click()
+    page.wait_for_function(f"document.querySelector('#patient-matches input')?.value.includes('{surname}')",
+                           timeout=TIMEOUT_MS)
+    page.locator("#patient-select").click()
+    page.locator("#patient-summary").get_by_text(name, exact=False).first.wait_for(timeout=TIMEOUT_MS)
+
+
 def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page: Any) -> None:
     url, ehr = app_url
     ARTIFACTS.mkdir(exist_ok=True)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from docgemma.ehr.service import Ehr
-from tests.e2e.test_browser import ARTIFACTS, TIMEOUT_MS, app_url, ask, page  # noqa: F401  (fixtures)
+from tests.e2e.test_browser import ARTIFACTS, TIMEOUT_MS, app_url, ask, make_active, page  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.slow
 
@@ -55,14 +55,7 @@ def test_approve_writes_every_edited_field_of_each_write_type(app_url: tuple[str
     ARTIFACTS.mkdir(exist_ok=True)
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
-    # The status line is set after the page's restore: a search before it would be overwritten by the restore.
-    page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
-    page.locator("#patient-search textarea, #patient-search input").first.fill("Garcia")
-    page.get_by_role("button", name="Search").click()
-    page.wait_for_function("document.querySelector('#patient-matches input')?.value.includes('Garcia')",
-                           timeout=TIMEOUT_MS)
-    page.locator("#patient-select").click()
-    page.locator("#patient-summary").get_by_text("Maria Garcia", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    make_active(page, "Garcia", "Maria Garcia")
     pid = ehr.client.search("Patient", [("name", "Garcia")])[0]["id"]
 
     # ── prescription: a drug with no dose range known here, so the card says what it could not check

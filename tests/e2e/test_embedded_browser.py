@@ -24,7 +24,7 @@ from docgemma.tools.registry import default_registry
 from docgemma.ui.page import build_demo
 from docgemma.ui.style import page_options
 from docgemma.workspace import Workspace
-from tests.e2e.test_browser import ARTIFACTS, TIMEOUT_MS, ask, page  # noqa: F401  (the Chromium page fixture)
+from tests.e2e.test_browser import ARTIFACTS, TIMEOUT_MS, ask, make_active, page  # noqa: F401  (the Chromium page fixture)
 from tests.fixture_api import handler
 
 pytestmark = pytest.mark.slow
@@ -73,14 +73,7 @@ def test_issue_phrasings_in_the_browser_on_the_embedded_default(embedded_url: st
     ARTIFACTS.mkdir(exist_ok=True)
     page.goto(embedded_url, wait_until="domcontentloaded")
     page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
-    # The status line is set after the page's restore: a search before it would be overwritten by the restore.
-    page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
-    page.locator("#patient-search textarea, #patient-search input").first.fill("Mensah")
-    page.get_by_role("button", name="Search").click()
-    page.wait_for_function("document.querySelector('#patient-matches input')?.value.includes('Mensah')",
-                           timeout=TIMEOUT_MS)
-    page.locator("#patient-select").click()
-    page.locator("#patient-summary").get_by_text("Grace Mensah", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    make_active(page, "Mensah", "Grace Mensah")
 
     ask(page, "she's got a chest infection, thinking co-amoxiclav 625 three times a day for five days")
     page.get_by_role("button", name=re.compile(r"Prescribe amoxicillin-clavulanate 625")).wait_for(timeout=TIMEOUT_MS)
@@ -165,15 +158,6 @@ def test_every_example_and_walkthrough_turn_in_chromium_on_the_embedded_default_
     assert not found, sorted(found)
 
 
-def _make_active(page: Any, surname: str, name: str) -> None:  # noqa: F811
-    page.locator("#patient-search textarea, #patient-search input").first.fill(surname)
-    page.get_by_role("button", name="Search").click()
-    page.wait_for_function(f"document.querySelector('#patient-matches input')?.value.includes('{surname}')",
-                           timeout=TIMEOUT_MS)
-    page.locator("#patient-select").click()
-    page.locator("#patient-summary").get_by_text(name, exact=False).first.wait_for(timeout=TIMEOUT_MS)
-
-
 def test_every_issue_phrasing_in_chromium_is_done_or_asked_never_for_another_patient(
         embedded_app: tuple[str, Ehr], page: Any) -> None:  # noqa: F811
     """All of tests/e2e/test_embedded_phrasings.py's phrasings (the issue's), each in a new conversation with its
@@ -191,7 +175,7 @@ def test_every_issue_phrasing_in_chromium_is_done_or_asked_never_for_another_pat
         page.locator("#new-conversation").click()
         page.wait_for_function("!document.querySelector('#chat').innerText.includes('Confidence')", timeout=TIMEOUT_MS)
         active = by_mrn[case.active]
-        _make_active(page, active.name.split()[-1], active.name)
+        make_active(page, active.name.split()[-1], active.name)
         named = by_mrn[case.patient] if case.patient else active
         before = page.locator("#chat").inner_text()
         ask(page, case.message.replace("{ref}", by_mrn["DG-1001"].id))
