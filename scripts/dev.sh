@@ -87,8 +87,11 @@ if [ "$mode" = test ]; then
   if [ $# -le 1 ] && llamacpp_missing; then
     mkdir -p test-artifacts
     echo "building llama-cpp-python in the background (~11 min on 2 cores, log: $llamacpp_log); its tests run last" >&2
-    ( renice -n 19 "$BASHPID" >/dev/null; install_llamacpp ) > "$llamacpp_log" 2>&1 &
+    ( renice -n 19 "$BASHPID" >/dev/null || true; install_llamacpp ) > "$llamacpp_log" 2>&1 &
     llamacpp_pid=$!
+    # A run that stops early (lint or types failing under set -e) takes the build with it: a second run must not
+    # find a pip still installing into the same environment.
+    trap 'pkill -P "$llamacpp_pid" 2>/dev/null; kill "$llamacpp_pid" 2>/dev/null; true' EXIT
   fi
   phase lint
   ruff check .

@@ -55,7 +55,9 @@ _WORD = r"[a-z][a-z'\-]{1,20}"
 #: Forms where only a person's name can stand, written in lower case: "mei chen's latest bp", "does ines duarte
 #: have …", "switch to thomas banda", "reyes, daniel".
 _LOWER_NAME_RES = (
-    re.compile(rf"\b({_WORD}\s+{_WORD})['’]s\b", re.IGNORECASE),
+    # Not an eponym's possessive: "cushing's syndrome", "crohn's flare", "hashimoto's thyroiditis".
+    re.compile(rf"\b({_WORD}\s+{_WORD})['’]s\b(?!\s+(?:syndrome|disease|flare|thyroiditis|palsy|sign|test|"
+               rf"criteria|phenomenon|sarcoma|lymphoma|ulcer|contracture|encephalopathy|triad|law)\b)", re.IGNORECASE),
     re.compile(rf"\b(?:does|did|has|is)\s+({_WORD},?\s+{_WORD})\s+(?:have|had|got|take|taking|been|on)\b",
                re.IGNORECASE),
     re.compile(rf"\b(?:switch(?:ing)?\s+(?:over\s+)?to|mov(?:e|ing)\s+on\s+to|next\s+patient(?:\s+is)?)\s+"
@@ -69,7 +71,11 @@ _NOT_NAME_WORDS = frozenset({"show", "me", "what", "what's", "whats", "how", "wh
                              "there", "here", "now", "ok", "okay", "quick", "question", "sorry", "one", "more",
                              "again", "back", "still", "just", "well", "good", "bad", "doing", "any", "all",
                              "tonight", "tomorrow", "evening", "afternoon", "weekend", "day", "omit", "hold", "give",
-                             "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
+                             "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                             # verbs a request starts with: "explain cushing's …", "check tom's bp"
+                             "explain", "check", "diagnose", "manage", "treat", "review", "describe", "assess",
+                             "start", "stop", "about", "regarding", "re", "managing", "treating", "explaining",
+                             "checking", "reviewing", "assessing", "starting", "stopping"})
 
 
 def possible_name(query: str) -> str | None:

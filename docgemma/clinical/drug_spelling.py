@@ -53,7 +53,8 @@ def _fuzzy(word: str) -> str | None:
 
     for data, _first, _last in find_drugs([word], is_ignore_case=True, is_fuzzy_match=True):
         name = str(data.get("name", "")).strip().lower()
-        if one_edit(word, name):
+        # A plural of the word is the word, not a misspelt drug: "lactate" (a lab) is not the salt "lactates".
+        if one_edit(word, name) and name not in (word + "s", word + "es") and word not in (name + "s", name + "es"):
             return name
     return None
 

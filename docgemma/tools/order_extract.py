@@ -92,8 +92,9 @@ SEVERITY_RE = re.compile(r"\b(mild|moderate|severe|anaphyla\w*|life-threatening|
 _ALLERGEN_AFTER_RE = re.compile(
     r"\b(?:allerg(?:y|ic|ies)\s*(?:to|:)|intoleran(?:ce|t)\s+(?:to|of)|reaction\s+to|sensitivity\s+to|"
     r"hypersensitivity\s+to)\s+(?P<name>[a-z][a-z0-9\-/ ]{1,58}?)"
-    # A dash set off by spaces ends the substance: "add allergy: aspirin - GI bleed" is aspirin, reaction GI bleed.
-    r"(?=\s*[.,;(:]|\s+[-\u2013\u2014]\s|\s*[\u2013\u2014]|\s+(?:for|in|with|causing|caused|that|which|reaction|"
+    # A dash after a space ends the substance: "add allergy: aspirin - GI bleed" (or "aspirin -GI bleed") is aspirin,
+    # reaction GI bleed; a hyphen inside a name ("co-trimoxazole") does not.
+    r"(?=\s*[.,;(:]|\s+[-\u2013\u2014]|\s*[\u2013\u2014]|\s+(?:for|in|with|causing|caused|that|which|reaction|"
     r"presenting|manifest\w*|giving|resulting|leading|patient|please)\b|\s*$)",
     re.IGNORECASE,
 )
@@ -104,7 +105,8 @@ _CAUSE_RE = re.compile(r"\b(?:with|after|from|to|on|taking|following|when\s+give
                        r"(?=\s*[.,;(:]|\s+(?:for|in|with|causing|please|and|which|that|patient)\b|\s*$)",
                        re.IGNORECASE)
 _FREE_REACTION_RE = re.compile(
-    r"\((?P<paren>[^)]{2,60})\)|(?:\s[-\u2013\u2014]|[\u2013\u2014])\s*(?P<dash>[a-z][a-z \-]{1,58}?)\s*(?=[.,;]|$)|"
+    r"\((?P<paren>[^)]{2,60})\)|(?:\s[-\u2013\u2014]|[\u2013\u2014])\s*(?P<dash>[a-z][a-z \-]{1,58}?)\s*"
+    r"(?=[.,;]|\s+(?:for|in|to)\b|$)|"
     r"\b(?:reaction|causing|caused|causes|presenting as|manifest(?:ing|ed)? as|"
     r"reaction was|reacts? with)\s*:?\s+(?P<word>[a-z][a-z \-]{1,58}?)(?=[.,;]|\s+for\b|\s+in\b|\s+to\b|$)",
     re.IGNORECASE,
@@ -308,8 +310,13 @@ def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None
     if reactions:
         out["reaction"] = ", ".join(reactions)[:60]
     else:
-        free = _FREE_REACTION_RE.search(query)
+        # A reaction is written after the substance ("Kofi Asante - allergic to sulfa, felt unwell": the dash
+        # introduces the allergy, not its reaction).
+        at = query.lower().find(str(out.get("substance", "")).lower()) if out.get("substance") else -1
+        free = _FREE_REACTION_RE.search(query, at + len(str(out["substance"])) if at >= 0 else 0)
         text = (free.group("paren") or free.group("dash") or free.group("word") or "").strip() if free else ""
+        if "allerg" in text.lower():
+            text = ""
         if text and text.lower() != str(out.get("substance", "")).lower() and not resolve_local(text).resolved:
             out["reaction"] = text[:60]
         elif "substance" in out:

@@ -51,18 +51,33 @@ def embedded_app(embedded: Any, tmp_path: Path) -> Iterator[tuple[str, Ehr]]:
     demo.close()
 
 
-def _settled(page: Any, must: str) -> str:  # noqa: F811
-    """The chat's text once it holds ``must`` (a pattern) and has not changed for two seconds."""
-    deadline, last, since = time.monotonic() + TIMEOUT_MS / 1000, "", time.monotonic()
+#: The timeline shows a turn other than the one before, finished or paused at its card (its "model calls" figure is
+#: written at the end of a turn): the end-of-turn signal (scripts/walkthrough.py waits on the same).
+TIMELINE_CHANGED_JS = """(before) => {
+  const t = document.querySelector('#timeline');
+  return !!t && t.innerText !== before && t.innerText.includes('model calls');
+}"""
+
+
+def _ask_and_wait(page: Any, text: str) -> None:  # noqa: F811
+    """Send ``text`` and wait for its turn to end (the timeline shows it), then for the chat to stop changing."""
+    before = page.locator("#timeline").inner_text()
+    ask(page, text)
+    page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
+    _stable(page)
+
+
+def _stable(page: Any) -> None:  # noqa: F811
+    """Wait until the chat has not changed for a second."""
+    deadline, last, since = time.monotonic() + TIMEOUT_MS / 1000, None, time.monotonic()
     while time.monotonic() < deadline:
         text = page.locator("#chat").inner_text()
         if text != last:
             last, since = text, time.monotonic()
-        elif re.search(must, text, re.IGNORECASE) and time.monotonic() - since > 2:
-            return text
-        page.wait_for_timeout(250)
-    raise AssertionError(f"the chat never showed {must!r}: {last[-800:]}")
-
+        elif time.monotonic() - since > 1:
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError("the chat never stopped changing")
 
 def _buttons(page: Any) -> list[str]:  # noqa: F811
     """The follow-up buttons shown under the last answer."""
@@ -83,30 +98,21 @@ def test_issue_phrasings_in_the_browser_on_the_embedded_default(embedded_url: st
     ask(page, "should I worry about metformin with that eGFR?")
     page.get_by_role("button", name=re.compile(r"FDA safety warnings for metformin")).wait_for(timeout=TIMEOUT_MS)
 
-    ask(page, "how are her kidneys doing?")
-    _settled(page, r"kidney|eGFR|creatinine")
+    _ask_and_wait(page, "how are her kidneys doing?")
+    assert re.search(r"kidney|eGFR|creatinine", page.locator("#chat").inner_text().split("how are her kidneys")[-1])
 
-    ask(page, "does amina okafor have any allergies?")
-    _settled(page, r"Amina Okafor")
+    _ask_and_wait(page, "does amina okafor have any allergies?")
     shown = _buttons(page)
     for text in shown:
         assert "Grace Mensah" not in text and "this patient" not in text, text
     page.screenshot(path=str(ARTIFACTS / "26_embedded_four_phrasings.png"), full_page=True)
 
 
-def _turn_done(page: Any, before: str) -> None:  # noqa: F811
-    """Wait until the chat has changed from ``before`` and stayed the same for two seconds (the turn has ended, or
-    stopped at its approval card)."""
-    deadline, last, since = time.monotonic() + TIMEOUT_MS / 1000, before, time.monotonic()
-    while time.monotonic() < deadline:
-        text = page.locator("#chat").inner_text()
-        if text != last:
-            last, since = text, time.monotonic()
-        elif text != before and time.monotonic() - since > 2:
-            return
-        page.wait_for_timeout(250)
-    raise AssertionError(f"the turn never settled: {last[-800:]}")
-
+def _decided(page: Any, before: str) -> None:  # noqa: F811
+    """After Approve or Reject: wait for the decision's confirmation in the chat (the card's note hides with it)."""
+    page.wait_for_function("(before) => document.querySelector('#chat').innerText !== before", arg=before,
+                           timeout=TIMEOUT_MS)
+    _stable(page)
 
 def _scan_in_chromium(page: Any, prompts: list[str]) -> set[tuple[str, str, str]]:  # noqa: F811
     """Each prompt sent as a clinician would (an image attached where it asks about one, a card approved or, when
@@ -118,14 +124,12 @@ def _scan_in_chromium(page: Any, prompts: list[str]) -> set[tuple[str, str, str]
     for prompt in prompts:
         if "image" in prompt:
             page.locator("#input input[type=file]").set_input_files(str(CT))
-        before = page.locator("#chat").inner_text()
-        ask(page, prompt)
-        _turn_done(page, before)
+        _ask_and_wait(page, prompt)
         if page.locator("#approval:visible").count():
             approve = page.locator("#approve:visible").first
             decided = page.locator("#chat").inner_text()
             (approve if approve.is_enabled() else page.locator("#reject:visible").first).click()
-            _turn_done(page, decided)  # the decision's confirmation is written to the chat
+            _decided(page, decided)
         shown = page.locator("body").inner_text()
         for what, pattern in _INTERNAL.items():
             found |= {(prompt, what, m.group(0)) for m in re.finditer(pattern, shown)}
@@ -171,15 +175,17 @@ def test_every_issue_phrasing_in_chromium_is_done_or_asked_never_for_another_pat
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
     page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    previous = ""
     for case in CASES:
         page.locator("#new-conversation").click()
-        page.wait_for_function("!document.querySelector('#chat').innerText.includes('Confidence')", timeout=TIMEOUT_MS)
+        if previous:  # the new conversation is on screen once the last case's message is gone
+            page.wait_for_function("(m) => !document.querySelector('#chat').innerText.includes(m)", arg=previous,
+                                   timeout=TIMEOUT_MS)
+        previous = case.message[:40]
         active = by_mrn[case.active]
         make_active(page, active.name.split()[-1], active.name)
         named = by_mrn[case.patient] if case.patient else active
-        before = page.locator("#chat").inner_text()
-        ask(page, case.message.replace("{ref}", by_mrn["DG-1001"].id))
-        _turn_done(page, before)
+        _ask_and_wait(page, case.message.replace("{ref}", by_mrn["DG-1001"].id))
         assert "model calls: 0" in page.locator("#timeline").inner_text(), case.message
         buttons = _buttons(page)
         # The patient the answer is about: the one the case names, else one the message names, else the active one.
@@ -190,5 +196,5 @@ def test_every_issue_phrasing_in_chromium_is_done_or_asked_never_for_another_pat
         if page.locator("#approval:visible").count():
             decided = page.locator("#chat").inner_text()
             page.locator("#reject:visible").first.click()
-            _turn_done(page, decided)
+            _decided(page, decided)
     page.screenshot(path=str(ARTIFACTS / "26_embedded_every_phrasing.png"), full_page=True)

@@ -37,15 +37,18 @@ def test_no_golden_turn_calls_the_embedded_default_model_but_to_greet(path: Path
     assert all(call.kind == "text" and call.schema is None for call in model.calls)  # never a JSON decision
 
 
-@pytest.mark.parametrize("message, field", [("Check FDA warnings for zyxomab", "drug name"),
-                                            ("recruiting trials for NSCLC after immunotherapy?", "condition")])
+@pytest.mark.parametrize("message, field", [("Check FDA warnings for zyxomab", "drug"),
+                                            ("recruiting trials for NSCLC after immunotherapy?", "condition"),
+                                            ("what is her metformin treating?", "record item (a condition")])
 def test_an_argument_code_cannot_read_is_asked_for_not_extracted_by_the_demo_model(message: str, field: str) -> None:
     """Before: the rule chose the tool and the demo model was asked for the missing argument (one call)."""
     model = FakeLLM(name="SmolLM2 stand-in", supports_images=False, clinically_meaningful=False)
     assistant, ctx, _registry = golden_assistant(model)
     ctx.turn = {"user_input": message}
+    assistant.set_active_patient("ask-for-argument", {"id": "gm-001", "name": "Grace Mensah"})
     result = assistant.run_turn("ask-for-argument", message)
     assert model.calls == [] and not result.tools
     assert f"could not read the {field}" in result.answer and "does not guess" in result.answer
+    assert "_" not in result.answer and "fhir" not in result.answer.lower()
     select = next(e for e in result.timeline if e["node"] == "tool_select")
     assert "_" not in select["detail"].split("decided by rule:")[1].split("asked for")[0]  # no field names

@@ -61,7 +61,10 @@ def test_a_lower_case_name_is_asked_about_never_the_active_patient(message: str,
 
 
 @pytest.mark.parametrize("message", ["please write a note - chest infection, plan vanc 1 g bd",
-                                     "how are her kidneys doing?", "what came out of her last admission"])
+                                     "how are her kidneys doing?", "what came out of her last admission",
+                                     # found by review: an eponym's possessive and a verb read as names
+                                     "explain cushing's syndrome", "managing crohn's flare in clinic",
+                                     "diagnose hashimoto's thyroiditis", "check tom's bp"])
 def test_ordinary_words_are_no_name(message: str) -> None:
     assert possible_name(message) is None
 
@@ -75,3 +78,18 @@ def test_ordinary_words_are_no_name(message: str) -> None:
 def test_the_right_action_is_a_button_filled_with_what_was_named(message: str, action: str, fill: str) -> None:
     offered = _offered(message)
     assert any(label == action and fill in text for text, label, _a in offered), offered
+
+
+@pytest.mark.parametrize("word", ["lactate", "phosphate", "amylase", "chloride"])
+def test_a_lab_word_is_not_read_as_a_misspelt_drug(word: str) -> None:
+    """Found by review: the dictionary's fuzzy match offered the plural salts ("lactates") for lab words."""
+    from docgemma.clinical.drug_spelling import spelt_right
+
+    assert spelt_right(word) is None
+
+
+@pytest.mark.parametrize(("message", "name"), [("what is wei jing's latest bp", "Wei Jing"),
+                                              ("is ian fleming's bp ok", "Ian Fleming")])
+def test_a_name_that_ends_like_a_verb_is_still_a_name(message: str, name: str) -> None:
+    """A name is never dropped for its ending: the turn would be answered for the active patient."""
+    assert possible_name(message) == name

@@ -99,3 +99,14 @@ def test_a_checkpoint_from_before_the_commit_node_reads_as_before(fake: FakeLLM,
     assert assistant.state("old").get("active_patient") == ann
     result = assistant.run_turn("old", "What is the mechanism of action of metformin?")
     assert isinstance(result, TurnResult) and result.active_patient == ann
+
+
+def test_a_proposal_left_by_a_stopped_run_is_cleared_by_the_next_panel_update_not_committed() -> None:
+    """Found by review: a run stopped between TOOL_EXECUTE and COMMIT_PATIENT left its proposal; the next panel
+    update that carries only a note would have committed it."""
+    from docgemma.agent.nodes.thread_update import thread_update
+
+    stale = {"patient": {"id": "p2", "name": "Old Proposal"}, "by": "tool"}
+    out = thread_update({"thread_update": {"note": "Image sent to the chat."}, "patient_change": stale,  # type: ignore[typeddict-item]
+                         "active_patient": {"id": "p1", "name": "Grace Mensah"}, "transcript": []})
+    assert out["patient_change"] is None and KEY not in out

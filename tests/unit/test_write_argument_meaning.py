@@ -115,6 +115,11 @@ def test_a_class_named_by_its_phrase_is_the_substance_not_the_word_antibiotics(m
     ("add allergy: aspirin \u2014 GI bleed", "aspirin", "GI bleed"),
     ("allergic to co-amoxiclav - rash", "co-amoxiclav", "rash"),
     ("add allergy: codeine (wheeze)", "codeine", "wheeze"),
+    # found by review: a dash spaced on one side only, a reaction followed by "for this patient", a dash before the
+    # substance (it introduces the allergy, not a reaction)
+    ("add allergy: aspirin -GI bleed", "aspirin", "GI bleed"),
+    ("Record an allergy to aspirin - GI bleed for this patient", "aspirin", "GI bleed"),
+    ("Kofi Asante - allergic to sulfa, felt unwell", "sulfonamides", "not specified"),
 ])
 def test_a_dash_separates_the_substance_from_its_reaction(message: str, substance: str, reaction: str) -> None:
     """Issue 26: "add allergy: aspirin - GI bleed" recorded the substance "aspirin - GI bleed" and no reaction

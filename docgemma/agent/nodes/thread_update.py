@@ -26,7 +26,8 @@ def thread_update(state: AgentState) -> dict[str, Any]:
     earlier turns, about the previous patient, no longer reach the prompts) and in the transcript; the patient
     itself is proposed to COMMIT_PATIENT, the one writer of ``active_patient``."""
     request: ThreadUpdate = state.get("thread_update") or {}
-    out: dict[str, Any] = {"thread_update": None}
+    # A proposal left by a run that stopped before COMMIT_PATIENT is cleared, never committed by a later update.
+    out: dict[str, Any] = {"thread_update": None, "patient_change": None}
     transcript = list(state.get("transcript", []))
     if "set_active_patient" in request:
         patient = request["set_active_patient"]

@@ -107,15 +107,22 @@ def _missing(spec: ToolSpec, known: dict[str, Any]) -> tuple[str, ...]:
                  if info.is_required() and name not in known and name not in CODE_ONLY_FIELDS)
 
 
+#: A required argument in the clinician's words (an argument not listed reads as its name in words).
+ASKED_AS = {"drug_name": "drug", "drug_names": "drugs", "query": "search terms", "name": "patient's name",
+            "fhir_id": "record item (a condition, medication or result)",
+            "resource_type": "record item (a condition, medication or result)"}
+
+
 def _in_words(missing: tuple[str, ...]) -> str:
-    return " and ".join(name.replace("_", " ") for name in missing)
+    words = dict.fromkeys(ASKED_AS.get(name, name.replace("_", " ")) for name in missing)  # once each, in order
+    return " and ".join(words)
 
 
 def _ask_clinician(spec: ToolSpec, missing: tuple[str, ...]) -> str:
     """What a model not fit for medicine cannot read from the message is asked for, never guessed by it."""
     fields = _in_words(missing)
-    return (f"I could not read the {fields} for {spec.label} in your message, and this demo model does not guess it. "
-            f"Which {fields} should I use?")
+    return (f"I could not read the {fields} for the {spec.label} in your message, and this demo model does not guess. "
+            f"Which {fields} do you mean?")
 
 
 def _demo_asks(trace: NodeTrace, state: AgentState, spec: ToolSpec, reason: str,
