@@ -172,6 +172,10 @@ LAYOUT_JS = """() => {
           timeline: box('#timeline'), patients: document.querySelector('#patient-matches input').value,
           select: document.querySelector('#patient-select').className, page: document.documentElement.scrollWidth};
 }"""
+#: Every element LAYOUT_JS measures is on the page (Gradio mounts some after the greeting is shown: a CI run read a
+#: missing one, null.getBoundingClientRect, right after the greeting appeared).
+LAYOUT_READY_JS = """() => ['#chat', '#chat [data-testid=block-label]', '#chat .bubble-wrap', '#timeline',
+  '#patient-matches input', '#patient-select'].every(s => document.querySelector(s))"""
 
 
 def test_layout_at_desktop_and_phone_width(app_url: tuple[str, Ehr], page: Any) -> None:
@@ -184,6 +188,7 @@ def test_layout_at_desktop_and_phone_width(app_url: tuple[str, Ehr], page: Any) 
         page.goto(url, wait_until="domcontentloaded")
         page.locator("#chat").get_by_text("clinical decision-support assistant", exact=False).first.wait_for(
             timeout=TIMEOUT_MS)
+        page.wait_for_function(LAYOUT_READY_JS, timeout=TIMEOUT_MS)
         shown = page.evaluate(LAYOUT_JS)
         assert shown["messages"]["top"] >= shown["label"]["bottom"]  # messages scroll below the label, not under it
         assert shown["patients"] == "Choose a patient…"
