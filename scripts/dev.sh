@@ -91,7 +91,8 @@ if [ "$mode" = test ]; then
     llamacpp_pid=$!
     # A run that stops early (lint or types failing under set -e) takes the build with it: a second run must not
     # find a pip still installing into the same environment.
-    trap 'pkill -P "$llamacpp_pid" 2>/dev/null; kill "$llamacpp_pid" 2>/dev/null; true' EXIT
+    # (Each command `|| true`: under set -e a failing command in an EXIT trap would become the script's status.)
+    trap 'pkill -P "$llamacpp_pid" 2>/dev/null || true; kill "$llamacpp_pid" 2>/dev/null || true' EXIT
   fi
   phase lint
   ruff check .

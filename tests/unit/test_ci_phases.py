@@ -98,3 +98,37 @@ def test_the_llamacpp_tests_are_marked_and_run_after_its_background_build() -> N
     wait = dev.index('! wait "$llamacpp_pid"')
     assert dev.index("phase suite-serial") < wait < dev.index('python -m pytest -m "llamacpp and not live"')
     assert "status=1" in dev[wait:dev.index('python -m pytest -m "llamacpp and not live"')]
+
+
+def _build_trap() -> str:
+    """The EXIT trap dev.sh sets after starting the background build, as written there."""
+    dev = (ROOT / "scripts" / "dev.sh").read_text()
+    line = next(line for line in dev.splitlines() if line.strip().startswith("trap ") and "llamacpp_pid" in line)
+    return line.strip()
+
+
+def test_the_build_trap_keeps_a_passing_runs_status_and_stops_a_running_build(tmp_path: Path) -> None:
+    """Found by a fresh-clone CI run: every test passed, yet `dev.sh test` exited 1 — `pkill` found no process left
+    in the EXIT trap, and under set -e that failure became the script's status (floors never ran)."""
+    script = f"""set -euo pipefail
+( sleep 0 ) & llamacpp_pid=$!
+wait "$llamacpp_pid"
+{_build_trap()}
+exit "${{WANT:-0}}"
+"""
+    for want in (0, 3):
+        done = subprocess.run(["bash", "-c", script], env={"PATH": "/usr/bin:/bin", "WANT": str(want)},
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == want, done.stderr
+    running = f"""set -euo pipefail
+( sleep 30 ) & llamacpp_pid=$!
+echo "$llamacpp_pid" > {tmp_path / "pid"}
+{_build_trap()}
+exit 0
+"""
+    done = subprocess.run(["bash", "-c", running], env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 0, done.stderr
+    stat = Path(f"/proc/{int((tmp_path / 'pid').read_text())}/stat")
+    # The build was stopped: gone, or a zombie left for init to reap (state Z), not sleeping out its 30 s.
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
