@@ -43,7 +43,7 @@ from docgemma.agent import ask, decision  # noqa: E402  (the checkout's own pack
 from docgemma.agent.state import AgentState  # noqa: E402
 from docgemma.eval.golden import load_cases, run_session  # noqa: E402
 from docgemma.eval.oracle import expected_tools, golden_assistant  # noqa: E402
-from docgemma.eval.router_corpus import generate  # noqa: E402
+from docgemma.eval.router_corpus import generate, load_families  # noqa: E402
 from docgemma.eval.train_router import corpus_state, demo_roster  # noqa: E402
 from docgemma.tools.registry import ToolRegistry, default_registry  # noqa: E402
 
@@ -66,11 +66,12 @@ def judged(text: str, label: str, group: str, state: AgentState, registry: ToolR
     return row
 
 
-def corpus_rows(split: str, registry: ToolRegistry) -> list[dict[str, Any]]:
-    """The generated turns of one split's families."""
+def corpus_rows(split: str, registry: ToolRegistry, families: Path | None = None) -> list[dict[str, Any]]:
+    """The generated turns of one split's families (``families``: every turn of the families in that file)."""
     roster = demo_roster()
+    turns = generate() if families is None else generate(families=load_families(families))
     return [judged(t.text, t.label, t.family, corpus_state(t, roster), registry)
-            for t in generate() if t.split == split]
+            for t in turns if families is not None or t.split == split]
 
 
 @contextmanager
@@ -229,6 +230,19 @@ def _one_set(path: Path, argv: list[str] | None, save: bool) -> int:
     return 0
 
 
+def _families(path: Path, argv: list[str] | None, save: bool) -> int:
+    """Figures of families written apart in a JSON file (``--families``), their turns generated like the corpus's."""
+    out = {**_run(argv), "split": path.stem, "corpus": figures(corpus_rows("", default_registry(), path))}
+    lines = _header(out, "Rules and learned router on template families written apart")
+    lines += _section(f"`{path.name}`: families written apart, generated like the corpus", out["corpus"],
+                      "Written apart from the rules, the router and the corpus's families.")
+    text = "\n".join(lines)
+    if save:
+        _save(f"results_router_{path.stem}", out, text)
+    sys.stdout.write(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="test", choices=("dev", "test"))
@@ -236,9 +250,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument("--set", type=Path, help="only this golden-format set (a set written last, run once): "
                                                   "results_router_<its name>.json/.md")
+    parser.add_argument("--families", type=Path, help="template families written apart in a JSON file, generated "
+                                                       "like the corpus: results_router_<its name>.json/.md")
     args = parser.parse_args(argv)
     if args.set:
         return _one_set(args.set, argv, save=not args.no_save)
+    if args.families:
+        return _families(args.families, argv, save=not args.no_save)
     registry = default_registry()
     out: dict[str, Any] = {**_run(argv), "split": args.split, "corpus": figures(corpus_rows(args.split, registry))}
     if not args.no_golden:

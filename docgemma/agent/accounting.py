@@ -28,6 +28,7 @@ from docgemma.agent.patterns import (
 from docgemma.agent.prefill import prefill, wants_own_medicines
 from docgemma.agent.state import AgentState
 from docgemma.clinical.dosing import DOSE_TEXT_RE, duration_match, frequency_match
+from docgemma.clinical.drug_spelling import unread_drugs
 from docgemma.clinical.entities import DrugDictionary, combination_parts
 from docgemma.clinical.negation import without_negations
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
@@ -132,6 +133,11 @@ def found_items(state: AgentState) -> list[_Found]:
     out: list[_Found] = []
     for written, name in DrugDictionary.mentions(query):
         out.append(_Found("drug", written, lowered.find(written.lower()), name))
+    # A drug of the dose table misspelt by one slip of the keyboard ("methhadone"): a drug the decision must account
+    # for too ("is methhadone ok with esomeprazole?" is not a question about esomeprazole alone). Not the
+    # dictionary's own fuzzy suggestion, which reads "happens" as haptens.
+    out += [_Found("drug", written, lowered.find(written.lower()), name)
+            for written, name in unread_drugs(query, suggest=False)]
     out += [_Found("patient", n, lowered.find(n.lower())) for n in entities["patient_names"]]
     out += [_Found("patient id", i, lowered.find(i.lower())) for i in entities["patient_ids"]]
     out += [_Found("pronoun", m.group(0), m.start()) for m in PATIENT_REF_RE.finditer(query)]

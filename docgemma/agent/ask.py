@@ -15,12 +15,14 @@ from typing import cast
 
 from docgemma.agent import decision
 from docgemma.agent.answer import suggested_patient
-from docgemma.agent.button_fill import connection_subject, drugs_named, possible_name
+from docgemma.agent.button_fill import bare_name, connection_subject, drugs_named, is_class_name, possible_name
+from docgemma.agent.patterns import is_write_request
 from docgemma.agent.state import AgentState
 from docgemma.clinical.drug_spelling import unread_drugs
 from docgemma.clinical.entities import DRUG_ALIASES, ExtractedEntities, extract_entities
 from docgemma.clinical.function_words import only_function_words
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
+from docgemma.clinical.request_spelling import respelt
 from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
@@ -28,8 +30,13 @@ from docgemma.tools.routing import Role
 MAX_BUTTONS = 3
 #: The router's probability below which a candidate is not offered (the rule's own candidate always is).
 MIN_PROBABILITY = 0.02
+#: The router's probability from which a write it does not rank first is offered, for a message in command form.
+WRITE_PROBABILITY = 0.1
+#: ... and for any message, from this probability ("change his antibiotic to amlodipine 5 mg od": order or note?).
+LIKELY_WRITE_PROBABILITY = 0.3
 #: A record concept as a request names it ("kidneys" → "kidney function").
-_CONCEPT_WORDS = {"kidney": "kidney function", "renal": "kidney function", "liver function": "liver function",
+_CONCEPT_WORDS = {"nkda": "allergies", "nka": "allergies", "kidney": "kidney function", "renal": "kidney function",
+                  "liver function": "liver function",
                   "thyroid": "thyroid function", "bp": "blood pressure", "temp": "temperature"}
 
 
@@ -37,7 +44,7 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-_ORGAN_RE = re.compile(r"\b(kidney|renal|liver|thyroid)s?\b", re.IGNORECASE)
+_ORGAN_RE = re.compile(r"\b(kidney|renal|liver|thyroid|nkda|nka)s?\b", re.IGNORECASE)
 
 
 def _concept(query: str) -> str | None:
@@ -47,6 +54,9 @@ def _concept(query: str) -> str | None:
     if not match:
         return None
     word = match.group(1 if match.re is _ORGAN_RE else 0).lower()
+    # "is she on …", "what's he taking": a question about her medications.
+    if re.search(r"\s(?:on|taking)$", word):
+        return "medications"
     return _CONCEPT_WORDS.get(word, word)
 
 
@@ -78,12 +88,24 @@ def _order_tail(query: str, drug: str) -> str:
 _TOPIC_RE = re.compile(r"\b(?:for|on|about|in|with)\s+([A-Za-z][\w' \-]{2,50}?)\s*[?.!]*\s*$", re.IGNORECASE)
 
 
+#: A topic inside the message: "a review article on heart failure for my presentation", "she has refractory DKA - is
+#: there any trial she might be eligible for?".
+_INNER_TOPIC_RE = re.compile(r"\b(?:on|about|regarding|has|have|with)\s+([A-Za-z][\w' \-]{2,50}?)\s*"
+                             r"(?:[-–,.;:?!]|\bfor\s+(?:my|the|our|a|journal)\b|\banything\b|$)", re.IGNORECASE)
+
+
 def _topic(drugs: list[str], query: str) -> str | None:
-    """What a knowledge search is about: the drugs the message named, else the topic it ends on."""
+    """What a knowledge search is about: the drugs the message named, else the topic it ends on, else the first
+    topic inside it."""
     if drugs:
         return _and(drugs)
     match = _TOPIC_RE.search(query)
-    topic = match.group(1).strip() if match else ""
+    topic = _topic_words(match.group(1).strip()) if match else None
+    return topic or next((t for m in _INNER_TOPIC_RE.finditer(query) if (t := _topic_words(m.group(1).strip()))), None)
+
+
+def _topic_words(topic: str) -> str | None:
+    """``topic`` when it can be searched for (see :func:`_topic`), else None."""
     # A topic of a few words that names no drug and no one ("for someone taking simvastatin" is not a topic).
     if not topic or len(topic.split()) > 4 or extract_entities(topic)["drug_mentions"]:
         return None
@@ -99,15 +121,35 @@ def _topic(drugs: list[str], query: str) -> str | None:
 #: Words that end a sentence without naming what to search for.
 _NOT_TOPICS = frozenset({"before", "after", "general", "now", "later", "today", "tonight", "tomorrow", "here", "there",
                          "sure", "example", "instance", "real", "once", "again", "good", "simple", "terms", "practice",
-                         "interns", "students", "short", "brief", "detail", "full", "total"})
+                         "interns", "students", "short", "brief", "detail", "full", "total", "home", "work", "file"})
+
+
+#: What a reaction was to: "gets hives with eggs - record it", "angioedema to IV contrast, please document it".
+_REACTS_TO_RE = re.compile(r"\b(?:with|to|after|from)\s+([A-Za-z][\w\- ]{1,30}?)\s*(?:[-–,.;:!?(]|\b(?:please|pls|"
+                           r"record|document|add|log|note|put|as\s+an?)\b|$)", re.IGNORECASE)
 
 
 def _allergen(drugs: list[str], query: str) -> str | None:
     """The substance of an allergy as the allergy's own reader takes it ("shellfish", "sulfonamides"), else the one
-    drug named."""
+    drug named, else what the message says a reaction was to (the clinician sees it on the button)."""
     substance = allergy_args(query, ExtractedEntities(patient_ids=[], patient_names=[], drug_mentions=drugs,
                                                       action_verbs=[], has_image=False), None).get("substance")
-    return str(substance) if substance else (drugs[0] if len(drugs) == 1 else None)
+    if substance:
+        return str(substance)
+    if len(drugs) == 1:
+        return drugs[0]
+    said = [m.group(1).strip() for m in _REACTS_TO_RE.finditer(query)]
+    said = [s for s in said if not only_function_words(s) and not re.search(r"\b(?:her|him|his|them|patient|me|it|"
+                                                                          r"this|that|allerg\w*)\b", s, re.I)]
+    return said[-1] if len(said) == 1 else None
+
+
+def _order(drugs: list[str], patient: str, query: str) -> str | None:
+    """A prescription of the one drug named; a class is no drug to order ("change his antibiotic to …")."""
+    ordered = [d for d in drugs if not is_class_name(d)]
+    if len(ordered) != 1 or not patient:
+        return None
+    return f"Prescribe {ordered[0]}{_order_tail(query, ordered[0])} for {patient}"
 
 
 Phrase = Callable[[list[str], str, str], str | None]
@@ -119,11 +161,15 @@ _BY_ROLE: dict[Role, Phrase] = {
     Role.TRIALS: lambda d, p, q: f"Find recruiting clinical trials for {t}" if (t := _topic([], q)) else None,
     Role.CONNECTIONS: _connection,
     Role.CHART: lambda d, p, q: f"Show the chart of {p}" if p else None,
-    Role.RECORD_QUERY: lambda d, p, q: f"Show {p}'s {c}" if p and (c := _concept(q)) else None,
+    # A record question naming a drug or a class and no other item is about her medications ("blood thinners?").
+    Role.RECORD_QUERY: lambda d, p, q: f"Show {p}'s {c}" if p and (c := _concept(q) or ("medications" if d else None))
+    else None,
     Role.RECORD_HISTORY: lambda d, p, q: f"When was {p} last seen?" if p else None,
-    Role.MEDICATION_ORDER: lambda d, p, q: f"Prescribe {d[0]}{_order_tail(q, d[0])} for {p}" if len(d) == 1 and p else None,
+    Role.MEDICATION_ORDER: _order,
     Role.ALLERGY_ENTRY: lambda d, p, q: f"Record an allergy to {a} for {p}" if p and (a := _allergen(d, q)) else None,
-    Role.NOTE_ENTRY: lambda d, p, q: f"Note for {p}: {q}" if p and ":" not in q else None,
+    # "put in the notes: K+ 5.4 …": the note is what follows the colon.
+    Role.NOTE_ENTRY: lambda d, p, q: f"Note for {p}: {q.split(':', 1)[-1].strip()}" if p and q.split(":", 1)[-1].strip()
+    else None,
 }
 
 
@@ -135,6 +181,8 @@ def request_for(spec: ToolSpec | None, drugs: list[str], patient: str, query: st
         return None
     if spec.patient_search:
         return f"Find patient {named}" if named else None
+    if spec.needs_image:
+        return "Analyse the attached image"
     for role in spec.roles:
         if role in _BY_ROLE:
             return _BY_ROLE[role](drugs, patient, query)
@@ -173,30 +221,61 @@ def _named(state: AgentState) -> tuple[str | None, bool]:
     return named, bool(active) and not named
 
 
+def _readings(carried: decision.RouteDecision, state: AgentState, registry: ToolRegistry,
+              query: str) -> tuple[list[str], set[str | None]]:
+    """(the candidate labels, most likely first; the labels a write may be offered for). The message respelt
+    ("admisions" → admissions) is read again and its candidates come first: a slip broke the first reading."""
+    readings = [carried]
+    # A drug only the dose table or one slip tells ("senna", "methhadone") is read as the drug it names.
+    unread = [name for _written, name in unread_drugs(query)]
+    if query != state.get("user_query", "") or unread:
+        entities = extract_entities(query, has_image=state["extracted_entities"]["has_image"])
+        entities["drug_mentions"] = list(dict.fromkeys([*entities["drug_mentions"], *unread]))
+        readings.insert(0, decision.decide({**state, "user_query": query, "extracted_entities": entities}, registry))
+    labels: list[str] = []
+    # A write is offered only where a rule or the router reads a request to write it (its top candidate).
+    writes: set[str | None] = set()
+    # A message in command form ("add latex to his allergies") may mean a write the router ranks second.
+    commands = is_write_request(query)
+    for read in readings:
+        writes |= {read["label"], str(read["candidates"][0][0])}
+        writes |= {str(c) for c, p in read["candidates"]
+                   if float(p) >= (WRITE_PROBABILITY if commands else LIKELY_WRITE_PROBABILITY)}
+        sure = [str(read["label"])] if read["sure"] and read["label"] else []
+        labels += sure + decision.candidate_labels(read, k=len(read["candidates"]) + 1, floor=MIN_PROBABILITY)
+    return list(dict.fromkeys(labels)), writes
+
+
 def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[tuple[str, str, str]]:
     """:func:`buttons` as (request, the candidate action it is for, the action it is surely decided as first: the
     patient search for a patient named who is not the active one); ``bench/bench_router.py`` scores them."""
     carried = cast("decision.RouteDecision | None", state.get("route_decision"))
     if not carried:
         return []
+    written = re.sub(r"\s+", " ", state.get("user_query", "")).strip()
+    query = respelt(written)
+    search = next((s.name for s in registry if s.patient_search), None)
+    labels, writes = _readings(carried, state, registry, query)
     named, active = _named(state)
+    if not named and search in labels and (bare := bare_name(query)):
+        # The whole message is a name ("pt david ochieng") and the router thinks of a patient search: that first.
+        named, active = bare, False
+        labels.insert(0, labels.pop(labels.index(search)))
     # The active patient is "this patient" (their name would be a search for them): the page shows who it is.
     patient = named or ("this patient" if active else "")
     drugs = drugs_named(state)
-    query = re.sub(r"\s+", " ", state.get("user_query", "")).strip()
-    search = next((s.name for s in registry if s.patient_search), None)
-    # A write is offered only where the rule or the router reads a request to write it.
-    writes = {carried["label"], carried["candidates"][0][0]}
     out: list[tuple[str, str, str]] = []
     # The labels with some probability, most likely first: a candidate the message cannot fill in gives way to the
     # next; an action the router all but rules out is not offered just because it could be filled in.
-    for label in decision.candidate_labels(carried, k=len(carried["candidates"]) + 1, floor=MIN_PROBABILITY):
+    for label in labels:
         spec = None if label == decision.DIRECT else registry[label]
         if offline and (spec is None or not spec.record):
             continue
         if spec is not None and spec.writes and label not in writes:
             continue
-        text = request_for(spec, drugs, patient, query, named or "")
+        # A note is offered in the clinician's own words, slips and all: its text is what would be written.
+        note = spec is not None and Role.NOTE_ENTRY in spec.roles
+        text = request_for(spec, drugs, patient, written if note else query, named or "")
         if text is None or text in {t for t, _l, _a in out}:
             continue
         # A patient the message named who is not the active one is found first: that search is the action, and the

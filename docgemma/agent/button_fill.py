@@ -18,11 +18,24 @@ from docgemma.clinical.entities import _CLINICAL_SUFFIX_RE as CLINICAL_SUFFIX_RE
 from docgemma.clinical.entities import _CLINICAL_WORDS as CLINICAL_WORDS
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.function_words import FUNCTION_WORDS
+from docgemma.clinical.record_concepts import RESULT_WORDS
 
 #: A drug class the dictionary names by its MeSH heading ("hydroxymethylglutaryl-coa reductase inhibitors"): the
 #: button says the clinician's word for it ("statins"). A heading is several words, or a comma.
 _HEADING_RE = re.compile(r",|\b(?:inhibitors|agents|analgesics|antagonists|agonists|blockers|symporter|drugs)\b")
 _CLASS_WORDS = frozenset(w for c in CLASSES for w in c.words)
+
+
+def is_class_name(name: str) -> bool:
+    """True when a drug name a button shows is a class ("antibiotics", "statins", a MeSH heading), not one drug
+    (penicillin is both: the drug)."""
+    lowered = name.lower()
+    if _HEADING_RE.search(lowered) or (lowered in _CLASS_WORDS and lowered.endswith("s")):
+        return True
+    return any(_HEADING_RE.search(found) for found in DrugDictionary.find(lowered))
+
+
+RESULT_WORD_RE = re.compile(RESULT_WORDS, re.IGNORECASE)
 
 
 def _clinical_name(written: str, name: str) -> str:
@@ -41,13 +54,16 @@ def drugs_named(state: AgentState) -> list[str]:
     found: list[tuple[int, str]] = []
     known: set[str] = set()
     for written, name in DrugDictionary.mentions(query):
+        if RESULT_WORD_RE.fullmatch(written):  # "ferritin", "albumin": a result the record holds, not a drug asked about
+            continue
         found.append((lowered.find(written.lower()), _clinical_name(written, name)))
         known.add(name)
     for written, name in unread_drugs(query):
         found.append((lowered.find(written.lower()), name))
     known |= {d for _at, d in found}
     # A drug the entities hold that the mentions do not (an alias read another way) keeps its place at the end.
-    found += [(len(query), d) for d in state["extracted_entities"]["drug_mentions"] if d not in known]
+    found += [(len(query), d) for d in state["extracted_entities"]["drug_mentions"]
+              if d not in known and not RESULT_WORD_RE.fullmatch(d)]
     return list(dict.fromkeys(name for _at, name in sorted(found)))
 
 
@@ -62,6 +78,9 @@ _LOWER_NAME_RES = (
                re.IGNORECASE),
     re.compile(rf"\b(?:switch(?:ing)?\s+(?:over\s+)?to|mov(?:e|ing)\s+on\s+to|next\s+patient(?:\s+is)?)\s+"
                rf"(?:patient\s+)?({_WORD},?\s+{_WORD})\b", re.IGNORECASE),
+    # "when is mei chen due back in clinic?", "when was thomas banda last seen?"
+    re.compile(rf"\bwhen\s+(?:is|was|did|does)\s+({_WORD}\s+{_WORD})\s+(?:due|last|next|coming|come|back|seen|booked)\b",
+               re.IGNORECASE),
     # "nwosu, amara?", "reyes, daniel's chart": surname first, the whole message or a possessive.
     re.compile(rf"^\s*({_WORD},\s*{_WORD})(?:['’]s\b|\s*(?:please|pls)?\s*[?.!]*\s*$)", re.IGNORECASE),
 )
@@ -95,6 +114,25 @@ def possible_name(query: str) -> str | None:
             # "reyes, daniel": family name first; the search reads given then family.
             return " ".join(reversed(titled) if "," in match.group(1) else titled)
     return None
+
+
+#: What may stand around a bare name: "patient amara nwosu", "pt david ochieng", "wanjiru kamau pls".
+_BARE_NAME_RE = re.compile(r"^\s*(?:(?:the\s+)?(?:patient|pt\.?)\s+)?(?P<name>[a-z][a-z'\-]+(?:\s+[a-z][a-z'\-]+){1,2}?)"
+                           r"\s*(?:,?\s*(?:please|pls|plz|thanks))?\s*[?.!]*\s*$", re.IGNORECASE)
+
+
+def bare_name(query: str) -> str | None:
+    """A name the whole message is (two or three words, "patient" or "please" around it), title-cased; None when a
+    word is a function word, a clinical word or a drug. Read only when the router's candidates include the patient
+    search, and only to offer that search ("Find patient David Ochieng")."""
+    match = _BARE_NAME_RE.match(query)
+    if not match:
+        return None
+    words = match.group("name").split()
+    if any(w.lower() in FUNCTION_WORDS | _NOT_NAME_WORDS or w.lower() in CLINICAL_WORDS or CLINICAL_SUFFIX_RE.search(w)
+           or DrugDictionary.find(w) or unread_drugs(w) for w in words):
+        return None
+    return " ".join(w[:1].upper() + w[1:] for w in words)
 
 
 #: What a connection question starts from: "what led to his asthma diagnosis?", "what came out of her last

@@ -12,7 +12,7 @@ list of patients the assistant itself offered continues the request that needed 
 reads the request, not the pick); a tool added after the router was trained is decided by its rule (the router
 has no label for it until it is retrained); and a rule that withholds an action or fails safe stands
 (:data:`FAIL_SAFE_RULES`), as does a form no reading can mistake that ends at a card or one record item
-(:data:`EXPLICIT_RULES`).
+(:data:`EXPLICIT_RULES`), and a message that is only a greeting or asks what the assistant can do (no action).
 
 ``bench/bench_router.py`` measures coverage and precision of sure decisions on template families held out from
 the router's training, and on the held-out phrasing sets.
@@ -132,7 +132,11 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     malformed = bool(malformed_patient_ids(state.get("user_query", "")))
     # A connection question that gives the item's id ("what came out of the falls visit <id>?") names its start.
     item = ruled is not None and _explores(ruled.tool, registry) and bool(state["extracted_entities"]["patient_ids"])
-    safe = ruled is not None and (ruled.rule in FAIL_SAFE_RULES | EXPLICIT_RULES or malformed or item)
+    # A greeting of a few words and nothing else ("cheers", "hey there") asks for no action: answered as one whatever
+    # the router reads (a retrained router read "cheers" with a patient active as a record question).
+    greeting = ruled is not None and ((ruled.rule == "greeting" and _only_greeting(state.get("user_query", "")))
+                                      or ruled.rule == "capabilities")  # "help", "what can you do?": the whole message
+    safe = ruled is not None and (ruled.rule in FAIL_SAFE_RULES | EXPLICIT_RULES or malformed or item or greeting)
     # Sure when the router's most probable action is the rule's (no probability threshold: see the docstring).
     sure = ruled is not None and (picked or unknown or safe or top == label)
     # A name the message may give in lower case that neither the patterns nor the roster know ("what's mei chen's
@@ -147,6 +151,18 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
         candidates=[[name, round(p, 4)] for name, p in ranked],
     )
     return out if ruled is not None else {**out, **_left_over(state, registry)}  # type: ignore[typeddict-item]
+
+
+#: The words of a greeting that asks for nothing ("cheers", "hey there", "ok thanks", "good morning all").
+_GREETING_WORDS = frozenset({"hi", "hello", "hey", "good", "morning", "afternoon", "evening", "thanks", "thank", "you",
+                             "thx", "cheers", "bye", "goodbye", "there", "all", "team", "everyone", "doc", "ok", "okay",
+                             "great", "so", "much", "very", "again", "that's", "helpful", "a", "lot"})
+
+
+def _only_greeting(query: str) -> bool:
+    """True when every word of the message is a greeting's (no name, no request)."""
+    words = re.findall(r"[a-z']+", query.lower())
+    return 0 < len(words) <= 4 and all(w in _GREETING_WORDS for w in words)
 
 
 def _left_over(state: AgentState, registry: ToolRegistry) -> dict[str, str]:

@@ -46,7 +46,16 @@ _SECTION_RE = phrase(r"\b(meds|medications|labs)\b")
 #: start from unless the message gives its id).
 CONNECTION_RE = phrase(
     r"\b(connect\w*|linked|link between|relat(?:ed|es|ion)\s+(?:to|between)|treating|(?:prescribed|given|started)\s+for|"
-    r"came\s+out\s+of|resulted\s+from|(?:led|leads?)\s+to|arose\s+from)\b",
+    r"came\s+out\s+of|resulted\s+from|(?:led|leads?)\s+to|arose\s+from|"
+    # Why a drug of hers is there, and which of hers treat what: "why is he on X?", "remind me why she takes X",
+    # "the indication for her X", "which of her meds are for her gout?", "what's she taking for her asthma?"
+    r"why\s+(?:is|was)\s+(?:she|he|they|the\s+patient)\s+(?:on|taking)|why\s+(?:does|did)\s+(?:she|he|they)\s+take|"
+    r"why\s+(?:she|he|they)\s+(?:takes?|is\s+on|'s\s+on|are\s+on)|"
+    r"why\s+(?:was|is)\s+(?:her|his|their|the)?\s*[\w\-]+\s+started|indication\s+for\s+(?:her|his|their)|"
+    r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:are|is)\s+for\s+(?:her|his|their)|"
+    r"taking\s+for\s+(?:her|his|their)|(?:on\s+(?:her|his|their)\s+list|being\s+used)\s+(?:to\s+)?(?:treat|manage)|"
+    # "how her problems and meds relate", "is his gout tied to his diuretic?"
+    r"tied\s+to|(?:relate|interrelate|fit\s+together|tie\s+together|tie\s+in)(?=\s*[?.!]*\s*$))\b",
 )
 _REVIEW_RE = phrase(r"\b(chart|summary|review)\b")
 #: A drug's label question: with one drug named, these words ask for its warnings.
@@ -89,7 +98,11 @@ _CLAUSE_START = (
 )
 #: A write verb in command position (see ``_CLAUSE_START``); "Rx" is how prescriptions are written.
 _WRITE_CLAUSE_RE = phrase(
-    _CLAUSE_START + r"(prescribe|order|start|record|document|add|save|write|log|enter|put|rx)\b",
+    _CLAUSE_START + r"(prescribe|order|start|record|document|add|save|write|log|enter|put|rx|flag|mark|"
+    # "update allergies: latex, rash": an update of what the record holds (never "update me on …").
+    r"update(?=\s+(?:(?:her|his|their|the)\s+)?(?:allerg|intoleran|notes?\b|record\b))|"
+    # "switch him to …", "change her antibiotic to …": an order (never "switch to <a patient>").
+    r"(?:switch|change)(?=\s+(?:her|him|his|them|their)\b))\b",
 )
 #: Words that tell the assistant not to do something ("don't", "no need to", "hold off"): the rules' one list.
 NEGATION = r"don'?t|dont|do\s+not|no\s+need\s+to|hold\s+off|not\s+yet"
@@ -176,6 +189,10 @@ CAPABILITY_RE = phrase(
 NOTHING_TO_DO_RE = phrase(
     rf"^\s*(?:ok(?:ay)?,?\s+|please\s+|pls\s+|no,?\s+)?(?:{NEGATION}|"
     r"never\s*mind|cancel\s+that|leave\s+it|forget\s+it|scrap\s+that|"
+    # A plan not to act: "leave the metoprolol for now", "not starting potassium today", "we won't start it yet".
+    r"leave\s+(?:the\s+|her\s+|his\s+|their\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:for\s+now|as\s+(?:it\s+)?is|alone)|"
+    r"(?:(?:we're|we\s+are|i'm|i\s+am)\s+)?not\s+(?:starting|prescribing|giving|adding|changing|ordering)|"
+    r"(?:we|i)\s+won'?t\s+(?:start|prescribe|give|add|order)|"
     # A past-tense statement of the clinician's own action: "I already wrote the note", "We documented it earlier".
     r"(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:already\s+)?(?:wrote|written|done|did|documented|recorded|added|prescribed|"
     r"saved|entered|ordered|sent|charted|noted))\b",
@@ -202,9 +219,11 @@ DEFINITION_RE = phrase(
     r"|what\s+(?:is|are)\s+the\s+(?:phases?|types?|kinds?|stages?|steps?|principles?|components?|definition|meaning|"
     r"purpose)\s+of\s+(?:an?\s+|the\s+)?[\w\s\-']{1,40}\??\s*$)",
 )
-_IMAGE_WORDS = r"(?:image|images|x-?rays?|xrays?|film|scan|ct|mri|ultrasound|slide|photo|picture|radiograph)"
+_IMAGE_WORDS = (r"(?:image|images|x-?rays?|xrays?|film|scan|ct|mri|ultrasound|slide|photo|picture|radiograph|cxr|"
+                r"echo|ecg|ekg)")
 IMAGE_REQUEST_RE = phrase(
-    rf"\b(analy[sz]e|interpret|read|assess|evaluate|look at)\b.*\b{_IMAGE_WORDS}\b"
+    rf"\b(analy[sz]e|interpret|read|assess|evaluate|look at|review|report|comment on|opinion on|have a look at)\b.*"
+    rf"\b{_IMAGE_WORDS}\b"
     rf"|\b(?:on|in)\s+(?:this|the|that|these)\s+(?:chest\s+)?{_IMAGE_WORDS}\b"
     r"|\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion|bleed)\b",
 )
@@ -221,10 +240,23 @@ class Need:
 # ── message forms ──────────────────────────────────────────────────────────────────────────────────
 
 
+#: A note dictated with another head than "note": "save my review: …", "please save this plan to the record: …",
+#: "log ward round: …", "WR entry: …", "make an entry: …", "would you mind documenting the following: …". Not
+#: when the head names what another write records ("update allergies: latex, rash", "log an intolerance to …:").
+_DICTATION_HEAD_RE = phrase(
+    r"(?:^|(?<=[.!;,])\s*|\s[-–—]\s+)\s*(?:(?:ok(?:ay)?|just|then|now|so|please|pls|(?:could|can|would)\s+you"
+    r"(?:\s+mind)?|kindly)[,]?\s+)*"
+    r"(?:(?:save|log|file|make|write\s+up|document(?:ing)?|jot(?:\s+(?:this|that|it))?\s+down|chart\s+this)\b|"
+    r"(?:ward\s+round|wr|clinic|ed|consult|review)\s+"
+    r"(?:entry|update)\b)"
+    r"(?P<head>(?:(?!allerg|intoleran|prescri|\border|\bmeds?\b|medication|\bdrugs?\b|\brx\b)[^:\n?]){0,60}):\s*\S",
+)
+
+
 def dictation(query: str) -> tuple[str, str] | None:
     """(request, note text) of a dictated note ("Note for Grace Mensah: febrile …"), or None. A note that is
     itself a question ("Note: is this dose right?") is not one."""
-    found = _DICTATION_RE.search(query)
+    found = _DICTATION_RE.search(query) or _DICTATION_HEAD_RE.search(query)
     if not found or query.rstrip().endswith("?"):
         return None
     cut = query.index(":", found.start())

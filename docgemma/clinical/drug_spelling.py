@@ -60,8 +60,10 @@ def _fuzzy(word: str) -> str | None:
 
 
 @lru_cache(maxsize=4096)
-def spelt_right(word: str) -> str | None:
-    """The drug ``word`` names when the dictionary does not read it (see the module docstring), or None."""
+def spelt_right(word: str, suggest: bool = True) -> str | None:
+    """The drug ``word`` names when the dictionary does not read it (see the module docstring), or None.
+    ``suggest``: also the dictionary's own fuzzy suggestion (it reads "happens" as haptens: to ask with, never to
+    decide with)."""
     lowered = word.lower()
     if len(lowered) < 4 or lowered in FUNCTION_WORDS or DrugDictionary.find(lowered):
         return None
@@ -73,9 +75,10 @@ def spelt_right(word: str) -> str | None:
     near = [name for short, name in known.items() if len(short) >= MIN_LENGTH and one_edit(lowered, short)]
     if len(set(near)) == 1:
         return near[0]
-    return _fuzzy(lowered) if not near else None
+    return _fuzzy(lowered) if not near and suggest else None
 
 
-def unread_drugs(text: str) -> list[tuple[str, str]]:
-    """(the word as written, the drug it names) for each word of ``text`` the dictionary did not read as a drug."""
-    return [(m.group(0), name) for m in _WORD_RE.finditer(text) if (name := spelt_right(m.group(0)))]
+def unread_drugs(text: str, suggest: bool = True) -> list[tuple[str, str]]:
+    """(the word as written, the drug it names) for each word of ``text`` the dictionary did not read as a drug
+    (``suggest``: see :func:`spelt_right`)."""
+    return [(m.group(0), name) for m in _WORD_RE.finditer(text) if (name := spelt_right(m.group(0), suggest))]

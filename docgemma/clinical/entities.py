@@ -145,6 +145,11 @@ DRUG_ALIASES: dict[str, str] = {
     "sinemet": "carbidopa/levodopa", "percocet": "oxycodone/acetaminophen", "norco": "hydrocodone/acetaminophen",
     "vicodin": "hydrocodone/acetaminophen", "advair": "fluticasone/salmeterol", "symbicort": "budesonide/formoterol",
     "asa": "aspirin", "apap": "acetaminophen", "hctz": "hydrochlorothiazide", "ntg": "nitroglycerin",
+    # Drugs of the dose table the dictionary does not hold: read by their own names ("is senna ok if eGFR is 40?"
+    # was a question about no drug; tests/unit/test_entities_dose_table.py checks every name of the table).
+    "senna": "senna", "thiamine": "thiamine", "oxytocin": "oxytocin",
+    # The first-line malaria combination by the brand most clinicians in malaria-endemic settings write.
+    "coartem": "artemether-lumefantrine", "riamet": "artemether-lumefantrine",
 }
 
 

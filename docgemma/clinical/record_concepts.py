@@ -18,7 +18,8 @@ PROCEDURE_WORDS = r"procedures?|surgery|surgeries"
 MEDICATION_WORDS = r"medications?|meds|prescriptions?"
 #: "Is she on …?", "what is he taking?": a question about her medications.
 ON_MEDICATION = r"(?:is|are)\s+(?:she|he|they)\s+(?:on|taking)"
-TAKING = r"what\s+(?:is|'s)\s+(?:she|he)\s+(?:on|taking)"
+#: "remind me what she's on at home": the same question, the words the other way round (not "what he's taking for X").
+TAKING = r"(?:what\s+(?:is|'s)\s+(?:she|he)\s+(?:on|taking)|what\s+(?:she|he)(?:'s|\s+is)\s+(?:on|taking)\b(?!\s+for))"
 
 #: Results the record holds, by the names clinicians use (abbreviations included).
 RESULT_WORDS = (

@@ -45,6 +45,9 @@ class Family:
     #: Always in training, never held out: the product's own request phrasings (its buttons, ``agent/ask.py``) and
     #: the forms its patient-safety tests pin (a record question about a patient named by id or by name).
     canonical: bool = False
+    #: Turns drawn from this family when fewer than the corpus's ``per_family`` (the families written apart weigh
+    #: less than the corpus's own: see ``WRITTEN``).
+    turns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -376,6 +379,18 @@ _CANONICAL: tuple[Family, ...] = (
            context=False),
     Family("query_on_drug", _Q, ("is {pr} on {drug}?", "is {pr} still taking {drug}?", "is {pr} taking {drug}?",
                                  "has {pr} been on {drug} before?"), active=True, canonical=True),
+    # Forms the corpus lacked, found where the router trained with the written families read them as a general
+    # dosing question, as visits and as interactions (golden_tests/heldout_test.json: no longer a first pass for
+    # these forms; the three families below).
+    Family("query_dose_on", _Q, ("what dose of {drug} is {pr} on?", "how much {drug} is {pr} taking?",
+                                 "what's {pos} {drug} dose?", "which dose of {drug} does {pr} take?"), active=True,
+           canonical=True),
+    Family("query_immunisations", _Q, ("which vaccines has {pr} had?", "{pos} immunisations?",
+                                       "is {pr} up to date with {pos} vaccinations?", "what vaccinations has {pr} had?"),
+           active=True, canonical=True),
+    Family("safety_a_problem", _S, ("is {drug} a problem in elderly patients with {cond}?", "is {drug} a problem in {cond}?",
+                                    "is {drug} a concern in older patients with {cond}? what does the label say",
+                                    "any issue giving {drug} to someone with {cond}?"), canonical=True),
     Family("query_record_words", _Q, ("meds?", "medications?", "current meds?", "allergies?", "problems?",
                                       "vitals?"), active=True, canonical=True, context=False),
     Family("query_lab_by_id", _Q, ("what were {pos} last {lab} results? patient {uuid}",
@@ -391,7 +406,13 @@ _CANONICAL: tuple[Family, ...] = (
     Family("canon_note", _NO, ("Note for this patient: {body}",), active=True, canonical=True, context=False),
 )
 
-FAMILIES: tuple[Family, ...] = _KNOWLEDGE + _RECORD + _CANONICAL
+#: More ways of asking, written apart from the rules in a JSON file (one session, given only the labels and the
+#: slots): always trained on, never measured, and after the families above so the corpus's turns stay the same.
+WRITTEN = Path(__file__).with_name("router_families_written.json")
+#: Turns of each written family: fewer than the corpus's own, chosen on the dev families (40 moved golden record
+#: questions the rules read rightly to unsure).
+WRITTEN_TURNS = 15
+
 
 CONTEXT = ("{Pr}'s got a chest infection, ", "{Pr}'s febrile again. ", "bloods are back. ", "on the ward round now - ",
            "quick question: ", "ok, ", "so ", "{Pr} is 67 with {cond}. ", "sorry, one more: ", "{Pr}'s been dizzy. ")
@@ -497,23 +518,39 @@ def splits(seed: int = SEED) -> dict[str, Split]:
     return out
 
 
-def generate(seed: int = SEED, per_family: int = PER_FAMILY) -> list[Turn]:
-    """The corpus: ``per_family`` distinct turns of each family (fewer where its templates give fewer)."""
+def load_families(path: Path) -> tuple[Family, ...]:
+    """Families written in a JSON file (a list of {name, label, templates, active, image, context}): a set written
+    apart, generated with the same vocabularies and variations as the corpus (``bench/bench_router.py --families``)."""
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    return tuple(Family(str(r["name"]), str(r["label"]), tuple(r["templates"]), r.get("active"), bool(r.get("image")),
+                        bool(r.get("context", True))) for r in rows)
+
+
+FAMILIES: tuple[Family, ...] = _KNOWLEDGE + _RECORD + _CANONICAL + tuple(
+    Family(f.name, f.label, f.templates, f.active, f.image, f.context, canonical=True, turns=WRITTEN_TURNS)
+    for f in load_families(WRITTEN))
+
+
+def generate(seed: int = SEED, per_family: int = PER_FAMILY, families: tuple[Family, ...] | None = None,
+             split_as: Split | None = None) -> list[Turn]:
+    """The corpus: ``per_family`` distinct turns of each family (fewer where its templates give fewer).
+    ``families``: other families than the corpus's, every turn in split ``split_as``."""
     rng = random.Random(seed)
     patients = demo_patients()
-    split = splits(seed)
+    split = splits(seed) if families is None else {f.name: split_as or "test" for f in families}
     turns: list[Turn] = []
-    for family in FAMILIES:
+    for family in FAMILIES if families is None else families:
         seen: set[str] = set()
         typos = 0
-        for _ in range(per_family * 4):
-            if len(seen) >= per_family:
+        wanted = min(per_family, family.turns or per_family)
+        for _ in range(wanted * 4):
+            if len(seen) >= wanted:
                 break
             slots = _slots(rng, patients, family)
             template = rng.choice(family.templates)
             # About one turn in seven has a typo, never more: a family of few short phrasings is not made up of
             # misspellings to reach its count.
-            typo = rng.random() < 0.15 and typos < per_family * 0.15
+            typo = rng.random() < 0.15 and typos < wanted * 0.15
             text = _vary(rng, template.format(**slots), family, slots, typo)
             if text.lower() in seen:
                 continue

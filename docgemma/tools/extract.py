@@ -122,7 +122,7 @@ def patient_only(request: Request) -> dict[str, Any]:
 #: "her other meds", "his current medications", "anything she's on", "whatever he is taking": the active patient's
 #: own medicines, which the record gives (never the model).
 OWN_MEDICINES_RE = re.compile(
-    r"\b(?:her|his|their|the\s+patient'?s|pt'?s)\s+(?:other\s+|current\s+|regular\s+|usual\s+|existing\s+|home\s+|"
+    r"\b(?:her|his|their|(?:the|this|that)\s+patient'?s|pt'?s)\s+(?:other\s+|current\s+|regular\s+|usual\s+|existing\s+|home\s+|"
     r"active\s+)*(?:meds|medications?|medicines?|drugs|prescriptions|tablets|pills)\b"
     r"|\b(?:anything|what(?:ever)?|everything)\s+(?:else\s+)?(?:she|he|they)(?:'s|'re|\s+is|\s+are)\s+"
     r"(?:already\s+|currently\s+)?(?:on|taking)\b",

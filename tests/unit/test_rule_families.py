@@ -200,7 +200,12 @@ def test_general_questions_and_definitions_stay_direct(query: str, rule: str) ->
 
 @pytest.mark.parametrize(("query", "tool"), [
     ("what's on this CT?", "analyze_medical_image"), ("anything abnormal on this CT?", "analyze_medical_image"),
-    ("Is there consolidation?", "analyze_medical_image"), ("What do you see?", None),
+    ("Is there consolidation?", "analyze_medical_image"),
+    # A request to review or report the image uses the tool (were general answers: a written-apart set found them);
+    # a general question about it is answered from the vision step (the design; golden radiology-image).
+    ("could you please review the attached chest film?", "analyze_medical_image"),
+    ("please could you report this x-ray for me", "analyze_medical_image"),
+    ("What do you see?", None), ("film attached, thoughts?", None), ("how is asthma managed in adults?", None),
 ])
 def test_an_attached_image(query: str, tool: str | None) -> None:
     d = decided(query, image=True)
