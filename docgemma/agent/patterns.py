@@ -102,7 +102,9 @@ _WRITE_CLAUSE_RE = phrase(
     # "update allergies: latex, rash": an update of what the record holds (never "update me on …").
     r"update(?=\s+(?:(?:her|his|their|the)\s+)?(?:allerg|intoleran|notes?\b|record\b))|"
     # "switch him to …", "change her antibiotic to …": an order (never "switch to <a patient>").
-    r"(?:switch|change)(?=\s+(?:her|him|his|them|their)\b))\b",
+    r"(?:switch|change)(?=\s+(?:her|him|his|them|their)\b)|"
+    # "please note a penicillin allergy on his record" (a noun "note" is no verb: "note: …", "her notes").
+    r"note(?=\s+(?:a|an|the|her|his|their)\s+[\w\- ]{0,30}\ballerg))\b",
 )
 #: Words that tell the assistant not to do something ("don't", "no need to", "hold off"): the rules' one list.
 NEGATION = r"don'?t|dont|do\s+not|no\s+need\s+to|hold\s+off|not\s+yet"
@@ -134,6 +136,7 @@ _ENROLMENT_RE = phrase(
     r"\b(enrol\w*|enroll\w*|recruit\w*|volunteers?|accepting\s+(?:new\s+)?(?:patients|participants|volunteers)|"
     r"(?:could|can)\s+join|join\s+(?:a|an|the|this)\s+(?:study|trial)|take\s+part\s+in|participate\s+in|"
     r"eligible\s+(?:for|to\s+join)|looking\s+for\s+(?:participants|volunteers|patients|subjects)|"
+    r"taking\s+(?:on\s+)?(?:new\s+)?(?:patients|participants)|"
     r"sign(?:ing)?\s+up|open\s+to\s+(?:recruitment|enrolment|enrollment))\b",
 )
 #: A question about two or more drugs given together: harm, levels, effect, QT, serotonin, bleeding, "OK with".
@@ -246,7 +249,7 @@ class Need:
 _DICTATION_HEAD_RE = phrase(
     r"(?:^|(?<=[.!;,])\s*|\s[-–—]\s+)\s*(?:(?:ok(?:ay)?|just|then|now|so|please|pls|(?:could|can|would)\s+you"
     r"(?:\s+mind)?|kindly)[,]?\s+)*"
-    r"(?:(?:save|log|file|make|write\s+up|document(?:ing)?|jot(?:\s+(?:this|that|it))?\s+down|chart\s+this)\b|"
+    r"(?:(?:save|log|file|make|write\s+up|document(?:ing)?|jot(?:\s+(?:this|that|it))?\s+down)\b|"
     r"(?:ward\s+round|wr|clinic|ed|consult|review)\s+"
     r"(?:entry|update)\b)"
     r"(?P<head>(?:(?!allerg|intoleran|prescri|\border|\bmeds?\b|medication|\bdrugs?\b|\brx\b)[^:\n?]){0,60}):\s*\S",
