@@ -15,7 +15,7 @@ from typing import cast
 
 from docgemma.agent import decision
 from docgemma.agent.answer import suggested_patient
-from docgemma.agent.button_fill import bare_name, connection_subject, drugs_named, is_class_name, possible_name
+from docgemma.agent.button_fill import bare_name, connection_subject, cued_name, drugs_named, is_class_name, possible_name
 from docgemma.agent.patterns import is_write_request
 from docgemma.agent.state import AgentState
 from docgemma.clinical.drug_spelling import unread_drugs
@@ -35,7 +35,8 @@ WRITE_PROBABILITY = 0.1
 #: ... and for any message, from this probability ("change his antibiotic to amlodipine 5 mg od": order or note?).
 LIKELY_WRITE_PROBABILITY = 0.3
 #: A record concept as a request names it ("kidneys" → "kidney function").
-_CONCEPT_WORDS = {"nkda": "allergies", "nka": "allergies", "kidney": "kidney function", "renal": "kidney function",
+_CONCEPT_WORDS = {"nkda": "allergies", "nka": "allergies", "u&es": "electrolytes", "u&e": "electrolytes",
+                  "obs": "vitals", "kidney": "kidney function", "renal": "kidney function",
                   "liver function": "liver function",
                   "thyroid": "thyroid function", "bp": "blood pressure", "temp": "temperature"}
 
@@ -79,7 +80,9 @@ def _order_tail(query: str, drug: str) -> str:
     for word in sorted(words, key=len, reverse=True):
         match = re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])\s*([^,;.?!]{{0,60}})", query, re.IGNORECASE)
         if match:
-            tail = " ".join(re.sub(r"\b(?:for|to)\s+(?:her|him|them)\b|\bthen\b", "", match.group(1)).split())
+            tail = re.sub(r"\bto\s+(?:her|his|their|the)\s+(?:drug\s+|med(?:ication)?\s+)?(?:chart|kardex)\b.*", "",
+                          match.group(1))
+            tail = " ".join(re.sub(r"\b(?:for|to)\s+(?:her|him|them)\b|\bthen\b", "", tail).split())
             return f" {tail}" if re.match(r"\d", tail) else ""  # a dose first, or nothing of the rest
     return ""
 
@@ -91,7 +94,11 @@ _TOPIC_RE = re.compile(r"\b(?:for|on|about|in|with)\s+([A-Za-z][\w' \-]{2,50}?)\
 #: A topic inside the message: "a review article on heart failure for my presentation", "she has refractory DKA - is
 #: there any trial she might be eligible for?".
 _INNER_TOPIC_RE = re.compile(r"\b(?:on|about|regarding|has|have|with)\s+([A-Za-z][\w' \-]{2,50}?)\s*"
-                             r"(?:[-–,.;:?!]|\bfor\s+(?:my|the|our|a|journal)\b|\banything\b|$)", re.IGNORECASE)
+                             r"(?:[-–,.;:?!]|\bfor\s+(?:my|the|our|a|journal)\b|\banything\b|$)"
+                             # "open heart failure studies", "cellulitis trials - Accra", "my gout patient"
+                             r"|\bopen\s+([A-Za-z][\w' \-]{2,40}?)\s+(?:studies|trials)\b"
+                             r"|(?:^|[:,.]\s*)([A-Za-z][\w' \-]{2,40}?)\s+tri+als\b"
+                             r"|\bmy\s+([A-Za-z][\w' \-]{2,40}?)\s+patient\b", re.IGNORECASE)
 
 
 def _topic(drugs: list[str], query: str) -> str | None:
@@ -101,7 +108,8 @@ def _topic(drugs: list[str], query: str) -> str | None:
         return _and(drugs)
     match = _TOPIC_RE.search(query)
     topic = _topic_words(match.group(1).strip()) if match else None
-    return topic or next((t for m in _INNER_TOPIC_RE.finditer(query) if (t := _topic_words(m.group(1).strip()))), None)
+    inner = (next(g for g in m.groups() if g) for m in _INNER_TOPIC_RE.finditer(query))
+    return topic or next((t for found in inner if (t := _topic_words(found.strip()))), None)
 
 
 def _topic_words(topic: str) -> str | None:
@@ -129,6 +137,12 @@ _REACTS_TO_RE = re.compile(r"\b(?:with|to|after|from)\s+([A-Za-z][\w\- ]{1,30}?)
                            r"record|document|add|log|note|put|as\s+an?)\b|$)", re.IGNORECASE)
 
 
+#: Allergens that are no drug, as clinicians write them ("peanuts gave him facial swelling", "shellfish-allergic").
+_ALLERGEN_RE = re.compile(r"\b(latex|peanuts?|tree\s+nuts|nuts|shellfish|eggs?|cow'?s\s+milk|milk|dairy|soy|soya|wheat|"
+                          r"gluten|sesame|fish|bee\s+stings?|wasp\s+stings?|(?:iv\s+|iodinated\s+)?contrast|iodine|"
+                          r"sticking\s+plasters?|adhesive\s+tape|chlorhexidine|nickel)(?=[\s,.;:!?()-]|$)", re.IGNORECASE)
+
+
 def _allergen(drugs: list[str], query: str) -> str | None:
     """The substance of an allergy as the allergy's own reader takes it ("shellfish", "sulfonamides"), else the one
     drug named, else what the message says a reaction was to (the clinician sees it on the button)."""
@@ -138,6 +152,9 @@ def _allergen(drugs: list[str], query: str) -> str | None:
         return str(substance)
     if len(drugs) == 1:
         return drugs[0]
+    known = [m.group(1) for m in _ALLERGEN_RE.finditer(query)]
+    if len({k.lower() for k in known}) == 1:
+        return known[0]
     said = [m.group(1).strip() for m in _REACTS_TO_RE.finditer(query)]
     said = [s for s in said if not only_function_words(s) and not re.search(r"\b(?:her|him|his|them|patient|me|it|"
                                                                           r"this|that|allerg\w*)\b", s, re.I)]
@@ -257,8 +274,9 @@ def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) ->
     search = next((s.name for s in registry if s.patient_search), None)
     labels, writes = _readings(carried, state, registry, query)
     named, active = _named(state)
-    if not named and search in labels and (bare := bare_name(query)):
-        # The whole message is a name ("pt david ochieng") and the router thinks of a patient search: that first.
+    if not named and search in labels and (bare := bare_name(query) or cued_name(query)):
+        # The whole message is a name ("pt david ochieng"), or a name follows a word that asks for a patient
+        # ("change patient to mei chen"), and the router thinks of a patient search: that first.
         named, active = bare, False
         labels.insert(0, labels.pop(labels.index(search)))
     # The active patient is "this patient" (their name would be a search for them): the page shows who it is.

@@ -94,7 +94,9 @@ _NOT_NAME_WORDS = frozenset({"show", "me", "what", "what's", "whats", "how", "wh
                              # verbs a request starts with: "explain cushing's …", "check tom's bp"
                              "explain", "check", "diagnose", "manage", "treat", "review", "describe", "assess",
                              "start", "stop", "about", "regarding", "re", "managing", "treating", "explaining",
-                             "checking", "reviewing", "assessing", "starting", "stopping"})
+                             "checking", "reviewing", "assessing", "starting", "stopping",
+                             # words that ask for a patient ("pt called leo martins")
+                             "called", "named", "patient", "pt", "find", "up"})
 
 
 def possible_name(query: str) -> str | None:
@@ -119,6 +121,33 @@ def possible_name(query: str) -> str | None:
 #: What may stand around a bare name: "patient amara nwosu", "pt david ochieng", "wanjiru kamau pls".
 _BARE_NAME_RE = re.compile(r"^\s*(?:(?:the\s+)?(?:patient|pt\.?)\s+)?(?P<name>[a-z][a-z'\-]+(?:\s+[a-z][a-z'\-]+){1,2}?)"
                            r"\s*(?:,?\s*(?:please|pls|plz|thanks))?\s*[?.!]*\s*$", re.IGNORECASE)
+
+
+#: Where a name follows a word that asks for a patient: "change patient to mei chen", "pt called leo martins, can you
+#: find them", "look up ahmed karim on the system", "search the system for Martins, Leo", "find kofi asante, MRN …",
+#: "any known allergies for daniel reyes?".
+_NAME_CUE_RE = re.compile(r"\b(?:patient\s+to|called|named|find|up|for|pt|patient)\s+", re.IGNORECASE)
+_NAME_AT_RE = re.compile(rf"({_WORD},?\s+{_WORD})\b", re.IGNORECASE)
+
+
+def cued_name(query: str) -> str | None:
+    """A name after a word that asks for a patient, title-cased (surname first when a comma says so); None when the
+    words are function, clinical or drug words. Read only to offer the patient search."""
+    for cue in _NAME_CUE_RE.finditer(query):  # every cue, overlapping ones too ("pt called leo martins")
+        match = _NAME_AT_RE.match(query, cue.end())
+        if match and (name := _name_of(match.group(1))):
+            return name
+    return None
+
+
+def _name_of(written: str) -> str | None:
+    """``written`` ("mei chen", "Martins, Leo") as a name to search for, or None when it cannot be one."""
+    words = [w.strip(",") for w in written.split()]
+    if any(w.lower() in FUNCTION_WORDS | _NOT_NAME_WORDS or w.lower() in CLINICAL_WORDS or CLINICAL_SUFFIX_RE.search(w)
+           or DrugDictionary.find(w) or unread_drugs(w) for w in words):
+        return None
+    titled = [w[:1].upper() + w[1:] for w in words]
+    return " ".join(reversed(titled) if "," in written else titled)
 
 
 def bare_name(query: str) -> str | None:

@@ -22,7 +22,7 @@ from docgemma.clinical.drug_spelling import one_edit
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.clinical.negation import negations, not_written, without_negations
-from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
+from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, RESULT_CONCEPT_RE
 from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS, asks_about_own_medicines
 from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
@@ -37,7 +37,9 @@ def phrase(pattern: str) -> re.Pattern[str]:
 
 # "record" is also a verb ("record an allergy"): it names the chart only after a possessive or article.
 _CHART_RE = phrase(
-    r"\b(chart|summary|history|overview)\b|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b",
+    # Not a "drug chart" (her medications), nor "chart the following: …" (a note).
+    r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|history|overview|whole\s+lot)\b(?!\s+(?:the|this|that)\b)"
+    r"|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b",
 )
 #: Sections of the record: for a patient the message names ("find John Smith and check his meds") they are a
 #: chart review; about the active patient ("what meds is she on?") they are a question for the record query.
@@ -54,6 +56,9 @@ CONNECTION_RE = phrase(
     r"why\s+(?:was|is)\s+(?:her|his|their|the)?\s*[\w\-]+\s+started|indication\s+for\s+(?:her|his|their)|"
     r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:are|is)\s+for\s+(?:her|his|their)|"
     r"taking\s+for\s+(?:her|his|their)|(?:on\s+(?:her|his|their)\s+list|being\s+used)\s+(?:to\s+)?(?:treat|manage)|"
+    # "join the dots between her diagnoses and her drugs", "how does her X tie in with her Y", "what's covering his AF"
+    r"join\s+the\s+dots|between\s+(?:her|his|their)\s+[\w\- ]{2,30}\s+and\s+(?:her|his|their)\b|tie\s+in\s+with|"
+    r"covering\s+(?:her|his|their)\b|"
     # "how her problems and meds relate", "is his gout tied to his diuretic?"
     r"tied\s+to|(?:relate|interrelate|fit\s+together|tie\s+together|tie\s+in)(?=\s*[?.!]*\s*$))\b",
 )
@@ -61,6 +66,7 @@ _REVIEW_RE = phrase(r"\b(chart|summary|review)\b")
 #: A drug's label question: with one drug named, these words ask for its warnings.
 _SAFE_RE = phrase(
     r"\b(safe|safety|dangerous|danger|toxicity|contraindications|contraindicated|label|labelling|labeling|warnings?|"
+    r"teratogen\w*|"
     r"precautions|(?:ok|okay|alright|fine)\s+to\s+(?:prescribe|give|use|start|take)|"
     # "is doxycycline ok in the 2nd trimester?", "can I still give nitrofurantoin if eGFR is 28?"
     r"(?:ok|okay|alright|fine)\s+(?:in|for|during|if)|can\s+(?:i|we)\s+(?:still\s+)?(?:give|use))\b",
@@ -136,7 +142,9 @@ _ENROLMENT_RE = phrase(
     r"\b(enrol\w*|enroll\w*|recruit\w*|volunteers?|accepting\s+(?:new\s+)?(?:patients|participants|volunteers)|"
     r"(?:could|can)\s+join|join\s+(?:a|an|the|this)\s+(?:study|trial)|take\s+part\s+in|participate\s+in|"
     r"eligible\s+(?:for|to\s+join)|looking\s+for\s+(?:participants|volunteers|patients|subjects)|"
-    r"taking\s+(?:on\s+)?(?:new\s+)?(?:patients|participants)|"
+    r"taking\s+(?:on\s+)?(?:new\s+)?(?:patients|participants)|randomi[sz]ed\s+into|"
+    # "nairobi: open uti studies", "open heart failure trials near Accra": studies open to patients
+    r"open\s+(?:[\w\-']+\s+){0,3}(?:studies|trials)|"
     r"sign(?:ing)?\s+up|open\s+to\s+(?:recruitment|enrolment|enrollment))\b",
 )
 #: A question about two or more drugs given together: harm, levels, effect, QT, serotonin, bleeding, "OK with".
@@ -312,6 +320,10 @@ def is_write_request(query: str) -> bool:
 _STOP_VERB_RE = phrase(r"(?:stop|discontinu|ceas|withdr|withh|suspend|hold|d/c)")
 #: What a write records, once the negated statements are blanked: an allergy or reaction, a note, an order.
 _WRITE_CONTENT_RE = phrase(r"\ballerg\w*|\bintoleran\w*|\banaphyla\w*|\bnotes?\b|\bprescri\w*")
+#: A note to save, whatever it says to hold or stop: "WR: …, hold ramipril … - please save", "today's WR entry - …",
+#: "please chart the following: …", "record today's review: …".
+_NOTE_SAVE_RE = phrase(r"\bsave\w*|\bjot\b|\bentry\b|\bwr\b|\bchart(?=\s+(?:the|this|that)\b)|"
+                       r"\b(?:record|document)\s+(?:today'?s\s+|this\s+|my\s+|the\s+)?(?:review|plan|entry|update)\b")
 
 
 def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
@@ -330,15 +342,25 @@ def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
     rest = without_negations(query)
     if _WRITE_CONTENT_RE.search(rest) or REACTION_WORDS.search(rest) or _ORDER_RE.search(rest):
         return None
+    if all(_STOP_VERB_RE.match(n.words) for n in found) and _NOTE_SAVE_RE.search(rest):
+        return None  # a note that says what to hold or stop (an allergy denied stays denied, whatever is saved)
     asked = _WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query)
     return not_written(found) if asked or any(n.kind == "order" for n in found) else None
+
+
+#: "how's her troponin compared with last time?": a result's trend, not the visits.
+_SINCE_LAST_RE = phrase(r"\b(?:since|than|with|from)\s+(?:the\s+)?last\s+time\b")
 
 
 def record_role(query: str) -> Role:
     """Which record tool a question about the record needs: how items relate, the visits, or a record query."""
     if CONNECTION_RE.search(query):
         return Role.CONNECTIONS
-    return Role.RECORD_HISTORY if TIMELINE_RE.search(query) else Role.RECORD_QUERY
+    visits = [m.group(0) for m in TIMELINE_RE.finditer(query)]
+    if visits and all(v.lower() == "last time" for v in visits) and _SINCE_LAST_RE.search(query) \
+            and RESULT_CONCEPT_RE.search(query):
+        return Role.RECORD_QUERY
+    return Role.RECORD_HISTORY if visits else Role.RECORD_QUERY
 
 
 def is_short_record_ask(query: str, drugs: list[str]) -> bool:

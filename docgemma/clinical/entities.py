@@ -162,7 +162,9 @@ def alias(token: str) -> str | None:
 
 #: Words the dictionary knows as a substance that, in a clinician's message, are a dose form: "500mg caps" (CAPS is a
 #: laboratory buffer).
-NOT_DRUGS = frozenset({"caps", "tabs"})
+NOT_DRUGS = frozenset({"caps", "tabs",
+                       # A result the record holds, not a drug asked about ("ferritin from this morning?").
+                       "ferritin"})
 
 ACTION_VERBS: dict[str, str] = {
     "prescribe": "prescribe", "prescribed": "prescribe", "order": "order", "ordered": "order",

@@ -15,7 +15,7 @@ from docgemma.clinical.entities import DrugDictionary
 CONDITION_WORDS = r"conditions?|diagnos[ie]s|problems?"
 IMMUNIZATION_WORDS = r"immuni[sz]ations?|vaccines?|vaccinations?"
 PROCEDURE_WORDS = r"procedures?|surgery|surgeries"
-MEDICATION_WORDS = r"medications?|meds|prescriptions?"
+MEDICATION_WORDS = r"medications?|meds|prescriptions?|drug\s+chart|med(?:ication)?\s+chart|kardex"
 #: "Is she on …?", "what is he taking?": a question about her medications.
 ON_MEDICATION = r"(?:is|are)\s+(?:she|he|they)\s+(?:on|taking)"
 #: "remind me what she's on at home": the same question, the words the other way round (not "what he's taking for X").
@@ -26,8 +26,12 @@ RESULT_WORDS = (
     r"labs?|lab results?|results?|creatinine|egfr|kidneys?|renal|potassium|sodium|glucose|hba1c|a1c|hemoglobin|"
     r"haemoglobin|cholesterol|lipids?|ldl|hdl|blood pressure|bp|vitals?|vital signs|weight|bmi|heart rate|pulse|"
     r"temperature|temp|inr|tsh|thyroid|lfts?|liver function|platelets?|wbc|crp|ferritin|troponin|bnp|urine pcr|upcr|"
-    r"sats|spo2|electrolytes|fbc|blood count"
+    r"sats|spo2|electrolytes|fbc|blood count|"
+    # The ward's abbreviations: urea and electrolytes, observations.
+    r"u\s?&\s?es?|u\s?and\s?es?|obs|observations"
 )
+#: A result the record holds, named in the message.
+RESULT_CONCEPT_RE = re.compile(rf"\b(?:{RESULT_WORDS})\b", re.IGNORECASE)
 #: What a patient's record holds: a question about one of these for the active patient reads the record.
 RECORD_CONCEPT_RE = re.compile(
     rf"\b({RESULT_WORDS}|allerg\w*|{CONDITION_WORDS}|problem list|{IMMUNIZATION_WORDS}|"
@@ -49,7 +53,7 @@ SECTIONS: tuple[tuple[re.Pattern[str], dict[str, str]], ...] = (
     (re.compile(rf"\b({IMMUNIZATION_WORDS})\b", re.I), {"resource_type": "Immunization"}),
     (re.compile(rf"\b({PROCEDURE_WORDS})\b", re.I), {"resource_type": "Procedure"}),
     (re.compile(r"\bnotes?\b", re.I), {"resource_type": "DocumentReference"}),
-    (re.compile(r"\b(vitals?|vital signs)\b", re.I), {"resource_type": "Observation", "category": "vital-signs"}),
+    (re.compile(r"\b(vitals?|vital signs|obs)\b", re.I), {"resource_type": "Observation", "category": "vital-signs"}),
     (re.compile(r"\b(labs?|lab results?)\b", re.I), {"resource_type": "Observation", "category": "laboratory"}),
 )
 #: A named result or result group the record query searches for by name.
@@ -57,7 +61,7 @@ LAB_NAME_RE = re.compile(
     r"\b(kidney function|kidneys|renal function|liver function(?: tests?)?|lfts?|creatinine|egfr|potassium|sodium|glucose|"
     r"hba1c|a1c|hemoglobin|haemoglobin|cholesterol|lipids?|ldl|hdl|blood pressure|bp|heart rate|pulse|weight|bmi|"
     r"temperature|temp|inr|tsh|thyroid function|platelets?|white cell count|wbc|troponin|bnp|crp|ferritin|urine pcr|"
-    r"upcr|protein[/: -]creatinine(?: ratio)?|oxygen saturation|sats|spo2|electrolytes|u&e|blood count|fbc|cbc)\b",
+    r"upcr|protein[/: -]creatinine(?: ratio)?|oxygen saturation|sats|spo2|electrolytes|u&es?|blood count|fbc|cbc)\b",
     re.IGNORECASE,
 )
 #: What a record search is named when the clinician abbreviates it (the names results carry, or a concept the
@@ -66,7 +70,7 @@ LAB_NAMES = {
     "kidneys": "kidney function", "lft": "liver function", "lfts": "liver function", "liver function test": "liver function",
     "liver function tests": "liver function", "temp": "temperature", "bp": "blood pressure", "pulse": "heart rate",
     "urine pcr": "protein/creatinine", "upcr": "protein/creatinine", "sats": "oxygen saturation",
-    "spo2": "oxygen saturation", "u&e": "electrolytes", "fbc": "blood count", "cbc": "blood count",
+    "spo2": "oxygen saturation", "u&e": "electrolytes", "u&es": "electrolytes", "fbc": "blood count", "cbc": "blood count",
     "lipid": "lipids", "thyroid function": "thyroid",
 }
 

@@ -145,3 +145,69 @@ def test_why_a_drug_is_there_is_a_connection_question(message: str) -> None:
 def test_a_greeting_of_a_few_words_stands_but_not_one_naming_a_patient(message: str, sure: bool) -> None:
     decided = decision.decide(_state(message), REG)  # type: ignore[arg-type]
     assert decided["sure"] is sure and (not sure or decided["label"] == "DIRECT")
+
+
+# ── classes the second set written apart found on its first pass (bench/results/results_router_heldout_v2_first_pass.md)
+
+
+@pytest.mark.parametrize("message", ["WR: K+ 5.4, hold ramipril, repeat U&E tomorrow - please save",
+                                     "today's WR entry - falls review, stop oxybutynin, physio referral",
+                                     "please chart the following: K+ 5.4, hold ramipril"])
+def test_a_note_that_says_to_hold_a_drug_is_no_negated_write(message: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is None or decided.rule not in {"negated_write", "nothing_to_do"}
+
+
+@pytest.mark.parametrize(("message", "tool"), [
+    ("how's her troponin compared with last time?", "query_patient_data"),
+    ("what happened last time she came in?", "get_patient_timeline"),
+    ("what's on her drug chart?", "query_patient_data"),
+    ("latest u&es?", "query_patient_data"), ("obs?", "query_patient_data"),
+    ("join the dots between her diagnoses and her drugs", "explore_connections"),
+    ("how does her asthma tie in with her heart failure?", "explore_connections"),
+])
+def test_record_questions_by_their_ward_words(message: str, tool: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == tool
+
+
+@pytest.mark.parametrize(("message", "tool"), [
+    ("is there a study my gout patient could be randomised into?", "find_clinical_trials"),
+    ("nairobi: open uti studies?", "find_clinical_trials"),
+    ("teratogenic risk with valproate?", "check_drug_safety"),
+])
+def test_trials_and_label_questions_by_their_words(message: str, tool: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == tool
+
+
+@pytest.mark.parametrize(("message", "action", "button"), [
+    ("change patient to mei chen", "search_patient", "Find patient Mei Chen"),
+    ("pt called leo martins, can you find them?", "search_patient", "Find patient Leo Martins"),
+    ("search the system for Martins, Leo", "search_patient", "Find patient Leo Martins"),
+    ("He tells me peanuts gave him wheeze - pls add that to his allergies", "add_allergy",
+     "Record an allergy to peanuts for this patient"),
+    ("so flag her as shellfish-allergic", "add_allergy", "Record an allergy to shellfish for this patient"),
+    ("add cephalexin 500 mg once nightly to his drug chart", "prescribe_medication",
+     "Prescribe cephalexin 500 mg once nightly for this patient"),
+    ("Kampala: open gout studies?", "find_clinical_trials", "Find recruiting clinical trials for gout"),
+])
+def test_the_second_sets_classes_are_offered_filled_in(message: str, action: str, button: str) -> None:
+    offered = _buttons(message)
+    assert (button, action) in [(text, label) for text, label, _done in offered], offered
+
+
+def test_ferritin_is_a_result_not_a_drug() -> None:
+    assert _state("ferritin from this morning?")["extracted_entities"]["drug_mentions"] == []
+
+
+@pytest.mark.parametrize("message", ["open studies near Nairobi for gout", "nairobi: open uti studies?"])
+def test_open_studies_near_a_place_are_trials_with_the_place_used(message: str) -> None:
+    assert _sure(message) == "find_clinical_trials"
+
+
+@pytest.mark.parametrize("message", ["He is NOT allergic to latex, please record that",
+                                     "No known drug allergies - please save", "stop lisinopril"])
+def test_a_denied_allergy_or_a_stop_alone_stays_a_negated_write(message: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.rule == "negated_write"

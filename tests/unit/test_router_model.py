@@ -98,7 +98,7 @@ def test_the_timeline_says_rule_and_classifier_in_clinical_words() -> None:
 def test_the_unsure_timeline_says_what_the_message_left_over() -> None:
     """Issue 26: an unsure turn's timeline said only "no rule decided"; the rule that read an action but did not
     account for the whole message is named, with what was left over (in clinical words)."""
-    decided = _decide("open studies near Nairobi for gout")
+    decided = _decide("find papers near Nairobi on gout")
     assert not decided["sure"] and decided["label"] is None
     text = decision.describe(decided, REG)
     assert text.startswith("unsure: a rule read Medical Literature, but left over: Nairobi (place); classifier said")
