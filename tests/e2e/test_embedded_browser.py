@@ -198,3 +198,43 @@ def test_every_issue_phrasing_in_chromium_is_done_or_asked_never_for_another_pat
             page.locator("#reject:visible").first.click()
             _decided(page, decided)
     page.screenshot(path=str(ARTIFACTS / "26_embedded_every_phrasing.png"), full_page=True)
+
+
+def test_the_written_apart_sets_classes_are_asked_with_the_right_button_in_chromium(embedded_url: str,
+                                                                                    page: Any) -> None:  # noqa: F811
+    """Issue 26, the classes the sets of families written apart found, on the embedded default in the browser: a
+    slipped record word ("admisions"), a bare lower-case name, an allergy to something that is no drug. Each is asked
+    with the right action as a button; clicking it does that action (a timeline, a search, an allergy's card with
+    the substance named), with no model call."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(embedded_url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+    make_active(page, "Mensah", "Grace Mensah")
+
+    _ask_and_wait(page, "any admisions for her recently?")
+    assert "When was this patient last seen?" in _buttons(page), _buttons(page)
+    before = page.locator("#timeline").inner_text()
+    page.get_by_role("button", name="When was this patient last seen?").click()
+    page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
+    _stable(page)
+    assert "model calls: 0" in page.locator("#timeline").inner_text()
+
+    _ask_and_wait(page, "pt david ochieng")
+    assert "Find patient David Ochieng" in _buttons(page), _buttons(page)
+
+    _ask_and_wait(page, "she gets hives with eggs - please record it")
+    if not page.locator("#approval:visible").count():
+        assert "Record an allergy to eggs for this patient" in _buttons(page), _buttons(page)
+        before = page.locator("#timeline").inner_text()
+        page.get_by_role("button", name="Record an allergy to eggs for this patient").click()
+        page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
+        _stable(page)
+    assert page.locator("#approval:visible").count()
+    # The card's form holds what Approve writes: its fields' values, not its text.
+    values = page.locator("#approval:visible input, #approval:visible textarea").evaluate_all("els => els.map(e => e.value)")
+    assert "eggs" in [str(v).strip().lower() for v in values], values
+    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "26_embedded_written_apart_classes.png"), full_page=True)
+    decided = page.locator("#chat").inner_text()
+    page.locator("#reject:visible").first.click()
+    _decided(page, decided)
