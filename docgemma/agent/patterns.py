@@ -38,7 +38,8 @@ def phrase(pattern: str) -> re.Pattern[str]:
 # "record" is also a verb ("record an allergy"): it names the chart only after a possessive or article.
 _CHART_RE = phrase(
     # Not a "drug chart" (her medications), nor "chart the following: …" (a note).
-    r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|history|overview|whole\s+lot)\b(?!\s+(?:the|this|that)\b)"
+    r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|history|overview|whole\s+lot|the\s+lot|background|"
+    r"run\s+me\s+through)\b(?!\s+(?:the|this|that)\b)"
     r"|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b",
 )
 #: Sections of the record: for a patient the message names ("find John Smith and check his meds") they are a
@@ -54,7 +55,7 @@ CONNECTION_RE = phrase(
     r"why\s+(?:is|was)\s+(?:she|he|they|the\s+patient)\s+(?:on|taking)|why\s+(?:does|did)\s+(?:she|he|they)\s+take|"
     r"why\s+(?:she|he|they)\s+(?:takes?|is\s+on|'s\s+on|are\s+on)|"
     r"why\s+(?:was|is)\s+(?:her|his|their|the)?\s*[\w\-]+\s+started|indication\s+for\s+(?:her|his|their)|"
-    r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:are|is)\s+for\s+(?:her|his|their)|"
+    r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:are|is)\s+for\b|"
     r"taking\s+for\s+(?:her|his|their)|(?:on\s+(?:her|his|their)\s+list|being\s+used)\s+(?:to\s+)?(?:treat|manage)|"
     # "join the dots between her diagnoses and her drugs", "how does her X tie in with her Y", "what's covering his AF"
     r"join\s+the\s+dots|between\s+(?:her|his|their)\s+[\w\- ]{2,30}\s+and\s+(?:her|his|their)\b|tie\s+in\s+with|"
@@ -69,7 +70,9 @@ _SAFE_RE = phrase(
     r"teratogen\w*|"
     r"precautions|(?:ok|okay|alright|fine)\s+to\s+(?:prescribe|give|use|start|take)|"
     # "is doxycycline ok in the 2nd trimester?", "can I still give nitrofurantoin if eGFR is 28?"
-    r"(?:ok|okay|alright|fine)\s+(?:in|for|during|if)|can\s+(?:i|we)\s+(?:still\s+)?(?:give|use))\b",
+    r"(?:ok|okay|alright|fine)\s+(?:in|for|during|if)|can\s+(?:i|we)\s+(?:still\s+)?(?:give|use)|"
+    # "pregnant, 18 weeks - can she have acyclovir", "does ramipril need avoiding in severe renal impairment?"
+    r"can\s+(?:she|he|they)\s+(?:still\s+)?(?:have|take)|avoid(?:ed|ing)?\s+in)\b",
 )
 _PATIENT_RE = phrase(r"\b(patient|his|her|their)\b")
 #: The message refers to a patient (the active one when no id or name is given).
@@ -110,7 +113,10 @@ _WRITE_CLAUSE_RE = phrase(
     # "switch him to …", "change her antibiotic to …": an order (never "switch to <a patient>").
     r"(?:switch|change)(?=\s+(?:her|him|his|them|their)\b)|"
     # "please note a penicillin allergy on his record" (a noun "note" is no verb: "note: …", "her notes").
-    r"note(?=\s+(?:a|an|the|her|his|their)\s+[\w\- ]{0,30}\ballerg))\b",
+    r"note(?=\s+(?:a|an|the|her|his|their)\s+[\w\- ]{0,30}\ballerg)|"
+    # "get that on the record as an allergy", "new allergy: latex, …"
+    r"get(?=\s+(?:that|this|it)\s+on\s+(?:the|her|his|their)\s+record)|"
+    r"new(?=\s+allerg\w*\s*:))\b",
 )
 #: Words that tell the assistant not to do something ("don't", "no need to", "hold off"): the rules' one list.
 NEGATION = r"don'?t|dont|do\s+not|no\s+need\s+to|hold\s+off|not\s+yet"
@@ -203,7 +209,7 @@ NOTHING_TO_DO_RE = phrase(
     # A plan not to act: "leave the metoprolol for now", "not starting potassium today", "we won't start it yet".
     r"leave\s+(?:the\s+|her\s+|his\s+|their\s+)?[\w\-]+(?:\s+[\w\-]+)?\s+(?:for\s+now|as\s+(?:it\s+)?is|alone)|"
     r"(?:(?:we're|we\s+are|i'm|i\s+am)\s+)?not\s+(?:starting|prescribing|giving|adding|changing|ordering)|"
-    r"(?:we|i)\s+won'?t\s+(?:start|prescribe|give|add|order)|"
+    r"(?:we|i)\s+won'?t\s+(?:start|prescribe|give|add|order)|let'?s\s+not\s+(?:start|prescribe|give|add|order)|"
     # A past-tense statement of the clinician's own action: "I already wrote the note", "We documented it earlier".
     r"(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:already\s+)?(?:wrote|written|done|did|documented|recorded|added|prescribed|"
     r"saved|entered|ordered|sent|charted|noted))\b",
@@ -218,6 +224,7 @@ NOTE_THAT_RE = phrase(r"^\s*(?:please\s+)?(?:note|nb)\b(?!\s*(?:for\b[^:]*)?:)")
 #: A general-knowledge question: definition, mechanism, explanation, who/when/which in general.
 EXPLAIN_RE = phrase(
     r"^\s*(please\s+|(?:can|could)\s+you\s+)?(what\s+(is|are|was|were|does|do|causes?|r)|explain|define|describe|"
+    r"(?:quick\s+)?refresher\s+on|any\s+tips\s+on|"
     r"how\s+(does|do|is|are)|why\b|"
     r"tell\s+me\s+about|what's|whats|who\s+(?:is|are|can|should|may)\s+(?:allowed|able|eligible|qualified|"
     r"responsible|permitted)|who\s+(?:should|needs?|qualifies)|how\s+(?:should|can|would)\s+(?:i|we|you|one)|"
@@ -233,8 +240,11 @@ DEFINITION_RE = phrase(
 _IMAGE_WORDS = (r"(?:image|images|x-?rays?|xrays?|film|scan|ct|mri|ultrasound|slide|photo|picture|radiograph|cxr|"
                 r"echo|ecg|ekg)")
 IMAGE_REQUEST_RE = phrase(
-    rf"\b(analy[sz]e|interpret|read|assess|evaluate|look at|review|report|comment on|opinion on|have a look at)\b.*"
+    rf"\b(analy[sz]e|interpret|read|assess|evaluate|look at|review|report|comment(?:\s+on)?|opinion on|have a look at|"
+    rf"r/o|rule\s+out|exclude)\b.*"
     rf"\b{_IMAGE_WORDS}\b"
+    # "ultrasound image attached, comment please": the request after the image
+    rf"|\b{_IMAGE_WORDS}\b.*\b(?:comment|report|interpret|analy[sz]e)\b"
     rf"|\b(?:on|in)\s+(?:this|the|that|these)\s+(?:chest\s+)?{_IMAGE_WORDS}\b"
     r"|\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion|bleed)\b",
 )
@@ -258,6 +268,7 @@ _DICTATION_HEAD_RE = phrase(
     r"(?:^|(?<=[.!;,])\s*|\s[-–—]\s+)\s*(?:(?:ok(?:ay)?|just|then|now|so|please|pls|(?:could|can|would)\s+you"
     r"(?:\s+mind)?|kindly)[,]?\s+)*"
     r"(?:(?:save|log|file|make|write\s+up|document(?:ing)?|jot(?:\s+(?:this|that|it))?\s+down)\b|"
+    r"(?:i'?d\s+like|i\s+want|please\s+have)\s+(?:this|it|that)\s+(?:saved|documented|recorded|noted)\b|"
     r"(?:ward\s+round|wr|clinic|ed|consult|review)\s+"
     r"(?:entry|update)\b)"
     r"(?P<head>(?:(?!allerg|intoleran|prescri|\border|\bmeds?\b|medication|\bdrugs?\b|\brx\b)[^:\n?]){0,60}):\s*\S",
@@ -306,6 +317,10 @@ def is_question(query: str) -> bool:
     return bool(_QUESTION_RE.match(query)) or query.rstrip().endswith("?")
 
 
+#: "her allergy list needs codeine on it": a list of the record that needs an entry.
+_LIST_NEEDS_RE = phrase(r"\b(?:allerg\w*|drug|med(?:ication)?s?)\s+list\s+needs?\s+[\w\- ]{2,30}\s+(?:on|adding)\b")
+
+
 def is_write_request(query: str) -> bool:
     """True when the clinician asks for a write in command form, or dictates a note; questions never are, nor is
     a request whose every write is negated ("He is NOT allergic to latex, please record that": see
@@ -314,7 +329,7 @@ def is_write_request(query: str) -> bool:
         return True
     if is_question(query) or negated_write(query) is not None:
         return False
-    return bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query))
+    return bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query) or _LIST_NEEDS_RE.search(query))
 
 
 _STOP_VERB_RE = phrase(r"(?:stop|discontinu|ceas|withdr|withh|suspend|hold|d/c)")

@@ -23,7 +23,7 @@ __all__ = ["NOT_SPECIFIED", "REACTION_WORDS"]
 #: Words asking for a drug's label warnings, or for drugs together: the tools' task keywords, and the clause
 #: whose drugs the extractor takes when a message names several.
 SAFETY_WORDS = ("safety", "warning", "warnings", "boxed warning", "fda")
-INTERACTION_WORDS = ("interaction", "interactions", "combining", "together with")
+INTERACTION_WORDS = ("interaction", "interactions", "combining", "together with", "clash", "clashes")
 #: Words of a clause that asks about a drug's label (its drugs are the ones looked up).
 LABEL_WORDS = (*SAFETY_WORDS, "label", "labels", "labelling", "labeling", "package insert")
 #: Words for a study: a literature search's, unless the message asks for studies that enrol patients
@@ -123,7 +123,7 @@ def patient_only(request: Request) -> dict[str, Any]:
 #: own medicines, which the record gives (never the model).
 OWN_MEDICINES_RE = re.compile(
     r"\b(?:her|his|their|(?:the|this|that)\s+patient'?s|pt'?s)\s+(?:other\s+|current\s+|regular\s+|usual\s+|existing\s+|home\s+|"
-    r"active\s+)*(?:meds|medications?|medicines?|drugs|prescriptions|tablets|pills)\b"
+    r"active\s+)*(?:meds|medications?|medicines?|drugs|prescriptions|tablets|pills|(?:drug|med|medication)\s+list)\b"
     r"|\b(?:anything|what(?:ever)?|everything)\s+(?:else\s+)?(?:she|he|they)(?:'s|'re|\s+is|\s+are)\s+"
     r"(?:already\s+|currently\s+)?(?:on|taking)\b",
     re.IGNORECASE,

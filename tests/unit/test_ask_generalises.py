@@ -211,3 +211,33 @@ def test_open_studies_near_a_place_are_trials_with_the_place_used(message: str) 
 def test_a_denied_allergy_or_a_stop_alone_stays_a_negated_write(message: str) -> None:
     decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
     assert decided is not None and decided.rule == "negated_write"
+
+
+@pytest.mark.parametrize(("message", "tool"), [
+    ("which of his meds are for sickle cell disease?", "explore_connections"),
+    ("his regular meds - anything clash with lithium?", "check_drug_interactions"),
+    ("run pravastatin against her current drug list", "check_drug_interactions"),
+    ("her allergy list needs codeine on it (angioedema)", "add_allergy"),
+    ("new allergy: latex, reaction facial swelling", "add_allergy"),
+    ("run me through her background - pmh, meds, the lot", "get_patient_chart"),
+    ("pregnant, 18 weeks - can she have acyclovir", "check_drug_safety"),
+    ("does ramipril need avoiding in severe renal impairment?", "check_drug_safety"),
+    ("I'd like this saved to her record, thanks: family meeting held, DNACPR discussed", "save_clinical_note"),
+])
+def test_more_ward_forms_read_by_rule(message: str, tool: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == tool
+
+
+@pytest.mark.parametrize("message", ["let's not start erythromycin until the cultures are back",
+                                     "quick refresher on the pathophysiology of heart failure pls",
+                                     "any tips on structuring an ISBAR handover?"])
+def test_more_general_or_nothing_to_do_forms_are_direct(message: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.intent == "DIRECT"
+
+
+@pytest.mark.parametrize("message", ["ultrasound image attached, comment please", "r/o fracture on this please"])
+def test_an_explicit_request_about_an_attached_image_uses_the_tool(message: str) -> None:
+    decided = rules.rule_decision(_state(message, image=True), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == "analyze_medical_image"
