@@ -81,7 +81,8 @@ PATIENT_REF_RE = phrase(
 )
 TIMELINE_RE = phrase(
     r"\b(visits?|encounters?|admissions?|appointments?|timeline|what happened|last time|previous notes?|last seen|"
-    r"seen last)\b",
+    # "did she turn up to her renal follow-up?", "has he attended clinic?"
+    r"seen last|follow-?ups?|turn(?:ed)?\s+up|attend(?:ed|s|ance)?|dna'?d)\b",
 )
 #: Words that make a short question general rather than about the patient's own record ("BP targets?").
 _GENERAL_WORDS_RE = phrase(
@@ -267,7 +268,8 @@ class Need:
 _DICTATION_HEAD_RE = phrase(
     r"(?:^|(?<=[.!;,])\s*|\s[-–—]\s+)\s*(?:(?:ok(?:ay)?|just|then|now|so|please|pls|(?:could|can|would)\s+you"
     r"(?:\s+mind)?|kindly)[,]?\s+)*"
-    r"(?:(?:save|log|file|make|write\s+up|document(?:ing)?|jot(?:\s+(?:this|that|it))?\s+down)\b|"
+    r"(?:(?:save|log|file|make|write\s+up|document(?:ing)?|jot(?:\s+(?:this|that|it))?\s+down|enter)\b|"
+    r"(?:pt\s?wr|wr|ward\s+round)(?=\s*:)|"
     r"(?:i'?d\s+like|i\s+want|please\s+have)\s+(?:this|it|that)\s+(?:saved|documented|recorded|noted)\b|"
     r"(?:ward\s+round|wr|clinic|ed|consult|review)\s+"
     r"(?:entry|update)\b)"
@@ -317,6 +319,8 @@ def is_question(query: str) -> bool:
     return bool(_QUESTION_RE.match(query)) or query.rstrip().endswith("?")
 
 
+#: A few words and a colon before the rest: "PTWR: …", "enter the following in his record: …".
+_HEAD_COLON_RE = phrase(r"^[^:?\n]{1,60}:\s*(?=\S)")
 #: "her allergy list needs codeine on it": a list of the record that needs an entry.
 _LIST_NEEDS_RE = phrase(r"\b(?:allerg\w*|drug|med(?:ication)?s?)\s+list\s+needs?\s+[\w\- ]{2,30}\s+(?:on|adding)\b")
 
@@ -359,6 +363,9 @@ def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
         return None
     if all(_STOP_VERB_RE.match(n.words) for n in found) and _NOTE_SAVE_RE.search(rest):
         return None  # a note that says what to hold or stop (an allergy denied stays denied, whatever is saved)
+    head = _HEAD_COLON_RE.match(query)
+    if head and all(_STOP_VERB_RE.match(n.words) and n.span[0] >= head.end() for n in found):
+        return None  # "<a head>: K+ 5.4, hold ramipril …": what to hold is the text after the head, not a request
     asked = _WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query)
     return not_written(found) if asked or any(n.kind == "order" for n in found) else None
 

@@ -35,7 +35,7 @@ RESULT_CONCEPT_RE = re.compile(rf"\b(?:{RESULT_WORDS})\b", re.IGNORECASE)
 #: What a patient's record holds: a question about one of these for the active patient reads the record.
 RECORD_CONCEPT_RE = re.compile(
     rf"\b({RESULT_WORDS}|allerg\w*|{CONDITION_WORDS}|problem list|{IMMUNIZATION_WORDS}|"
-    rf"{PROCEDURE_WORDS}|{MEDICATION_WORDS}|drugs?|notes?|visits?|encounters?|"
+    rf"{PROCEDURE_WORDS}|{MEDICATION_WORDS}|drugs?|notes?|visits?|encounters?|appointments?|follow-?ups?|"
     r"admissions?|history|timeline|trend|last seen|seen last|last time|"
     # The history abbreviations clinicians type: past medical/surgical history, drug, social and family history.
     r"PMH|PMHx|PSH|PSHx|DHx|SHx|FHx|Hx|"
@@ -113,7 +113,9 @@ def search_terms(name: str) -> list[str]:
 
 #: A record item's id after the words naming it: in brackets ("the aspirin (751be8bb-…)", "condition (cond-123)"),
 #: or a UUID right after them ("the falls assessment visit c19cf5d7-…", "the AF dx 749be1e9-…").
-ITEM_ID_RE = re.compile(r"\b(?P<words>[\w\- ]{2,60}?)\s*(?:\(\s*(?P<id>[A-Za-z0-9][A-Za-z0-9.\-]{2,63})\s*\)|"
+#: An id in brackets has a digit: "(wheeze)" after a drug is a reaction, not a record item's id.
+ITEM_ID_RE = re.compile(r"\b(?P<words>[\w\- ]{2,60}?)\s*(?:\(\s*"
+                        r"(?P<id>(?=[A-Za-z0-9.\-]*\d)[A-Za-z0-9][A-Za-z0-9.\-]{2,63})\s*\)|"
                         r"(?P<uuid>[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12})\b)", re.IGNORECASE)
 #: The words that say what kind of record item an id names → its FHIR resource type.
 ITEM_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (

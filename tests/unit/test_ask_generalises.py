@@ -241,3 +241,29 @@ def test_more_general_or_nothing_to_do_forms_are_direct(message: str) -> None:
 def test_an_explicit_request_about_an_attached_image_uses_the_tool(message: str) -> None:
     decided = rules.rule_decision(_state(message, image=True), REG)  # type: ignore[arg-type]
     assert decided is not None and decided.tool == "analyze_medical_image"
+
+
+# ── classes the third set written apart found on its first pass (bench/results/results_router_heldout_v3_first_pass.md)
+
+
+def test_a_word_in_brackets_is_no_record_items_id() -> None:
+    """"allergy list needs morphine on it (wheeze), can you add it?" was decided surely as a connection question
+    from a record item with the id "wheeze" (an explicit rule: the router could not veto it)."""
+    from docgemma.clinical.record_concepts import record_item
+
+    assert record_item("allergy list needs morphine on it (wheeze), can you add it?") is None
+    assert record_item("what's the apixaban (a1b2c3) for?") == ("a1b2c3", "MedicationRequest")
+
+
+@pytest.mark.parametrize("message", ["PTWR: falls review, stop oxybutynin, physio referral",
+                                     "enter the following in his record: K+ 5.4, hold ramipril, repeat U&E tomorrow",
+                                     "ward round: afebrile, hold ramipril until K+ settles"])
+def test_a_note_under_any_head_that_holds_a_drug_is_no_refusal(message: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is None or decided.rule not in {"negated_write", "nothing_to_do"}
+
+
+@pytest.mark.parametrize("message", ["did she turn up to her renal follow-up?", "has he attended his clinic appointments?"])
+def test_attendance_is_the_timeline(message: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == "get_patient_timeline"
