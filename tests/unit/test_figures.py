@@ -178,6 +178,11 @@ def _router_row(label: str, *path: str) -> Figure:
                   (plain, *(percent,) * len(keys), plain))
 
 
+def _v2_first() -> Any:
+    """The second set of families written apart, its first pass (the README compares the third's with it)."""
+    return json.loads((RESULTS / "results_router_heldout_v2_first_pass.json").read_text())
+
+
 def _families_row(label: str, results: str) -> Figure:
     """One row of the README's table of template families written apart (``bench_router.py --families``)."""
     keys = ("classifier_accuracy", "rule_coverage", "rule_precision", "sure_coverage", "sure_precision",
@@ -214,11 +219,21 @@ FIGURES: list[Figure] = [
                   "results_router_heldout_v2_first_pass.json"),
     _families_row("the same, **after** fixing the classes its first pass showed (a second look)",
                   "results_router_router_families_heldout_v2.json"),
-    Figure(README, "The rules decide only {} % of those turns", "results_router_router_families_heldout_v2.json",
+    _families_row("`bench/data/router_families_heldout_v3.json`, 43 families: **first pass**, run once after the second "
+                  "look at v2", "results_router_heldout_v3_first_pass.json"),
+    _families_row("the same, after fixing three classes its first pass showed (a second look)",
+                  "results_router_router_families_heldout_v3.json"),
+    Figure(README, "The rules decide only {} % of the third set's turns", "results_router_router_families_heldout_v3.json",
            (("corpus", "rule_coverage"),), (percent,)),
-    Figure(README, "the sure decisions were {} % right (target 100 %) and route + tool {} % (target 97 %)",
-           "results_router_heldout_v2_first_pass.json",
-           (("corpus", "sure_precision"), ("corpus", "route_and_tool_right_top_candidate")), (percent, percent)),
+    Figure(README, "the sure decisions were {} % right (target 100 %; the second set's first pass: {} %), route + tool {} % "
+           "(target 97 %; second set: {} %), unsure tool turns with the right button {} % (target 95 %; second set: {} %)",
+           "results_router_heldout_v3_first_pass.json",
+           ((("corpus", "sure_precision")), lambda _d: _v2_first()["corpus"]
+            ["sure_precision"], ("corpus", "route_and_tool_right_top_candidate"),
+            lambda _d: _v2_first()["corpus"]["route_and_tool_right_top_candidate"],
+            ("corpus", "unsure_tool_turns_right_button"),
+            lambda _d: _v2_first()["corpus"]["unsure_tool_turns_right_button"]),
+           (percent,) * 6),
     Figure(README, "rules and router together decide a turn in p50 {}–{} ms in `python bench/bench_router.py`",
            "results_router.json", (lambda d: min(_decide_ms(d)), lambda d: max(_decide_ms(d))), (one, one)),
     Figure(README, "(`bench/data/issue26_last.json`, {} turns) ran once, under the threshold: sure decisions {} % of turns, "
