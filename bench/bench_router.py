@@ -216,31 +216,31 @@ def _save(stem: str, out: dict[str, Any], text: str) -> None:
     (HERE / "results" / f"{stem}.md").write_text(text, encoding="utf-8")
 
 
+def _report(out: dict[str, Any], title: str, section: str, figures_of: dict[str, Any], note: str, stem: str,
+            save: bool) -> int:
+    """Write one set's figures (``--set``, ``--families``) to stdout and, with ``save``, to ``results_router_<stem>``."""
+    text = "\n".join(_header(out, title) + _section(section, figures_of, note))
+    if save:
+        _save(f"results_router_{stem}", out, text)
+    sys.stdout.write(text)
+    return 0
+
+
 def _one_set(path: Path, argv: list[str] | None, save: bool) -> int:
     """Figures of one set only (``--set``): for a set written last and run once, its first pass kept as it came."""
     name = str(path.resolve().relative_to(HERE.parent)) if path.resolve().is_relative_to(HERE.parent) else str(path)
     out = {**_run(argv), "golden": {name: figures(golden_rows(path, default_registry()))}}
-    lines = _header(out, "Rules and learned router on one set")
-    lines += _section(f"`{name}` (written last, run once)", out["golden"][name],
-                      "First pass: written apart from the rules and the router, run once; reported as it came.")
-    text = "\n".join(lines)
-    if save:
-        _save(f"results_router_{path.stem}", out, text)
-    sys.stdout.write(text)
-    return 0
+    return _report(out, "Rules and learned router on one set", f"`{name}` (written last, run once)", out["golden"][name],
+                   "First pass: written apart from the rules and the router, run once; reported as it came.", path.stem,
+                   save)
 
 
 def _families(path: Path, argv: list[str] | None, save: bool) -> int:
     """Figures of families written apart in a JSON file (``--families``), their turns generated like the corpus's."""
     out = {**_run(argv), "split": path.stem, "corpus": figures(corpus_rows("", default_registry(), path))}
-    lines = _header(out, "Rules and learned router on template families written apart")
-    lines += _section(f"`{path.name}`: families written apart, generated like the corpus", out["corpus"],
-                      "Written apart from the rules, the router and the corpus's families.")
-    text = "\n".join(lines)
-    if save:
-        _save(f"results_router_{path.stem}", out, text)
-    sys.stdout.write(text)
-    return 0
+    return _report(out, "Rules and learned router on template families written apart",
+                   f"`{path.name}`: families written apart, generated like the corpus", out["corpus"],
+                   "Written apart from the rules, the router and the corpus's families.", path.stem, save)
 
 
 def main(argv: list[str] | None = None) -> int:

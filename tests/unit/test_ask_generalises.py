@@ -152,31 +152,40 @@ def test_a_greeting_of_a_few_words_stands_but_not_one_naming_a_patient(message: 
 
 @pytest.mark.parametrize("message", ["WR: K+ 5.4, hold ramipril, repeat U&E tomorrow - please save",
                                      "today's WR entry - falls review, stop oxybutynin, physio referral",
-                                     "please chart the following: K+ 5.4, hold ramipril"])
+                                     "please chart the following: K+ 5.4, hold ramipril",
+                                     # under any head (the third set's first pass)
+                                     "PTWR: falls review, stop oxybutynin, physio referral",
+                                     "enter the following in his record: K+ 5.4, hold ramipril, repeat U&E tomorrow",
+                                     "ward round: afebrile, hold ramipril until K+ settles"])
 def test_a_note_that_says_to_hold_a_drug_is_no_negated_write(message: str) -> None:
     decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
     assert decided is None or decided.rule not in {"negated_write", "nothing_to_do"}
 
 
 @pytest.mark.parametrize(("message", "tool"), [
+    # record questions by their ward words
     ("how's her troponin compared with last time?", "query_patient_data"),
     ("what happened last time she came in?", "get_patient_timeline"),
     ("what's on her drug chart?", "query_patient_data"),
     ("latest u&es?", "query_patient_data"), ("obs?", "query_patient_data"),
     ("join the dots between her diagnoses and her drugs", "explore_connections"),
     ("how does her asthma tie in with her heart failure?", "explore_connections"),
-])
-def test_record_questions_by_their_ward_words(message: str, tool: str) -> None:
-    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
-    assert decided is not None and decided.tool == tool
-
-
-@pytest.mark.parametrize(("message", "tool"), [
+    # trials and label questions by their words
     ("is there a study my gout patient could be randomised into?", "find_clinical_trials"),
     ("nairobi: open uti studies?", "find_clinical_trials"),
     ("teratogenic risk with valproate?", "check_drug_safety"),
+    # more ward forms (the second set's second look)
+    ("which of his meds are for sickle cell disease?", "explore_connections"),
+    ("his regular meds - anything clash with lithium?", "check_drug_interactions"),
+    ("run pravastatin against her current drug list", "check_drug_interactions"),
+    ("her allergy list needs codeine on it (angioedema)", "add_allergy"),
+    ("new allergy: latex, reaction facial swelling", "add_allergy"),
+    ("run me through her background - pmh, meds, the lot", "get_patient_chart"),
+    ("pregnant, 18 weeks - can she have acyclovir", "check_drug_safety"),
+    ("does ramipril need avoiding in severe renal impairment?", "check_drug_safety"),
+    ("I'd like this saved to her record, thanks: family meeting held, DNACPR discussed", "save_clinical_note"),
 ])
-def test_trials_and_label_questions_by_their_words(message: str, tool: str) -> None:
+def test_ward_forms_are_read_by_rule(message: str, tool: str) -> None:
     decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
     assert decided is not None and decided.tool == tool
 
@@ -213,22 +222,6 @@ def test_a_denied_allergy_or_a_stop_alone_stays_a_negated_write(message: str) ->
     assert decided is not None and decided.rule == "negated_write"
 
 
-@pytest.mark.parametrize(("message", "tool"), [
-    ("which of his meds are for sickle cell disease?", "explore_connections"),
-    ("his regular meds - anything clash with lithium?", "check_drug_interactions"),
-    ("run pravastatin against her current drug list", "check_drug_interactions"),
-    ("her allergy list needs codeine on it (angioedema)", "add_allergy"),
-    ("new allergy: latex, reaction facial swelling", "add_allergy"),
-    ("run me through her background - pmh, meds, the lot", "get_patient_chart"),
-    ("pregnant, 18 weeks - can she have acyclovir", "check_drug_safety"),
-    ("does ramipril need avoiding in severe renal impairment?", "check_drug_safety"),
-    ("I'd like this saved to her record, thanks: family meeting held, DNACPR discussed", "save_clinical_note"),
-])
-def test_more_ward_forms_read_by_rule(message: str, tool: str) -> None:
-    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
-    assert decided is not None and decided.tool == tool
-
-
 @pytest.mark.parametrize("message", ["let's not start erythromycin until the cultures are back",
                                      "quick refresher on the pathophysiology of heart failure pls",
                                      "any tips on structuring an ISBAR handover?"])
@@ -253,14 +246,6 @@ def test_a_word_in_brackets_is_no_record_items_id() -> None:
 
     assert record_item("allergy list needs morphine on it (wheeze), can you add it?") is None
     assert record_item("what's the apixaban (a1b2c3) for?") == ("a1b2c3", "MedicationRequest")
-
-
-@pytest.mark.parametrize("message", ["PTWR: falls review, stop oxybutynin, physio referral",
-                                     "enter the following in his record: K+ 5.4, hold ramipril, repeat U&E tomorrow",
-                                     "ward round: afebrile, hold ramipril until K+ settles"])
-def test_a_note_under_any_head_that_holds_a_drug_is_no_refusal(message: str) -> None:
-    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
-    assert decided is None or decided.rule not in {"negated_write", "nothing_to_do"}
 
 
 @pytest.mark.parametrize("message", ["did she turn up to her renal follow-up?", "has he attended his clinic appointments?"])
