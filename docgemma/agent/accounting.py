@@ -47,7 +47,9 @@ STUDY_RE = re.compile(r"\b(?:stud(?:y|ies)|trials?|rcts?|systematic\s+reviews?|m
                       r"publications?|evidence)\b", re.IGNORECASE)
 #: Record words too general to stand for an item of the record on their own ("drugs", "history", "results").
 _GENERIC_CONCEPTS = frozenset({"drug", "drugs", "history", "result", "results", "trend", "last time", "note", "notes",
-                               "problem", "problems"})
+                               "problem", "problems",
+                               # "K+ risk?" qualifies an interaction question; "her K+?" alone is a record question
+                               "k", "na"})
 #: Place names that are also common words or given names: a place only when capitalised.
 _CAPITALISED_PLACES = frozenset({"us", "uk", "chad", "georgia", "jordan", "turkey", "guinea", "niger", "china", "india"})
 

@@ -126,7 +126,8 @@ _BARE_NAME_RE = re.compile(r"^\s*(?:(?:the\s+)?(?:patient|pt\.?)\s+)?(?P<name>[a
 #: Where a name follows a word that asks for a patient: "change patient to mei chen", "pt called leo martins, can you
 #: find them", "look up ahmed karim on the system", "search the system for Martins, Leo", "find kofi asante, MRN …",
 #: "any known allergies for daniel reyes?".
-_NAME_CUE_RE = re.compile(r"\b(?:patient\s+to|called|named|find|up|for|pt|patient)\s+", re.IGNORECASE)
+_NAME_CUE_RE = re.compile(r"\b(?:patient\s+to|called|named|find|up|for|pt|patient|seeing|name\s+of|locate)\s+",
+                          re.IGNORECASE)
 _NAME_AT_RE = re.compile(rf"({_WORD},?\s+{_WORD})\b", re.IGNORECASE)
 
 

@@ -38,7 +38,7 @@ def phrase(pattern: str) -> re.Pattern[str]:
 # "record" is also a verb ("record an allergy"): it names the chart only after a possessive or article.
 _CHART_RE = phrase(
     # Not a "drug chart" (her medications), nor "chart the following: …" (a note).
-    r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|history|overview|whole\s+lot|the\s+lot|background|"
+    r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|synopsis|history|overview|whole\s+lot|the\s+lot|background|"
     r"run\s+me\s+through)\b(?!\s+(?:the|this|that)\b)"
     r"|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b",
 )
@@ -59,7 +59,7 @@ CONNECTION_RE = phrase(
     r"taking\s+for\s+(?:her|his|their)|(?:on\s+(?:her|his|their)\s+list|being\s+used)\s+(?:to\s+)?(?:treat|manage)|"
     # "join the dots between her diagnoses and her drugs", "how does her X tie in with her Y", "what's covering his AF"
     r"join\s+the\s+dots|between\s+(?:her|his|their)\s+[\w\- ]{2,30}\s+and\s+(?:her|his|their)\b|tie\s+in\s+with|"
-    r"covering\s+(?:her|his|their)\b|"
+    r"covering\s+(?:her|his|their)\b|because\s+of\s+(?:her|his|their)\b|"
     # "how her problems and meds relate", "is his gout tied to his diuretic?"
     r"tied\s+to|(?:relate|interrelate|fit\s+together|tie\s+together|tie\s+in)(?=\s*[?.!]*\s*$))\b",
 )
@@ -147,7 +147,9 @@ _PUBLISHED_TRIALS_RE = phrase(r"\b(?:randomi[sz]ed\s+(?:controlled\s+|clinical\s
 _TRIAL_WORD_RE = phrase(r"\b(?:trials?|recruiting|experimental|enrolling)\b")
 _ENROLMENT_RE = phrase(
     r"\b(enrol\w*|enroll\w*|recruit\w*|volunteers?|accepting\s+(?:new\s+)?(?:patients|participants|volunteers)|"
-    r"(?:could|can)\s+join|join\s+(?:a|an|the|this)\s+(?:study|trial)|take\s+part\s+in|participate\s+in|"
+    r"(?:could|can)\s+join|join(?:ing)?\s+(?:a|an|the|this)\s+(?:study|trial)|take\s+part\s+in|participate\s+in|"
+    # "a research study she could be screened for", "what's open to enrolment on the registry"
+    r"(?:be|being|get)\s+screened\s+for|"
     r"eligible\s+(?:for|to\s+join)|looking\s+for\s+(?:participants|volunteers|patients|subjects)|"
     r"taking\s+(?:on\s+)?(?:new\s+)?(?:patients|participants)|randomi[sz]ed\s+into|"
     # "nairobi: open uti studies", "open heart failure trials near Accra": studies open to patients
@@ -519,7 +521,7 @@ def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
             _add(needed, literature, "published_trials", position)
             continue
         _add(needed, spec, "write_keywords" if spec.writes else "task_keywords", position)
-    if enrolment and trials and re.search(rf"\b({'|'.join(STUDY_WORDS)}|research|trials?)\b", text, re.IGNORECASE):
+    if enrolment and trials and re.search(rf"\b({'|'.join(STUDY_WORDS)}|research|trials?|registry)\b", text, re.IGNORECASE):
         _add(needed, trials, "enrolling_trials", enrolment.start())
 
 

@@ -28,7 +28,9 @@ RESULT_WORDS = (
     r"temperature|temp|inr|tsh|thyroid|lfts?|liver function|platelets?|wbc|crp|ferritin|troponin|bnp|urine pcr|upcr|"
     r"sats|spo2|electrolytes|fbc|blood count|"
     # The ward's abbreviations: urea and electrolytes, observations.
-    r"u\s?&\s?es?|u\s?and\s?es?|obs|observations"
+    r"u\s?&\s?es?|u\s?and\s?es?|obs|observations|"
+    # "her K+?": potassium by its symbol (the word boundary after it is the "k", the "+" follows)
+    r"k(?=\+)|na(?=\+)"
 )
 #: A result the record holds, named in the message.
 RESULT_CONCEPT_RE = re.compile(rf"\b(?:{RESULT_WORDS})\b", re.IGNORECASE)
@@ -61,7 +63,7 @@ LAB_NAME_RE = re.compile(
     r"\b(kidney function|kidneys|renal function|liver function(?: tests?)?|lfts?|creatinine|egfr|potassium|sodium|glucose|"
     r"hba1c|a1c|hemoglobin|haemoglobin|cholesterol|lipids?|ldl|hdl|blood pressure|bp|heart rate|pulse|weight|bmi|"
     r"temperature|temp|inr|tsh|thyroid function|platelets?|white cell count|wbc|troponin|bnp|crp|ferritin|urine pcr|"
-    r"upcr|protein[/: -]creatinine(?: ratio)?|oxygen saturation|sats|spo2|electrolytes|u&es?|blood count|fbc|cbc)\b",
+    r"upcr|protein[/: -]creatinine(?: ratio)?|oxygen saturation|sats|spo2|electrolytes|u&es?|blood count|fbc|cbc|k(?=\+)|na(?=\+))\b",
     re.IGNORECASE,
 )
 #: What a record search is named when the clinician abbreviates it (the names results carry, or a concept the
@@ -70,7 +72,7 @@ LAB_NAMES = {
     "kidneys": "kidney function", "lft": "liver function", "lfts": "liver function", "liver function test": "liver function",
     "liver function tests": "liver function", "temp": "temperature", "bp": "blood pressure", "pulse": "heart rate",
     "urine pcr": "protein/creatinine", "upcr": "protein/creatinine", "sats": "oxygen saturation",
-    "spo2": "oxygen saturation", "u&e": "electrolytes", "u&es": "electrolytes", "fbc": "blood count", "cbc": "blood count",
+    "spo2": "oxygen saturation", "u&e": "electrolytes", "u&es": "electrolytes", "k": "potassium", "na": "sodium", "fbc": "blood count", "cbc": "blood count",
     "lipid": "lipids", "thyroid function": "thyroid",
 }
 

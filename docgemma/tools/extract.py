@@ -23,7 +23,7 @@ __all__ = ["NOT_SPECIFIED", "REACTION_WORDS"]
 #: Words asking for a drug's label warnings, or for drugs together: the tools' task keywords, and the clause
 #: whose drugs the extractor takes when a message names several.
 SAFETY_WORDS = ("safety", "warning", "warnings", "boxed warning", "fda")
-INTERACTION_WORDS = ("interaction", "interactions", "combining", "together with", "clash", "clashes")
+INTERACTION_WORDS = ("interaction", "interactions", "combining", "together with", "clash", "clashes", "combo")
 #: Words of a clause that asks about a drug's label (its drugs are the ones looked up).
 LABEL_WORDS = (*SAFETY_WORDS, "label", "labels", "labelling", "labeling", "package insert")
 #: Words for a study: a literature search's, unless the message asks for studies that enrol patients

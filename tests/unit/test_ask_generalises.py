@@ -184,6 +184,14 @@ def test_a_note_that_says_to_hold_a_drug_is_no_negated_write(message: str) -> No
     ("pregnant, 18 weeks - can she have acyclovir", "check_drug_safety"),
     ("does ramipril need avoiding in severe renal impairment?", "check_drug_safety"),
     ("I'd like this saved to her record, thanks: family meeting held, DNACPR discussed", "save_clinical_note"),
+    # the third set's second look
+    ("is there a research study she could be screened for, given her asthma?", "find_clinical_trials"),
+    ("what's currently open to enrolment on the registry for gout?", "find_clinical_trials"),
+    ("he has asked about joining a study for his psoriasis - what's recruiting", "find_clinical_trials"),
+    ("atorvastatin / valsartan combo ok?", "check_drug_interactions"),
+    ("pull some recent publications on sickle cell disease in pregnancy", "search_medical_literature"),
+    ("synopsis pls", "get_patient_chart"), ("her K+?", "query_patient_data"),
+    ("which of his medicines are there because of his atrial fibrillation", "explore_connections"),
 ])
 def test_ward_forms_are_read_by_rule(message: str, tool: str) -> None:
     decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
@@ -252,3 +260,12 @@ def test_a_word_in_brackets_is_no_record_items_id() -> None:
 def test_attendance_is_the_timeline(message: str) -> None:
     decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
     assert decided is not None and decided.tool == "get_patient_timeline"
+
+
+def test_potassium_by_its_symbol_is_searched_as_potassium() -> None:
+    from docgemma.tools.catalog.query_patient_data import SPEC
+    from docgemma.tools.routing import Request
+
+    assert SPEC.extract is not None
+    request = Request("her K+?", _state("her K+?")["extracted_entities"], ACTIVE)
+    assert SPEC.extract(request)["name"] == "potassium"
