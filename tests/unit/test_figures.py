@@ -178,9 +178,9 @@ def _router_row(label: str, *path: str) -> Figure:
                   (plain, *(percent,) * len(keys), plain))
 
 
-def _v2_first() -> Any:
-    """The second set of families written apart, its first pass (the README compares the third's with it)."""
-    return json.loads((RESULTS / "results_router_heldout_v2_first_pass.json").read_text())
+def _first_pass(which: str, key: str) -> Callable[[Any], Any]:
+    """A figure of an earlier set of families written apart, its first pass (the README compares the last with them)."""
+    return lambda _d: json.loads((RESULTS / f"results_router_heldout_{which}_first_pass.json").read_text())["corpus"][key]
 
 
 def _families_row(label: str, results: str) -> Figure:
@@ -221,19 +221,18 @@ FIGURES: list[Figure] = [
                   "results_router_router_families_heldout_v2.json"),
     _families_row("`bench/data/router_families_heldout_v3.json`, 43 families: **first pass**, run once after the second "
                   "look at v2", "results_router_heldout_v3_first_pass.json"),
-    _families_row("the same, after fixing three classes its first pass showed (a second look)",
+    _families_row("the same, after fixing the classes its first pass showed (a second look)",
                   "results_router_router_families_heldout_v3.json"),
-    Figure(README, "The rules decide only {} % of the third set's turns", "results_router_router_families_heldout_v3.json",
+    _families_row("`bench/data/router_families_heldout_v4.json`, 42 families: **first pass**, run once after the second "
+                  "look at v3", "results_router_heldout_v4_first_pass.json"),
+    Figure(README, "The rules decide only {} % of the fourth set's turns", "results_router_heldout_v4_first_pass.json",
            (("corpus", "rule_coverage"),), (percent,)),
-    Figure(README, "the sure decisions were {} % right (target 100 %; the second set's first pass: {} %), route + tool {} % "
-           "(target 97 %; second set: {} %), unsure tool turns with the right button {} % (target 95 %; second set: {} %)",
-           "results_router_heldout_v3_first_pass.json",
-           ((("corpus", "sure_precision")), lambda _d: _v2_first()["corpus"]
-            ["sure_precision"], ("corpus", "route_and_tool_right_top_candidate"),
-            lambda _d: _v2_first()["corpus"]["route_and_tool_right_top_candidate"],
-            ("corpus", "unsure_tool_turns_right_button"),
-            lambda _d: _v2_first()["corpus"]["unsure_tool_turns_right_button"]),
-           (percent,) * 6),
+    Figure(README, "the sure decisions were {} % right (target 100 %; the third set's first pass: {} %, the second's: {} %), "
+           "route + tool {} % (target 97 %; {} %, {} %), unsure tool turns with the right button {} % (target 95 %; {} %, "
+           "{} %)", "results_router_heldout_v4_first_pass.json",
+           tuple(f for key in ("sure_precision", "route_and_tool_right_top_candidate", "unsure_tool_turns_right_button")
+                 for f in (("corpus", key), _first_pass("v3", key), _first_pass("v2", key))),
+           (percent,) * 9),
     Figure(README, "rules and router together decide a turn in p50 {}–{} ms in `python bench/bench_router.py`",
            "results_router.json", (lambda d: min(_decide_ms(d)), lambda d: max(_decide_ms(d))), (one, one)),
     Figure(README, "(`bench/data/issue26_last.json`, {} turns) ran once, under the threshold: sure decisions {} % of turns, "
