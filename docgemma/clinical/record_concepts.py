@@ -63,7 +63,8 @@ LAB_NAME_RE = re.compile(
     r"\b(kidney function|kidneys|renal function|liver function(?: tests?)?|lfts?|creatinine|egfr|potassium|sodium|glucose|"
     r"hba1c|a1c|hemoglobin|haemoglobin|cholesterol|lipids?|ldl|hdl|blood pressure|bp|heart rate|pulse|weight|bmi|"
     r"temperature|temp|inr|tsh|thyroid function|platelets?|white cell count|wbc|troponin|bnp|crp|ferritin|urine pcr|"
-    r"upcr|protein[/: -]creatinine(?: ratio)?|oxygen saturation|sats|spo2|electrolytes|u&es?|blood count|fbc|cbc|k(?=\+)|na(?=\+))\b",
+    r"upcr|protein[/: -]creatinine(?: ratio)?|oxygen saturation|sats|spo2|electrolytes|u&es?|blood count|fbc|cbc|"
+    r"k(?=\+)|na(?=\+))\b",
     re.IGNORECASE,
 )
 #: What a record search is named when the clinician abbreviates it (the names results carry, or a concept the
@@ -72,7 +73,8 @@ LAB_NAMES = {
     "kidneys": "kidney function", "lft": "liver function", "lfts": "liver function", "liver function test": "liver function",
     "liver function tests": "liver function", "temp": "temperature", "bp": "blood pressure", "pulse": "heart rate",
     "urine pcr": "protein/creatinine", "upcr": "protein/creatinine", "sats": "oxygen saturation",
-    "spo2": "oxygen saturation", "u&e": "electrolytes", "u&es": "electrolytes", "k": "potassium", "na": "sodium", "fbc": "blood count", "cbc": "blood count",
+    "spo2": "oxygen saturation", "u&e": "electrolytes", "u&es": "electrolytes",
+    "k": "potassium", "na": "sodium", "fbc": "blood count", "cbc": "blood count",
     "lipid": "lipids", "thyroid function": "thyroid",
 }
 
