@@ -18,7 +18,7 @@ from docgemma.clinical.entities import _CLINICAL_SUFFIX_RE as CLINICAL_SUFFIX_RE
 from docgemma.clinical.entities import _CLINICAL_WORDS as CLINICAL_WORDS
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.function_words import FUNCTION_WORDS
-from docgemma.clinical.record_concepts import RESULT_WORDS
+from docgemma.clinical.record_concepts import RESULT_CONCEPT_RE
 
 #: A drug class the dictionary names by its MeSH heading ("hydroxymethylglutaryl-coa reductase inhibitors"): the
 #: button says the clinician's word for it ("statins"). A heading is several words, or a comma.
@@ -33,9 +33,6 @@ def is_class_name(name: str) -> bool:
     if _HEADING_RE.search(lowered) or (lowered in _CLASS_WORDS and lowered.endswith("s")):
         return True
     return any(_HEADING_RE.search(found) for found in DrugDictionary.find(lowered))
-
-
-RESULT_WORD_RE = re.compile(RESULT_WORDS, re.IGNORECASE)
 
 
 def _clinical_name(written: str, name: str) -> str:
@@ -54,7 +51,7 @@ def drugs_named(state: AgentState) -> list[str]:
     found: list[tuple[int, str]] = []
     known: set[str] = set()
     for written, name in DrugDictionary.mentions(query):
-        if RESULT_WORD_RE.fullmatch(written):  # "ferritin", "albumin": a result the record holds, not a drug asked about
+        if RESULT_CONCEPT_RE.fullmatch(written):  # "ferritin", "albumin": a result the record holds, not a drug asked about
             continue
         found.append((lowered.find(written.lower()), _clinical_name(written, name)))
         known.add(name)
@@ -63,7 +60,7 @@ def drugs_named(state: AgentState) -> list[str]:
     known |= {d for _at, d in found}
     # A drug the entities hold that the mentions do not (an alias read another way) keeps its place at the end.
     found += [(len(query), d) for d in state["extracted_entities"]["drug_mentions"]
-              if d not in known and not RESULT_WORD_RE.fullmatch(d)]
+              if d not in known and not RESULT_CONCEPT_RE.fullmatch(d)]
     return list(dict.fromkeys(name for _at, name in sorted(found)))
 
 
@@ -156,13 +153,7 @@ def bare_name(query: str) -> str | None:
     word is a function word, a clinical word or a drug. Read only when the router's candidates include the patient
     search, and only to offer that search ("Find patient David Ochieng")."""
     match = _BARE_NAME_RE.match(query)
-    if not match:
-        return None
-    words = match.group("name").split()
-    if any(w.lower() in FUNCTION_WORDS | _NOT_NAME_WORDS or w.lower() in CLINICAL_WORDS or CLINICAL_SUFFIX_RE.search(w)
-           or DrugDictionary.find(w) or unread_drugs(w) for w in words):
-        return None
-    return " ".join(w[:1].upper() + w[1:] for w in words)
+    return _name_of(match.group("name")) if match else None
 
 
 #: What a connection question starts from: "what led to his asthma diagnosis?", "what came out of her last

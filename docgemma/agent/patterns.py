@@ -363,11 +363,12 @@ def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
     rest = without_negations(query)
     if _WRITE_CONTENT_RE.search(rest) or REACTION_WORDS.search(rest) or _ORDER_RE.search(rest):
         return None
-    if all(_STOP_VERB_RE.match(n.words) for n in found) and _NOTE_SAVE_RE.search(rest):
-        return None  # a note that says what to hold or stop (an allergy denied stays denied, whatever is saved)
-    head = _HEAD_COLON_RE.match(query)
-    if head and all(_STOP_VERB_RE.match(n.words) and n.span[0] >= head.end() for n in found):
-        return None  # "<a head>: K+ 5.4, hold ramipril …": what to hold is the text after the head, not a request
+    if all(_STOP_VERB_RE.match(n.words) for n in found):
+        # A note that says what to hold or stop ("… - please save", or all of it after a head: "PTWR: K+ 5.4, hold
+        # ramipril"); an allergy denied stays denied, whatever is saved.
+        head = _HEAD_COLON_RE.match(query)
+        if _NOTE_SAVE_RE.search(rest) or (head and all(n.span[0] >= head.end() for n in found)):
+            return None
     asked = _WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query)
     return not_written(found) if asked or any(n.kind == "order" for n in found) else None
 

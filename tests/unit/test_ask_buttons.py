@@ -20,8 +20,8 @@ ROSTER = demo_roster()
 GRACE = PatientRef(id=ROSTER.patients[2].id, name=ROSTER.patients[2].name)
 
 
-def _offered(message: str) -> list[tuple[str, str, str]]:
-    state: dict[str, Any] = dict(turn_state(message, active=GRACE, roster=ROSTER))
+def _offered(message: str, active: PatientRef = GRACE, image: bool = False) -> list[tuple[str, str, str]]:
+    state: dict[str, Any] = dict(turn_state(message, active=active, roster=ROSTER, image=image))
     # The buttons the turn would get were it unsure: what they are filled with is tested whatever the router of
     # the day decides (a retrained router is sure of some of these messages).
     state["route_decision"] = {**decision.decide(state, REG), "sure": False}  # type: ignore[arg-type]

@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from docgemma.agent import ask, decision, rules
+from docgemma.agent import decision, rules
 from docgemma.agent.patterns import dictation
 from docgemma.agent.state import PatientRef
 from docgemma.clinical.request_spelling import respelt, respelt_word
 from docgemma.eval.train_router import demo_roster, turn_state
 from docgemma.tools.registry import default_registry
+from tests.unit.test_ask_buttons import _offered
 
 REG = default_registry()
 ROSTER = demo_roster()
@@ -34,9 +35,7 @@ def _state(message: str, image: bool = False) -> dict[str, Any]:
 
 def _buttons(message: str, image: bool = False) -> list[tuple[str, str, str]]:
     """The buttons the message gets were it unsure (what they are filled with, whatever the router decides)."""
-    state = _state(message, image)
-    state["route_decision"] = {**decision.decide(state, REG), "sure": False}  # type: ignore[arg-type]
-    return ask.offered(state, REG)  # type: ignore[arg-type]
+    return _offered(message, ACTIVE, image)
 
 
 def _sure(message: str, image: bool = False) -> str | None:
