@@ -20,7 +20,7 @@ from docgemma.agent.patterns import is_write_request
 from docgemma.agent.state import AgentState
 from docgemma.clinical.drug_spelling import unread_drugs
 from docgemma.clinical.entities import DRUG_ALIASES, ExtractedEntities, extract_entities
-from docgemma.clinical.function_words import only_function_words
+from docgemma.clinical.function_words import FUNCTION_WORDS, only_function_words
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
 from docgemma.clinical.request_spelling import respelt
 from docgemma.tools.order_extract import allergy_args
@@ -89,6 +89,7 @@ def _order_tail(query: str, drug: str) -> str:
 
 #: The topic a request ends on: "… trials he could join for gout?", "find studies on AF management".
 _TOPIC_RE = re.compile(r"\b(?:for|on|about|in|with)\s+([A-Za-z][\w' \-]{2,50}?)\s*[?.!]*\s*$", re.IGNORECASE)
+_TOPIC_START_RE = re.compile(r"\b(?:for|on|about|in|with)\s", re.IGNORECASE)
 
 
 #: A topic inside the message: "a review article on heart failure for my presentation", "she has refractory DKA - is
@@ -98,7 +99,15 @@ _INNER_TOPIC_RE = re.compile(r"\b(?:on|about|regarding|has|have|with)\s+([A-Za-z
                              # "open heart failure studies", "cellulitis trials - Accra", "my gout patient"
                              r"|\bopen\s+([A-Za-z][\w' \-]{2,40}?)\s+(?:studies|trials)\b"
                              r"|(?:^|[:,.]\s*)([A-Za-z][\w' \-]{2,40}?)\s+tri+als\b"
-                             r"|\bmy\s+([A-Za-z][\w' \-]{2,40}?)\s+patient\b", re.IGNORECASE)
+                             r"|\bmy\s+([A-Za-z][\w' \-]{2,40}?)\s+patient\b"
+                             # "research for her asthma, any trials?", "a study she could be screened for, given her COPD"
+                             r"|\b(?:for|given|with)\s+(?:her|his|their)\s+([A-Za-z][\w' \-]{2,40}?)\s*(?:[-–,.;:?!]|$)",
+                             re.IGNORECASE)
+#: A condition that has outrun treatment: "she has refractory psoriasis and has run out of options" (read on its own:
+#: the inner topics above may take the words around it first).
+_CONDITION_TOPIC_RE = re.compile(r"\b(?:refractory|relapsed|resistant|recurrent|advanced|metastatic)\s+"
+                                 r"([A-Za-z][\w'\-]+(?:\s+[A-Za-z][\w'\-]+)?)(?=\s*(?:[-–,.;:?!]|\band\b|\bbut\b|$))",
+                                 re.IGNORECASE)
 
 
 def _topic(drugs: list[str], query: str) -> str | None:
@@ -106,9 +115,12 @@ def _topic(drugs: list[str], query: str) -> str | None:
     topic inside it."""
     if drugs:
         return _and(drugs)
-    match = _TOPIC_RE.search(query)
-    topic = _topic_words(match.group(1).strip()) if match else None
-    inner = (next(g for g in m.groups() if g) for m in _INNER_TOPIC_RE.finditer(query))
+    # Every place the ending topic may start, leftmost first: "open to enrolment on the registry for breast cancer".
+    endings = (m.group(1).strip() for at in _TOPIC_START_RE.finditer(query) if (m := _TOPIC_RE.match(query, at.start())))
+    topic = next((t for found in endings if (t := _topic_words(found))), None)
+    # A condition that has outrun treatment first: it is what the patient needs a trial for.
+    inner = [m.group(1) for m in _CONDITION_TOPIC_RE.finditer(query)]
+    inner += [next(g for g in m.groups() if g) for m in _INNER_TOPIC_RE.finditer(query)]
     return topic or next((t for found in inner if (t := _topic_words(found.strip()))), None)
 
 
@@ -118,6 +130,8 @@ def _topic_words(topic: str) -> str | None:
     if not topic or len(topic.split()) > 4 or extract_entities(topic)["drug_mentions"]:
         return None
     if re.match(r"(?:the|this|that|a|an|my|our|it)\b", topic, re.IGNORECASE):  # "the system", "the 2nd trimester"
+        return None
+    if topic.split()[0].lower() in FUNCTION_WORDS:  # "… on at the moment?": no topic begins with a preposition
         return None
     # "… compared with before?", "… in general?": words that are no topic of a search (seen as "Find recruiting
     # clinical trials for before" in bench/results/results_router.md).
@@ -129,7 +143,8 @@ def _topic_words(topic: str) -> str | None:
 #: Words that end a sentence without naming what to search for.
 _NOT_TOPICS = frozenset({"before", "after", "general", "now", "later", "today", "tonight", "tomorrow", "here", "there",
                          "sure", "example", "instance", "real", "once", "again", "good", "simple", "terms", "practice",
-                         "interns", "students", "short", "brief", "detail", "full", "total", "home", "work", "file"})
+                         "interns", "students", "short", "brief", "detail", "full", "total", "home", "work", "file",
+                         "anything", "something", "options", "it", "them"})
 
 
 #: What a reaction was to: "gets hives with eggs - record it", "angioedema to IV contrast, please document it".
@@ -282,6 +297,7 @@ def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) ->
     # The active patient is "this patient" (their name would be a search for them): the page shows who it is.
     patient = named or ("this patient" if active else "")
     drugs = drugs_named(state)
+    by_id = named is not None and named.lower() in (state["extracted_entities"].get("patient_aliases") or {})
     out: list[tuple[str, str, str]] = []
     # The labels with some probability, most likely first: a candidate the message cannot fill in gives way to the
     # next; an action the router all but rules out is not offered just because it could be filled in.
@@ -298,7 +314,8 @@ def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) ->
             continue
         # A patient the message named who is not the active one is found first: that search is the action, and the
         # only one (a button naming them that the rules read as the active patient's record is never offered).
-        wanted = {search} if named and spec is not None and spec.record else {label}
+        # A patient given by a record number the roster knows is exactly that patient: the record's own actions.
+        wanted = {search} if named and spec is not None and spec.record and not by_id else {label}
         action = _decided_as(text, state, registry)
         if action in wanted:
             out.append((text, label, str(action)))

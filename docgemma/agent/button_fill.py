@@ -19,6 +19,7 @@ from docgemma.clinical.entities import _CLINICAL_WORDS as CLINICAL_WORDS
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.function_words import FUNCTION_WORDS
 from docgemma.clinical.record_concepts import RESULT_CONCEPT_RE
+from docgemma.clinical.request_spelling import REQUEST_WORDS
 
 #: A drug class the dictionary names by its MeSH heading ("hydroxymethylglutaryl-coa reductase inhibitors"): the
 #: button says the clinician's word for it ("statins"). A heading is several words, or a comma.
@@ -69,15 +70,22 @@ _WORD = r"[a-z][a-z'\-]{1,20}"
 #: have …", "switch to thomas banda", "reyes, daniel".
 _LOWER_NAME_RES = (
     # Not an eponym's possessive: "cushing's syndrome", "crohn's flare", "hashimoto's thyroiditis".
-    re.compile(rf"\b({_WORD}\s+{_WORD})['’]s\b(?!\s+(?:syndrome|disease|flare|thyroiditis|palsy|sign|test|"
+    re.compile(rf"\b({_WORD},?\s+{_WORD})['’]s\b(?!\s+(?:syndrome|disease|flare|thyroiditis|palsy|sign|test|"
                rf"criteria|phenomenon|sarcoma|lymphoma|ulcer|contracture|encephalopathy|triad|law)\b)", re.IGNORECASE),
-    re.compile(rf"\b(?:does|did|has|is)\s+({_WORD},?\s+{_WORD})\s+(?:have|had|got|take|taking|been|on)\b",
+    re.compile(rf"\b(?:does|did|has|is|what['’]?s|what\s+is)\s+({_WORD},?\s+{_WORD})\s+(?:have|had|got|take|taking|been|on)\b",
                re.IGNORECASE),
     re.compile(rf"\b(?:switch(?:ing)?\s+(?:over\s+)?to|mov(?:e|ing)\s+on\s+to|next\s+patient(?:\s+is)?)\s+"
                rf"(?:patient\s+)?({_WORD},?\s+{_WORD})\b", re.IGNORECASE),
     # "when is mei chen due back in clinic?", "when was thomas banda last seen?"
-    re.compile(rf"\bwhen\s+(?:is|was|did|does)\s+({_WORD}\s+{_WORD})\s+(?:due|last|next|coming|come|back|seen|booked)\b",
+    # "when was karim, ahmed last reviewed?": any word after the name (its words are checked, not the verb).
+    re.compile(rf"\bwhen\s+(?:is|was|did|does|will|has)\s+({_WORD},?\s+{_WORD})\s+[a-z]", re.IGNORECASE),
+    # "remind me what reyes, daniel is allergic to": a name surname first, what they are or have.
+    re.compile(rf"\b(?:what|which|how|why|where|when)\s+({_WORD},\s*{_WORD})\s+(?:is|was|has|had|does|did)\b",
                re.IGNORECASE),
+    # "ok, rosa Delgado - when was the last admission": a name the message opens with, as a heading.
+    re.compile(rf"^\s*(?:(?:ok|okay|so|right|and|next)\s*,?\s+)?({_WORD},?\s+{_WORD})\s*[-–:]\s+\S", re.IGNORECASE),
+    # "Mwangi, Joseeph": two capitalised words, surname first, anywhere (a place, "Accra, Ghana", is asked about too).
+    re.compile(r"(?<![\w'’])((?-i:[A-Z][a-z'\-]+),\s*(?-i:[A-Z][a-z'\-]+))(?![\w'’])"),
     # "nwosu, amara?", "reyes, daniel's chart": surname first, the whole message or a possessive.
     re.compile(rf"^\s*({_WORD},\s*{_WORD})(?:['’]s\b|\s*(?:please|pls)?\s*[?.!]*\s*$)", re.IGNORECASE),
 )
@@ -93,7 +101,11 @@ _NOT_NAME_WORDS = frozenset({"show", "me", "what", "what's", "whats", "how", "wh
                              "start", "stop", "about", "regarding", "re", "managing", "treating", "explaining",
                              "checking", "reviewing", "assessing", "starting", "stopping",
                              # words that ask for a patient ("pt called leo martins")
-                             "called", "named", "patient", "pt", "find", "up"})
+                             "called", "named", "patient", "pt", "find", "up",
+                             # a write's or a note's head ("add allergy: aspirin - GI bleed", "plan - continue")
+                             "add", "update", "log", "put", "enter", "mark", "flag", "save", "write", "change",
+                             "switch", "increase", "reduce", "continue", "plan", "impression", "assessment",
+                             "known", "no", "yes", "query", "issue", "problem", "dose", "drug", "drugs"})
 
 
 def possible_name(query: str) -> str | None:
@@ -104,7 +116,7 @@ def possible_name(query: str) -> str | None:
         for match in pattern.finditer(query):
             words = [w.strip(",'’") for w in match.group(1).split()]
             words = [w[:-2] if w.lower().endswith(("'s", "’s")) else w for w in words]
-            if len(words) != 2 or any(len(w) < 2 or w.lower() in FUNCTION_WORDS | _NOT_NAME_WORDS
+            if len(words) != 2 or any(len(w) < 2 or w.lower() in FUNCTION_WORDS | _NOT_NAME_WORDS | REQUEST_WORDS
                                       or w.lower() in CLINICAL_WORDS or CLINICAL_SUFFIX_RE.search(w) for w in words):
                 continue
             if DrugDictionary.find(" ".join(words)) or unread_drugs(" ".join(words)):
@@ -123,8 +135,8 @@ _BARE_NAME_RE = re.compile(r"^\s*(?:(?:the\s+)?(?:patient|pt\.?)\s+)?(?P<name>[a
 #: Where a name follows a word that asks for a patient: "change patient to mei chen", "pt called leo martins, can you
 #: find them", "look up ahmed karim on the system", "search the system for Martins, Leo", "find kofi asante, MRN …",
 #: "any known allergies for daniel reyes?".
-_NAME_CUE_RE = re.compile(r"\b(?:patient\s+to|called|named|find|up|for|pt|patient|seeing|name\s+of|locate)\s+",
-                          re.IGNORECASE)
+_NAME_CUE_RE = re.compile(r"\b(?:patient\s+to|called|named|find|up|for|pt|patient|seeing|name\s+of|locate|get|load|"
+                          r"bring|pull|open)\s+", re.IGNORECASE)
 _NAME_AT_RE = re.compile(rf"({_WORD},?\s+{_WORD})\b", re.IGNORECASE)
 
 
@@ -140,8 +152,9 @@ def cued_name(query: str) -> str | None:
 
 def _name_of(written: str) -> str | None:
     """``written`` ("mei chen", "Martins, Leo") as a name to search for, or None when it cannot be one."""
-    words = [w.strip(",") for w in written.split()]
-    if any(w.lower() in FUNCTION_WORDS | _NOT_NAME_WORDS or w.lower() in CLINICAL_WORDS or CLINICAL_SUFFIX_RE.search(w)
+    words = [re.sub(r"['’]s$", "", w.strip(",")) for w in written.split()]  # "Martins, Leo's file": Leo Martins
+    if any(w.lower() in FUNCTION_WORDS | _NOT_NAME_WORDS | REQUEST_WORDS or w.lower() in CLINICAL_WORDS
+           or CLINICAL_SUFFIX_RE.search(w)
            or DrugDictionary.find(w) or unread_drugs(w) for w in words):
         return None
     titled = [w[:1].upper() + w[1:] for w in words]

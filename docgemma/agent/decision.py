@@ -29,6 +29,7 @@ from docgemma.agent.router_model import RouterModel, shipped
 from docgemma.agent.rules import RuleDecision
 from docgemma.agent.state import AgentState
 from docgemma.agent.validation import other_patient_named
+from docgemma.clinical.drug_spelling import unread_drugs
 from docgemma.clinical.entities import DRUG_ALIASES, malformed_patient_ids
 from docgemma.tools.registry import ToolRegistry
 from docgemma.tools.routing import Role
@@ -144,6 +145,10 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     entities = state["extracted_entities"]
     if sure and not picked and not (entities["patient_names"] or entities["patient_ids"]):
         sure = possible_name(state.get("user_query", "")) is None
+    # A drug the dictionary did not read, spelt one slip away ("the drug is donnepezil"): the rules decided without
+    # it (a label question read as a general one), so the message is not accounted for (asked, never guessed).
+    if sure and not picked and not safe:
+        sure = not misspelt_drugs(state.get("user_query", ""), entities["drug_mentions"])
     out = RouteDecision(
         sure=sure, label=label, intent=ruled.intent if ruled else None, tool=ruled.tool if ruled else None,
         reason=ruled.reason if ruled else "", rule=ruled.rule if ruled else "",
@@ -157,6 +162,12 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
 _GREETING_WORDS = frozenset({"hi", "hello", "hey", "good", "morning", "afternoon", "evening", "thanks", "thank", "you",
                              "thx", "cheers", "bye", "goodbye", "there", "all", "team", "everyone", "doc", "ok", "okay",
                              "great", "so", "much", "very", "again", "that's", "helpful", "a", "lot"})
+
+
+def misspelt_drugs(query: str, read: list[str]) -> list[str]:
+    """The drugs the message names one slip away that the entities did not read (each as its right name)."""
+    lowered = [d.lower() for d in read]
+    return [name for _written, name in unread_drugs(query) if not any(name in d or d in name for d in lowered)]
 
 
 def _only_greeting(query: str) -> bool:

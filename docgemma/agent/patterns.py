@@ -156,6 +156,11 @@ _ENROLMENT_RE = phrase(
     r"open\s+(?:[\w\-']+\s+){0,3}(?:studies|trials)|"
     r"sign(?:ing)?\s+up|open\s+to\s+(?:recruitment|enrolment|enrollment))\b",
 )
+#: Research a patient takes part in: "take part in research", "participate in clinical research".
+_JOINS_RESEARCH_RE = phrase(r"\b(?:tak(?:e|ing)\s+part|participat(?:e|ing)|join(?:ing)?|enrol\w*|enroll\w*|involved)"
+                            r"\s+in\s+(?:\w+\s+)?research\b")
+#: A patient enrolled on or in something, asked for: "anything he could be enrolled on", "can she be enrolled in".
+_ENROLLED_ON_RE = phrase(r"\b(?:be|get|being|getting)\s+enroll?ed\s+(?:on|in|onto|into)\b")
 #: A question about two or more drugs given together: harm, levels, effect, QT, serotonin, bleeding, "OK with".
 _RISK_RE = phrase(
     r"\b(problems?|issues?|concerns?|concerned|risks?|risky|worr(?:y|ied)|ok|okay|alright|safe(?:ly)?|together|combo|"
@@ -511,7 +516,9 @@ def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
             # "research recruiting volunteers" is a study that enrols; "recruiting trials … and research on …"
             # asks for both.
             trial_word = re.search(r"\btrials?\b", text, re.IGNORECASE)
-            yields = (*STUDY_WORDS, *(() if trial_word else ("research",)))
+            # "keen to take part in research for her asthma, any trials?": research taken part in is a trial's.
+            joins = _JOINS_RESEARCH_RE.search(text)
+            yields = (*STUDY_WORDS, *(() if trial_word and not joins else ("research",)))
             other_words = tuple(k for k in spec.keywords if k not in yields)
             if not any(re.search(rf"\b{re.escape(k)}\b", text, re.IGNORECASE) for k in other_words):
                 continue
@@ -522,7 +529,9 @@ def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
             _add(needed, literature, "published_trials", position)
             continue
         _add(needed, spec, "write_keywords" if spec.writes else "task_keywords", position)
-    if enrolment and trials and re.search(rf"\b({'|'.join(STUDY_WORDS)}|research|trials?|registry)\b", text, re.IGNORECASE):
+    studied = re.search(rf"\b({'|'.join(STUDY_WORDS)}|research|trials?|registry)\b", text, re.IGNORECASE)
+    # "anything she could be enrolled on?": enrolling a patient is a trial's word on its own.
+    if enrolment and trials and (studied or _ENROLLED_ON_RE.search(text)):
         _add(needed, trials, "enrolling_trials", enrolment.start())
 
 

@@ -36,7 +36,8 @@ RESULT_WORDS = (
 RESULT_CONCEPT_RE = re.compile(rf"\b(?:{RESULT_WORDS})\b", re.IGNORECASE)
 #: What a patient's record holds: a question about one of these for the active patient reads the record.
 RECORD_CONCEPT_RE = re.compile(
-    rf"\b({RESULT_WORDS}|allerg\w*|{CONDITION_WORDS}|problem list|{IMMUNIZATION_WORDS}|"
+    # "NKDA?", "NKA or not": the ward's "no known (drug) allergies" asks about the allergies on record.
+    rf"\b({RESULT_WORDS}|allerg\w*|nkd?a|nkfa|{CONDITION_WORDS}|problem list|{IMMUNIZATION_WORDS}|"
     rf"{PROCEDURE_WORDS}|{MEDICATION_WORDS}|drugs?|notes?|visits?|encounters?|appointments?|follow-?ups?|"
     r"admissions?|history|timeline|trend|last seen|seen last|last time|"
     # The history abbreviations clinicians type: past medical/surgical history, drug, social and family history.
@@ -50,7 +51,7 @@ RECORD_CONCEPT_RE = re.compile(
 SECTIONS: tuple[tuple[re.Pattern[str], dict[str, str]], ...] = (
     (re.compile(rf"\b({MEDICATION_WORDS}|drugs?)\b|\b{ON_MEDICATION}\b|\b{TAKING}\b", re.I),
      {"resource_type": "MedicationRequest"}),
-    (re.compile(r"\ballerg\w*", re.I), {"resource_type": "AllergyIntolerance"}),
+    (re.compile(r"\ballerg\w*|\bnkd?a\b|\bnkfa\b", re.I), {"resource_type": "AllergyIntolerance"}),
     (re.compile(rf"\b({CONDITION_WORDS})\b", re.I), {"resource_type": "Condition"}),
     (re.compile(rf"\b({IMMUNIZATION_WORDS})\b", re.I), {"resource_type": "Immunization"}),
     (re.compile(rf"\b({PROCEDURE_WORDS})\b", re.I), {"resource_type": "Procedure"}),

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from docgemma.clinical.entities import ExtractedEntities
+from docgemma.clinical.entities import _CLINICAL_SUFFIX_RE, _CLINICAL_WORDS, ExtractedEntities
+from docgemma.clinical.function_words import FUNCTION_WORDS
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,9 @@ class RosterMatch:
     ids: list[str] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)
     spans: list[str] = field(default_factory=list)
+    #: Names written right beside an identifier that are not its patient's ("ines duarte, DG-1009" where DG-1009 is
+    #: James Wilson): the message names two patients, and the turn must ask which, never open the id's record.
+    disagreeing: list[str] = field(default_factory=list)
 
 
 _EDGE_BEFORE = r"(?<![A-Za-z0-9\-'’])"
@@ -135,6 +139,55 @@ def _identified(text: str, patient: KnownPatient, match: RosterMatch) -> None:
     for token in written:
         match.aliases[token.lower()] = patient.id
         match.spans.append(token)
+    match.disagreeing += [n for n in _disagreeing(text, patient, written) if n not in match.disagreeing]
+
+
+_NAME_WORD = r"[A-Za-z][A-Za-z'’\-]+"
+#: What may stand between a name and the identifier written beside it: "Duarte, Ines, DG-1009", "ines duarte
+#: (hospital number DG-1009)", "margaret oduya MRN: dg-1006", "DG-1009 - ines duarte".
+_ID_CUE = (r"\s*[,(\-–:]?\s*(?:(?:hospital|hosp\.?|patient|pt\.?|record|file)\s+(?:number|no\.?|#|id)"
+           r"|mrn|nhs\s+number|id|no\.?|#)?\s*[:#]?\s*")
+#: Words beside an identifier that are a request's, not a name ("open the record DG-1009", "chart for DG-1009").
+_REQUEST_WORDS = frozenset({"open", "check", "pull", "show", "see", "view", "find", "look", "up", "record", "records",
+                            "chart", "notes", "note", "file", "summary", "details", "number", "hospital", "mrn", "id",
+                            "can", "you", "could", "would", "just", "ok", "okay", "sorry", "one", "more", "bring",
+                            "load", "get", "give", "what", "whats", "what's", "does", "do", "did", "has", "list",
+                            "search", "system", "name", "called", "bed", "ward", "room", "round", "now", "quick",
+                            "question", "query", "re", "regarding", "urgent", "again", "thanks", "thank", "latest",
+                            "last", "today", "yesterday", "tonight", "morning", "night", "labs", "bloods", "meds"})
+
+
+def _name_like(words: tuple[str, str]) -> bool:
+    """Two words that may be a person's name: neither a function, request or clinical word."""
+    return all(len(w) > 1 and w.lower() not in FUNCTION_WORDS | _REQUEST_WORDS | _CLINICAL_WORDS
+               and not _CLINICAL_SUFFIX_RE.search(w.lower()) for w in words)
+
+
+def _is_name_of(words: tuple[str, str], patient: KnownPatient) -> bool:
+    """The two words are the patient's given and family name, in either order (any case)."""
+    names = {w.lower() for part in (*patient.given, patient.family) for w in part.split()}
+    return {w.lower().strip("'’").removesuffix("'s") for w in words} <= names
+
+
+def _names_beside(text: str, token: str) -> list[tuple[str, str]]:
+    """The two words written right before or right after an identifier (a name given with it, or request words)."""
+    at = re.escape(token)
+    before = re.finditer(rf"(?<![A-Za-z])({_NAME_WORD})\s*,?\s+({_NAME_WORD})\s*,?{_ID_CUE}{at}(?![A-Za-z0-9\-])",
+                         text, re.IGNORECASE)
+    # After the identifier only behind a separator ("DG-1003 - leo martins"): "DG-1003 latest potassium" is a question.
+    after = re.finditer(rf"(?<![A-Za-z0-9\-]){at}\s*(?:[,\-–:]|\()\s*({_NAME_WORD})\s*,?\s+({_NAME_WORD})(?![A-Za-z])",
+                        text, re.IGNORECASE)
+    return [(m.group(1), m.group(2)) for m in (*before, *after)]
+
+
+def _disagreeing(text: str, patient: KnownPatient, written: list[str]) -> list[str]:
+    """Names written beside the patient's identifiers that are not the patient's (title-cased, as written)."""
+    out: list[str] = []
+    for token in written:
+        for words in _names_beside(text, token):
+            if _name_like(words) and not _is_name_of(words, patient):
+                out.append(" ".join(w[:1].upper() + w[1:] for w in words))
+    return out
 
 
 def known_patients_in(text: str, roster: Roster) -> RosterMatch:
@@ -172,7 +225,10 @@ def with_known_patients(entities: ExtractedEntities, text: str, roster: Roster) 
     named = [n for n in match.names if not any(n == p.name for p in roster.patients if p.id in match.ids)]
     out = ExtractedEntities(**entities)
     out["patient_ids"] = [*match.ids, *ids]
-    out["patient_names"] = [*named, *names]
+    # A name written beside an identifier that is another patient's stays a name: two patients are named, so the turn
+    # asks which (the identifier's record is never opened for a name it does not carry).
+    beside = [n for n in match.disagreeing if not any(n.lower() == m.lower() for m in [*named, *names])]
+    out["patient_names"] = [*named, *names, *beside]
     out["patient_aliases"] = {**entities.get("patient_aliases", {}), **match.aliases}
     return out
 

@@ -268,3 +268,89 @@ def test_potassium_by_its_symbol_is_searched_as_potassium() -> None:
     assert SPEC.extract is not None
     request = Request("her K+?", _state("her K+?")["extracted_entities"], ACTIVE)
     assert SPEC.extract(request)["name"] == "potassium"
+
+
+# ── classes the fourth set written apart found on its first pass (bench/results/results_router_heldout_v4_first_pass.md)
+
+
+@pytest.mark.parametrize("message", [
+    "any hepatic warnings with amiodaronne?", "what does the SPC say about renal dosing - it's clarithromycn",
+    "explain how lisinoprl works", "is there a boxed warning on methotrexatte",
+])
+def test_a_drug_spelt_one_slip_away_leaves_the_message_unaccounted_for(message: str) -> None:
+    """"what does the label say about use in the elderly - the drug is donnepezil" was decided surely as a general
+    question: the rules read the message without its drug. It is asked, with the drug spelt right on the button."""
+    assert _sure(message) is None
+
+
+def test_a_label_question_with_a_slipped_drug_offers_that_drugs_warnings() -> None:
+    texts = [t for t, _label, _action in _buttons("any hepatic warnings with amiodaronne?")]
+    assert "What are the FDA safety warnings for amiodarone?" in texts
+
+
+@pytest.mark.parametrize(("message", "name"), [
+    ("when was okoro, femi last in clinic?", "Femi Okoro"),
+    ("I need Bello, Tunde's notes please", "Tunde Bello"),
+    ("could you get kwame boateng up for me", "Kwame Boateng"),
+    ("what's Otieno, Brian on these days?", "Brian Otieno"),
+    ("ok, femi okoro - any allergies?", "Femi Okoro"),
+    ("remind me what otieno, brian was admitted with", "Brian Otieno"),
+])
+def test_a_patient_named_in_another_form_is_asked_about_never_the_active_one(message: str, name: str) -> None:
+    """"when was karim, ahmed last reviewed in ed?" got "When was this patient last seen?" (the active patient's);
+    "what's Mwangi, Joseeph on at the moment?" was decided surely as a general question."""
+    assert _sure(message) is None
+    offered = _buttons(message)
+    # The patient is found first: a button that names them is decided as the search ("When was X last seen?" too).
+    assert any(name in t and action == "search_patient" for t, _label, action in offered)
+    assert not any("this patient" in t for t, _label, _action in offered)
+
+
+@pytest.mark.parametrize(("message", "topic"), [
+    ("he'd like to participate in research for his COPD - any trials open?", "COPD"),
+    ("refractory epilepsy, has tried everything - could he be enrolled in something", "epilepsy"),
+    ("what's open for enrolment at the district hospital for sickle cell disease", "sickle cell disease"),
+    ("is there a study she could join, given her lupus?", "lupus"),
+])
+def test_a_trials_topic_is_read_wherever_the_message_puts_it(message: str, topic: str) -> None:
+    texts = [t for t, _label, _action in _buttons(message)]
+    assert f"Find recruiting clinical trials for {topic}" in texts
+
+
+def test_taking_part_in_research_is_a_trial_and_being_enrolled_asks_for_one() -> None:
+    decided = rules.rule_decision(_state("keen to take part in research for her gout, any trials taking patients?"), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == "find_clinical_trials"
+    decided = rules.rule_decision(_state("has advanced COPD, anything he could be enrolled on?"), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == "find_clinical_trials"
+
+
+def test_a_patient_given_by_a_record_number_is_offered_that_patients_record() -> None:
+    """"open grace mensah's notes, MRN DG-1003" got no button at all: a patient named who is not the active one was
+    offered only the search, and the search does not read a record number."""
+    message = "pull the notes for DG-1003 please"
+    texts = [t for t, _label, _action in _buttons(message)]
+    assert "Show the chart of DG-1003" in texts
+
+
+def test_a_name_beside_another_patients_record_number_is_never_that_record() -> None:
+    """"check the record for ines duarte, DG-1009" opened DG-1009's record (James Wilson) surely."""
+    message = "open the record for tunde bello, DG-1009"
+    assert _sure(message) is None
+    texts = [t for t, _label, _action in _buttons(message)]
+    assert "Find patient Tunde Bello" in texts and not any("DG-1009" in t or "this patient" in t for t in texts)
+
+
+@pytest.mark.parametrize("message", ["NKA?", "is he nkda", "NKDA or any allergies on file?"])
+def test_the_wards_no_known_allergies_asks_about_the_allergies_on_record(message: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == "query_patient_data"
+
+
+@pytest.mark.parametrize("message", ["add allergy: aspirin - GI bleed", "plan - continue co-amoxiclav, review tomorrow",
+                                     "new problem: gout flare, start colchicine 500 mcg bd", "Drug chart - any clashes?"])
+def test_a_messages_head_is_no_patients_name(message: str) -> None:
+    """A name the message opens with is asked about ("ok, rosa Delgado - when was …"); a write's or a note's head is
+    no name (the first version read "add allergy: aspirin - GI bleed" as a patient Add Allergy)."""
+    from docgemma.agent.button_fill import possible_name
+
+    assert possible_name(message) is None

@@ -58,6 +58,31 @@ def test_an_identifier_reference_or_id_is_the_record_id(text: str, patient: Know
     assert found(text) == ([], [patient.id])
 
 
+@pytest.mark.parametrize(("text", "patient"), [
+    ("check the record for okafor, amina, dg-1001", AMINA), ("Mensah, Grace, hospital number DG-1003 - open it", GRACE),
+    ("grace mensah MRN: DG-1003 please", GRACE), ("DG-1003 - grace mensah, chart", GRACE),
+    ("open the record DG-1009", OLD_JAMES), ("can you pull up the chart for DG-1009", OLD_JAMES),
+    ("allergies for patient number DG-1001?", AMINA), ("the lot on DG-1003 please", GRACE),
+])
+def test_a_name_given_with_its_own_identifier_or_request_words_beside_it_name_one_patient(
+        text: str, patient: KnownPatient) -> None:
+    assert found(text) == ([], [patient.id])
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("check the record for ines duarte, DG-1009", "Ines Duarte"),
+    ("Duarte, Ines, hospital number DG-1003 - open the record", "Duarte Ines"),
+    ("rosa delgado (MRN DG-1001) allergies?", "Rosa Delgado"),
+    ("DG-1003 - leo martins, last visit?", "Leo Martins"),
+    ("grace okafor dg-1003 meds", "Grace Okafor"),
+])
+def test_a_name_beside_an_identifier_that_is_another_patients_is_kept_so_the_turn_asks(text: str, name: str) -> None:
+    """Issue 26: "check the record for ines duarte, DG-1009" opened DG-1009's record (James Wilson) surely: the name
+    given with the number was read as no one. A name the identifier does not carry stays a second patient."""
+    names, ids = found(text)
+    assert name in names and len(ids) == 1
+
+
 def test_an_identifier_as_written_maps_to_the_record_id_and_an_unknown_one_stays() -> None:
     entities = with_known_patients(extract_entities("meds for DG-1003 and DG-1099"), "meds for DG-1003 and DG-1099", ROSTER)
     assert entities["patient_ids"] == [GRACE.id, "DG-1099"]

@@ -111,9 +111,13 @@ def _roster_entities(entities: ExtractedEntities, query: str, roster: PatientRos
     # A dictated note's own text is data ("Note for Grace Mensah: seen with amina okafor's daughter"): the patient
     # is named in the request before the colon, as for the other entity rules.
     known = with_known_patients(entities, request_part(query), patients)
-    found = [n for n in known["patient_names"] if n not in entities["patient_names"]]
-    found += list(known.get("patient_aliases", {}))
-    return known, (f"; on the record's patient list: {', '.join(found)}" if found else "")
+    added = [n for n in known["patient_names"] if n not in entities["patient_names"]]
+    on_list = {p.name for p in patients.patients}
+    found = [n for n in added if n in on_list] + list(known.get("patient_aliases", {}))
+    # A name beside a record number that is another patient's (``with_known_patients``): said, since the turn asks.
+    beside = [n for n in added if n not in on_list]
+    return known, ((f"; on the record's patient list: {', '.join(found)}" if found else "")
+                   + (f"; a name beside a record number that is not that patient's: {', '.join(beside)}" if beside else ""))
 
 
 def _detail(entities: Any, findings: ImageFindings | None) -> str:
