@@ -186,11 +186,21 @@ def _left_over(state: AgentState, registry: ToolRegistry) -> dict[str, str]:
     return {"read": str(before[0].tool), "left_over": ", ".join(dict.fromkeys(items))}
 
 
+#: How sure the router must be of another action than an unsure rule's reading to be offered before it: chosen on
+#: the dev families (route + tool right counting the first candidate: 95.3 % with the rule always first, 97.7 % at
+#: 0.95; the generated test families 98.5 % either way).
+ROUTER_FIRST = 0.95
+
+
 def candidate_labels(decision: RouteDecision, k: int = 3, floor: float = 0.0) -> list[str]:
-    """Up to ``k`` actions an unsure turn may mean: the rule's first (it read the message's explicit signals),
-    then the router's, best first (those with a probability of at least ``floor``)."""
+    """Up to ``k`` actions an unsure turn may mean: the rule's first (it read the message's explicit signals), unless
+    the router is all but certain of another (:data:`ROUTER_FIRST`), then the router's, best first (those with a
+    probability of at least ``floor``)."""
     names = [decision["label"]] if decision["label"] else []
     names += [str(name) for name, p in decision["candidates"] if float(p) >= floor]
+    top, probability = decision["candidates"][0] if decision["candidates"] else (None, 0.0)
+    if not decision["sure"] and top is not None and float(probability) >= ROUTER_FIRST:
+        names.insert(0, str(top))
     return list(dict.fromkeys(names))[:k]
 
 

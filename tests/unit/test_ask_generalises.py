@@ -354,3 +354,12 @@ def test_a_messages_head_is_no_patients_name(message: str) -> None:
     from docgemma.agent.button_fill import possible_name
 
     assert possible_name(message) is None
+
+
+def test_a_router_all_but_certain_of_another_action_comes_before_an_unsure_rules_reading() -> None:
+    unsure = decision.RouteDecision(sure=False, label="query_patient_data", intent="TOOL_NEEDED", tool="query_patient_data",
+                                    reason="", rule="record_question", scope="clinical", probability=0.97,
+                                    candidates=[["get_patient_timeline", 0.97], ["query_patient_data", 0.02]])
+    assert decision.candidate_labels(unsure)[:2] == ["get_patient_timeline", "query_patient_data"]
+    hesitant = {**unsure, "candidates": [["get_patient_timeline", 0.6], ["query_patient_data", 0.3]]}
+    assert decision.candidate_labels(hesitant)[:2] == ["query_patient_data", "get_patient_timeline"]  # type: ignore[arg-type]
