@@ -100,6 +100,8 @@ _INNER_TOPIC_RE = re.compile(r"\b(?:on|about|regarding|has|have|with)\s+([A-Za-z
                              r"|\bopen\s+([A-Za-z][\w' \-]{2,40}?)\s+(?:studies|trials)\b"
                              r"|(?:^|[:,.]\s*)([A-Za-z][\w' \-]{2,40}?)\s+tri+als\b"
                              r"|\bmy\s+([A-Za-z][\w' \-]{2,40}?)\s+patient\b"
+                             # "clinicaltrials search: hiv, recruiting, phase 3"
+                             r"|\bsearch\s*:\s*([A-Za-z][\w' \-]{1,40}?)\s*(?:[,;]|$)"
                              # "research for her asthma, any trials?", "a study she could be screened for, given her COPD"
                              r"|\b(?:for|given|with)\s+(?:her|his|their)\s+([A-Za-z][\w' \-]{2,40}?)\s*(?:[-–,.;:?!]|$)",
                              re.IGNORECASE)

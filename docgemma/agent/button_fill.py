@@ -175,7 +175,17 @@ _SUBJECT_RE = re.compile(r"\b(?:his|her|their|the\s+patient's|this\s+patient's)\
                          r"(?:\s+diagnosis)?\s*(?:[?.!]|$)", re.IGNORECASE)
 
 
+#: What a connection question asks the medicines to explain: "could any of her meds explain the low platelets?".
+_EXPLAINED_RE = re.compile(r"\b(?:explain|cause|account\s+for)\s+(?:the\s+|her\s+|his\s+|this\s+)?([a-z][\w' \-]{1,40}?)"
+                           r"\s*(?:[?.!]|$)", re.IGNORECASE)
+
+
 def connection_subject(query: str) -> str | None:
     """The item a connection question starts from, as the message names it; None when it names none."""
+    explained = _EXPLAINED_RE.search(query)
+    if explained:
+        return explained.group(1).strip()
     match = _SUBJECT_RE.search(query)
-    return match.group(1).strip() if match else None
+    subject = match.group(1).strip() if match else None
+    # "over the last 18 months" is a time, not an item of the record.
+    return None if subject and re.match(r"(?:over|in|during|since|for)\b", subject, re.IGNORECASE) else subject

@@ -38,8 +38,10 @@ def phrase(pattern: str) -> re.Pattern[str]:
 # "record" is also a verb ("record an allergy"): it names the chart only after a possessive or article.
 _CHART_RE = phrase(
     # Not a "drug chart" (her medications), nor "chart the following: …" (a note).
-    r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|synopsis|history|overview|whole\s+lot|the\s+lot|background|"
-    r"run\s+me\s+through)\b(?!\s+(?:the|this|that)\b)"
+    r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|synopsis|history(?!\s+of\s+(?:visits|admissions|encounters|"
+    r"appointments|attendances))|overview|whole\s+lot|the\s+lot|background|run\s+me\s+through|"
+    # "bring up everything we have on maria garcia"
+    r"everything\s+(?:we\s+have|we've\s+got|on\s+(?:file|record)))\b(?!\s+(?:the|this|that)\b)"
     r"|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b",
 )
 #: Sections of the record: for a patient the message names ("find John Smith and check his meds") they are a
@@ -50,6 +52,12 @@ _SECTION_RE = phrase(r"\b(meds|medications|labs)\b")
 CONNECTION_RE = phrase(
     r"\b(connect\w*|linked|link between|relat(?:ed|es|ion)\s+(?:to|between)|treating|(?:prescribed|given|started)\s+for|"
     r"came\s+out\s+of|resulted\s+from|(?:led|leads?)\s+to|arose\s+from|"
+    # "could any of her meds explain the low platelets?", "which drug goes with which diagnosis", "link up her
+    # conditions with her medications"
+    r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:explain|cause|account\s+for)|"
+    r"which\s+(?:drug|med\w*|medicine|tablet)\s+(?:goes|is|belongs)\s+(?:with|for|to)\s+which|link\s+up|"
+    # "how does everything in her record tie together - meds vs problems"
+    r"tie\s+(?:together|up)|(?:meds?|medications?|drugs)\s+(?:vs\.?|versus|against)\s+(?:problems|diagnoses|conditions)|"
     # Why a drug of hers is there, and which of hers treat what: "why is he on X?", "remind me why she takes X",
     # "the indication for her X", "which of her meds are for her gout?", "what's she taking for her asthma?"
     r"why\s+(?:is|was)\s+(?:she|he|they|the\s+patient)\s+(?:on|taking)|why\s+(?:does|did)\s+(?:she|he|they)\s+take|"
@@ -82,7 +90,11 @@ PATIENT_REF_RE = phrase(
 TIMELINE_RE = phrase(
     r"\b(visits?|encounters?|admissions?|appointments?|timeline|what happened|last time|previous notes?|last seen|"
     # "did she turn up to her renal follow-up?", "has he attended clinic?"
-    r"seen last|follow-?ups?|turn(?:ed)?\s+up|attend(?:ed|s|ance)?|dna'?d)\b",
+    r"seen last|follow-?ups?|turn(?:ed)?\s+up|attend(?:ed|s|ance)?|dna'?d|"
+    # "what's gone on with her over the last 18 months"
+    r"(?:gone|been\s+going)\s+on\s+with|"
+    # "when was he last in clinic?", "last at the hospital"
+    r"last\s+(?:in|at|to)\s+(?:the\s+)?(?:clinic|hospital|ward|ed|a&e|opd|surgery))\b",
 )
 #: Words that make a short question general rather than about the patient's own record ("BP targets?").
 _GENERAL_WORDS_RE = phrase(
@@ -138,6 +150,14 @@ _DICTATION_RE = phrase(
     r"(?:(?:progress|clinical|consult(?:ation)?|ward|nursing|discharge|procedure|soap|follow-up|brief|quick)\s+)?"
     r"(?:note|document|documentation)\b(?P<head>[^:\n]{0,60}):\s*\S",
 )
+#: Where a write goes: "on her chart", "to Joseph Mwangi's chart", "into the record".
+_WRITE_PLACE_RE = phrase(r"\b(?:on|to|in|into|onto)\s+"
+                         r"(?:her|his|their|the|this\s+patient's|(?:[\w\-]+[\s,]+){0,2}[\w\-]+['’]s)\s+"
+                         r"(?:chart|record|notes|file)\b")
+#: Words that ask to read the chart besides a write ("review her chart and record …", "show me the summary").
+_READ_TOO_RE = phrase(r"\b(?:review\w*|summary|show|open|pull\s+up|look\s+(?:at|through)|read)\b")
+#: A dictated allergy: a substance, an arrow, its reaction ("latex -> facial swelling", "penicillin → rash").
+_ALLERGY_BODY_RE = phrase(r"^[A-Za-z][\w\- ]{1,40}?\s*(?:->|→|=>|-->|—>)\s*[A-Za-z][\w\- ,]{1,60}[.!]?$")
 #: "Record that she had a rash with doxycycline": documenting a reaction is an allergy entry.
 _REACTION_VERB_RE = phrase(_CLAUSE_START + r"(record|document|log|enter|add)\b")
 #: A study that enrols patients is a trial: "enrolling studies for …", "studies looking for volunteers".
@@ -275,12 +295,15 @@ class Need:
 _DICTATION_HEAD_RE = phrase(
     r"(?:^|(?<=[.!;,])\s*|\s[-–—]\s+)\s*(?:(?:ok(?:ay)?|just|then|now|so|please|pls|(?:could|can|would)\s+you"
     r"(?:\s+mind)?|kindly)[,]?\s+)*"
-    r"(?:(?:save|log|file|make|write\s+up|document(?:ing)?|jot(?:\s+(?:this|that|it))?\s+down|enter)\b|"
+    r"(?:(?:save|log|file|make|write(?:\s+up)?|document(?:ing)?|jot(?:\s+(?:this|that|it))?\s+down|enter)\b|"
     r"(?:pt\s?wr|wr|ward\s+round)(?=\s*:)|"
     r"(?:i'?d\s+like|i\s+want|please\s+have)\s+(?:this|it|that)\s+(?:saved|documented|recorded|noted)\b|"
     r"(?:ward\s+round|wr|clinic|ed|consult|review)\s+"
     r"(?:entry|update)\b)"
-    r"(?P<head>(?:(?!allerg|intoleran|prescri|\border|\bmeds?\b|medication|\bdrugs?\b|\brx\b)[^:\n?]){0,60}):\s*\S",
+    # The head ends at a colon, or at a spaced dash after "in/for <whose> record/notes" ("document in Banda's record -
+    # K+ 5.4, hold ramipril"): what follows is the note.
+    r"(?P<head>(?:(?!allerg|intoleran|prescri|\border|\bmeds?\b|medication|\bdrugs?\b|\brx\b)[^:\n?]){0,60}?)"
+    r"(?::|(?:(?<=record)|(?<=notes)|(?<=chart)|(?<=file))\s+[-–—]\s)\s*\S",
 )
 
 
@@ -290,8 +313,8 @@ def dictation(query: str) -> tuple[str, str] | None:
     found = _DICTATION_RE.search(query) or _DICTATION_HEAD_RE.search(query)
     if not found or query.rstrip().endswith("?"):
         return None
-    cut = query.index(":", found.start())
-    return query[:cut], query[cut + 1:]
+    cut = found.end("head")
+    return query[:cut], re.sub(r"^\s*[:\-–—]\s*", "", query[cut:], count=1)
 
 
 def request_part(query: str) -> str:
@@ -500,7 +523,14 @@ def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
     enrolment = _ENROLMENT_RE.search(text)
     trials = tools.first(Role.TRIALS)
     literature = tools.first(Role.LITERATURE)
-    if dictation(q.query):
+    dictated = dictation(q.query)
+    allergy = tools.first(Role.ALLERGY_ENTRY)
+    dictated_allergy = bool(dictated and allergy and _ALLERGY_BODY_RE.match(dictated[1].strip())
+                            and REACTION_WORDS.search(dictated[1]))
+    if dictated_allergy and dictated:
+        # "please document for X: latex -> facial swelling": what is dictated is an allergy and its reaction.
+        _add(needed, allergy, "dictated_allergy", len(dictated[0]))
+    elif dictated:
         _add(needed, tools.first(Role.NOTE_ENTRY), "dictated_note", len(text))
     write_clauses = _write_clauses(q, tools)
     for spec in tools:
@@ -528,6 +558,8 @@ def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
             # type; a trial to enrol a patient in says so ("recruiting", "ongoing", "a trial in Nairobi").
             _add(needed, literature, "published_trials", position)
             continue
+        if dictated_allergy and Role.NOTE_ENTRY in spec.roles:
+            continue  # "Note: latex → hives": the head's word "note" is no second write
         _add(needed, spec, "write_keywords" if spec.writes else "task_keywords", position)
     studied = re.search(rf"\b({'|'.join(STUDY_WORDS)}|research|trials?|registry)\b", text, re.IGNORECASE)
     # "anything she could be enrolled on?": enrolling a patient is a trial's word on its own.
@@ -580,6 +612,8 @@ def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
     # to read the chart too ("Review abc-123's chart and record a penicillin allergy").
     chart_read = not set(needed) & write_tools or _REVIEW_RE.search(text)
     chart_words = _CHART_RE.search(text) or ((names or ids) and _SECTION_RE.search(text))
+    if chart_words and set(needed) & write_tools and _WRITE_PLACE_RE.search(text) and not _READ_TOO_RE.search(text):
+        chart_words = None  # "record a codeine intolerance on Joseph Mwangi's chart": where to write, not a read
     if chart_words and refers and chart_read and not CONNECTION_RE.search(text):
         _add(needed, tools.first(Role.CHART), "chart_words", 0)
 
@@ -629,7 +663,7 @@ def _record_signal(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) ->
     """"When was Maria Garcia last seen?", "Samuel Kariuki's liver function?": a question about the record of the
     patient the message names, read once the patient is found."""
     besides_search = set(needed) - {s.name for s in tools if s.patient_search}
-    about_record = RECORD_CONCEPT_RE.search(q.text) or CONNECTION_RE.search(q.text)
+    about_record = RECORD_CONCEPT_RE.search(q.text) or CONNECTION_RE.search(q.text) or TIMELINE_RE.search(q.text)
     if (q.names or q.ids) and not q.writes and not besides_search and about_record:
         _add(needed, tools.first(record_role(q.text)), "record_question", len(q.text))
 

@@ -124,6 +124,14 @@ _SURNAME_CONTEXT_RES = (
     re.compile(r"\b(?:anyone|anybody|someone|somebody|any\s+patients?|a\s+patient)\s+(?:named|called)\s+"
                r"([a-z][\w'\-]*(?:\s+[a-z][\w'\-]*){0,3}?)\s*(?:[?.!,]|$)", re.IGNORECASE),
     re.compile(rf"^\s*(?i:who\s+is)\s+({_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}})\s*\?"),
+    # "have we got anyone under the name reyes?", "find all patients with surname Wilson": a family name, asked for.
+    re.compile(r"\b(?:under\s+the\s+(?:sur|family\s+|last\s+)?name|(?:sur|family\s+|last\s+)name)\s+([a-z][a-z'\-]+)"
+               r"(?=\s*(?:[?.!,]|$))", re.IGNORECASE),
+    # "Find patient Reyes": the product's own search button for a family name alone.
+    re.compile(rf"^\s*(?i:find|look\s+up|search\s+for)\s+(?i:patient)\s+({_NAME_WORD})\s*[?.!]*\s*$"),
+    # "check if daniel reyes exists in the system"
+    re.compile(r"\bif\s+([a-z][a-z'\-]+\s+[a-z][a-z'\-]+)\s+(?:exists|is\s+(?:on|in)\s+the\s+system|is\s+registered)\b",
+               re.IGNORECASE),
     # "mrs" in any case is only ever a title; "Mr", "Ms" and "Miss" only capitalised ("MR" is modified release or
     # mitral regurgitation, "miss" a verb), before a capitalised surname.
     re.compile(r"\b(?i:mrs)\.?\s+([A-Za-z][a-z\-]*(?:'(?!s\b)[A-Za-z][a-z]+)?)\b(?!\s+[A-Z])"),

@@ -98,6 +98,11 @@ def _words(part: str) -> str:
     return r"[\s\-]+".join(re.escape(w) for w in part.split())
 
 
+#: A family name's possessive that is a patient's, not an eponym's ("wilson's disease", "cushing's syndrome").
+_NOT_EPONYM = (r"(?=['’]s\s)(?!['’]s\s+(?:disease|syndrome|sign|test|palsy|criteria|phenomenon|law|ulcer|lymphoma|"
+               r"sarcoma|encephalopathy|triad|contracture|thyroiditis|flare)\b)")
+
+
 def _name_forms(patient: KnownPatient) -> list[str]:
     """The ways a clinician writes this patient's name: given family, family given, "family, given" (with the
     first given name or all of them), and a family name after a title."""
@@ -106,6 +111,8 @@ def _name_forms(patient: KnownPatient) -> list[str]:
     forms = [rf"{_words(g)}\s+{family}" for g in givens]
     forms += [rf"{family}\s*,?\s+{_words(g)}" for g in givens]
     forms.append(_TITLE + family)
+    # "kariuki's HbA1c today?", "mwangi's TSH": a family name in the possessive (not an eponym: "wilson's disease").
+    forms.append(r"(?<!\bdr\s)(?<!\bdr\.\s)(?<!\bprof\s)" + family + _NOT_EPONYM)
     return forms
 
 

@@ -281,6 +281,10 @@ def _class_named(query: str) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
+#: A dictated allergy's substance: the words before an arrow, after the note's head ("…: latex -> facial swelling").
+_ARROW_RE = re.compile(r"(?:^|[:;,.]\s*)(?P<name>[A-Za-z][\w\- ]{1,40}?)\s*(?:->|→|=>|-->|—>)\s*\w")
+
+
 def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None) -> dict[str, Any]:
     """The patient, the substance and the reaction by meaning, and a severity the message states."""
     out: dict[str, Any] = {"patient_id": patient_id} if patient_id else {}
@@ -300,6 +304,11 @@ def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None
             if named and resolve_local(named).identified:
                 out["substance"] = named
                 break
+    if "substance" not in out:  # "latex -> facial swelling": a dictated allergy, the substance before the arrow
+        arrow = _ARROW_RE.search(query)
+        named = _substance(arrow.group("name")) if arrow else None
+        if named and resolve_local(named).identified:
+            out["substance"] = named
     if "substance" not in out:  # "sulfa antibiotics gave her hives": the class the message names, not "antibiotics"
         out.update({"substance": cls} if (cls := _class_named(query)) else {})
     if "substance" not in out:

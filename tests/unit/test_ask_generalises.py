@@ -363,3 +363,84 @@ def test_a_router_all_but_certain_of_another_action_comes_before_an_unsure_rules
     assert decision.candidate_labels(unsure)[:2] == ["get_patient_timeline", "query_patient_data"]
     hesitant = {**unsure, "candidates": [["get_patient_timeline", 0.6], ["query_patient_data", 0.3]]}
     assert decision.candidate_labels(hesitant)[:2] == ["query_patient_data", "get_patient_timeline"]  # type: ignore[arg-type]
+
+
+# ── classes the fifth set written apart found on its first pass (bench/results/results_router_heldout_v5_first_pass.md)
+
+
+def _signals(message: str, active: bool = True) -> list[str]:
+    from docgemma.agent.patterns import tool_signals
+
+    state = turn_state(message, active=ACTIVE if active else None, roster=ROSTER)
+    return list(tool_signals(state, REG))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("message", ["log a latex intolerance in his notes", "add an egg intolerance to Grace Mensah's chart",
+                                     "record a morphine intolerance on her chart"])
+def test_an_intolerance_to_record_on_a_chart_is_the_allergy_entry_not_a_chart_read(message: str) -> None:
+    """"record a codeine intolerance on Joseph Mwangi's chart" found the patient and showed the chart: "on … chart" says
+    where to write."""
+    found = _signals(message, active="Grace" not in message)
+    assert "add_allergy" in found and "get_patient_chart" not in found
+
+
+def test_a_write_that_also_asks_to_review_the_chart_still_reads_it() -> None:
+    assert {"add_allergy", "get_patient_chart"} <= set(_signals("review her chart and record a penicillin allergy"))
+
+
+@pytest.mark.parametrize("message", ["please document for her: co-amoxiclav -> rash", "Note: latex → hives",
+                                     "document for Grace Mensah: peanuts => anaphylaxis"])
+def test_a_dictated_substance_arrow_reaction_is_an_allergy(message: str) -> None:
+    found = _signals(message)
+    assert "add_allergy" in found and "save_clinical_note" not in found
+
+
+@pytest.mark.parametrize("message", ["document in her record - BP 150/90, hold amlodipine, review Friday",
+                                     "write in Okafor's notes - afebrile, stop IV fluids"])
+def test_a_note_after_a_dash_that_says_to_hold_a_drug_is_a_note(message: str) -> None:
+    """"document in Banda's record - K+ 5.4, hold ramipril, repeat U&E tomorrow" was decided surely as a refused
+    write (nothing saved)."""
+    from docgemma.agent.patterns import negated_write
+
+    assert negated_write(message) is None
+    assert _signals(message) == ["save_clinical_note"] or "save_clinical_note" in _signals(message)
+
+
+@pytest.mark.parametrize(("message", "tool"), [
+    ("bring up everything we have on Grace Mensah", "get_patient_chart"),
+    ("when was Grace Mensah last in clinic?", "get_patient_timeline"),
+    ("history of admissions for Grace Mensah", "get_patient_timeline"),
+])
+def test_after_the_search_the_action_asked_follows(message: str, tool: str) -> None:
+    found = _signals(message, active=False)
+    assert found[:1] == ["search_patient"] or "search_patient" in found
+    assert tool in found and "get_patient_chart" not in set(found) - {tool}
+
+
+@pytest.mark.parametrize("message", ["could any of his meds account for the low sodium?",
+                                     "which medicine goes with which diagnosis for him?",
+                                     "link up her problems and her tablets please",
+                                     "meds vs problems - how do they tie together?"])
+def test_which_medicine_is_for_which_problem_is_a_connection_question(message: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == "explore_connections"
+
+
+@pytest.mark.parametrize(("message", "name"), [("have we got anyone under the name okoro?", "okoro"),
+                                               ("list patients with the surname Banda", "banda"),
+                                               ("Find patient Otieno", "otieno"),
+                                               ("can you check if tunde bello exists in the system", "tunde bello")])
+def test_a_search_by_family_name_or_for_whether_a_patient_exists_is_the_search(message: str, name: str) -> None:
+    state = turn_state(message, active=None, roster=ROSTER)
+    assert [n.lower() for n in state["extracted_entities"]["patient_names"]] == [name]
+    assert "search_patient" in _signals(message, active=False)
+
+
+@pytest.mark.parametrize("message", ["is wilson's disease likely?", "Dr Mensah's patient on ward 3"])
+def test_a_family_names_possessive_is_no_patient_when_it_is_an_eponym_or_a_doctor(message: str) -> None:
+    assert turn_state(message, active=None, roster=ROSTER)["extracted_entities"]["patient_names"] == []
+
+
+def test_a_trials_search_written_as_fields_reads_its_condition() -> None:
+    texts = [t for t, _label, _action in _buttons("trials registry search: sickle cell disease, recruiting, phase 2")]
+    assert "Find recruiting clinical trials for sickle cell disease" in texts

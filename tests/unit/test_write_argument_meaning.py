@@ -129,3 +129,17 @@ def test_a_dash_separates_the_substance_from_its_reaction(message: str, substanc
 
     args = allergy_args(message, extract_entities(message), "p1")
     assert (args["substance"], args["reaction"]) == (substance, reaction)
+
+
+@pytest.mark.parametrize(("message", "substance", "reaction"), [
+    ("please document for Grace Mensah: latex -> facial swelling", "latex", "facial swelling"),
+    ("Note for her: co-amoxiclav → rash", "co-amoxiclav", "rash"),
+])
+def test_a_dictated_allergy_reads_the_substance_before_the_arrow(message: str, substance: str, reaction: str) -> None:
+    """The fifth set's "please document for X: latex -> facial swelling" became an allergy card whose substance was
+    "not specified" (the clinician had written it)."""
+    from docgemma.clinical.entities import extract_entities
+    from docgemma.tools.order_extract import allergy_args
+
+    args = allergy_args(message, extract_entities(message), "p1")
+    assert args["substance"].lower() == substance and args["reaction"] == reaction

@@ -108,6 +108,6 @@ SPEC = record_write(ToolSpec(
     AddAllergyArgs,
     "Record a penicillin allergy (hives) for patient abc-123.",
     arg_max_tokens=288,
-    keywords=("allergy", "allergic"),
+    keywords=("allergy", "allergic", "intolerance", "intolerant"),
     extract=allergy,
 ), Role.ALLERGY_ENTRY, allergy_intolerance, WRITTEN, check=allergy_check, check_needs=("resolver",))
