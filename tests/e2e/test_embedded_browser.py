@@ -238,3 +238,41 @@ def test_the_written_apart_sets_classes_are_asked_with_the_right_button_in_chrom
     decided = page.locator("#chat").inner_text()
     page.locator("#reject:visible").first.click()
     _decided(page, decided)
+
+
+def test_the_fifth_sets_classes_in_chromium(embedded_url: str, page: Any) -> None:  # noqa: F811
+    """Issue 26, the classes the fifth set written apart found, on the embedded default in the browser: a dictated
+    "substance -> reaction" is the allergy card with both in its form (it was a note, then an allergy card with no
+    substance); a search by family name finds the patient; a name beside another patient's hospital number never
+    opens that number's record (it opened James Wilson's for "ines duarte, DG-1009"). No model call."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(embedded_url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+    make_active(page, "Mensah", "Grace Mensah")
+
+    _ask_and_wait(page, "please document for her: latex -> facial swelling")
+    if not page.locator("#approval:visible").count():
+        assert "Record an allergy to latex for this patient" in _buttons(page), _buttons(page)
+        before = page.locator("#timeline").inner_text()
+        page.get_by_role("button", name="Record an allergy to latex for this patient").click()
+        page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
+        _stable(page)
+    assert page.locator("#approval:visible").count()
+    values = page.locator("#approval:visible input, #approval:visible textarea").evaluate_all("els => els.map(e => e.value)")
+    shown = [str(v).strip().lower() for v in values]
+    assert "latex" in shown and any("facial swelling" in v for v in shown), values
+    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    decided = page.locator("#chat").inner_text()
+    page.locator("#reject:visible").first.click()
+    _decided(page, decided)
+
+    _ask_and_wait(page, "have we got anyone under the name okafor?")
+    assert "Amina Okafor" in page.locator("#chat").inner_text().split("under the name okafor")[-1]
+
+    _ask_and_wait(page, "open the record for tunde bello, DG-1009")
+    answer = page.locator("#chat").inner_text().split("tunde bello, DG-1009")[-1]
+    assert "James Wilson" not in answer and "Patient Record" not in answer, answer
+    assert "Find patient Tunde Bello" in _buttons(page), _buttons(page)
+    assert not any("DG-1009" in b or "this patient" in b for b in _buttons(page)), _buttons(page)
+    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "26_embedded_fifth_set_classes.png"), full_page=True)
