@@ -15,7 +15,15 @@ from typing import cast
 
 from docgemma.agent import decision
 from docgemma.agent.answer import suggested_patient
-from docgemma.agent.button_fill import bare_name, connection_subject, cued_name, drugs_named, is_class_name, possible_name
+from docgemma.agent.button_fill import (
+    bare_name,
+    connection_subject,
+    cued_name,
+    drugs_named,
+    is_class_name,
+    possible_name,
+    record_owner,
+)
 from docgemma.agent.patterns import is_write_request
 from docgemma.agent.state import AgentState
 from docgemma.clinical.drug_spelling import unread_drugs
@@ -252,6 +260,10 @@ def _named(state: AgentState) -> tuple[str | None, bool]:
     named = named or (written.group(0) if written else alias)
     if not named and not entities["patient_names"] and not aliases:
         named = possible_name(state.get("user_query", ""))
+    # "Document in Banda's record: …": whose record the write goes to, when it is not the active patient's.
+    owner = None if named or entities["patient_names"] else record_owner(state.get("user_query", ""))
+    if owner and not (current and owner.lower() in current["name"].lower().split()):
+        named = owner
     return named, bool(active) and not named
 
 

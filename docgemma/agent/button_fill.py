@@ -105,7 +105,23 @@ _NOT_NAME_WORDS = frozenset({"show", "me", "what", "what's", "whats", "how", "wh
                              # a write's or a note's head ("add allergy: aspirin - GI bleed", "plan - continue")
                              "add", "update", "log", "put", "enter", "mark", "flag", "save", "write", "change",
                              "switch", "increase", "reduce", "continue", "plan", "impression", "assessment",
-                             "known", "no", "yes", "query", "issue", "problem", "dose", "drug", "drugs"})
+                             "known", "no", "yes", "query", "issue", "problem", "dose", "drug", "drugs",
+                             # a verb's forms and ward words a heading holds ("when has dialysis been booked?",
+                             # "Gen med - bed 12 …", "Fluid balance: +2L")
+                             "been", "being", "got", "gone", "done", "gen", "med", "bed", "fluid", "balance", "handover",
+                             "bloods", "obs", "sats", "input", "output", "social", "discharge", "admission"})
+
+
+#: Whose record a note is written in, given by one family name: "Document in Banda's record: …".
+_RECORD_OWNER_RE = re.compile(r"\b(?:in|into|on|onto|to|for)\s+([A-Z][a-z'\-]+)['’]s\s+(?:record|notes|chart|file)\b")
+
+
+def record_owner(query: str) -> str | None:
+    """A family name the message gives as whose record a write goes to ("Document in Banda's record: …"), when it
+    is a name (no function or clinical word); None otherwise. The rules read no patient there: the turn asks."""
+    found = _RECORD_OWNER_RE.search(query)
+    word = found.group(1) if found else None
+    return word if word and _name_of(f"{word} {word}") else None
 
 
 def possible_name(query: str) -> str | None:

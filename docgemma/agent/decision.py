@@ -24,7 +24,7 @@ import re
 from typing import NotRequired, TypedDict
 
 from docgemma.agent import rules
-from docgemma.agent.button_fill import possible_name
+from docgemma.agent.button_fill import possible_name, record_owner
 from docgemma.agent.router_model import RouterModel, shipped
 from docgemma.agent.rules import RuleDecision
 from docgemma.agent.state import AgentState
@@ -145,6 +145,11 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     entities = state["extracted_entities"]
     if sure and not picked and not (entities["patient_names"] or entities["patient_ids"]):
         sure = possible_name(state.get("user_query", "")) is None
+    # "Document in Banda's record: …": a family name the roster did not read, and not the active patient's.
+    owner = record_owner(state.get("user_query", "")) if sure and not picked else None
+    current = state.get("active_patient")
+    if owner and not (current and owner.lower() in current["name"].lower().split()) and not entities["patient_names"]:
+        sure = False
     # A drug the dictionary did not read, spelt one slip away ("the drug is donnepezil"): the rules decided without
     # it (a label question read as a general one), so the message is not accounted for (asked, never guessed).
     if sure and not picked and not safe:

@@ -22,6 +22,7 @@ from docgemma.clinical.drug_spelling import one_edit
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.clinical.negation import negations, not_written, without_negations
+from docgemma.clinical.note_head import dash_note
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, RESULT_CONCEPT_RE
 from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS, asks_about_own_medicines
 from docgemma.tools.order_extract import allergy_args
@@ -41,7 +42,8 @@ _CHART_RE = phrase(
     r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|synopsis|history(?!\s+of\s+(?:visits|admissions|encounters|"
     r"appointments|attendances))|overview|whole\s+lot|the\s+lot|background|run\s+me\s+through|"
     # "bring up everything we have on maria garcia"
-    r"everything\s+(?:we\s+have|we've\s+got|on\s+(?:file|record)))\b(?!\s+(?:the|this|that)\b)"
+    r"everything\s+(?:we\s+have|we've\s+got|on\s+(?:file|record))(?!\s+(?:tried|done|given|used|got\s+to)\b))\b"
+    r"(?!\s+(?:the|this|that)\b)"
     r"|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b",
 )
 #: Sections of the record: for a patient the message names ("find John Smith and check his meds") they are a
@@ -92,7 +94,8 @@ TIMELINE_RE = phrase(
     # "did she turn up to her renal follow-up?", "has he attended clinic?"
     r"seen last|follow-?ups?|turn(?:ed)?\s+up|attend(?:ed|s|ance)?|dna'?d|"
     # "what's gone on with her over the last 18 months"
-    r"(?:gone|been\s+going)\s+on\s+with|"
+    r"(?:gone|been\s+going)\s+on\s+with\s+(?:her|him|them)(?=\s*(?:[?.!]|$|over|in\s+the|since|during|this|lately|"
+    r"recently))|"
     # "when was he last in clinic?", "last at the hospital"
     r"last\s+(?:in|at|to)\s+(?:the\s+)?(?:clinic|hospital|ward|ed|a&e|opd|surgery))\b",
 )
@@ -157,7 +160,8 @@ _WRITE_PLACE_RE = phrase(r"\b(?:on|to|in|into|onto)\s+"
 #: Words that ask to read the chart besides a write ("review her chart and record …", "show me the summary").
 _READ_TOO_RE = phrase(r"\b(?:review\w*|summary|show|open|pull\s+up|look\s+(?:at|through)|read)\b")
 #: A dictated allergy: a substance, an arrow, its reaction ("latex -> facial swelling", "penicillin → rash").
-_ALLERGY_BODY_RE = phrase(r"^[A-Za-z][\w\- ]{1,40}?\s*(?:->|→|=>|-->|—>)\s*[A-Za-z][\w\- ,]{1,60}[.!]?$")
+_ALLERGY_BODY_RE = phrase(r"^(?P<substance>[A-Za-z][\w\- ]{1,40}?)\s*(?:->|→|=>|-->|—>)\s*"
+                          r"(?P<reaction>[A-Za-z][\w\- ,]{1,60})[.!]?$")
 #: "Record that she had a rash with doxycycline": documenting a reaction is an allergy entry.
 _REACTION_VERB_RE = phrase(_CLAUSE_START + r"(record|document|log|enter|add)\b")
 #: A study that enrols patients is a trial: "enrolling studies for …", "studies looking for volunteers".
@@ -300,10 +304,7 @@ _DICTATION_HEAD_RE = phrase(
     r"(?:i'?d\s+like|i\s+want|please\s+have)\s+(?:this|it|that)\s+(?:saved|documented|recorded|noted)\b|"
     r"(?:ward\s+round|wr|clinic|ed|consult|review)\s+"
     r"(?:entry|update)\b)"
-    # The head ends at a colon, or at a spaced dash after "in/for <whose> record/notes" ("document in Banda's record -
-    # K+ 5.4, hold ramipril"): what follows is the note.
-    r"(?P<head>(?:(?!allerg|intoleran|prescri|\border|\bmeds?\b|medication|\bdrugs?\b|\brx\b)[^:\n?]){0,60}?)"
-    r"(?::|(?:(?<=record)|(?<=notes)|(?<=chart)|(?<=file))\s+[-–—]\s)\s*\S",
+    r"(?P<head>(?:(?!allerg|intoleran|prescri|\border|\bmeds?\b|medication|\bdrugs?\b|\brx\b)[^:\n?]){0,60}):\s*\S",
 )
 
 
@@ -311,10 +312,12 @@ def dictation(query: str) -> tuple[str, str] | None:
     """(request, note text) of a dictated note ("Note for Grace Mensah: febrile …"), or None. A note that is
     itself a question ("Note: is this dose right?") is not one."""
     found = _DICTATION_RE.search(query) or _DICTATION_HEAD_RE.search(query)
-    if not found or query.rstrip().endswith("?"):
+    if query.rstrip().endswith("?"):
         return None
-    cut = found.end("head")
-    return query[:cut], re.sub(r"^\s*[:\-–—]\s*", "", query[cut:], count=1)
+    if not found:
+        return dash_note(query)  # "document in her record - K+ 5.4, hold ramipril": only that narrow form
+    cut = query.index(":", found.start())
+    return query[:cut], query[cut + 1:]
 
 
 def request_part(query: str) -> str:
@@ -525,8 +528,7 @@ def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
     literature = tools.first(Role.LITERATURE)
     dictated = dictation(q.query)
     allergy = tools.first(Role.ALLERGY_ENTRY)
-    dictated_allergy = bool(dictated and allergy and _ALLERGY_BODY_RE.match(dictated[1].strip())
-                            and REACTION_WORDS.search(dictated[1]))
+    dictated_allergy = bool(dictated and allergy and _dictated_allergy(dictated[1]))
     if dictated_allergy and dictated:
         # "please document for X: latex -> facial swelling": what is dictated is an allergy and its reaction.
         _add(needed, allergy, "dictated_allergy", len(dictated[0]))
@@ -592,6 +594,17 @@ def _order_and_reaction_signals(q: _Request, tools: ToolRegistry, needed: dict[s
         note = tools.first(Role.NOTE_ENTRY)
         if not (note and note.mention(clause) is not None):
             _add(needed, allergy, "reaction_entry", reaction.start())
+
+
+def _dictated_allergy(body: str) -> bool:
+    """A dictated "substance -> reaction": the left of the arrow a substance the resolver knows (never a reaction:
+    "rash -> settling" is a course), a reaction word right of it."""
+    found = _ALLERGY_BODY_RE.match(body.strip())
+    if not found:
+        return False
+    substance, reaction = found.group("substance").strip(), found.group("reaction")
+    return (not REACTION_WORDS.search(substance) and bool(REACTION_WORDS.search(reaction))
+            and resolve_local(substance).identified)
 
 
 def _allergen_named(q: _Request) -> bool:

@@ -130,7 +130,8 @@ _SURNAME_CONTEXT_RES = (
     # "Find patient Reyes": the product's own search button for a family name alone.
     re.compile(rf"^\s*(?i:find|look\s+up|search\s+for)\s+(?i:patient)\s+({_NAME_WORD})\s*[?.!]*\s*$"),
     # "check if daniel reyes exists in the system"
-    re.compile(r"\bif\s+([a-z][a-z'\-]+\s+[a-z][a-z'\-]+)\s+(?:exists|is\s+(?:on|in)\s+the\s+system|is\s+registered)\b",
+    re.compile(r"\bif\s+(?!(?:the|this|that|these|her|his|their|its|a|an|my|our|your|any|some|she|he|they|it|we|you)\b)"
+               r"([a-z][a-z'\-]+\s+[a-z][a-z'\-]+)\s+(?:exists|is\s+(?:on|in)\s+the\s+system|is\s+registered)\b",
                re.IGNORECASE),
     # "mrs" in any case is only ever a title; "Mr", "Ms" and "Miss" only capitalised ("MR" is modified release or
     # mitral regurgitation, "miss" a verb), before a capitalised surname.
@@ -368,12 +369,18 @@ def malformed_patient_ids(text: str) -> list[str]:
     return found
 
 
+#: Titles of a colleague, never of the patient: a name after one is a doctor's or a nurse's.
+_COLLEAGUE_TITLES = frozenset({"dr", "doctor", "prof", "professor", "sister", "nurse", "consultant", "matron"})
+
+
 def _clean_name(candidate: str, *, words_needed: int = 2) -> str | None:
     words = candidate.split()
     while words and words[-1] in _NOT_A_NAME:
         words.pop()
     while words and words[0] in _NOT_A_NAME:  # "What's Joseph Mwangi's INR": the name is what follows
         words.pop(0)
+    if words and words[0].rstrip(".").lower() in _COLLEAGUE_TITLES:  # "Sister Bello's handover": a colleague
+        return None
     if len(words) < words_needed or DrugDictionary.find(" ".join(words)):
         return None
     if any(w.lower() in _CLINICAL_WORDS or _CLINICAL_SUFFIX_RE.search(w) for w in words):

@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from docgemma.clinical.entities import _CLINICAL_SUFFIX_RE, _CLINICAL_WORDS, ExtractedEntities
 from docgemma.clinical.function_words import FUNCTION_WORDS
+from docgemma.clinical.request_spelling import REQUEST_WORDS
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,12 @@ def _words(part: str) -> str:
 
 #: A family name's possessive that is a patient's, not an eponym's ("wilson's disease", "cushing's syndrome").
 _NOT_EPONYM = (r"(?=['’]s\s)(?!['’]s\s+(?:disease|syndrome|sign|test|palsy|criteria|phenomenon|law|ulcer|lymphoma|"
-               r"sarcoma|encephalopathy|triad|contracture|thyroiditis|flare)\b)")
+               r"sarcoma|encephalopathy|triad|contracture|thyroiditis|flare|"
+               # a colleague's, not a patient's: "under Kariuki's team", "Oduya's clinic"
+               r"team|clinic|firm|list|ward|care|service|patients?|letter|referral|bay|unit|department|office|"
+               r"secretary|registrar|consultant|round)\b)")
+#: A professional title: "Dr Mensah's patient", "Prof. Oduya", "Sister Bello" name a colleague, never the patient.
+_COLLEAGUE_RE = re.compile(r"\b(?:dr|prof|professor|doctor|sister|nurse|consultant|matron)\.?\s*$", re.IGNORECASE)
 
 
 def _name_forms(patient: KnownPatient) -> list[str]:
@@ -112,7 +118,7 @@ def _name_forms(patient: KnownPatient) -> list[str]:
     forms += [rf"{family}\s*,?\s+{_words(g)}" for g in givens]
     forms.append(_TITLE + family)
     # "kariuki's HbA1c today?", "mwangi's TSH": a family name in the possessive (not an eponym: "wilson's disease").
-    forms.append(r"(?<!\bdr\s)(?<!\bdr\.\s)(?<!\bprof\s)" + family + _NOT_EPONYM)
+    forms.append(family + _NOT_EPONYM)
     return forms
 
 
@@ -134,7 +140,7 @@ def _is_identifier(value: str) -> bool:
     return len(value) >= 4 and bool(re.search(r"\d", value))
 
 
-def _identified(text: str, patient: KnownPatient, match: RosterMatch) -> None:
+def _identified(text: str, patient: KnownPatient, match: RosterMatch, roster: Roster) -> None:
     """The patient's ids and identifiers the message gives: ``Patient/<id>``, a bare id, an MRN."""
     reference = re.search(rf"\bPatient/{re.escape(patient.id)}(?![A-Za-z0-9\-.])", text, re.IGNORECASE)
     written = [reference.group(0)] if reference else []
@@ -146,7 +152,7 @@ def _identified(text: str, patient: KnownPatient, match: RosterMatch) -> None:
     for token in written:
         match.aliases[token.lower()] = patient.id
         match.spans.append(token)
-    match.disagreeing += [n for n in _disagreeing(text, patient, written) if n not in match.disagreeing]
+    match.disagreeing += [n for n in _disagreeing(text, patient, written, roster) if n not in match.disagreeing]
 
 
 _NAME_WORD = r"[A-Za-z][A-Za-z'’\-]+"
@@ -165,15 +171,22 @@ _REQUEST_WORDS = frozenset({"open", "check", "pull", "show", "see", "view", "fin
 
 
 def _name_like(words: tuple[str, str]) -> bool:
-    """Two words that may be a person's name: neither a function, request or clinical word."""
-    return all(len(w) > 1 and w.lower() not in FUNCTION_WORDS | _REQUEST_WORDS | _CLINICAL_WORDS
-               and not _CLINICAL_SUFFIX_RE.search(w.lower()) for w in words)
+    """Two words that may be a person's name: neither a function, request or clinical word, nor a verb's form
+    ("consultant asked DG-1003 …", "new admission DG-1003")."""
+    return all(len(w) > 1 and w.lower() not in FUNCTION_WORDS | _REQUEST_WORDS | _CLINICAL_WORDS | REQUEST_WORDS
+               and not _CLINICAL_SUFFIX_RE.search(w.lower()) and not w.lower().endswith("ing")
+               and w.lower() not in _VERBS for w in words)
+
+
+#: Verbs that stand before a record number in a sentence, not in a name.
+_VERBS = frozenset({"asked", "said", "says", "wants", "needs", "called", "rang", "phoned", "reviewed", "saw", "seen",
+                    "admitted", "discharged", "transferred", "moved", "sent", "booked", "is", "was", "has", "had"})
 
 
 def _is_name_of(words: tuple[str, str], patient: KnownPatient) -> bool:
     """The two words are the patient's given and family name, in either order (any case)."""
     names = {w.lower() for part in (*patient.given, patient.family) for w in part.split()}
-    return {w.lower().strip("'’").removesuffix("'s") for w in words} <= names
+    return {re.sub(r"['’]s$", "", w.lower()).strip("'’") for w in words} <= names
 
 
 def _names_beside(text: str, token: str) -> list[tuple[str, str]]:
@@ -182,18 +195,29 @@ def _names_beside(text: str, token: str) -> list[tuple[str, str]]:
     before = re.finditer(rf"(?<![A-Za-z])({_NAME_WORD})\s*,?\s+({_NAME_WORD})\s*,?{_ID_CUE}{at}(?![A-Za-z0-9\-])",
                          text, re.IGNORECASE)
     # After the identifier only behind a separator ("DG-1003 - leo martins"): "DG-1003 latest potassium" is a question.
-    after = re.finditer(rf"(?<![A-Za-z0-9\-]){at}\s*(?:[,\-–:]|\()\s*({_NAME_WORD})\s*,?\s+({_NAME_WORD})(?![A-Za-z])",
-                        text, re.IGNORECASE)
+    # After the identifier only a capitalised pair ("DG-1003 - Leo Martins"): "DG-1003: worsening breathlessness" is
+    # what happened to that patient.
+    after = re.finditer(rf"(?<![A-Za-z0-9\-]){at}\s*(?:[,\-–:]|\()\s*([A-Z][a-z'’\-]+)\s*,?\s+([A-Z][a-z'’\-]+)"
+                        r"(?![A-Za-z])", text)
     return [(m.group(1), m.group(2)) for m in (*before, *after)]
 
 
-def _disagreeing(text: str, patient: KnownPatient, written: list[str]) -> list[str]:
-    """Names written beside the patient's identifiers that are not the patient's (title-cased, as written)."""
+def _disagreeing(text: str, patient: KnownPatient, written: list[str], roster: Roster) -> list[str]:
+    """Names written beside the patient's identifiers that are not the patient's (title-cased, as written): two
+    words that may be a name, or one that is another patient's family name ("pull up Bello DG-1003")."""
     out: list[str] = []
+    families = {p.family.lower(): p.name for p in roster.patients if p.id != patient.id}
     for token in written:
         for words in _names_beside(text, token):
             if _name_like(words) and not _is_name_of(words, patient):
                 out.append(" ".join(w[:1].upper() + w[1:] for w in words))
+        at = re.escape(token)
+        for single in re.finditer(rf"(?<![A-Za-z])([A-Za-z][A-Za-z'’\-]+)\s*,?{_ID_CUE}{at}(?![A-Za-z0-9\-])"
+                                  rf"|(?<![A-Za-z0-9\-]){at}\s*[,\-–:(]?\s*([A-Za-z][A-Za-z'’\-]+)(?![A-Za-z])", text,
+                                  re.IGNORECASE):
+            word = re.sub(r"['’]s$", "", (single.group(1) or single.group(2)).lower())
+            if word in families and word != patient.family.lower():
+                out.append(families[word])
     return out
 
 
@@ -201,9 +225,10 @@ def known_patients_in(text: str, roster: Roster) -> RosterMatch:
     """The roster's patients the message names (see the module docstring), in the roster's order."""
     match = RosterMatch()
     for patient in roster.candidates(text):
-        _identified(text, patient, match)
+        _identified(text, patient, match, roster)
         pattern = _name_pattern(patient)
-        found = pattern.search(text) if pattern else None
+        found = next((m for m in pattern.finditer(text) if not _COLLEAGUE_RE.search(text[:m.start()])), None) \
+            if pattern else None
         if found and patient.id not in match.ids and patient.name not in match.names:
             match.names.append(patient.name)
             match.spans.append(found.group(0))

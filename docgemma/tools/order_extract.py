@@ -298,17 +298,17 @@ def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None
                 break
         if "substance" in out:
             break
+    if "substance" not in out:  # "latex -> facial swelling": a dictated allergy, the substance before the arrow
+        arrow = _ARROW_RE.search(query)
+        named = _substance(arrow.group("name")) if arrow else None
+        if named and resolve_local(named).identified:
+            out["substance"] = named
     if "substance" not in out:  # "angioedema with lisinopril", "hives after amoxicillin": what the resolver knows
         for cause in _CAUSE_RE.finditer(query):
             named = _substance(cause.group("name"))
             if named and resolve_local(named).identified:
                 out["substance"] = named
                 break
-    if "substance" not in out:  # "latex -> facial swelling": a dictated allergy, the substance before the arrow
-        arrow = _ARROW_RE.search(query)
-        named = _substance(arrow.group("name")) if arrow else None
-        if named and resolve_local(named).identified:
-            out["substance"] = named
     if "substance" not in out:  # "sulfa antibiotics gave her hives": the class the message names, not "antibiotics"
         out.update({"substance": cls} if (cls := _class_named(query)) else {})
     if "substance" not in out:

@@ -444,3 +444,84 @@ def test_a_family_names_possessive_is_no_patient_when_it_is_an_eponym_or_a_docto
 def test_a_trials_search_written_as_fields_reads_its_condition() -> None:
     texts = [t for t, _label, _action in _buttons("trials registry search: sickle cell disease, recruiting, phase 2")]
     assert "Find recruiting clinical trials for sickle cell disease" in texts
+
+
+# ── found by the review of this stop's change (each a regression the classes above had introduced)
+
+
+def test_a_dash_ends_a_notes_head_only_in_its_own_narrow_form() -> None:
+    """A lazy dash head read "Save in the record - Grace Mensah: …" as a note for the active patient, and cut
+    "K+ 5.4, hold ramipril - document in her notes - repeat U&E tomorrow" at the second dash."""
+    from docgemma.agent.patterns import dictation
+
+    assert "Grace Mensah" in _state("Save in the record - Grace Mensah: K 5.4, hold ramipril")["extracted_entities"][
+        "patient_names"]
+    assert dictation("K+ 5.4, hold ramipril - document in her notes - repeat U&E tomorrow") is None
+    assert dictation("document in her record - BP 150/90, hold amlodipine") == ("document in her record",
+                                                                                "BP 150/90, hold amlodipine")
+
+
+def test_the_note_card_holds_the_text_after_the_dash() -> None:
+    from docgemma.tools.catalog.save_clinical_note import note
+    from docgemma.tools.routing import Request
+
+    message = "document in her record - BP 150/90, plan: hold amlodipine"  # a colon inside: no dash reading
+    assert note(Request(message, _state(message)["extracted_entities"], ACTIVE))["note_text"] == "hold amlodipine"
+    message = "document in her record - BP 150/90, hold amlodipine, review Friday"
+    assert note(Request(message, _state(message)["extracted_entities"], ACTIVE))["note_text"] == (
+        "BP 150/90, hold amlodipine, review Friday")
+
+
+@pytest.mark.parametrize("message", ["Document in Banda's record: K+ 5.4, hold ramipril",
+                                     "Document in Banda's record - K+ 5.4, hold ramipril"])
+def test_a_family_name_whose_record_a_note_goes_to_is_asked_about_never_the_active_patient(message: str) -> None:
+    assert _sure(message) is None
+    texts = [t for t, _label, _action in _buttons(message)]
+    assert "Find patient Banda" in texts and not any("this patient" in t for t in texts)
+
+
+@pytest.mark.parametrize("message", ["any allergies? she is under Kariuki's team", "Prof. Oduya's patient - latest creatinine?",
+                                     "Dr  Mensah's clinic letter says stop it", "Sister Bello's handover: obs stable"])
+def test_a_colleagues_or_a_teams_possessive_is_no_patient(message: str) -> None:
+    assert _state(message)["extracted_entities"]["patient_names"] == []
+
+
+@pytest.mark.parametrize("message", ["Note: rash -> settling, continue emollients", "Note: IV fluids -> oral, swelling reduced"])
+def test_an_arrow_in_a_note_that_is_a_course_is_no_allergy(message: str) -> None:
+    assert "add_allergy" not in _signals(message)
+
+
+def test_the_arrows_substance_is_read_before_a_drug_named_later() -> None:
+    from docgemma.clinical.entities import extract_entities
+    from docgemma.tools.order_extract import allergy_args
+
+    message = "document for her: co-amoxiclav -> rash, now on doxycycline"
+    assert allergy_args(message, extract_entities(message), "p1")["substance"].lower() == "co-amoxiclav"
+
+
+@pytest.mark.parametrize(("message", "tool"), [("enter in her record - penicillin allergy, hives", "add_allergy"),
+                                               ("refractory psoriasis, everything we have tried has failed - any trials?",
+                                                "find_clinical_trials"),
+                                               ("what's gone on with her potassium?", "query_patient_data")])
+def test_what_the_new_forms_must_not_take_from_other_requests(message: str, tool: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == tool
+
+
+def test_a_denied_allergy_after_a_dash_is_still_refused() -> None:
+    from docgemma.agent.patterns import negated_write
+
+    assert negated_write("document in her chart - not allergic to penicillin") is not None
+
+
+@pytest.mark.parametrize("message", ["check if the patient is registered", "can you check if her referral is on the system"])
+def test_whether_something_exists_is_no_name(message: str) -> None:
+    assert turn_state(message, active=None, roster=ROSTER)["extracted_entities"]["patient_names"] == []
+
+
+@pytest.mark.parametrize("message", ["when has dialysis been booked?", "Gen med - bed 12 sats dropping",
+                                     "Fluid balance: +2L today"])
+def test_a_verbs_form_or_a_ward_heading_is_no_name(message: str) -> None:
+    from docgemma.agent.button_fill import possible_name
+
+    assert possible_name(message) is None

@@ -73,7 +73,7 @@ def test_a_name_given_with_its_own_identifier_or_request_words_beside_it_name_on
     ("check the record for ines duarte, DG-1009", "Ines Duarte"),
     ("Duarte, Ines, hospital number DG-1003 - open the record", "Duarte Ines"),
     ("rosa delgado (MRN DG-1001) allergies?", "Rosa Delgado"),
-    ("DG-1003 - leo martins, last visit?", "Leo Martins"),
+    ("DG-1003 - Leo Martins, last visit?", "Leo Martins"),
     ("grace okafor dg-1003 meds", "Grace Okafor"),
 ])
 def test_a_name_beside_an_identifier_that_is_another_patients_is_kept_so_the_turn_asks(text: str, name: str) -> None:
@@ -156,3 +156,16 @@ def test_the_roster_is_read_from_the_record_kept_a_while_and_none_when_unreadabl
     assert roster() is first and client.reads == 1
     assert record_roster(_Ehr(_Client(FhirClientError(503, "down"))))() is None  # type: ignore[arg-type]
     assert known_patient({"resourceType": "Patient", "name": "not a list"}) is None
+
+
+def test_another_patients_family_name_beside_a_number_is_a_second_patient() -> None:
+    bello = KnownPatient("bello-1", "Fatima Bello", ("Fatima",), "Bello", "1975-04-04", ("DG-1004",))
+    roster = Roster((*ROSTER.patients, bello))
+    assert known_patients_in("pull up Bello DG-1003 allergies", roster).disagreeing == ["Fatima Bello"]
+
+
+@pytest.mark.parametrize("text", ["DG-1003: worsening breathlessness overnight, latest sats?",
+                                  "consultant asked DG-1003 potassium", "bed 4 new admission DG-1003",
+                                  "DG-1003, awaiting CT head"])
+def test_what_is_written_beside_a_number_that_is_no_name_stays_none(text: str) -> None:
+    assert found(text) == ([], [GRACE.id])

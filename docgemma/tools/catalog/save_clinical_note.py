@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from docgemma.clinical.note_head import dash_note
 from docgemma.fhir import now
 from docgemma.tools.args import PatientId, ToolArgs
 from docgemma.tools.extract import patient_only
@@ -31,15 +32,16 @@ class ClinicalNoteArgs(ToolArgs):
 
 
 def note(request: Request) -> dict[str, Any]:
-    """The patient, the note type (progress unless named) and the text after a colon."""
+    """The patient, the note type (progress unless named) and the text after a colon (or after the dash of a note
+    dictated as "document in her record - …": ``clinical/note_head.py``)."""
     query = request.query
     out = patient_only(request)
     kind = NOTE_TYPE_RE.search(query)
     out["note_type"] = kind.group(1).lower() if kind else "progress"
-    if ":" in query:
-        text = query.split(":", 1)[1].strip()
-        if len(text) >= 3:
-            out["note_text"] = text[:600]
+    dashed = dash_note(query)  # "document in her record - BP 150/90, hold amlodipine": the rules' own reading
+    text = dashed[1] if dashed else query.split(":", 1)[1].strip() if ":" in query else ""
+    if len(text) >= 3:
+        out["note_text"] = text[:600]
     return out
 
 

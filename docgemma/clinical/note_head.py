@@ -1,0 +1,38 @@
+"""A note dictated after a spaced dash instead of a colon: "document in her record - K+ 5.4, hold ramipril, repeat U&E
+tomorrow" (a set written apart: it was decided surely as a refused write, and nothing was saved).
+
+Read only in one narrow form, so that a dash elsewhere never cuts a message in two: the message starts with the
+request (a write verb, "in/into/on/to", her / his / their / the patient's / a capitalised name's record, notes, chart
+or file), no colon
+follows anywhere (a colon is the note's own head: "Save in the record - Grace Mensah: …"), and the note says nothing of
+an allergy ("enter in her record - penicillin allergy, hives" is an allergy to record, not a note).
+
+Used by the rules (``agent/patterns.dictation``) and by the note tool's reader (``tools/catalog/save_clinical_note``),
+so the text the card shows is the text the rules read as the note.
+"""
+
+from __future__ import annotations
+
+import re
+
+_DASH_NOTE_RE = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|please|pls|can\s+you|could\s+you|kindly)[,]?\s+)*"
+    r"(?P<head>(?:document|save|write|log|file|enter|put|record|add)\s+(?:this\s+|that\s+|the\s+following\s+)?"
+    # Whose record: a pronoun, or a capitalised name in the possessive ("in Okafor's notes - …"): a name the roster
+    # does not know is asked about by the rules (``agent/decision``), never written for the active patient.
+    r"(?:in|into|on|onto|to)\s+(?:her|his|their|the\s+patient'?s|this\s+patient'?s|"
+    r"(?-i:[A-Z])[\w\-]+(?:\s+(?-i:[A-Z])[\w\-]+)?['’]s)\s+(?:record|notes|chart|file))"
+    r"\s+[-–—]\s+(?P<body>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_ALLERGY_WORDS_RE = re.compile(r"allerg|intoleran|anaphyla", re.IGNORECASE)
+
+
+def dash_note(text: str) -> tuple[str, str] | None:
+    """(the request, the note's text) of a note dictated after a spaced dash, or None (see the module docstring)."""
+    if ":" in text:
+        return None
+    found = _DASH_NOTE_RE.match(text)
+    if not found or _ALLERGY_WORDS_RE.search(found.group("body")):
+        return None
+    return text[:found.end("head")], found.group("body").strip()
