@@ -22,7 +22,6 @@ Results go to ``bench/results/results_router_then_<set>.json`` and ``.md``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from collections import Counter
@@ -32,7 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench_router import _run  # noqa: E402  (the bench folder's own module)
+from bench_router import _run, _save  # noqa: E402  (the bench folder's own module)
 
 from docgemma.agent import decision  # noqa: E402
 from docgemma.agent.assistant import Assistant  # noqa: E402
@@ -112,9 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                                     for r in found if r["outcome"] == "stopped"]
     body = "\n".join(text) + "\n"
     if not args.no_save:
-        stem = f"results_router_then_{args.families.stem.removeprefix('router_families_')}"
-        (HERE / "results" / f"{stem}.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-        (HERE / "results" / f"{stem}.md").write_text(body, encoding="utf-8")
+        _save(f"results_router_then_{args.families.stem.removeprefix('router_families_')}", out, body)
     sys.stdout.write(body)
     return 0
 

@@ -153,7 +153,9 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     # A drug the dictionary did not read, spelt one slip away ("the drug is donnepezil"): the rules decided without
     # it (a label question read as a general one), so the message is not accounted for (asked, never guessed).
     if sure and not picked and not safe:
-        sure = not misspelt_drugs(state.get("user_query", ""), entities["drug_mentions"])
+        # The dictionary's fuzzy search (milliseconds the first time a word is seen) only where a general answer is
+        # decided: a look-up's drugs are read by the dose table's one-slip reading, which costs nothing.
+        sure = not misspelt_drugs(state.get("user_query", ""), entities["drug_mentions"], suggest=label == DIRECT)
     out = RouteDecision(
         sure=sure, label=label, intent=ruled.intent if ruled else None, tool=ruled.tool if ruled else None,
         reason=ruled.reason if ruled else "", rule=ruled.rule if ruled else "",
@@ -169,10 +171,12 @@ _GREETING_WORDS = frozenset({"hi", "hello", "hey", "good", "morning", "afternoon
                              "great", "so", "much", "very", "again", "that's", "helpful", "a", "lot"})
 
 
-def misspelt_drugs(query: str, read: list[str]) -> list[str]:
-    """The drugs the message names one slip away that the entities did not read (each as its right name)."""
+def misspelt_drugs(query: str, read: list[str], suggest: bool = True) -> list[str]:
+    """The drugs the message names one slip away that the entities did not read (each as its right name;
+    ``suggest``: also by the dictionary's fuzzy search, see ``clinical/drug_spelling.py``)."""
     lowered = [d.lower() for d in read]
-    return [name for _written, name in unread_drugs(query) if not any(name in d or d in name for d in lowered)]
+    return [name for _written, name in unread_drugs(query, suggest=suggest)
+            if not any(name in d or d in name for d in lowered)]
 
 
 def _only_greeting(query: str) -> bool:

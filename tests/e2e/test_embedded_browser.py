@@ -200,6 +200,22 @@ def test_every_issue_phrasing_in_chromium_is_done_or_asked_never_for_another_pat
     page.screenshot(path=str(ARTIFACTS / "26_embedded_every_phrasing.png"), full_page=True)
 
 
+def _allergy_card(page: Any, message: str, substance: str) -> list[str]:  # noqa: F811
+    """Ask ``message``; the allergy card it gives, surely or through its button "Record an allergy to <substance> for
+    this patient": the values of the card's form (what Approve writes, not its text), lower case."""
+    _ask_and_wait(page, message)
+    if not page.locator("#approval:visible").count():
+        wanted = f"Record an allergy to {substance} for this patient"
+        assert wanted in _buttons(page), _buttons(page)
+        before = page.locator("#timeline").inner_text()
+        page.get_by_role("button", name=wanted).click()
+        page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
+        _stable(page)
+    assert page.locator("#approval:visible").count()
+    values = page.locator("#approval:visible input, #approval:visible textarea").evaluate_all("els => els.map(e => e.value)")
+    return [str(v).strip().lower() for v in values]
+
+
 def test_the_written_apart_sets_classes_are_asked_with_the_right_button_in_chromium(embedded_url: str,
                                                                                     page: Any) -> None:  # noqa: F811
     """Issue 26, the classes the sets of families written apart found, on the embedded default in the browser: a
@@ -222,17 +238,8 @@ def test_the_written_apart_sets_classes_are_asked_with_the_right_button_in_chrom
     _ask_and_wait(page, "pt david ochieng")
     assert "Find patient David Ochieng" in _buttons(page), _buttons(page)
 
-    _ask_and_wait(page, "she gets hives with eggs - please record it")
-    if not page.locator("#approval:visible").count():
-        assert "Record an allergy to eggs for this patient" in _buttons(page), _buttons(page)
-        before = page.locator("#timeline").inner_text()
-        page.get_by_role("button", name="Record an allergy to eggs for this patient").click()
-        page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
-        _stable(page)
-    assert page.locator("#approval:visible").count()
-    # The card's form holds what Approve writes: its fields' values, not its text.
-    values = page.locator("#approval:visible input, #approval:visible textarea").evaluate_all("els => els.map(e => e.value)")
-    assert "eggs" in [str(v).strip().lower() for v in values], values
+    values = _allergy_card(page, "she gets hives with eggs - please record it", "eggs")
+    assert "eggs" in values, values
     assert "model calls: 0" in page.locator("#timeline").inner_text()
     page.screenshot(path=str(ARTIFACTS / "26_embedded_written_apart_classes.png"), full_page=True)
     decided = page.locator("#chat").inner_text()
@@ -250,17 +257,8 @@ def test_the_fifth_sets_classes_in_chromium(embedded_url: str, page: Any) -> Non
     page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
     make_active(page, "Mensah", "Grace Mensah")
 
-    _ask_and_wait(page, "please document for her: latex -> facial swelling")
-    if not page.locator("#approval:visible").count():
-        assert "Record an allergy to latex for this patient" in _buttons(page), _buttons(page)
-        before = page.locator("#timeline").inner_text()
-        page.get_by_role("button", name="Record an allergy to latex for this patient").click()
-        page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
-        _stable(page)
-    assert page.locator("#approval:visible").count()
-    values = page.locator("#approval:visible input, #approval:visible textarea").evaluate_all("els => els.map(e => e.value)")
-    shown = [str(v).strip().lower() for v in values]
-    assert "latex" in shown and any("facial swelling" in v for v in shown), values
+    shown = _allergy_card(page, "please document for her: latex -> facial swelling", "latex")
+    assert "latex" in shown and any("facial swelling" in v for v in shown), shown
     assert "model calls: 0" in page.locator("#timeline").inner_text()
     decided = page.locator("#chat").inner_text()
     page.locator("#reject:visible").first.click()
