@@ -261,9 +261,8 @@ def _named(state: AgentState) -> tuple[str | None, bool]:
     if not named and not entities["patient_names"] and not aliases:
         named = possible_name(state.get("user_query", ""))
     # "Document in Banda's record: …": whose record the write goes to, when it is not the active patient's.
-    owner = None if named or entities["patient_names"] else record_owner(state.get("user_query", ""))
-    if owner and not (current and owner.lower() in current["name"].lower().split()):
-        named = owner
+    if not named and not entities["patient_names"]:
+        named = record_owner(state.get("user_query", ""), current)
     return named, bool(active) and not named
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from docgemma.agent.state import AgentState
+from docgemma.agent.state import AgentState, PatientRef
 from docgemma.clinical.drug_classes import CLASSES
 from docgemma.clinical.drug_spelling import unread_drugs
 from docgemma.clinical.entities import _CLINICAL_SUFFIX_RE as CLINICAL_SUFFIX_RE
@@ -116,12 +116,15 @@ _NOT_NAME_WORDS = frozenset({"show", "me", "what", "what's", "whats", "how", "wh
 _RECORD_OWNER_RE = re.compile(r"\b(?:in|into|on|onto|to|for)\s+([A-Z][a-z'\-]+)['’]s\s+(?:record|notes|chart|file)\b")
 
 
-def record_owner(query: str) -> str | None:
+def record_owner(query: str, active: PatientRef | None) -> str | None:
     """A family name the message gives as whose record a write goes to ("Document in Banda's record: …"), when it
-    is a name (no function or clinical word); None otherwise. The rules read no patient there: the turn asks."""
+    is a name (no function or clinical word) and not the active patient's; None otherwise. The rules read no patient
+    there: the turn asks."""
     found = _RECORD_OWNER_RE.search(query)
     word = found.group(1) if found else None
-    return word if word and _name_of(f"{word} {word}") else None
+    if not word or not _name_word(word):
+        return None
+    return None if active and word.lower() in active["name"].lower().split() else word
 
 
 def possible_name(query: str) -> str | None:
@@ -166,12 +169,17 @@ def cued_name(query: str) -> str | None:
     return None
 
 
+def _name_word(word: str) -> bool:
+    """A word that may be part of a name: no function, request, clinical or drug word."""
+    lowered = word.lower()
+    return not (lowered in FUNCTION_WORDS | _NOT_NAME_WORDS | REQUEST_WORDS or lowered in CLINICAL_WORDS
+                or CLINICAL_SUFFIX_RE.search(word) or DrugDictionary.find(word) or unread_drugs(word))
+
+
 def _name_of(written: str) -> str | None:
     """``written`` ("mei chen", "Martins, Leo") as a name to search for, or None when it cannot be one."""
     words = [re.sub(r"['’]s$", "", w.strip(",")) for w in written.split()]  # "Martins, Leo's file": Leo Martins
-    if any(w.lower() in FUNCTION_WORDS | _NOT_NAME_WORDS | REQUEST_WORDS or w.lower() in CLINICAL_WORDS
-           or CLINICAL_SUFFIX_RE.search(w)
-           or DrugDictionary.find(w) or unread_drugs(w) for w in words):
+    if not all(_name_word(w) for w in words):
         return None
     titled = [w[:1].upper() + w[1:] for w in words]
     return " ".join(reversed(titled) if "," in written else titled)

@@ -146,10 +146,8 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     if sure and not picked and not (entities["patient_names"] or entities["patient_ids"]):
         sure = possible_name(state.get("user_query", "")) is None
     # "Document in Banda's record: …": a family name the roster did not read, and not the active patient's.
-    owner = record_owner(state.get("user_query", "")) if sure and not picked else None
-    current = state.get("active_patient")
-    if owner and not (current and owner.lower() in current["name"].lower().split()) and not entities["patient_names"]:
-        sure = False
+    if sure and not picked and not entities["patient_names"]:
+        sure = record_owner(state.get("user_query", ""), state.get("active_patient")) is None
     # A drug the dictionary did not read, spelt one slip away ("the drug is donnepezil"): the rules decided without
     # it (a label question read as a general one), so the message is not accounted for (asked, never guessed).
     if sure and not picked and not safe:

@@ -370,7 +370,7 @@ def malformed_patient_ids(text: str) -> list[str]:
 
 
 #: Titles of a colleague, never of the patient: a name after one is a doctor's or a nurse's.
-_COLLEAGUE_TITLES = frozenset({"dr", "doctor", "prof", "professor", "sister", "nurse", "consultant", "matron"})
+COLLEAGUE_TITLES = frozenset({"dr", "doctor", "prof", "professor", "sister", "nurse", "consultant", "matron"})
 
 
 def _clean_name(candidate: str, *, words_needed: int = 2) -> str | None:
@@ -379,7 +379,7 @@ def _clean_name(candidate: str, *, words_needed: int = 2) -> str | None:
         words.pop()
     while words and words[0] in _NOT_A_NAME:  # "What's Joseph Mwangi's INR": the name is what follows
         words.pop(0)
-    if words and words[0].rstrip(".").lower() in _COLLEAGUE_TITLES:  # "Sister Bello's handover": a colleague
+    if words and words[0].rstrip(".").lower() in COLLEAGUE_TITLES:  # "Sister Bello's handover": a colleague
         return None
     if len(words) < words_needed or DrugDictionary.find(" ".join(words)):
         return None

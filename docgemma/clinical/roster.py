@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from docgemma.clinical.entities import _CLINICAL_SUFFIX_RE, _CLINICAL_WORDS, ExtractedEntities
+from docgemma.clinical.entities import _CLINICAL_SUFFIX_RE, _CLINICAL_WORDS, COLLEAGUE_TITLES, ExtractedEntities
 from docgemma.clinical.function_words import FUNCTION_WORDS
 from docgemma.clinical.request_spelling import REQUEST_WORDS
 
@@ -106,7 +106,7 @@ _NOT_EPONYM = (r"(?=['’]s\s)(?!['’]s\s+(?:disease|syndrome|sign|test|palsy|c
                r"team|clinic|firm|list|ward|care|service|patients?|letter|referral|bay|unit|department|office|"
                r"secretary|registrar|consultant|round)\b)")
 #: A professional title: "Dr Mensah's patient", "Prof. Oduya", "Sister Bello" name a colleague, never the patient.
-_COLLEAGUE_RE = re.compile(r"\b(?:dr|prof|professor|doctor|sister|nurse|consultant|matron)\.?\s*$", re.IGNORECASE)
+_COLLEAGUE_RE = re.compile(rf"\b(?:{'|'.join(sorted(COLLEAGUE_TITLES))})\.?\s*$", re.IGNORECASE)
 
 
 def _name_forms(patient: KnownPatient) -> list[str]:
@@ -161,7 +161,7 @@ _NAME_WORD = r"[A-Za-z][A-Za-z'’\-]+"
 _ID_CUE = (r"\s*[,(\-–:]?\s*(?:(?:hospital|hosp\.?|patient|pt\.?|record|file)\s+(?:number|no\.?|#|id)"
            r"|mrn|nhs\s+number|id|no\.?|#)?\s*[:#]?\s*")
 #: Words beside an identifier that are a request's, not a name ("open the record DG-1009", "chart for DG-1009").
-_REQUEST_WORDS = frozenset({"open", "check", "pull", "show", "see", "view", "find", "look", "up", "record", "records",
+_BESIDE_ID_WORDS = frozenset({"open", "check", "pull", "show", "see", "view", "find", "look", "up", "record", "records",
                             "chart", "notes", "note", "file", "summary", "details", "number", "hospital", "mrn", "id",
                             "can", "you", "could", "would", "just", "ok", "okay", "sorry", "one", "more", "bring",
                             "load", "get", "give", "what", "whats", "what's", "does", "do", "did", "has", "list",
@@ -173,7 +173,7 @@ _REQUEST_WORDS = frozenset({"open", "check", "pull", "show", "see", "view", "fin
 def _name_like(words: tuple[str, str]) -> bool:
     """Two words that may be a person's name: neither a function, request or clinical word, nor a verb's form
     ("consultant asked DG-1003 …", "new admission DG-1003")."""
-    return all(len(w) > 1 and w.lower() not in FUNCTION_WORDS | _REQUEST_WORDS | _CLINICAL_WORDS | REQUEST_WORDS
+    return all(len(w) > 1 and w.lower() not in FUNCTION_WORDS | _BESIDE_ID_WORDS | _CLINICAL_WORDS | REQUEST_WORDS
                and not _CLINICAL_SUFFIX_RE.search(w.lower()) and not w.lower().endswith("ing")
                and w.lower() not in _VERBS for w in words)
 
@@ -194,9 +194,8 @@ def _names_beside(text: str, token: str) -> list[tuple[str, str]]:
     at = re.escape(token)
     before = re.finditer(rf"(?<![A-Za-z])({_NAME_WORD})\s*,?\s+({_NAME_WORD})\s*,?{_ID_CUE}{at}(?![A-Za-z0-9\-])",
                          text, re.IGNORECASE)
-    # After the identifier only behind a separator ("DG-1003 - leo martins"): "DG-1003 latest potassium" is a question.
-    # After the identifier only a capitalised pair ("DG-1003 - Leo Martins"): "DG-1003: worsening breathlessness" is
-    # what happened to that patient.
+    # After the identifier only behind a separator ("DG-1003 latest potassium" is a question), and only a capitalised
+    # pair ("DG-1003 - Leo Martins"): "DG-1003: worsening breathlessness" is what happened to that patient.
     after = re.finditer(rf"(?<![A-Za-z0-9\-]){at}\s*(?:[,\-–:]|\()\s*([A-Z][a-z'’\-]+)\s*,?\s+([A-Z][a-z'’\-]+)"
                         r"(?![A-Za-z])", text)
     return [(m.group(1), m.group(2)) for m in (*before, *after)]
@@ -206,7 +205,6 @@ def _disagreeing(text: str, patient: KnownPatient, written: list[str], roster: R
     """Names written beside the patient's identifiers that are not the patient's (title-cased, as written): two
     words that may be a name, or one that is another patient's family name ("pull up Bello DG-1003")."""
     out: list[str] = []
-    families = {p.family.lower(): p.name for p in roster.patients if p.id != patient.id}
     for token in written:
         for words in _names_beside(text, token):
             if _name_like(words) and not _is_name_of(words, patient):
@@ -216,8 +214,10 @@ def _disagreeing(text: str, patient: KnownPatient, written: list[str], roster: R
                                   rf"|(?<![A-Za-z0-9\-]){at}\s*[,\-–:(]?\s*([A-Za-z][A-Za-z'’\-]+)(?![A-Za-z])", text,
                                   re.IGNORECASE):
             word = re.sub(r"['’]s$", "", (single.group(1) or single.group(2)).lower())
-            if word in families and word != patient.family.lower():
-                out.append(families[word])
+            # Looked up in the roster's own index of family names (a record of thousands: no pass over them all).
+            others = [p.name for p in roster.candidates(word) if p.family.lower() == word and p.id != patient.id]
+            if others and word != patient.family.lower():
+                out.append(others[-1])
     return out
 
 
