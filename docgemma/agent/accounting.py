@@ -254,8 +254,11 @@ def _used(found: _Found, plan: _Plan, state: AgentState) -> bool:
         own = bool(active) and bool(set(text.split()) & set(active["name"].lower().split())) if active else False
         return own and any("patient_id" in a for a in plan.args)
     if found.kind == "patient id":
-        alias = (state["extracted_entities"].get("patient_aliases") or {}).get(text)
-        return bool(alias) and str(alias).lower() in plan.values
+        aliases = state["extracted_entities"].get("patient_aliases") or {}
+        alias = aliases.get(text)
+        # The id is used by the record id it stands for, or as written ("who is DG-1003?" searches DG-1003).
+        return (bool(alias) and str(alias).lower() in plan.values) or any(
+            written in plan.values for written, known in aliases.items() if known.lower() == text)
     if found.kind == "pronoun":
         return any(s.patient_search or "patient_id" in s.args_model.model_fields for s in plan.specs)
     if found.kind == "study word":

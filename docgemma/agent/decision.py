@@ -25,12 +25,14 @@ from typing import NotRequired, TypedDict
 
 from docgemma.agent import rules
 from docgemma.agent.button_fill import possible_name, record_owner
+from docgemma.agent.patterns import remaining_tools
 from docgemma.agent.router_model import RouterModel, shipped
 from docgemma.agent.rules import RuleDecision
 from docgemma.agent.state import AgentState
 from docgemma.agent.validation import other_patient_named
 from docgemma.clinical.drug_spelling import unread_drugs
 from docgemma.clinical.entities import DRUG_ALIASES, malformed_patient_ids
+from docgemma.clinical.request_spelling import respelt_word
 from docgemma.tools.registry import ToolRegistry
 from docgemma.tools.routing import Role
 
@@ -111,6 +113,11 @@ def _explores(tool: str | None, registry: ToolRegistry) -> bool:
     return tool is not None and tool in registry and Role.CONNECTIONS in registry[tool].roles
 
 
+def misspelt_request_words(query: str) -> list[str]:
+    """The words of ``query`` that are one slip from a request word (:mod:`docgemma.clinical.request_spelling`)."""
+    return [word for word in re.findall(r"[A-Za-z][A-Za-z\-]+", query) if respelt_word(word)]
+
+
 def label_of(decision: RuleDecision | None) -> str | None:
     """The rule's action as the router's label: the first tool, "DIRECT", or None when no rule decided."""
     if decision is None:
@@ -139,7 +146,11 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
                                       or ruled.rule == "capabilities")  # "help", "what can you do?": the whole message
     safe = ruled is not None and (ruled.rule in FAIL_SAFE_RULES | EXPLICIT_RULES or malformed or item or greeting)
     # Sure when the router's most probable action is the rule's (no probability threshold: see the docstring).
-    sure = ruled is not None and (picked or unknown or safe or top == label)
+    # "put codeine on Grace Mensah's allergy list": the rules find the patient named first and then do what was asked;
+    # the router, trained on what was asked, backs the plan when its action is the one that follows the search.
+    then = (ruled is not None and top != label and ruled.rule == "patient_name"
+            and top in remaining_tools(state, registry)[1:])
+    sure = ruled is not None and (picked or unknown or safe or top == label or then)
     # A name the message may give in lower case that neither the patterns nor the roster know ("what's mei chen's
     # latest bp?"): the rules would answer for the active patient, so the clinician is asked (fail safe).
     entities = state["extracted_entities"]
@@ -154,6 +165,10 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
         # The dictionary's fuzzy search (milliseconds the first time a word is seen) only where a general answer is
         # decided: a look-up's drugs are read by the dose table's one-slip reading, which costs nothing.
         sure = not misspelt_drugs(state.get("user_query", ""), entities["drug_mentions"], suggest=label == DIRECT)
+    # "anallyse the derm photo": a request word spelt one slip away in what was decided as a general question (the
+    # rules did not read the request); asked, with the word respelt in the buttons (``ask``).
+    if sure and not picked and not safe and label == DIRECT:
+        sure = not misspelt_request_words(state.get("user_query", ""))
     out = RouteDecision(
         sure=sure, label=label, intent=ruled.intent if ruled else None, tool=ruled.tool if ruled else None,
         reason=ruled.reason if ruled else "", rule=ruled.rule if ruled else "",

@@ -39,10 +39,13 @@ def phrase(pattern: str) -> re.Pattern[str]:
 # "record" is also a verb ("record an allergy"): it names the chart only after a possessive or article.
 _CHART_RE = phrase(
     # Not a "drug chart" (her medications), nor "chart the following: …" (a note).
-    r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|synopsis|history(?!\s+of\s+(?:visits|admissions|encounters|"
+    r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|synopsis|(?<!encounter\s)(?<!visit\s)(?<!admission\s)(?<!attendance\s)(?<!contact\s)history(?!\s+of\s+(?:visits|admissions|encounters|"
     r"appointments|attendances))|overview|whole\s+lot|the\s+lot|background|run\s+me\s+through|"
     # "bring up everything we have on maria garcia"
-    r"everything\s+(?:we\s+have|we've\s+got|on\s+(?:file|record))(?!\s+(?:tried|done|given|used|got\s+to)\b))\b"
+    r"everything\s+(?:we\s+have|we've\s+got|on\s+(?:file|record))(?!\s+(?:tried|done|given|used|got\s+to)\b)|"
+    # "bring up the notes for amina okafor", "open his case notes": the notes as a whole are the chart
+    r"(?:(?:bring|pull|call|dig)\s+up|open|get)\s+(?:the\s+|all\s+(?:the\s+)?|(?:her|his|their|[a-z]+'s)\s+)?"
+    r"(?:case\s+|medical\s+|clinical\s+)?notes)\b"
     r"(?!\s+(?:the|this|that)\b)"
     r"|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b",
 )
@@ -63,7 +66,7 @@ CONNECTION_RE = phrase(
     # Why a drug of hers is there, and which of hers treat what: "why is he on X?", "remind me why she takes X",
     # "the indication for her X", "which of her meds are for her gout?", "what's she taking for her asthma?"
     r"why\s+(?:is|was)\s+(?:she|he|they|the\s+patient)\s+(?:on|taking)|why\s+(?:does|did)\s+(?:she|he|they)\s+take|"
-    r"why\s+(?:she|he|they)\s+(?:takes?|is\s+on|'s\s+on|are\s+on)|"
+    r"why\s+(?:she|he|they)(?:\s+takes?|\s+is\s+on|['’]s\s+on|\s+are\s+on|['’]re\s+on)|"
     r"why\s+(?:was|is)\s+(?:her|his|their|the)?\s*[\w\-]+\s+started|indication\s+for\s+(?:her|his|their)|"
     r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:are|is)\s+for\b|"
     r"taking\s+for\s+(?:her|his|their)|(?:on\s+(?:her|his|their)\s+list|being\s+used)\s+(?:to\s+)?(?:treat|manage)|"
@@ -71,7 +74,23 @@ CONNECTION_RE = phrase(
     r"join\s+the\s+dots|between\s+(?:her|his|their)\s+[\w\- ]{2,30}\s+and\s+(?:her|his|their)\b|tie\s+in\s+with|"
     r"covering\s+(?:her|his|their)\b|because\s+of\s+(?:her|his|their)\b|"
     # "how her problems and meds relate", "is his gout tied to his diuretic?"
-    r"tied\s+to|(?:relate|interrelate|fit\s+together|tie\s+together|tie\s+in)(?=\s*[?.!]*\s*$))\b",
+    r"tied\s+to|(?:relate|interrelate|fit\s+together|tie\s+together|tie\s+in)(?=\s*[?.!]*\s*$)|"
+    # "is her eGFR down to one of her meds?", "map his meds to his diagnoses", "how his drugs match up with his
+    # problem list", "any relationship in her record between the gout and the diuretic", "what is each medication
+    # being used for", "would his bisoprolol explain the bradycardia" (a drug of his explaining a finding)
+    r"down\s+to\s+(?:one\s+of\s+|any\s+of\s+)?(?:her|his|their|the)\s+(?:meds?|medications?|medicines|drugs|tablets)|"
+    r"map\s+(?:her|his|their|[a-z]+(?:'s|s'|')|[a-z]+,\s+[a-z]+'s|[a-z]+\s+[a-z]+'s)\s+(?:meds?|medications?|medicines|drugs)\s+"
+    r"(?:to|onto|against|with)|match(?:es)?\s+up\s+(?:with|to|against)|relationships?\s+(?:in\s+[\w'’, ]{1,40}?\s+)?between|"
+    r"(?:what\s+is\s+)?each\s+(?:of\s+(?:her|his|their)\s+)?(?:meds?|medications?|medicines?|drugs?|tablets?)\s+"
+    r"(?:is\s+)?(?:being\s+used\s+|prescribed\s+|given\s+)?for|"
+    r"(?:her|his|their)\s+[a-z][\w\-]+(?:\s+[a-z][\w\-]+)?\s+explain\s+(?:the|her|his|their|this|that)\b)\b",
+)
+#: Asking whose a hospital number is: "who is DG-1003?", "which patient is dg-1009", "look up who hospital number
+#: DG-1001 belongs to", "search for pt with hospital no DG-1005", "find the patient with MRN DG-1001".
+_IDENTIFY_RE = phrase(
+    r"\bwho(?:'s|\s+is)\b|\bwhich\s+(?:patient|pt|person)\b|\bwhose\b|\bbelongs?\s+to\b|"
+    r"\b(?:find|search\s+for|search|look\s+up|locate|identify|trace)\s+(?:the\s+|a\s+|this\s+)?(?:pt|patient|person)\b|"
+    r"\b(?:exists?|registered)\b|\b(?:on|in)\s+the\s+system\b",
 )
 _REVIEW_RE = phrase(r"\b(chart|summary|review)\b")
 #: A drug's label question: with one drug named, these words ask for its warnings.
@@ -82,7 +101,11 @@ _SAFE_RE = phrase(
     # "is doxycycline ok in the 2nd trimester?", "can I still give nitrofurantoin if eGFR is 28?"
     r"(?:ok|okay|alright|fine)\s+(?:in|for|during|if)|can\s+(?:i|we)\s+(?:still\s+)?(?:give|use)|"
     # "pregnant, 18 weeks - can she have acyclovir", "does ramipril need avoiding in severe renal impairment?"
-    r"can\s+(?:she|he|they)\s+(?:still\s+)?(?:have|take)|avoid(?:ed|ing)?\s+in)\b",
+    r"can\s+(?:she|he|they)\s+(?:still\s+)?(?:have|take)|avoid(?:ed|ing)?\s+in|"
+    # "max dose of gabapentin if eGFR is 25?": the label's renal dosing; "adverse event reports for sertraline"
+    r"(?:max(?:imum)?\s+)?(?:dose|dosing)\b[^?.!]{0,40}\b(?:if|when|with|in|at)\s+(?:an?\s+|the\s+)?"
+    r"(?:egfr|crcl|creatinine\s+clearance|renal|kidney|hepatic|liver|dialysis|hd\b)|"
+    r"adverse\s+(?:drug\s+)?(?:events?|reactions?)\s+(?:reports?|reported|data)|faers)\b",
 )
 _PATIENT_RE = phrase(r"\b(patient|his|her|their)\b")
 #: The message refers to a patient (the active one when no id or name is given).
@@ -93,8 +116,12 @@ TIMELINE_RE = phrase(
     r"\b(visits?|encounters?|admissions?|appointments?|timeline|what happened|last time|previous notes?|last seen|"
     # "did she turn up to her renal follow-up?", "has he attended clinic?"
     r"seen last|follow-?ups?|turn(?:ed)?\s+up|attend(?:ed|s|ance)?|dna'?d|"
+    # "has he had his follow up since the admission", "did she ever come back for the review", "her hospital
+    # contacts over time"
+    r"(?:had|have|got|missed|for|booked)\s+(?:her|his|their|a|the|any)?\s*follow\s+ups?|"
+    r"c(?:o|a)me\s+back\s+(?:for|to)\b|(?:hospital|clinic|healthcare|gp)\s+contacts?|"
     # "what's gone on with her over the last 18 months"
-    r"(?:gone|been\s+going)\s+on\s+with\s+(?:her|him|them)(?=\s*(?:[?.!]|$|over|in\s+the|since|during|this|lately|"
+    r"(?:gone\s+on|been\s+going\s+on|been\s+happening)\s+with\s+(?:her|him|them)(?=\s*(?:[?.!]|$|over|in\s+the|since|during|this|lately|"
     r"recently))|"
     # "when was he last in clinic?", "last at the hospital"
     r"last\s+(?:in|at|to)\s+(?:the\s+)?(?:clinic|hospital|ward|ed|a&e|opd|surgery))\b",
@@ -141,7 +168,10 @@ _NEGATED_CLAUSE_RE = phrase(rf"^\s*(?:ok(?:ay)?,?\s+|no,?\s+)?(?:{NEGATION}|neve
 _PUT_ON = r"put\s+(?:him|her|them|the\s+patient|this\s+patient|pt|[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,3})\s+on"
 #: Verbs of a medication order (with a drug named): "Start lisinopril 10 mg daily for abc-123".
 _ORDER_RE = phrase(
-    r"(?:^|[,;:.!]\s*|\s[-–—]\s*|\b(?:and|then|please|pls|plz|ok|okay|so|now)\s+(?:to\s+)?)(prescribe|order|start|"
+    r"(?:^|[,;:.!]\s*|\s[-–—]\s*|\b(?:and|then|please|pls|plz|ok|okay|so|now)\s+(?:to\s+)?|"
+    r"\b(?:can|could|would)\s+(?:you|u)\s+(?:please\s+|pls\s+)?)(prescribe|order|start|"
+    # "can you chart doxycycline 100 mg bd": to chart a drug with its dose is to prescribe it (the drug chart)
+    r"chart(?=\s+[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+\d)|"
     r"give(?!\s+(?:me|us)\b)|rx\b|"
     + _PUT_ON + r")\b",
 )
@@ -266,9 +296,35 @@ EXPLAIN_RE = phrase(
 DEFINITION_RE = phrase(
     r"^\s*(?:(?:what\s+(?:is|are)\s+(?:a|an)\s+|define\s+|what\s+is\s+meant\s+by\s+)"
     r"(?!.*\b(?:for|on|about|in|with|regarding|comparing|of)\b)[\w\s\-']{1,50}\??\s*$"
-    r"|what\s+(?:is|are)\s+the\s+(?:phases?|types?|kinds?|stages?|steps?|principles?|components?|definition|meaning|"
+    r"|(?:what\s+(?:is|are)|explain|describe)\s+the\s+(?:phases?|types?|kinds?|stages?|steps?|principles?|components?|definition|meaning|"
     r"purpose)\s+of\s+(?:an?\s+|the\s+)?[\w\s\-']{1,40}\??\s*$)",
 )
+#: A term asked to be explained, as clinicians ask between patients: "whats a p-value in plain english", "can u
+#: define cohort study quickly", "remind me what NNT actually means", "explain non-inferiority to me like I'm a
+#: student", "in simple terms what is a likelihood ratio". The term is a few words with no preposition (never "what
+#: is the evidence for …", "what's new in …"); what follows it only asks for it to be simple.
+_TERM = (r"(?P<term>(?:(?!(?:for|on|about|in|with|regarding|of|near|at|to|the|her|his|their|my|our|"
+         # what is looked for, never a term: "what's recruiting", "what's new", "what's available"
+         r"recruit\w*|enrol\w*|available|open|new|latest|current|ongoing|out|happening|there|going|up)\b)"
+         r"[\w\-']+\s*){1,5}?)")
+DEFINITION_ASKED_RE = phrase(
+    r"^\s*(?:so\s+|ok(?:ay)?,?\s+|quick(?:\s+one)?[,:]?\s+)?(?:(?:can|could)\s+(?:u|you)\s+|please\s+|pls\s+)?"
+    r"(?:in\s+(?:simple|plain|lay)\s+(?:terms|english|language),?\s+)?"
+    r"(?:what(?:'s|s|\s+is|\s+are)\s+(?:an?\s+|the\s+meaning\s+of\s+(?:an?\s+)?)?|define\s+(?:an?\s+)?|"
+    r"explain\s+(?:an?\s+|what\s+an?\s+)?|remind\s+me\s+what\s+(?:an?\s+)?|what\s+does\s+(?:an?\s+)?)" + _TERM +
+    r"\s*(?:(?:(?:actually|really)\s+)?(?:means?|is|stands?\s+for)|in\s+(?:plain|simple|lay)\s+(?:english|terms|language)"
+    r"|(?:to\s+me|for\s+me|again|quickly|simply|briefly)(?:\b.*)?|,\s*(?:i\s+)?always\s+forget.*)?\s*[?.!]*\s*$",
+)
+
+
+def definition_asked(query: str) -> bool:
+    """The message's last sentence asks what a term means (a sentence of context may come first: "sorry, one more:
+    whats a p-value in plain english?")."""
+    last = re.split(r"(?<=[.:!?])\s+|\s[-–]\s", query.strip())[-1]
+    found = DEFINITION_ASKED_RE.match(last)
+    return bool(found) and not PATIENT_REF_RE.search(last)
+
+
 _IMAGE_WORDS = (r"(?:image|images|x-?rays?|xrays?|film|scan|ct|mri|ultrasound|slide|photo|picture|radiograph|cxr|"
                 r"echo|ecg|ekg)")
 IMAGE_REQUEST_RE = phrase(
@@ -620,6 +676,9 @@ def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
     write_tools = {s.name for s in tools if s.writes}
     if names and not ids:
         _add(needed, next((s for s in tools if s.patient_search), None), "patient_name", 0)
+    elif ids and not names and len(ids) == 1 and _IDENTIFY_RE.search(text) and not q.writes:
+        # "who is DG-1003?", "find the patient with MRN DG-1001": whose number it is, a patient search.
+        _add(needed, next((s for s in tools if s.patient_search), None), "patient_identifier", 0)
     refers = _PATIENT_RE.search(text) or names or ids or q.state.get("active_patient")
     # In a write, "her medications" / "her record" say where to write; only "chart", "summary" or "review" ask
     # to read the chart too ("Review abc-123's chart and record a penicillin allergy").
@@ -634,6 +693,10 @@ def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
 def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
     """Questions about the drugs named: interactions between them, one drug's safety, a look-up of one drug."""
     text, drugs, writes = q.text, q.drugs, q.writes
+    if CONNECTION_RE.search(text) and (_PATIENT_RE.search(text) or q.names or q.ids or PATIENT_REF_RE.search(text)):
+        # "remind me why she's on furosemide and spironolactone": why the patient's drugs are there, a question of
+        # her record (the connections), not of the drugs together.
+        return
     lookups = {s.name for s in tools if not s.writes and not s.patient_search} & set(needed)
     dosing = _DOSE_QUESTION_RE.search(text)
     if _own_medicines(q) and not dosing:

@@ -28,6 +28,8 @@ from docgemma.agent.patterns import (
     NOTE_THAT_RE,
     NOTHING_TO_DO_RE,
     PATIENT_REF_RE,
+    TIMELINE_RE,
+    definition_asked,
     is_short_record_ask,
     is_write_request,
     negated_write,
@@ -65,8 +67,9 @@ def _patient_known(state: AgentState) -> bool:
 
 
 def about_record(query: str) -> bool:
-    """True when the message names something the record holds, or asks how record items connect."""
-    return bool(RECORD_CONCEPT_RE.search(query) or CONNECTION_RE.search(query))
+    """True when the message names something the record holds, asks how record items connect, or asks about the
+    patient's visits ("did he come back for the diabetes review?")."""
+    return bool(RECORD_CONCEPT_RE.search(query) or CONNECTION_RE.search(query) or TIMELINE_RE.search(query))
 
 
 def record_tool(state: AgentState, tools: ToolRegistry) -> tuple[str, str] | None:
@@ -125,6 +128,15 @@ def accounted(state: AgentState, tools: ToolRegistry) -> tuple[RuleDecision, Acc
     return decision, account(state, tools, decision.tool)
 
 
+def _definition(query: str, state: AgentState, no_patient: bool) -> bool:
+    """"What is a phase 2 trial?", "whats a p-value in plain english": what a term means, about no drug, patient or
+    image (a sentence of context about the patient may come first)."""
+    entities = state["extracted_entities"]
+    named = entities["patient_ids"] or entities["patient_names"]
+    asked = (DEFINITION_RE.match(query) and no_patient) or (definition_asked(query) and not named)
+    return bool(asked) and not entities["drug_mentions"] and not entities["has_image"]
+
+
 def rule_decision(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
     """The intent (and first tool) the rules read off the message, before the whole message is accounted for."""
     query = state.get("user_query", "")
@@ -148,7 +160,7 @@ def rule_decision(state: AgentState, tools: ToolRegistry) -> RuleDecision | None
         return RuleDecision("DIRECT", None, "the write asked for is negated: nothing to write", scope="acknowledgement",
                             rule="negated_write")
     no_patient = not PATIENT_REF_RE.search(query) and not entities["patient_ids"] and not entities["patient_names"]
-    if DEFINITION_RE.match(query) and not drugs and no_patient and not entities["has_image"]:
+    if _definition(query, state, no_patient):
         return RuleDecision("DIRECT", None, "a definition (nothing to look up)", rule="definition")
 
     needed = remaining_tools(state, tools)

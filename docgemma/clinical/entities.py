@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Any, NotRequired, TypedDict
 
 from docgemma.clinical.drug_shortenings import shortening
+from docgemma.clinical.function_words import FUNCTION_WORDS
 
 
 class ExtractedEntities(TypedDict):
@@ -369,6 +370,43 @@ def malformed_patient_ids(text: str) -> list[str]:
     return found
 
 
+
+_LOWER_WORD = r"[a-z][a-z'\-]+"
+#: Where a clinician asks whether a patient is on the system, or asks to find one, writing the name in any case
+#: ("do we have a daniel reyes on the system?", "does mei chen exist in the records", "search patients: delgado,
+#: rosa", "need to locate a pt - haddad, sofia", "a man called wilson", "how many wilsons have we got, search").
+#: Each word is checked: no function, request, clinical or drug word is a name (:func:`_asked_name`).
+_ASKED_NAME_RES = (
+    re.compile(rf"\b(?:do\s+we\s+have|have\s+we\s+got|is\s+there)\s+(?:an?\s+|any(?:one|body)?\s+)?"
+               rf"(?:(?:patient|pt)\s+)?(?:(?:called|named)\s+)?({_LOWER_WORD},?\s+{_LOWER_WORD})\s+(?:on|in)\s+"
+               r"(?:the\s+|our\s+)?(?:system|records?|database|books|register|computer|ehr|emr)\b", re.IGNORECASE),
+    re.compile(rf"\b(?:does|is)\s+({_LOWER_WORD},?\s+{_LOWER_WORD})\s+(?:exist|registered|(?:on|in)\s+(?:the|our)\s+"
+               r"(?:system|records?|database))\b", re.IGNORECASE),
+    re.compile(rf"\b(?:search\s+(?:(?:for\s+)?(?:patients?|pts?)|the\s+(?:system|records?))\s*(?:for\s+|:\s*|[-–]\s*)"
+               rf"|locate\s+(?:a\s+|the\s+)?(?:pt|patient)\s*(?:[-–:,]\s*|(?:called|named)\s+)|"
+               rf"name\s+(?:something\s+|sth\s+)?like\s+)({_LOWER_WORD}(?:,?\s+{_LOWER_WORD})?)"
+               r"(?=\s*(?:[?.!,;]|$|\s[-–]|\s+(?:dob|born|please|pls|maybe)\b))", re.IGNORECASE),
+    re.compile(rf"\b(?:a|the)\s+(?:man|woman|lady|gentleman|gent|boy|girl|child|chap|guy)\s*(?:,\s*|\s+(?:called|named)\s+)"
+               rf"({_LOWER_WORD})(?=\s*(?:[?.!,;]|$))", re.IGNORECASE),
+    re.compile(rf"\bhow\s+many\s+({_LOWER_WORD}?)e?s\s+(?:have\s+we\s+got|do\s+we\s+have|are\s+there|(?:are\s+)?on\s+the)"
+               r"\b(?=.*\b(?:search\w*|look|find|system|records?|registered)\b)", re.IGNORECASE),
+)
+
+
+#: Words of the request itself that the forms above may catch where a name was expected.
+_NOT_ASKED = frozenset({"patient", "patients", "pt", "pts", "system", "record", "records", "chart", "file", "notes",
+                        "someone", "somebody", "anyone", "anybody", "one", "similar", "that", "name", "named", "called"})
+
+
+def _asked_name(written: str) -> str | None:
+    """``written`` ("daniel reyes", "delgado, rosa") as the name to search, given then family; None when a word is
+    a function, request, clinical or drug word ("do we have a bed on the ward")."""
+    words = [w.strip(",") for w in written.split()]
+    if any(w.lower() in FUNCTION_WORDS or w.lower() in _NOT_ASKED or w.lower() in _CLINICAL_WORDS
+           or _CLINICAL_SUFFIX_RE.search(w) or DrugDictionary.find(w) for w in words):
+        return None
+    return " ".join(reversed(words) if "," in written else words)
+
 #: Titles of a colleague, never of the patient: a name after one is a doctor's or a nurse's.
 COLLEAGUE_TITLES = frozenset({"dr", "doctor", "prof", "professor", "sister", "nurse", "consultant", "matron"})
 
@@ -400,7 +438,9 @@ def extract_patient_names(text: str) -> list[str]:
     candidates += [found for pattern in _NAME_CONTEXT_RES for found in pattern.findall(text)]
     names: list[str] = []
     for candidate, needed in [*((c, 2) for c in candidates),
-                              *((c, 1) for pattern in _SURNAME_CONTEXT_RES for c in pattern.findall(text))]:
+                              *((c, 1) for pattern in _SURNAME_CONTEXT_RES for c in pattern.findall(text)),
+                              *((a, 1) for pattern in _ASKED_NAME_RES for c in pattern.findall(text)
+                                if (a := _asked_name(c)))]:
         name = _clean_name(candidate, words_needed=needed)
         if name and not any(name.lower() in other.lower() or other.lower() in name.lower() for other in names):
             names.append(name)

@@ -13,7 +13,7 @@ from docgemma.clinical.entities import DrugDictionary
 
 # ── shared alternations ───────────────────────────────────────────────────────────────────────────────
 CONDITION_WORDS = r"conditions?|diagnos[ie]s|problems?"
-IMMUNIZATION_WORDS = r"immuni[sz]ations?|vaccines?|vaccinations?"
+IMMUNIZATION_WORDS = r"immuni[sz]ations?|vaccines?|vaccinations?|(?:flu|covid|booster|tetanus|pneumo\w*)\s+jabs?|jabs"
 PROCEDURE_WORDS = r"procedures?|surgery|surgeries"
 MEDICATION_WORDS = r"medications?|meds|prescriptions?|drug\s+chart|med(?:ication)?\s+chart|kardex"
 #: "Is she on …?", "what is he taking?": a question about her medications.

@@ -371,6 +371,13 @@ _CANONICAL: tuple[Family, ...] = (
            canonical=True, context=False),
     Family("canon_trials", _T, ("Find recruiting clinical trials for {cond}",), canonical=True, context=False),
     Family("canon_patient", _P, ("Find patient {name}",), canonical=True, context=False),
+    # Whose a hospital number is: the patient search, by the number (the v5 and v6 sets' second looks).
+    Family("patient_by_number", _P, ("who is {mrn}?", "which patient is {mrn}?", "{mrn} - who is that",
+                                     "whose hospital number is {mrn}?", "find the patient with hospital number {mrn}",
+                                     "search for patient {mrn}", "Find patient {mrn}", "who does {mrn} belong to?",
+                                     "is {mrn} on the system?", "who's {mrn}", "identify patient {mrn}",
+                                     "look up the MRN {mrn}", "{mrn} is which patient?", "search hospital no {mrn}",
+                                     "which pt is {mrn}", "find whoever has hospital number {mrn}"), canonical=True),
     Family("canon_chart", _C, ("Show the chart of this patient",), active=True, canonical=True, context=False),
     Family("canon_query", _Q, ("Show this patient's {lab}", "Show this patient's active medications",
                                "Show this patient's allergies", "Show this patient's kidney function"),

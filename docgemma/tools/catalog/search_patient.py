@@ -1,8 +1,9 @@
 """search_patient: patients whose name contains the words given, born on the date given if one is (the patient
-panel's search too)."""
+panel's search too); or the patient a hospital number or record id belongs to ("who is DG-1003?")."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -21,19 +22,30 @@ from docgemma.tools.spec import ToolContext, ToolSpec, client_binding
 
 
 class PatientSearchArgs(ToolArgs):
-    name: str = Field(min_length=2, max_length=60, description="Patient name")
+    name: str = Field(min_length=2, max_length=60,
+                      description="Patient name, or the hospital number or record id the clinician gives")
     birth_date: str | None = Field(default=None, min_length=10, max_length=10, pattern=r"^\d{4}-\d{2}-\d{2}$",
                                    description="Birth date YYYY-MM-DD, when the clinician gives one")
 
 
+#: A hospital number or record id given in place of a name: one token with a digit ("DG-1003", "Patient/<id>");
+#: a name never has one.
+_IDENTIFIER_RE = re.compile(r"^(?:Patient/)?[A-Za-z0-9][A-Za-z0-9\-.]*\d[A-Za-z0-9\-.]*$", re.IGNORECASE)
+
+
 def patient_name(request: Request) -> dict[str, Any]:
-    """``name``: the one patient name the message gives; ``birth_date``: the one birth date it gives ("James
-    Wilson born 1988-11-30" names one of two James Wilsons)."""
-    names = request.entities["patient_names"]
-    if len(names) != 1:
+    """``name``: the one patient name the message gives, else the one identifier it gives as written ("who is
+    DG-1003?"); ``birth_date``: the one birth date it gives ("James Wilson born 1988-11-30" names one of two James
+    Wilsons)."""
+    names, ids = request.entities["patient_names"], request.entities["patient_ids"]
+    if len(names) == 1:
+        born = birth_dates(request.query)
+        return {"name": names[0], **({"birth_date": born[0]} if len(born) == 1 else {})}
+    if names or len(ids) != 1:
         return {}
-    born = birth_dates(request.query)
-    return {"name": names[0], **({"birth_date": born[0]} if len(born) == 1 else {})}
+    written = [alias for alias, known in (request.entities.get("patient_aliases") or {}).items() if known == ids[0]]
+    found = next((m for alias in written if (m := re.search(re.escape(alias), request.query, re.IGNORECASE))), None)
+    return {"name": found.group(0) if found else ids[0]}
 
 
 def unique_match(args: dict[str, Any], data: Any, current: PatientRef | None) -> PatientRef | None:
@@ -45,14 +57,17 @@ def unique_match(args: dict[str, Any], data: Any, current: PatientRef | None) ->
 
 
 def search_patient(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
-    """Patients whose name contains the words given (and born on ``birth_date`` when it is given)."""
+    """Patients whose name contains the words given (and born on ``birth_date`` when it is given); for an
+    identifier, the patient it is the hospital number or record id of."""
     name = str(args.name)  # type: ignore[attr-defined]
     born = getattr(args, "birth_date", None)
+    identifier = _IDENTIFIER_RE.match(name) is not None
     try:
-        found = ehr.client.search("Patient", [("name", name.split()[-1]), ("_count", "20")], limit=20)
+        found = _by_identifier(ehr, name.split("/")[-1]) if identifier else ehr.client.search(
+            "Patient", [("name", name.split()[-1]), ("_count", "20")], limit=20)
     except FhirClientError as exc:
         return fail(exc)
-    words = [w.lower() for w in name.split()]
+    words = [] if identifier else [w.lower() for w in name.split()]
 
     def matching(patients: list[dict[str, Any]], skipped: int) -> dict[str, Any]:
         matches = [{"id": p["id"], "name": display_text(p), "birth_date": p.get("birthDate"), "gender": p.get("gender")}
@@ -63,10 +78,20 @@ def search_patient(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutco
     return success(tolerant(matching, found))
 
 
+def _by_identifier(ehr: Ehr, value: str) -> list[dict[str, Any]]:
+    """The patients ``value`` is a hospital number of (as written, or in capitals: "dg-1003" is DG-1003) or the
+    record id of; each once."""
+    found = ehr.client.search("Patient", [("identifier", ",".join(dict.fromkeys((value, value.upper()))))], limit=20)
+    # A record id only when no hospital number matched: a server may refuse an id of another shape as malformed.
+    return found or ehr.client.search("Patient", [("_id", value)], limit=20)
+
+
 def format_patients(data: dict[str, Any]) -> str:
     """Matches, or an explicit absence."""
     if not data["matches"]:
         born = f" born {data['birth_date']}" if data.get("birth_date") else ""
+        if _IDENTIFIER_RE.match(str(data["query"])):
+            return f"No patient has the hospital number or record id '{data['query']}'." + unreadable(data)
         return f"No patient named '{data['query']}'{born} was found." + unreadable(data)
     return "\n".join(f"- {m['name']}, born {m['birth_date']}, {m['gender']} (ID {m['id']})"
                      for m in data["matches"]) + unreadable(data)
