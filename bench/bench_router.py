@@ -11,6 +11,9 @@ For each turn, as INTENT_CLASSIFY reads it (:func:`docgemma.agent.decision.decid
   (target 100%);
 * **route and tool right, counting the top candidate**: the sure action, else the first candidate (the rule's,
   then the router's); target ≥ 97%;
+* **with the plan**: the same two figures counting as right a turn that begins with the patient search (a patient
+  named who is not the active one is found first) when the rules' plan goes on to the action asked for
+  (``patterns.remaining_tools``); ``bench/bench_router_then.py`` checks what such turns then do in the app;
 * **asked right**: of the unsure turns, the share whose buttons on the embedded default (:func:`ask.offered`, the
   candidates filled in with what the message named) include the right action; target ≥ 95%. A general answer is
   never a button (the model that asks is not fit to write one), so the share is also given over the unsure turns
@@ -40,6 +43,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from docgemma.agent import ask, decision  # noqa: E402  (the checkout's own package, after the path insert)
+from docgemma.agent.patterns import remaining_tools  # noqa: E402
 from docgemma.agent.state import AgentState  # noqa: E402
 from docgemma.eval.golden import load_cases, run_session  # noqa: E402
 from docgemma.eval.oracle import expected_tools, golden_assistant  # noqa: E402
@@ -47,6 +51,7 @@ from docgemma.eval.router_corpus import generate, load_families  # noqa: E402
 from docgemma.eval.train_router import corpus_state, demo_roster  # noqa: E402
 from docgemma.tools.registry import ToolRegistry, default_registry  # noqa: E402
 
+SEARCH = next(s.name for s in default_registry() if s.patient_search)
 GOLDEN_SETS = ("golden_tests/heldout_test.json", "golden_tests/clinician_phrasing.json", "bench/data/heldout_final.json")
 
 
@@ -59,7 +64,8 @@ def judged(text: str, label: str, group: str, state: AgentState, registry: ToolR
     chosen = decided["label"] if decided["sure"] else decision.candidate_labels(decided)[0]
     row: dict[str, Any] = {"input": text, "label": label, "group": group, "rule": decided["label"],
                            "classifier": top, "p": decided["candidates"][0][1], "sure": decided["sure"],
-                           "chosen": chosen, "decide_ms": round(ms, 2), "buttons": []}
+                           "chosen": chosen, "decide_ms": round(ms, 2), "buttons": [],
+                           "then": remaining_tools(state, registry)[1:]}
     if not decided["sure"]:
         probe: AgentState = {**state, "route_decision": dict(decided)}  # type: ignore[typeddict-item]
         row["buttons"] = [list(b) for b in ask.offered(probe, registry)]
@@ -115,6 +121,11 @@ def _rate(ok: int, n: int) -> float | None:
     return round(ok / n, 4) if n else None
 
 
+def _planned(row: dict[str, Any], action: str) -> bool:
+    """``action`` is the label, or the patient search the rules' plan follows with the label."""
+    return action == row["label"] or (action == SEARCH and row["label"] in row.get("then", []))
+
+
 def _right_button(row: dict[str, Any]) -> bool:
     return any(row["label"] in (label, action) for _text, label, action in row["buttons"])
 
@@ -141,6 +152,8 @@ def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "sure_coverage": _rate(len(sure), n), "sure_precision": _rate(sum(r["rule"] == r["label"] for r in sure),
                                                                       len(sure)),
         "route_and_tool_right_top_candidate": _rate(sum(r["chosen"] == r["label"] for r in rows), n),
+        "sure_precision_with_plan": _rate(sum(_planned(r, r["rule"]) for r in sure), len(sure)),
+        "route_and_tool_right_with_plan": _rate(sum(_planned(r, r["chosen"]) for r in rows), n),
         "unsure_turns": len(unsure), "unsure_with_buttons": sum(bool(r["buttons"]) for r in unsure),
         "unsure_right_button": _rate(sum(_right_button(r) for r in unsure), len(unsure)),
         # A general answer is never a button (the model that asks writes none): the share over tool turns.
@@ -167,6 +180,9 @@ def _section(title: str, f: dict[str, Any], note: str) -> list[str]:
              f"- **sure decisions** (rule and classifier agree): coverage {_pct(f['sure_coverage'])}, "
              f"precision {_pct(f['sure_precision'])}",
              f"- route and tool right, counting the top candidate: {_pct(f['route_and_tool_right_top_candidate'])}",
+             f"- with the plan (the patient search, then the action asked): sure precision "
+             f"{_pct(f.get('sure_precision_with_plan'))}, route and tool right "
+             f"{_pct(f.get('route_and_tool_right_with_plan'))}",
              f"- unsure turns: {f['unsure_turns']} ({f['unsure_with_buttons']} with buttons); one button is the right "
              f"action on {_pct(f['unsure_right_button'])}; on the {f['unsure_tool_turns']} whose right action is a tool "
              f"(a general answer is never a button) {_pct(f['unsure_tool_turns_right_button'])}",

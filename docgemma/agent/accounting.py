@@ -201,8 +201,9 @@ def _plan(state: AgentState, tools: ToolRegistry, first: str | None) -> _Plan:
 _EXAMPLE_AFTER_RE = re.compile(r"^\s*[,(]?\s*(?:like|such as|e\.g\.?|eg|for example|including|especially)\b", re.I)
 #: "her penicillin allergy": a drug that names an allergy.
 _ALLERGY_AFTER_RE = re.compile(r"^\s*(?:allerg\w*|intoleran\w*|reaction)", re.I)
-#: Record lists whose items are drugs: a question about her medications or allergies is about the drugs it names.
-_DRUG_LISTS = {"MedicationRequest", "AllergyIntolerance"}
+#: Record lists whose items are drugs: a question about her medications, allergies or immunisations is about the
+#: drugs it names ("has he had his pneumococcal vaccine?": the vaccine is the item looked for).
+_DRUG_LISTS = {"MedicationRequest", "AllergyIntolerance", "Immunization"}
 
 
 def _drug_used(found: _Found, plan: _Plan, query: str) -> bool:

@@ -74,7 +74,8 @@ def _connection(drugs: list[str], patient: str, query: str) -> str | None:
     asthma diagnosis?" → "What is linked to this patient's asthma in the record?")."""
     if not patient:
         return None
-    if len(drugs) == 1:
+    if drugs:
+        # "remind me why he's on bisoprolol and ramipril": from the first drug named (a button per question).
         return f"What is {patient}'s {drugs[0]} treating?"
     subject = connection_subject(query)
     return f"What is linked to {patient}'s {subject} in the record?" if subject and not drugs else None
@@ -222,7 +223,10 @@ def request_for(spec: ToolSpec | None, drugs: list[str], patient: str, query: st
         # A general answer: this model writes none (it is not fit to), so it is no action to offer.
         return None
     if spec.patient_search:
-        return f"Find patient {named}" if named else None
+        # A name written in lower case is offered capitalised ("Find patient Kariuki"), as the search's own button
+        # reads it; a hospital number as written.
+        shown = named.title() if named and named.islower() and not re.search(r"\d", named) else named
+        return f"Find patient {shown}" if shown else None
     if spec.needs_image:
         return "Analyse the attached image"
     for role in spec.roles:
@@ -307,6 +311,11 @@ def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) ->
         # ("change patient to mei chen"), and the router thinks of a patient search: that first.
         named, active = bare, False
         labels.insert(0, labels.pop(labels.index(search)))
+    if named and search and search not in labels and named.lower() not in (
+            state["extracted_entities"].get("patient_aliases") or {}):
+        # "what was Otieno's last sodium?": a patient named who is not the active one is found first, whatever the
+        # router ranks (it read a record question).
+        labels.insert(0, search)
     # The active patient is "this patient" (their name would be a search for them): the page shows who it is.
     patient = named or ("this patient" if active else "")
     drugs = drugs_named(state)

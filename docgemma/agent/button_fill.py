@@ -18,7 +18,7 @@ from docgemma.clinical.entities import _CLINICAL_SUFFIX_RE as CLINICAL_SUFFIX_RE
 from docgemma.clinical.entities import _CLINICAL_WORDS as CLINICAL_WORDS
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.function_words import FUNCTION_WORDS
-from docgemma.clinical.record_concepts import RESULT_CONCEPT_RE
+from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, RESULT_CONCEPT_RE
 from docgemma.clinical.request_spelling import REQUEST_WORDS
 
 #: A drug class the dictionary names by its MeSH heading ("hydroxymethylglutaryl-coa reductase inhibitors"): the
@@ -112,19 +112,38 @@ _NOT_NAME_WORDS = frozenset({"show", "me", "what", "what's", "whats", "how", "wh
                              "bloods", "obs", "sats", "input", "output", "social", "discharge", "admission"})
 
 
+#: A colleague's title right before a possessive ("Dr Otieno's patient").
+_COLLEAGUE_BEFORE_RE = re.compile(r"\b(?:dr|doctor|prof|professor|sister|nurse|consultant|matron)\.?\s*$", re.IGNORECASE)
 #: Whose record a note is written in, given by one family name: "Document in Banda's record: …".
 _RECORD_OWNER_RE = re.compile(r"\b(?:in|into|on|onto|to|for)\s+([A-Z][a-z'\-]+)['’]s\s+(?:record|notes|chart|file)\b")
 
 
+#: Whose record a question is about, given by one name in the possessive before what the record holds: "what was
+#: Otieno's last sodium", "james's platelets today?" (a set written apart: with another patient active, the question
+#: was answered from that patient's record).
+_POSSESSIVE_OWNER_RE = re.compile(
+    r"(?<![\w'’.])(?<!dr\s)(?<!dr\.\s)([A-Za-z][a-z'\-]+)['’]s\s+(?:(?:last|latest|recent|most\s+recent|current|"
+    r"today'?s|usual|new|full|whole|old)\s+)*(?=" + RECORD_CONCEPT_RE.pattern.removeprefix(r"\b") + r"|(?:record|notes|chart|"
+    r"file|meds|medications?|drugs|tablets|summary|visits?|admissions?|history|timeline)\b)", re.IGNORECASE)
+#: Possessives that are no patient's: when, and who else ("today's potassium", "her mum's allergies", "the GP's letter").
+_NOT_OWNERS = frozenset({"today", "yesterday", "tonight", "tomorrow", "week", "month", "year", "morning", "evening",
+                         "night", "mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son",
+                         "daughter", "baby", "child", "family", "patient", "pt", "gp", "doctor", "nurse", "consultant",
+                         "team", "lab", "ward", "hospital", "clinic", "pharmacy", "everyone", "someone", "anyone",
+                         "somebody", "nobody", "world", "registrar", "surgeon", "sister", "brother"})
+
+
 def record_owner(query: str, active: PatientRef | None) -> str | None:
-    """A family name the message gives as whose record a write goes to ("Document in Banda's record: …"), when it
-    is a name (no function or clinical word) and not the active patient's; None otherwise. The rules read no patient
-    there: the turn asks."""
+    """A name the message gives as whose record a write goes to ("Document in Banda's record: …") or whose record a
+    question is about ("what was Otieno's last sodium?"), when it is a name (no function, clinical or drug word, not
+    a relative or a colleague) and not the active patient's; None otherwise. The rules read no patient there: the
+    turn asks."""
     found = _RECORD_OWNER_RE.search(query)
-    word = found.group(1) if found else None
-    if not word or not _name_word(word):
-        return None
-    return None if active and word.lower() in active["name"].lower().split() else word
+    words = [found.group(1)] if found else []
+    words += [m.group(1) for m in _POSSESSIVE_OWNER_RE.finditer(query)
+              if m.group(1).lower() not in _NOT_OWNERS and not _COLLEAGUE_BEFORE_RE.search(query[:m.start()])]
+    own = set(active["name"].lower().split()) if active else set()
+    return next((w for w in words if _name_word(w) and w.lower() not in own), None)
 
 
 def possible_name(query: str) -> str | None:
@@ -204,9 +223,16 @@ _EXPLAINED_RE = re.compile(r"\b(?:explain|cause|account\s+for)\s+(?:the\s+|her\s
                            r"\s*(?:[?.!]|$)", re.IGNORECASE)
 
 
+#: What a connection question asks the medicines to be the cause of, named first: "is her eGFR likely down to one
+#: of her meds?", "could his sodium be due to his tablets".
+_DOWN_TO_RE = re.compile(r"\b(?:her|his|their|the)\s+([a-z][\w'\-]*(?:\s+(?!(?:be|likely|possibly|really|all)\b)[a-z][\w'\-]*)?)"
+                         r"\s+(?:\w+\s+)?(?:be\s+)?"
+                         r"(?:down\s+to|due\s+to|caused\s+by|explained\s+by)\b", re.IGNORECASE)
+
+
 def connection_subject(query: str) -> str | None:
     """The item a connection question starts from, as the message names it; None when it names none."""
-    explained = _EXPLAINED_RE.search(query)
+    explained = _EXPLAINED_RE.search(query) or _DOWN_TO_RE.search(query)
     if explained:
         return explained.group(1).strip()
     match = _SUBJECT_RE.search(query)

@@ -169,6 +169,11 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     # rules did not read the request); asked, with the word respelt in the buttons (``ask``).
     if sure and not picked and not safe and label == DIRECT:
         sure = not misspelt_request_words(state.get("user_query", ""))
+    # "open samuel kariuki's reord": the patient is found and nothing would follow, though a request word was written
+    # one slip away; asked, with the action respelt in the buttons.
+    if sure and not picked and ruled is not None and ruled.rule == "patient_name" \
+            and not remaining_tools(state, registry)[1:]:
+        sure = not misspelt_request_words(state.get("user_query", ""))
     out = RouteDecision(
         sure=sure, label=label, intent=ruled.intent if ruled else None, tool=ruled.tool if ruled else None,
         reason=ruled.reason if ruled else "", rule=ruled.rule if ruled else "",

@@ -44,7 +44,7 @@ _CHART_RE = phrase(
     # "bring up everything we have on maria garcia"
     r"everything\s+(?:we\s+have|we've\s+got|on\s+(?:file|record))(?!\s+(?:tried|done|given|used|got\s+to)\b)|"
     # "bring up the notes for amina okafor", "open his case notes": the notes as a whole are the chart
-    r"(?:(?:bring|pull|call|dig)\s+up|open|get)\s+(?:the\s+|all\s+(?:the\s+)?|(?:her|his|their|[a-z]+'s)\s+)?"
+    r"(?:(?:bring|pull|call|dig)\s+up|open|get)\s+(?:the\s+|all\s+(?:the\s+)?|(?:her|his|their|(?:this\s+)?[a-z]+'s)\s+)?"
     r"(?:case\s+|medical\s+|clinical\s+)?notes)\b"
     r"(?!\s+(?:the|this|that)\b)"
     r"|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b",
@@ -83,7 +83,9 @@ CONNECTION_RE = phrase(
     r"(?:to|onto|against|with)|match(?:es)?\s+up\s+(?:with|to|against)|relationships?\s+(?:in\s+[\w'’, ]{1,40}?\s+)?between|"
     r"(?:what\s+is\s+)?each\s+(?:of\s+(?:her|his|their)\s+)?(?:meds?|medications?|medicines?|drugs?|tablets?)\s+"
     r"(?:is\s+)?(?:being\s+used\s+|prescribed\s+|given\s+)?for|"
-    r"(?:her|his|their)\s+[a-z][\w\-]+(?:\s+[a-z][\w\-]+)?\s+explain\s+(?:the|her|his|their|this|that)\b)\b",
+    r"(?:her|his|their)\s+[a-z][\w\-]+(?:\s+[a-z][\w\-]+)?\s+(?:explain|be\s+causing)\s+(?:the|her|his|their|this|that)\b|"
+    # "is the indapamide behind her abnormal sodium", "does his CKD have anything to do with his gout"
+    r"behind\s+(?:her|his|their)\b|(?:have|has)\s+(?:anything|something)\s+to\s+do\s+with)\b",
 )
 #: Asking whose a hospital number is: "who is DG-1003?", "which patient is dg-1009", "look up who hospital number
 #: DG-1001 belongs to", "search for pt with hospital no DG-1005", "find the patient with MRN DG-1001".
@@ -102,10 +104,18 @@ _SAFE_RE = phrase(
     r"(?:ok|okay|alright|fine)\s+(?:in|for|during|if)|can\s+(?:i|we)\s+(?:still\s+)?(?:give|use)|"
     # "pregnant, 18 weeks - can she have acyclovir", "does ramipril need avoiding in severe renal impairment?"
     r"can\s+(?:she|he|they)\s+(?:still\s+)?(?:have|take)|avoid(?:ed|ing)?\s+in|"
-    # "max dose of gabapentin if eGFR is 25?": the label's renal dosing; "adverse event reports for sertraline"
-    r"(?:max(?:imum)?\s+)?(?:dose|dosing)\b[^?.!]{0,40}\b(?:if|when|with|in|at)\s+(?:an?\s+|the\s+)?"
+    # "adverse event reports for sertraline", "valsartan side effects?", "any recalls on levothyroxine": the label's
+    # adverse reactions, the reports and the recalls
+    r"adverse\s+(?:drug\s+)?(?:events?|reactions?)\s+(?:reports?|reported|data)|faers|side[\s-]effects?|"
+    r"adverse\s+effects?|recall(?:s|ed)?)\b",
+)
+#: The label's dosing for the kidneys or the liver, asked of one drug: "max dose of gabapentin if eGFR is 25?", "does
+#: cefixime need adjusting for an eGFR of 40", "fluticasone renal dosing". Read only where no other look-up was asked
+#: for (a tool of its own for renal doses answers in its place).
+_LABEL_DOSING_RE = phrase(
+    r"\b(?:(?:max(?:imum)?\s+)?(?:dose|dosing)\b[^?.!]{0,40}\b(?:if|when|with|in|at)\s+(?:an?\s+|the\s+)?"
     r"(?:egfr|crcl|creatinine\s+clearance|renal|kidney|hepatic|liver|dialysis|hd\b)|"
-    r"adverse\s+(?:drug\s+)?(?:events?|reactions?)\s+(?:reports?|reported|data)|faers)\b",
+    r"need(?:s)?\s+(?:\w+\s+)?adjust\w*|renal(?:ly)?\s+dos\w*|dose\s+adjust\w*)",
 )
 _PATIENT_RE = phrase(r"\b(patient|his|her|their)\b")
 #: The message refers to a patient (the active one when no id or name is given).
@@ -119,7 +129,8 @@ TIMELINE_RE = phrase(
     # "has he had his follow up since the admission", "did she ever come back for the review", "her hospital
     # contacts over time"
     r"(?:had|have|got|missed|for|booked)\s+(?:her|his|their|a|the|any)?\s*follow\s+ups?|"
-    r"c(?:o|a)me\s+back\s+(?:for|to)\b|(?:hospital|clinic|healthcare|gp)\s+contacts?|"
+    r"c(?:o|a)me\s+back\s+(?:for|to)\b|(?:hospital|clinic|healthcare|gp)\s+contacts?|due\s+back|"
+    r"next\s+(?:appointment|review|clinic|visit)|"
     # "what's gone on with her over the last 18 months"
     r"(?:gone\s+on|been\s+going\s+on|been\s+happening)\s+with\s+(?:her|him|them)(?=\s*(?:[?.!]|$|over|in\s+the|since|during|this|lately|"
     r"recently))|"
@@ -162,7 +173,7 @@ _WRITE_CLAUSE_RE = phrase(
     r"new(?=\s+allerg\w*\s*:))\b",
 )
 #: Words that tell the assistant not to do something ("don't", "no need to", "hold off"): the rules' one list.
-NEGATION = r"don'?t|dont|do\s+not|no\s+need\s+to|hold\s+off|not\s+yet"
+NEGATION = r"don'?t|dont|do\s+not|no\s+need\s+to|hold\s+(?:off|fire)|not\s+yet"
 _NEGATED_CLAUSE_RE = phrase(rf"^\s*(?:ok(?:ay)?,?\s+|no,?\s+)?(?:{NEGATION}|never)\b")
 #: "Put her on nifedipine …", "Put Amina Okafor on dapagliflozin …": an order, as clinicians say it.
 _PUT_ON = r"put\s+(?:him|her|them|the\s+patient|this\s+patient|pt|[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,3})\s+on"
@@ -187,6 +198,8 @@ _DICTATION_RE = phrase(
 _WRITE_PLACE_RE = phrase(r"\b(?:on|to|in|into|onto)\s+"
                          r"(?:her|his|their|the|this\s+patient's|(?:[\w\-]+[\s,]+){0,2}[\w\-]+['’]s)\s+"
                          r"(?:chart|record|notes|file)\b")
+#: The record as where a fact is looked for: "… up to date on the record", "anything in her record about …".
+_WHERE_TO_LOOK_RE = phrase(r"\b(?:on|in)\s+(?:the|her|his|their)\s+records?$")
 #: Words that ask to read the chart besides a write ("review her chart and record …", "show me the summary").
 _READ_TOO_RE = phrase(r"\b(?:review\w*|summary|show|open|pull\s+up|look\s+(?:at|through)|read)\b")
 #: A dictated allergy: a substance, an arrow, its reaction ("latex -> facial swelling", "penicillin → rash").
@@ -686,6 +699,8 @@ def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
     chart_words = _CHART_RE.search(text) or ((names or ids) and _SECTION_RE.search(text))
     if chart_words and set(needed) & write_tools and _WRITE_PLACE_RE.search(text) and not _READ_TOO_RE.search(text):
         chart_words = None  # "record a codeine intolerance on Joseph Mwangi's chart": where to write, not a read
+    if chart_words and _WHERE_TO_LOOK_RE.search(text[:chart_words.end()]) and RECORD_CONCEPT_RE.search(text):
+        chart_words = None  # "is Grace Mensah's flu jab up to date on the record": where to look, not the chart
     if chart_words and refers and chart_read and not CONNECTION_RE.search(text):
         _add(needed, tools.first(Role.CHART), "chart_words", 0)
 
@@ -717,7 +732,8 @@ def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> 
     # "Is spironolactone safe with her kidney function?": a drug's safety is a label look-up.
     together_needed = any(n.signal in ("risk_question", "drug_request", "own_medicines") for n in needed.values())
     if drugs and not writes and not together_needed and (len(drugs) == 1 or not lookups):
-        safe = _SAFE_RE.search(text) or (_ORGAN_QUESTION_RE.search(text) if len(drugs) == 1 else None)
+        safe = (_SAFE_RE.search(text) or (_ORGAN_QUESTION_RE.search(text) if len(drugs) == 1 else None)
+                or (_LABEL_DOSING_RE.search(text) if not lookups else None))
         if safe and (len(drugs) == 1 or len(_drugs_in(text, drugs)) == 1):
             _add(needed, tools.first(Role.DRUG_SAFETY), "drug_safe", safe.start())
         elif _IMPERATIVE_CLAUSE_RE.match(text) and not needed and not dosing:

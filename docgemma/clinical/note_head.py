@@ -25,14 +25,28 @@ _DASH_NOTE_RE = re.compile(
     r"\s+[-–—]\s+(?P<body>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
+#: The other narrow form: the note first, then the request to save it, which ends the message ("amlodipine stopped
+#: because of ankle swelling. that's the plan, save it to the record"; a set written apart: it opened the chart).
+_TRAILING_SAVE_RE = re.compile(
+    r"^\s*(?P<body>\S.*?)\s*(?:[.!;,]|\s[-–—])\s*"
+    r"(?P<head>(?:that'?s\s+(?:the|my)\s+plan,?\s+)?(?:(?:please|pls|can\s+you|could\s+you|kindly)[,]?\s+)?"
+    r"(?:save|file|put|add|write|document|record|log)\s+(?:it|this|that|all\s+(?:of\s+)?(?:that|this))\s+"
+    r"(?:to|in|into|on|onto)\s+(?:her|his|their|the\s+patient'?s|this\s+patient'?s|the)\s+(?:record|notes|chart|file)"
+    r"(?:\s+(?:please|pls|thanks))?)\s*[.!]?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
 _ALLERGY_WORDS_RE = re.compile(r"allerg|intoleran|anaphyla", re.IGNORECASE)
 
 
 def dash_note(text: str) -> tuple[str, str] | None:
-    """(the request, the note's text) of a note dictated after a spaced dash, or None (see the module docstring)."""
+    """(the request, the note's text) of a note dictated after a spaced dash, or before a request to save it that
+    ends the message; None otherwise (see the module docstring)."""
     if ":" in text:
         return None
     found = _DASH_NOTE_RE.match(text)
-    if not found or _ALLERGY_WORDS_RE.search(found.group("body")):
-        return None
-    return text[:found.end("head")], found.group("body").strip()
+    if found and not _ALLERGY_WORDS_RE.search(found.group("body")):
+        return text[:found.end("head")], found.group("body").strip()
+    trailing = _TRAILING_SAVE_RE.match(text)
+    if trailing and not _ALLERGY_WORDS_RE.search(trailing.group("body")) and len(trailing.group("body")) >= 3:
+        return trailing.group("head"), trailing.group("body").strip()
+    return None

@@ -154,7 +154,8 @@ def test_duplicate_call_stops_the_loop(fake: FakeLLM, assistant: Assistant, tool
     tools.queue("check_drug_safety", SAFETY)
     tools.queue("search_medical_literature", success({"results": [{"title": "A trial"}]}))
     fake.enqueue(intent(), select("search_medical_literature"), {"query": "dofetilide"}, assess(), "Answer.")
-    r = done(assistant.run_turn("t", "Anything on dofetilide and renal dosing"))
+    # (Not "… and renal dosing": the label's renal dosing is a look-up the rules now ask for, a second tool.)
+    r = done(assistant.run_turn("t", "Anything on dofetilide and torsades"))
     assert len(tools.calls) == 1
     # The router's duplicate check itself: the same successful call twice ends the loop.
     from docgemma.agent.nodes.router import is_duplicate_call

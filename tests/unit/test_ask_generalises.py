@@ -650,3 +650,75 @@ def test_a_write_for_a_patient_named_is_sure_when_the_router_reads_the_write() -
     """The rules search for the patient first and the write follows; the router, trained on what was asked, backs
     that plan (before: unsure, a "Find patient" button only)."""
     assert _no_active_sure("please put latex on Joseph Mwangi's allergy list, he gets hives") == "search_patient"
+
+
+def test_a_connection_question_is_offered_from_what_it_asks_about() -> None:
+    assert "What is linked to this patient's sodium in the record?" in [
+        b[0] for b in _buttons("could his sodium be down to one of his tablets")]
+    assert "What is this patient's bisoprolol treating?" in [
+        b[0] for b in _buttons("so remind me why he's on bisoprolol and ramipril, any idea")]
+
+
+def test_a_family_name_written_in_lower_case_is_offered_capitalised() -> None:
+    from tests.unit.test_ask_buttons import _offered
+
+    assert "Find patient Okoro" in [b[0] for b in _offered("how many okoros have we got, can you search", None, False)]
+
+
+def test_the_record_as_where_to_look_is_no_chart() -> None:
+    assert _signals("is Samuel Kariuki's flu jab up to date on the record", active=False) == ["search_patient",
+                                                                                            "query_patient_data"]
+    # The vaccine named is the item looked for, not a drug left over (the whole message is accounted for).
+    decided = rules.decide(_state("has she had her pneumococcal vaccine"), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == "query_patient_data"
+
+
+@pytest.mark.parametrize("message", ["what was Otieno's last sodium?", "is Banda's INR in range", "james's platelets today?"])
+def test_a_possessive_name_before_a_record_item_is_never_answered_from_the_active_patients_record(message: str) -> None:
+    """Before: with another patient active, "what was Karim's last sodium" was answered surely from that patient's
+    record (a family name the roster does not know, or a given name, in the possessive)."""
+    assert _sure(message) is None
+    buttons = _buttons(message)
+    assert buttons and all("this patient" not in text for text, _label, _action in buttons)
+    assert buttons[0][2] == "search_patient"
+
+
+@pytest.mark.parametrize("message", ["today's potassium?", "her mum's allergies - what are hers?",
+                                     "Dr Otieno's patient: latest creatinine?", "is the patient's eGFR down?"])
+def test_a_possessive_of_a_day_a_relative_or_a_colleague_is_no_other_patient(message: str) -> None:
+    from docgemma.agent.button_fill import record_owner
+
+    assert record_owner(message, ACTIVE) is None
+
+
+@pytest.mark.parametrize(("message", "tool"), [
+    ("hold fire on the prescription, family meeting first", None),
+    ("is the amlodipine behind his swollen ankles", "explore_connections"),
+    ("could her lithium be causing the tremor", "explore_connections"),
+    ("does his gout have anything to do with his diuretic", "explore_connections"),
+    ("open this patient's notes please", "get_patient_chart"),
+    ("when is he due back in clinic", "get_patient_timeline"),
+    ("when's his next appointment", "get_patient_timeline"),
+    ("does gentamicin need adjusting for an eGFR of 30", "check_drug_safety"),
+    ("nitrofurantoin renal dosing please", "check_drug_safety"),
+    ("lisinopril side effects?", "check_drug_safety"),
+    ("any recalls on valsartan lately", "check_drug_safety"),
+])
+def test_more_ward_forms_of_the_sixth_set_are_read_by_rule(message: str, tool: str | None) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == tool
+
+
+def test_a_note_followed_by_the_request_to_save_it_is_that_note() -> None:
+    message = "amlodipine stopped because of ankle swelling. that's the plan, save it to the record"
+    assert dictation(message) == ("that's the plan, save it to the record",
+                                  "amlodipine stopped because of ankle swelling")
+    assert _signals(message) == ["save_clinical_note"]
+    assert dictation("she has a penicillin allergy, save it to her record") is None  # an allergy: never a note
+
+
+def test_a_search_that_nothing_would_follow_though_a_request_word_slipped_is_asked() -> None:
+    """Before: "open samuel kariuki's reord" found the patient and stopped (sure): the chart was never offered."""
+    decided = decision.decide(turn_state("open kofi asante's reocrd please", active=None, roster=ROSTER), REG)  # type: ignore[arg-type]
+    assert not decided["sure"]
+    assert "Show the chart of Kofi Asante" in [b[0] for b in _offered("open kofi asante's reocrd please", None, False)]
