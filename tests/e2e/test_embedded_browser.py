@@ -274,3 +274,36 @@ def test_the_fifth_sets_classes_in_chromium(embedded_url: str, page: Any) -> Non
     assert not any("DG-1009" in b or "this patient" in b for b in _buttons(page)), _buttons(page)
     assert "model calls: 0" in page.locator("#timeline").inner_text()
     page.screenshot(path=str(ARTIFACTS / "26_embedded_fifth_set_classes.png"), full_page=True)
+
+
+def test_the_sixth_sets_classes_in_chromium(embedded_url: str, page: Any) -> None:  # noqa: F811
+    """Issue 26, the classes the sixth set written apart found, on the embedded default in the browser: a name in the
+    possessive that the roster does not know is never answered from the active patient's record (it was, surely);
+    "who is <hospital number>?" finds that patient (it opened a chart); a note followed by the request to save it is
+    that note's card. No model call."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(embedded_url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+    make_active(page, "Mensah", "Grace Mensah")
+
+    _ask_and_wait(page, "what was Otieno's last sodium?")
+    answer = page.locator("#chat").inner_text().split("Otieno's last sodium?")[-1]
+    assert "Grace Mensah" not in answer and "sodium" not in answer.lower().split("find patient")[0], answer
+    assert "Find patient Otieno" in _buttons(page), _buttons(page)
+    assert not any("this patient" in b for b in _buttons(page)), _buttons(page)
+    assert "model calls: 0" in page.locator("#timeline").inner_text()
+
+    _ask_and_wait(page, "who is DG-1005?")
+    assert "Kofi Asante" in page.locator("#chat").inner_text().split("who is DG-1005?")[-1]
+
+    _ask_and_wait(page, "amlodipine stopped because of ankle swelling. that's the plan, save it to the record")
+    assert page.locator("#approval:visible").count()
+    values = page.locator("#approval:visible input, #approval:visible textarea").evaluate_all("els => els.map(e => e.value)")
+    assert "amlodipine stopped because of ankle swelling" in [str(v).strip().lower() for v in values], values
+    # The search by number found one patient, who became the active one (as a search by name does): the card says so.
+    assert "Kofi Asante" in page.locator("#approval:visible").inner_text()
+    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "26_embedded_sixth_set_classes.png"), full_page=True)
+    decided = page.locator("#chat").inner_text()
+    page.locator("#reject:visible").first.click()
+    _decided(page, decided)
