@@ -47,7 +47,7 @@ _CHART_RE = phrase(
     r"(?:(?:bring|pull|call|dig)\s+up|open|get)\s+(?:the\s+|all\s+(?:the\s+)?|(?:her|his|their|(?:this\s+)?[a-z]+'s)\s+)?"
     r"(?:case\s+|medical\s+|clinical\s+)?notes)\b"
     r"(?!\s+(?:the|this|that)\b)"
-    r"|\b(her|his|their|the|patient'?s|medical|health|[a-z]+'s)\s+records?\b",
+    r"|\b(her|his|their|the|patient(?:'?s)?|medical|health|[a-z]+'s)\s+records?\b",
 )
 #: Sections of the record: for a patient the message names ("find John Smith and check his meds") they are a
 #: chart review; about the active patient ("what meds is she on?") they are a question for the record query.
@@ -60,7 +60,7 @@ CONNECTION_RE = phrase(
     # "could any of her meds explain the low platelets?", "which drug goes with which diagnosis", "link up her
     # conditions with her medications"
     r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:explain|cause|account\s+for)|"
-    r"which\s+(?:drug|med\w*|medicine|tablet)\s+(?:goes|is|belongs)\s+(?:with|for|to)\s+which|link\s+up|"
+    r"which\s+(?:drugs?|med\w*|medicines?|tablets?)\s+(?:goes|go|is|are|belongs?)\s+(?:with|for|to)\s+which|link\s+up|"
     # "how does everything in her record tie together - meds vs problems"
     r"tie\s+(?:together|up)|(?:meds?|medications?|drugs)\s+(?:vs\.?|versus|against)\s+(?:problems|diagnoses|conditions)|"
     # Why a drug of hers is there, and which of hers treat what: "why is he on X?", "remind me why she takes X",
@@ -80,19 +80,22 @@ CONNECTION_RE = phrase(
     # being used for", "would his bisoprolol explain the bradycardia" (a drug of his explaining a finding)
     r"down\s+to\s+(?:one\s+of\s+|any\s+of\s+)?(?:her|his|their|the)\s+(?:meds?|medications?|medicines|drugs|tablets)|"
     r"map\s+(?:her|his|their|[a-z]+(?:'s|s'|')|[a-z]+,\s+[a-z]+'s|[a-z]+\s+[a-z]+'s)\s+(?:meds?|medications?|medicines|drugs)\s+"
-    r"(?:to|onto|against|with)|match(?:es)?\s+up\s+(?:with|to|against)|relationships?\s+(?:in\s+[\w'’, ]{1,40}?\s+)?between|"
+    r"(?:to|onto|against|with)|match(?:es|ing)?\s+up\b|relationships?\s+(?:in\s+[\w'’, ]{1,40}?\s+)?between|"
     r"(?:what\s+is\s+)?each\s+(?:of\s+(?:her|his|their)\s+)?(?:meds?|medications?|medicines?|drugs?|tablets?)\s+"
     r"(?:is\s+)?(?:being\s+used\s+|prescribed\s+|given\s+)?for|"
     r"(?:her|his|their)\s+[a-z][\w\-]+(?:\s+[a-z][\w\-]+)?\s+(?:explain|be\s+causing)\s+(?:the|her|his|their|this|that)\b|"
     # "is the indapamide behind her abnormal sodium", "does his CKD have anything to do with his gout"
-    r"behind\s+(?:her|his|their)\b|(?:have|has)\s+(?:anything|something)\s+to\s+do\s+with)\b",
+    r"behind\s+(?:her|his|their)\b|(?:have|has)\s+(?:anything|something)\s+to\s+do\s+with|relate\s+to|"
+    # "wondering if something he's on explains the AF", "does anything in her record explain the migraine"
+    r"(?:something|anything)\s+(?:(?:she|he|they)(?:['’]s|\s+is|\s+are)\s+(?:on|taking)|in\s+(?:her|his|their|the|"
+    r"[\w\-/]+['’]s)\s+record)\s+(?:explains?|causes?|accounts?\s+for|(?:could|might|would)\s+(?:explain|cause)))\b",
 )
 #: Asking whose a hospital number is: "who is DG-1003?", "which patient is dg-1009", "look up who hospital number
 #: DG-1001 belongs to", "search for pt with hospital no DG-1005", "find the patient with MRN DG-1001".
 _IDENTIFY_RE = phrase(
     r"\bwho(?:'s|\s+is)\b|\bwhich\s+(?:patient|pt|person)\b|\bwhose\b|\bbelongs?\s+to\b|"
     r"\b(?:find|search\s+for|search|look\s+up|locate|identify|trace)\s+(?:the\s+|a\s+|this\s+)?(?:pt|patient|person)\b|"
-    r"\b(?:exists?|registered)\b|\b(?:on|in)\s+the\s+system\b",
+    r"\b(?:exists?|registered)\b|\b(?:on|in)\s+the\s+(?:system|database)\b|^\W*(?:\w+\W+){0,4}?(?:search|find|locate|trace)\b",
 )
 _REVIEW_RE = phrase(r"\b(chart|summary|review)\b")
 #: A drug's label question: with one drug named, these words ask for its warnings.
@@ -106,7 +109,7 @@ _SAFE_RE = phrase(
     r"can\s+(?:she|he|they)\s+(?:still\s+)?(?:have|take)|avoid(?:ed|ing)?\s+in|"
     # "adverse event reports for sertraline", "valsartan side effects?", "any recalls on levothyroxine": the label's
     # adverse reactions, the reports and the recalls
-    r"adverse\s+(?:drug\s+)?(?:events?|reactions?)\s+(?:reports?|reported|data)|faers|side[\s-]effects?|"
+    r"adverse\s+(?:drug\s+)?(?:events?|reactions?)|faers|side[\s-]effects?|"
     r"adverse\s+effects?|recall(?:s|ed)?)\b",
 )
 #: The label's dosing for the kidneys or the liver, asked of one drug: "max dose of gabapentin if eGFR is 25?", "does
@@ -130,7 +133,7 @@ TIMELINE_RE = phrase(
     # contacts over time"
     r"(?:had|have|got|missed|for|booked)\s+(?:her|his|their|a|the|any)?\s*follow\s+ups?|"
     r"c(?:o|a)me\s+back\s+(?:for|to)\b|(?:hospital|clinic|healthcare|gp)\s+contacts?|due\s+back|"
-    r"next\s+(?:appointment|review|clinic|visit)|"
+    r"next\s+(?:appointment|review|clinic|visit)|chronolog\w*|appts?|hospital\s+stays?|inpatient\s+stays?|"
     # "what's gone on with her over the last 18 months"
     r"(?:gone\s+on|been\s+going\s+on|been\s+happening)\s+with\s+(?:her|him|them)(?=\s*(?:[?.!]|$|over|in\s+the|since|during|this|lately|"
     r"recently))|"
@@ -170,6 +173,8 @@ _WRITE_CLAUSE_RE = phrase(
     r"note(?=\s+(?:a|an|the|her|his|their)\s+[\w\- ]{0,30}\ballerg)|"
     # "get that on the record as an allergy", "new allergy: latex, …"
     r"get(?=\s+(?:that|this|it)\s+on\s+(?:the|her|his|their)\s+record)|"
+    # "please get that documented on her allergies"
+    r"get(?=\s+(?:that|this|it)\s+(?:documented|recorded|added|noted|written\s+down)\b)|"
     r"new(?=\s+allerg\w*\s*:))\b",
 )
 #: Words that tell the assistant not to do something ("don't", "no need to", "hold off"): the rules' one list.
@@ -206,7 +211,9 @@ _READ_TOO_RE = phrase(r"\b(?:review\w*|summary|show|open|pull\s+up|look\s+(?:at|
 _ALLERGY_BODY_RE = phrase(r"^(?P<substance>[A-Za-z][\w\- ]{1,40}?)\s*(?:->|→|=>|-->|—>)\s*"
                           r"(?P<reaction>[A-Za-z][\w\- ,]{1,60})[.!]?$")
 #: "Record that she had a rash with doxycycline": documenting a reaction is an allergy entry.
-_REACTION_VERB_RE = phrase(_CLAUSE_START + r"(record|document|log|enter|add)\b")
+_REACTION_VERB_RE = phrase(_CLAUSE_START + r"(record|document|log|enter|add|"
+                           # "please get that documented on his allergies"
+                           r"get\s+(?:that|this|it)\s+(?:documented|recorded|added|noted))\b")
 #: A study that enrols patients is a trial: "enrolling studies for …", "studies looking for volunteers".
 #: Trials named as a kind of publication ("randomised controlled trials of …", "controlled trials").
 _PUBLISHED_TRIALS_RE = phrase(r"\b(?:randomi[sz]ed\s+(?:controlled\s+|clinical\s+)?|controlled\s+)trials?\b")
@@ -316,7 +323,7 @@ DEFINITION_RE = phrase(
 #: define cohort study quickly", "remind me what NNT actually means", "explain non-inferiority to me like I'm a
 #: student", "in simple terms what is a likelihood ratio". The term is a few words with no preposition (never "what
 #: is the evidence for …", "what's new in …"); what follows it only asks for it to be simple.
-_TERM = (r"(?P<term>(?:(?!(?:for|on|about|in|with|regarding|of|near|at|to|the|her|his|their|my|our|"
+_TERM = (r"(?P<term>(?:(?!(?:for|on|about|in|with|regarding|of|near|at|the|her|his|their|my|our|"
          # what is looked for, never a term: "what's recruiting", "what's new", "what's available"
          r"recruit\w*|enrol\w*|available|open|new|latest|current|ongoing|out|happening|there|going|up)\b)"
          r"[\w\-']+\s*){1,5}?)")
@@ -324,18 +331,28 @@ DEFINITION_ASKED_RE = phrase(
     r"^\s*(?:so\s+|ok(?:ay)?,?\s+|quick(?:\s+one)?[,:]?\s+)?(?:(?:can|could)\s+(?:u|you)\s+|please\s+|pls\s+)?"
     r"(?:in\s+(?:simple|plain|lay)\s+(?:terms|english|language),?\s+)?"
     r"(?:what(?:'s|s|\s+is|\s+are)\s+(?:an?\s+|the\s+meaning\s+of\s+(?:an?\s+)?)?|define\s+(?:an?\s+)?|"
+    r"(?:the\s+)?(?:meaning|definition)\s+of\s+(?:an?\s+)?|"
     r"explain\s+(?:an?\s+|what\s+an?\s+)?|remind\s+me\s+what\s+(?:an?\s+)?|what\s+does\s+(?:an?\s+)?)" + _TERM +
     r"\s*(?:(?:(?:actually|really)\s+)?(?:means?|is|stands?\s+for)|in\s+(?:plain|simple|lay)\s+(?:english|terms|language)"
     r"|(?:to\s+me|for\s+me|again|quickly|simply|briefly)(?:\b.*)?|,\s*(?:i\s+)?always\s+forget.*)?\s*[?.!]*\s*$",
 )
 
 
+#: What makes a sentence beside a definition a request of its own ("what is a cohort study? find me some on statins").
+_ASKS_TOO_RE = phrase(r"\b(?:find|search|look|show|check|get|pull|recruit\w*|trials?|stud(?:y|ies)|papers?|evidence|"
+                      r"prescribe|order|start|record|document|save|note|chart|patient)\b")
+
+
 def definition_asked(query: str) -> bool:
-    """The message's last sentence asks what a term means (a sentence of context may come first: "sorry, one more:
-    whats a p-value in plain english?")."""
-    last = re.split(r"(?<=[.:!?])\s+|\s[-–]\s", query.strip())[-1]
-    found = DEFINITION_ASKED_RE.match(last)
-    return bool(found) and not PATIENT_REF_RE.search(last)
+    """A sentence of the message asks what a term means and the others ask for nothing ("sorry, one more: whats a
+    p-value in plain english?", "meaning of NNT?? journal club in ten mins")."""
+    sentences = [s for s in re.split(r"(?<=[.:!?])\s+|\s[-–]\s", query.strip()) if s]
+    for i, sentence in enumerate(sentences):
+        if DEFINITION_ASKED_RE.match(sentence) and not PATIENT_REF_RE.search(sentence):
+            others = sentences[:i] + sentences[i + 1:]
+            # Context before it may be about the patient ("He is 67 with CKD."); nothing after it asks for more.
+            return not any(_ASKS_TOO_RE.search(o) for o in others[i:])
+    return False
 
 
 _IMAGE_WORDS = (r"(?:image|images|x-?rays?|xrays?|film|scan|ct|mri|ultrasound|slide|photo|picture|radiograph|cxr|"
@@ -345,7 +362,7 @@ IMAGE_REQUEST_RE = phrase(
     rf"r/o|rule\s+out|exclude)\b.*"
     rf"\b{_IMAGE_WORDS}\b"
     # "ultrasound image attached, comment please": the request after the image
-    rf"|\b{_IMAGE_WORDS}\b.*\b(?:comment|report|interpret|analy[sz]e)\b"
+    rf"|\b{_IMAGE_WORDS}\b.*\b(?:comment|report|interpret|analy[sz]e|review|read|assess)\b"
     rf"|\b(?:on|in)\s+(?:this|the|that|these)\s+(?:chest\s+)?{_IMAGE_WORDS}\b"
     r"|\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion|bleed)\b",
 )
@@ -372,7 +389,9 @@ _DICTATION_HEAD_RE = phrase(
     r"(?:pt\s?wr|wr|ward\s+round)(?=\s*:)|"
     r"(?:i'?d\s+like|i\s+want|please\s+have)\s+(?:this|it|that)\s+(?:saved|documented|recorded|noted)\b|"
     r"(?:ward\s+round|wr|clinic|ed|consult|review)\s+"
-    r"(?:entry|update)\b)"
+    r"(?:entry|update)\b|"
+    # "entry for the medical notes, start: …": a note's entry, however its text is bracketed
+    r"(?:an?\s+)?entry\s+for\s+(?:the\s+|her\s+|his\s+)?(?:medical\s+|clinical\s+|case\s+)?(?:notes|record|chart)\b)"
     r"(?P<head>(?:(?!allerg|intoleran|prescri|\border|\bmeds?\b|medication|\bdrugs?\b|\brx\b)[^:\n?]){0,60}):\s*\S",
 )
 
@@ -477,11 +496,16 @@ def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
 _SINCE_LAST_RE = phrase(r"\b(?:since|than|with|from)\s+(?:the\s+)?last\s+time\b")
 
 
+_TREND_RE = phrase(r"\b(?:trend\w*|chang\w*|(?:gone|going)\s+(?:up|down)|ris(?:en|ing)|fall(?:en|ing))\b")
+
+
 def record_role(query: str) -> Role:
     """Which record tool a question about the record needs: how items relate, the visits, or a record query."""
     if CONNECTION_RE.search(query):
         return Role.CONNECTIONS
     visits = [m.group(0) for m in TIMELINE_RE.finditer(query)]
+    if visits and RESULT_CONCEPT_RE.search(query) and _TREND_RE.search(query):
+        return Role.RECORD_QUERY  # "how's the platelets been trending since admission": a result's course
     if visits and all(v.lower() == "last time" for v in visits) and _SINCE_LAST_RE.search(query) \
             and RESULT_CONCEPT_RE.search(query):
         return Role.RECORD_QUERY
@@ -699,6 +723,8 @@ def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
     chart_words = _CHART_RE.search(text) or ((names or ids) and _SECTION_RE.search(text))
     if chart_words and set(needed) & write_tools and _WRITE_PLACE_RE.search(text) and not _READ_TOO_RE.search(text):
         chart_words = None  # "record a codeine intolerance on Joseph Mwangi's chart": where to write, not a read
+    if chart_words and chart_words.group(0).lower() == "history" and TIMELINE_RE.search(text):
+        chart_words = None  # "walk me through her history chronologically": the visits, in order
     if chart_words and _WHERE_TO_LOOK_RE.search(text[:chart_words.end()]) and RECORD_CONCEPT_RE.search(text):
         chart_words = None  # "is Grace Mensah's flu jab up to date on the record": where to look, not the chart
     if chart_words and refers and chart_read and not CONNECTION_RE.search(text):

@@ -388,6 +388,17 @@ _ASKED_NAME_RES = (
                r"(?=\s*(?:[?.!,;]|$|\s[-–]|\s+(?:dob|born|please|pls|maybe)\b))", re.IGNORECASE),
     re.compile(rf"\b(?:a|the)\s+(?:man|woman|lady|gentleman|gent|boy|girl|child|chap|guy)\s*(?:,\s*|\s+(?:called|named)\s+)"
                rf"({_LOWER_WORD})(?=\s*(?:[?.!,;]|$))", re.IGNORECASE),
+    # "have we got anyone by the name of amara nwosu", "find everyone called mwangi", "searching for a mr asante",
+    # "is delgado in the database at all?"
+    re.compile(rf"\b(?:by|under)\s+the\s+name\s+(?:of\s+)?({_LOWER_WORD}(?:,?\s+{_LOWER_WORD})?)(?=\s*(?:[?.!,;]|$))",
+               re.IGNORECASE),
+    re.compile(rf"\b(?:every(?:one|body)|all\s+(?:the\s+)?patients?|patients?|any(?:one|body))\s+(?:called|named)\s+"
+               rf"({_LOWER_WORD}(?:\s+(?!(?:please|pls)\b){_LOWER_WORD})?)(?=\s*(?:[?.!,;]|$|\s+(?:please|pls)\b))",
+               re.IGNORECASE),
+    re.compile(rf"\b(?:search\w*|look\w*|find\w*|locat\w*)\s+(?:for\s+)?(?:a\s+|the\s+)?(?:mr|mrs|ms|miss)\.?\s+"
+               rf"({_LOWER_WORD})\b", re.IGNORECASE),
+    re.compile(rf"^\W*(?:\w+\W+){{0,6}}?(?:is|are)\s+({_LOWER_WORD}(?:\s+{_LOWER_WORD})?)\s+(?:registered|(?:in|on)\s+(?:the|our)\s+"
+               r"(?:system|database|records?|books))\b", re.IGNORECASE),
     re.compile(rf"\bhow\s+many\s+({_LOWER_WORD}?)e?s\s+(?:have\s+we\s+got|do\s+we\s+have|are\s+there|(?:are\s+)?on\s+the)"
                r"\b(?=.*\b(?:search\w*|look|find|system|records?|registered)\b)", re.IGNORECASE),
 )

