@@ -109,7 +109,11 @@ _NOT_NAME_WORDS = frozenset({"show", "me", "what", "what's", "whats", "how", "wh
                              # a verb's forms and ward words a heading holds ("when has dialysis been booked?",
                              # "Gen med - bed 12 …", "Fluid balance: +2L")
                              "been", "being", "got", "gone", "done", "gen", "med", "bed", "fluid", "balance", "handover",
-                             "bloods", "obs", "sats", "input", "output", "social", "discharge", "admission"})
+                             "bloods", "obs", "sats", "input", "output", "social", "discharge", "admission",
+                             # a duration ("for two weeks", "for a few days"): never a name
+                             "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "few",
+                             "several", "couple", "days", "weeks", "months", "hours", "years", "hour", "nights",
+                             "doses"})
 
 
 #: A colleague's title right before a possessive ("Dr Otieno's patient").
@@ -219,7 +223,8 @@ _SUBJECT_RE = re.compile(r"\b(?:his|her|their|the\s+patient's|this\s+patient's)\
 
 
 #: What a connection question asks the medicines to explain: "could any of her meds explain the low platelets?".
-_EXPLAINED_RE = re.compile(r"\b(?:explain|cause|account\s+for)\s+(?:the\s+|her\s+|his\s+|this\s+)?([a-z][\w' \-]{1,40}?)"
+_EXPLAINED_RE = re.compile(r"\b(?:explains?|causes?|causing|accounts?\s+for)\s+(?:the\s+|her\s+|his\s+|this\s+)?"
+                           r"([a-z][\w' \-]{1,40}?)"
                            r"\s*(?:[?.!]|$)", re.IGNORECASE)
 
 

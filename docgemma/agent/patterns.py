@@ -723,6 +723,9 @@ def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
     chart_words = _CHART_RE.search(text) or ((names or ids) and _SECTION_RE.search(text))
     if chart_words and set(needed) & write_tools and _WRITE_PLACE_RE.search(text) and not _READ_TOO_RE.search(text):
         chart_words = None  # "record a codeine intolerance on Joseph Mwangi's chart": where to write, not a read
+    ordered = _ORDER_RE.search(text)
+    if chart_words and chart_words.group(0).lower() == "chart" and ordered and ordered.group(1).lower() == "chart":
+        chart_words = None  # "chart insulin glargine 10 units nocte": the drug chart's verb, an order
     if chart_words and chart_words.group(0).lower() == "history" and TIMELINE_RE.search(text):
         chart_words = None  # "walk me through her history chronologically": the visits, in order
     if chart_words and _WHERE_TO_LOOK_RE.search(text[:chart_words.end()]) and RECORD_CONCEPT_RE.search(text):

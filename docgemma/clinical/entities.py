@@ -390,6 +390,8 @@ _ASKED_NAME_RES = (
                rf"({_LOWER_WORD})(?=\s*(?:[?.!,;]|$))", re.IGNORECASE),
     # "have we got anyone by the name of amara nwosu", "find everyone called mwangi", "searching for a mr asante",
     # "is delgado in the database at all?"
+    re.compile(rf"\b(?:patient|pt)\s+search\s*[:\-–]\s*({_LOWER_WORD}(?:,?\s+{_LOWER_WORD})?)(?=\s*(?:[?.!,;]|$))",
+               re.IGNORECASE),
     re.compile(rf"\b(?:by|under)\s+the\s+name\s+(?:of\s+)?({_LOWER_WORD}(?:,?\s+{_LOWER_WORD})?)(?=\s*(?:[?.!,;]|$))",
                re.IGNORECASE),
     re.compile(rf"\b(?:every(?:one|body)|all\s+(?:the\s+)?patients?|patients?|any(?:one|body))\s+(?:called|named)\s+"

@@ -772,3 +772,27 @@ def test_a_search_for_a_hospital_number_alone_is_the_search() -> None:
 def test_a_film_then_the_request_to_review_it_is_the_image_analysis() -> None:
     decided = rules.rule_decision(_state("new cough, here's her chest film, please review it", image=True), REG)  # type: ignore[arg-type]
     assert decided is not None and decided.tool == "analyze_medical_image"
+
+
+def test_a_duration_is_no_name_and_to_chart_a_drug_is_no_chart_read() -> None:
+    """Before: "chart insulin detemir 500 mg nocte for two weeks" offered "Find patient Two Weeks"."""
+    message = "chart insulin glargine 10 units nocte for two weeks"
+    assert _signals(message) == ["prescribe_medication"]
+    assert not any("Two Weeks" in b[0] for b in _buttons(message))
+
+
+@pytest.mark.parametrize(("message", "tool"), [("dig out some references on sickle cell and stroke", "search_medical_literature"),
+                                               ("do a lit search on NNT in cardiology for me", "search_medical_literature")])
+def test_references_and_a_lit_search_are_the_literature(message: str, tool: str) -> None:
+    decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
+    assert decided is not None and decided.tool == tool
+
+
+def test_patient_search_written_as_a_field_reads_the_name() -> None:
+    state = turn_state("patient search: tunde bello", active=None, roster=ROSTER)
+    assert state["extracted_entities"]["patient_names"] == ["tunde bello"]
+
+
+def test_what_something_she_is_on_explains_is_offered_as_a_connection() -> None:
+    assert "What is linked to this patient's gout in the record?" in [
+        b[0] for b in _buttons("wondering if something he's on explains the gout")]

@@ -42,7 +42,7 @@ SPEC = ToolSpec(
     "Find recent studies on SGLT2 inhibitors in heart failure.",
     arg_max_tokens=320,
     keywords=(*STUDY_WORDS, "research", "evidence", "literature", "pubmed", "articles", "papers", "published",
-              "publications", "observational",
+              "publications", "observational", "references", "lit search", "literature search",
               "cochrane", "systematic review", "meta-analysis", "meta-analyses"),
     extract=literature_search,
     model_fills=("publication_types", "since_year", "newest_first"),
