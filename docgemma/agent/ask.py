@@ -87,10 +87,13 @@ def _order_tail(query: str, drug: str) -> str:
     words = [drug, *(alias for alias, name in DRUG_ALIASES.items() if name == drug)]
     words += [written for written, name in unread_drugs(query) if name == drug]  # "tiootropium" as typed
     for word in sorted(words, key=len, reverse=True):
-        match = re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])\s*([^,;.?!]{{0,60}})", query, re.IGNORECASE)
+        # A decimal point is part of a dose ("2.5 mg"); "or"/"if" starts another thought ("40 mg or is her eGFR …").
+        match = re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])\s*((?:[^,;.?!]|\.(?=\d)){{0,60}})", query,
+                          re.IGNORECASE)
         if match:
             tail = re.sub(r"\bto\s+(?:her|his|their|the)\s+(?:drug\s+|med(?:ication)?\s+)?(?:chart|kardex)\b.*", "",
                           match.group(1))
+            tail = re.split(r"\s+(?:or|if|unless|but|whether)\b", tail, maxsplit=1, flags=re.IGNORECASE)[0]
             tail = " ".join(re.sub(r"\b(?:for|to)\s+(?:her|him|them)\b|\bthen\b", "", tail).split())
             return f" {tail}" if re.match(r"\d", tail) else ""  # a dose first, or nothing of the rest
     return ""

@@ -16,7 +16,7 @@ from docgemma.clinical.drug_classes import CLASSES
 from docgemma.clinical.drug_spelling import unread_drugs
 from docgemma.clinical.entities import _CLINICAL_SUFFIX_RE as CLINICAL_SUFFIX_RE
 from docgemma.clinical.entities import _CLINICAL_WORDS as CLINICAL_WORDS
-from docgemma.clinical.entities import DrugDictionary
+from docgemma.clinical.entities import COLLEAGUE_TITLES, DrugDictionary
 from docgemma.clinical.function_words import FUNCTION_WORDS
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, RESULT_CONCEPT_RE
 from docgemma.clinical.request_spelling import REQUEST_WORDS
@@ -117,7 +117,7 @@ _NOT_NAME_WORDS = frozenset({"show", "me", "what", "what's", "whats", "how", "wh
 
 
 #: A colleague's title right before a possessive ("Dr Otieno's patient").
-_COLLEAGUE_BEFORE_RE = re.compile(r"\b(?:dr|doctor|prof|professor|sister|nurse|consultant|matron)\.?\s*$", re.IGNORECASE)
+_COLLEAGUE_BEFORE_RE = re.compile(rf"\b(?:{'|'.join(sorted(COLLEAGUE_TITLES))})\.?\s*$", re.IGNORECASE)
 #: Whose record a note is written in, given by one family name: "Document in Banda's record: …".
 _RECORD_OWNER_RE = re.compile(r"\b(?:in|into|on|onto|to|for)\s+([A-Z][a-z'\-]+)['’]s\s+(?:record|notes|chart|file)\b")
 
@@ -126,15 +126,24 @@ _RECORD_OWNER_RE = re.compile(r"\b(?:in|into|on|onto|to|for)\s+([A-Z][a-z'\-]+)[
 #: Otieno's last sodium", "james's platelets today?" (a set written apart: with another patient active, the question
 #: was answered from that patient's record).
 _POSSESSIVE_OWNER_RE = re.compile(
-    r"(?<![\w'’.])(?<!dr\s)(?<!dr\.\s)([A-Za-z][a-z'\-]+)['’]s\s+(?:(?:last|latest|recent|most\s+recent|current|"
+    r"(?<![\w'’.])([A-Za-z][a-z'\-]+)['’]s\s+(?:(?:last|latest|recent|most\s+recent|current|"
     r"today'?s|usual|new|full|whole|old)\s+)*(?=" + RECORD_CONCEPT_RE.pattern.removeprefix(r"\b") + r"|(?:record|notes|chart|"
     r"file|meds|medications?|drugs|tablets|summary|visits?|admissions?|history|timeline)\b)", re.IGNORECASE)
-#: Possessives that are no patient's: when, and who else ("today's potassium", "her mum's allergies", "the GP's letter").
+#: Possessives that are no patient's: when, who else, and the eponyms of conditions, charts and fluids ("today's
+#: potassium", "her mum's allergies", "the GP's letter", "Crohn's history", "Hartmann's chart", "Parkinson's meds").
 _NOT_OWNERS = frozenset({"today", "yesterday", "tonight", "tomorrow", "week", "month", "year", "morning", "evening",
                          "night", "mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son",
-                         "daughter", "baby", "child", "family", "patient", "pt", "gp", "doctor", "nurse", "consultant",
-                         "team", "lab", "ward", "hospital", "clinic", "pharmacy", "everyone", "someone", "anyone",
-                         "somebody", "nobody", "world", "registrar", "surgeon", "sister", "brother"})
+                         "daughter", "baby", "child", "family", "patient", "pt", "gp", "team", "lab", "ward",
+                         "hospital", "clinic", "pharmacy", "everyone", "someone", "anyone", "somebody", "nobody",
+                         "world", "registrar", "surgeon", "brother",
+                         "crohn", "parkinson", "alzheimer", "hartmann", "addenbrooke", "cushing", "addison", "graves",
+                         "hashimoto", "raynaud", "bell", "hodgkin", "kaposi", "barrett", "meniere", "huntington",
+                         "down", "asperger", "tourette", "sjogren", "paget", "duchenne", "marfan", "kawasaki", "still",
+                         "behcet", "whipple", "wernicke", "korsakoff", "conn", "dupuytren", "colles", "wells",
+                         "centor", "apgar", "glasgow", "ringer", "hartmanns", "guillain", "bence", "creutzfeldt",
+                         "tay", "peyronie", "baker", "bowen", "buerger", "caplan", "charcot", "dressler", "ebstein",
+                         "fallot", "horner", "kussmaul", "lyme", "mallory", "osler", "pott", "reye", "stokes",
+                         "takayasu", "wegener", "wolff", "zollinger"})
 
 
 def record_owner(query: str, active: PatientRef | None) -> str | None:

@@ -113,6 +113,12 @@ def _explores(tool: str | None, registry: ToolRegistry) -> bool:
     return tool is not None and tool in registry and Role.CONNECTIONS in registry[tool].roles
 
 
+#: A relative of the patient named in the message ("her son", "mother has …"): what they have is not the patient's.
+_RELATIVE_RE = re.compile(r"\b(?:son|daughter|mother|mum|mom|father|dad|brother|sister|wife|husband|partner|grand"
+                          r"(?:mother|father|son|daughter|ma|pa)|aunt|uncle|cousin|sibling|twin|family\s+member)s?\b",
+                          re.IGNORECASE)
+
+
 def misspelt_request_words(query: str) -> list[str]:
     """The words of ``query`` that are one slip from a request word (:mod:`docgemma.clinical.request_spelling`)."""
     return [word for word in re.findall(r"[A-Za-z][A-Za-z\-]+", query) if respelt_word(word)]
@@ -169,6 +175,10 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     # rules did not read the request); asked, with the word respelt in the buttons (``ask``).
     if sure and not picked and not safe and label == DIRECT:
         sure = not misspelt_request_words(state.get("user_query", ""))
+    # "her son is allergic to penicillin, get that documented": a relative's allergy is not the patient's; asked.
+    if sure and not picked and ruled is not None and ruled.tool is not None and ruled.tool in registry \
+            and Role.ALLERGY_ENTRY in registry[ruled.tool].roles:
+        sure = _RELATIVE_RE.search(state.get("user_query", "")) is None
     # "open samuel kariuki's reord": the patient is found and nothing would follow, though a request word was written
     # one slip away; asked, with the action respelt in the buttons.
     if sure and not picked and ruled is not None and ruled.rule == "patient_name" \

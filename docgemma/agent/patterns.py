@@ -107,11 +107,15 @@ _SAFE_RE = phrase(
     r"(?:ok|okay|alright|fine)\s+(?:in|for|during|if)|can\s+(?:i|we)\s+(?:still\s+)?(?:give|use)|"
     # "pregnant, 18 weeks - can she have acyclovir", "does ramipril need avoiding in severe renal impairment?"
     r"can\s+(?:she|he|they)\s+(?:still\s+)?(?:have|take)|avoid(?:ed|ing)?\s+in|"
-    # "adverse event reports for sertraline", "valsartan side effects?", "any recalls on levothyroxine": the label's
-    # adverse reactions, the reports and the recalls
-    r"adverse\s+(?:drug\s+)?(?:events?|reactions?)|faers|side[\s-]effects?|"
-    r"adverse\s+effects?|recall(?:s|ed)?)\b",
+    # "adverse event reports for sertraline", "any recalls on levothyroxine" (never "can you recall when …"): the
+    # label's adverse reactions, the reports and the recalls
+    r"adverse\s+(?:drug\s+)?(?:events?|reactions?)\s+(?:reports?|reported|data|get\s+reported)|faers|recalls|"
+    r"recalled|(?:any|a|drug|product|fda|batch)\s+recall)\b",
 )
+#: A drug's adverse effects asked of the drug itself ("valsartan side effects?", "what adverse reactions does
+#: carbamazepine cause"): the label's; read only when no patient is referred to ("has she reported side effects on
+#: sertraline" is a question of her record).
+_LABEL_EFFECTS_RE = phrase(r"\b(?:side[\s-]effects?|adverse\s+(?:drug\s+)?(?:effects?|reactions?|events?))\b")
 #: The label's dosing for the kidneys or the liver, asked of one drug: "max dose of gabapentin if eGFR is 25?", "does
 #: cefixime need adjusting for an eGFR of 40", "fluticasone renal dosing". Read only where no other look-up was asked
 #: for (a tool of its own for renal doses answers in its place).
@@ -185,7 +189,11 @@ _PUT_ON = r"put\s+(?:him|her|them|the\s+patient|this\s+patient|pt|[A-Z][\w'\-]*(
 #: Verbs of a medication order (with a drug named): "Start lisinopril 10 mg daily for abc-123".
 _ORDER_RE = phrase(
     r"(?:^|[,;:.!]\s*|\s[-–—]\s*|\b(?:and|then|please|pls|plz|ok|okay|so|now)\s+(?:to\s+)?|"
-    r"\b(?:can|could|would)\s+(?:you|u)\s+(?:please\s+|pls\s+)?)(prescribe|order|start|"
+    # "can you start amoxicillin 500 mg tds for her": a request with the drug and its dose, never a question of
+    # whether ("could you start metformin if eGFR is 35?", "would you give ibuprofen in CKD 4?")
+    r"\b(?:can|could)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?=[a-z]+\s+(?:(?:her|him|them)\s+(?:on\s+)?)?"
+    r"[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?,?\s+\d)(?![^?]*\b(?:if|whether|or\s+(?:is|should|would|not))\b))"
+    r"(prescribe|order|start|"
     # "can you chart doxycycline 100 mg bd": to chart a drug with its dose is to prescribe it (the drug chart)
     r"chart(?=\s+[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+\d)|"
     r"give(?!\s+(?:me|us)\b)|rx\b|"
@@ -343,15 +351,25 @@ _ASKS_TOO_RE = phrase(r"\b(?:find|search|look|show|check|get|pull|recruit\w*|tri
                       r"prescribe|order|start|record|document|save|note|chart|patient)\b")
 
 
+_DEFINITION_WORDS_RE = phrase(r"\b(?:define|definition|meaning|means?|explain|plain|simple|lay|remind\s+me\s+what|"
+                              r"stand\s+for|actually)\b")
+
+
 def definition_asked(query: str) -> bool:
     """A sentence of the message asks what a term means and the others ask for nothing ("sorry, one more: whats a
     p-value in plain english?", "meaning of NNT?? journal club in ten mins")."""
     sentences = [s for s in re.split(r"(?<=[.:!?])\s+|\s[-–]\s", query.strip()) if s]
     for i, sentence in enumerate(sentences):
-        if DEFINITION_ASKED_RE.match(sentence) and not PATIENT_REF_RE.search(sentence):
-            others = sentences[:i] + sentences[i + 1:]
-            # Context before it may be about the patient ("He is 67 with CKD."); nothing after it asks for more.
-            return not any(_ASKS_TOO_RE.search(o) for o in others[i:])
+        found = DEFINITION_ASKED_RE.match(sentence)
+        if not found or PATIENT_REF_RE.search(sentence):
+            continue
+        # "whats crp?", "what's sodium today": with a patient open, a result's name alone asks for her result; only
+        # the words of a definition ("define", "meaning of", "in plain english") make it one.
+        if RECORD_CONCEPT_RE.search(found.group("term")) and not _DEFINITION_WORDS_RE.search(sentence):
+            return False
+        # Context before it may be about the patient ("He is 67 with CKD."); nothing after it asks for more or asks
+        # about the patient ("define sepsis. is she septic?").
+        return not any(_ASKS_TOO_RE.search(o) or PATIENT_REF_RE.search(o) for o in sentences[i + 1:])
     return False
 
 
@@ -708,38 +726,56 @@ def _allergen_named(q: _Request) -> bool:
 
 
 def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
-    """A patient named without an id (searched for), and the chart asked for."""
+    """A patient named without an id (searched for), a hospital number asked about, and the chart asked for."""
     text, names, ids = q.text, q.names, q.ids
     write_tools = {s.name for s in tools if s.writes}
     if names and not ids:
         _add(needed, next((s for s in tools if s.patient_search), None), "patient_name", 0)
-    elif ids and not names and len(ids) == 1 and _IDENTIFY_RE.search(text) and not q.writes:
-        # "who is DG-1003?", "find the patient with MRN DG-1001": whose number it is, a patient search.
+    elif ids and not names and len(ids) == 1 and _IDENTIFY_RE.search(text) and not q.writes \
+            and not (RECORD_CONCEPT_RE.search(text) or TIMELINE_RE.search(text) or CONNECTION_RE.search(text)
+                     or _CHART_RE.search(text)):
+        # "who is DG-1003?", "find the patient with MRN DG-1001": whose number it is, a patient search (never
+        # "find the latest potassium for DG-1001": a question of that record).
         _add(needed, next((s for s in tools if s.patient_search), None), "patient_identifier", 0)
     refers = _PATIENT_RE.search(text) or names or ids or q.state.get("active_patient")
     # In a write, "her medications" / "her record" say where to write; only "chart", "summary" or "review" ask
     # to read the chart too ("Review abc-123's chart and record a penicillin allergy").
     chart_read = not set(needed) & write_tools or _REVIEW_RE.search(text)
-    chart_words = _CHART_RE.search(text) or ((names or ids) and _SECTION_RE.search(text))
-    if chart_words and set(needed) & write_tools and _WRITE_PLACE_RE.search(text) and not _READ_TOO_RE.search(text):
-        chart_words = None  # "record a codeine intolerance on Joseph Mwangi's chart": where to write, not a read
-    ordered = _ORDER_RE.search(text)
-    if chart_words and chart_words.group(0).lower() == "chart" and ordered and ordered.group(1).lower() == "chart":
-        chart_words = None  # "chart insulin glargine 10 units nocte": the drug chart's verb, an order
-    if chart_words and chart_words.group(0).lower() == "history" and TIMELINE_RE.search(text):
-        chart_words = None  # "walk me through her history chronologically": the visits, in order
-    if chart_words and _WHERE_TO_LOOK_RE.search(text[:chart_words.end()]) and RECORD_CONCEPT_RE.search(text):
-        chart_words = None  # "is Grace Mensah's flu jab up to date on the record": where to look, not the chart
-    if chart_words and refers and chart_read and not CONNECTION_RE.search(text):
+    if _chart_asked(q, bool(set(needed) & write_tools)) and refers and chart_read and not CONNECTION_RE.search(text):
         _add(needed, tools.first(Role.CHART), "chart_words", 0)
+
+
+def _chart_asked(q: _Request, writes: bool) -> bool:
+    """The message's words ask to read the chart (or, for a patient it names, a section of it); not where a write
+    goes, the drug chart's verb of an order, the visits in order, or the record as where one fact is looked for."""
+    text = q.text
+    found = _CHART_RE.search(text) or ((q.names or q.ids) and _SECTION_RE.search(text))
+    if not found:
+        return False
+    word, ordered = found.group(0).lower(), _ORDER_RE.search(text)
+    # "record a codeine intolerance on Joseph Mwangi's chart": where to write, not a read
+    where_written = writes and _WRITE_PLACE_RE.search(text) and not _READ_TOO_RE.search(text)
+    # "chart insulin glargine 10 units nocte": the drug chart's verb, an order
+    order_verb = word == "chart" and ordered is not None and ordered.group(1).lower() == "chart"
+    # "walk me through her history chronologically": the visits, in order
+    visits = word == "history" and TIMELINE_RE.search(text)
+    # "is Grace Mensah's flu jab up to date on the record": where to look, not the chart
+    where_looked = _WHERE_TO_LOOK_RE.search(text[:found.end()]) and RECORD_CONCEPT_RE.search(text)
+    return not (where_written or order_verb or visits or where_looked)
+
+
+#: Words that ask about drugs together or their risks, beside a question of why the patient takes them.
+_INTERACT_WORD_RE = phrase(r"\b(?:interact\w*|combin\w*|together|problems?|issues?|risks?|risky|worr\w*|bleed\w*|"
+                           r"toxicit\w*)\b")
 
 
 def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
     """Questions about the drugs named: interactions between them, one drug's safety, a look-up of one drug."""
     text, drugs, writes = q.text, q.drugs, q.writes
-    if CONNECTION_RE.search(text) and (_PATIENT_RE.search(text) or q.names or q.ids or PATIENT_REF_RE.search(text)):
+    if (CONNECTION_RE.search(text) and (_PATIENT_RE.search(text) or q.names or q.ids or PATIENT_REF_RE.search(text))
+            and not (_SAFE_RE.search(text) or _INTERACT_WORD_RE.search(text))):
         # "remind me why she's on furosemide and spironolactone": why the patient's drugs are there, a question of
-        # her record (the connections), not of the drugs together.
+        # her record (the connections), not of the drugs together (unless it asks about their safety or risks too).
         return
     lookups = {s.name for s in tools if not s.writes and not s.patient_search} & set(needed)
     dosing = _DOSE_QUESTION_RE.search(text)
@@ -762,7 +798,8 @@ def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> 
     together_needed = any(n.signal in ("risk_question", "drug_request", "own_medicines") for n in needed.values())
     if drugs and not writes and not together_needed and (len(drugs) == 1 or not lookups):
         safe = (_SAFE_RE.search(text) or (_ORGAN_QUESTION_RE.search(text) if len(drugs) == 1 else None)
-                or (_LABEL_DOSING_RE.search(text) if not lookups else None))
+                or (_LABEL_DOSING_RE.search(text) if not lookups else None)
+                or (_LABEL_EFFECTS_RE.search(text) if not lookups and not PATIENT_REF_RE.search(text) else None))
         if safe and (len(drugs) == 1 or len(_drugs_in(text, drugs)) == 1):
             _add(needed, tools.first(Role.DRUG_SAFETY), "drug_safe", safe.start())
         elif _IMPERATIVE_CLAUSE_RE.match(text) and not needed and not dosing:

@@ -370,28 +370,28 @@ def malformed_patient_ids(text: str) -> list[str]:
     return found
 
 
-
 _LOWER_WORD = r"[a-z][a-z'\-]+"
 #: Where a clinician asks whether a patient is on the system, or asks to find one, writing the name in any case
 #: ("do we have a daniel reyes on the system?", "does mei chen exist in the records", "search patients: delgado,
 #: rosa", "need to locate a pt - haddad, sofia", "a man called wilson", "how many wilsons have we got, search").
 #: Each word is checked: no function, request, clinical or drug word is a name (:func:`_asked_name`).
 _ASKED_NAME_RES = (
-    re.compile(rf"\b(?:do\s+we\s+have|have\s+we\s+got|is\s+there)\s+(?:an?\s+|any(?:one|body)?\s+)?"
+    re.compile(rf"\b(?:do\s+we\s+have|have\s+we\s+got)\s+(?:an?\s+|any(?:one|body)?\s+)?"
                rf"(?:(?:patient|pt)\s+)?(?:(?:called|named)\s+)?({_LOWER_WORD},?\s+{_LOWER_WORD})\s+(?:on|in)\s+"
                r"(?:the\s+|our\s+)?(?:system|records?|database|books|register|computer|ehr|emr)\b", re.IGNORECASE),
     re.compile(rf"\b(?:does|is)\s+({_LOWER_WORD},?\s+{_LOWER_WORD})\s+(?:exist|registered|(?:on|in)\s+(?:the|our)\s+"
                r"(?:system|records?|database))\b", re.IGNORECASE),
-    re.compile(rf"\b(?:search\s+(?:(?:for\s+)?(?:patients?|pts?)|the\s+(?:system|records?))\s*(?:for\s+|:\s*|[-–]\s*)"
+    re.compile(rf"\b(?:search\s+(?:for\s+)?(?:patients?|pts?)\s*(?:for\s+|:\s*|[-–]\s*)"
                rf"|locate\s+(?:a\s+|the\s+)?(?:pt|patient)\s*(?:[-–:,]\s*|(?:called|named)\s+)|"
-               rf"name\s+(?:something\s+|sth\s+)?like\s+)({_LOWER_WORD}(?:,?\s+{_LOWER_WORD})?)"
+               rf"name\s+(?:something\s+|sth\s+)?like\s+)({_LOWER_WORD},?\s+{_LOWER_WORD}|(?-i:[A-Z])[a-z'\-]+)"
                r"(?=\s*(?:[?.!,;]|$|\s[-–]|\s+(?:dob|born|please|pls|maybe)\b))", re.IGNORECASE),
     re.compile(rf"\b(?:a|the)\s+(?:man|woman|lady|gentleman|gent|boy|girl|child|chap|guy)\s*(?:,\s*|\s+(?:called|named)\s+)"
                rf"({_LOWER_WORD})(?=\s*(?:[?.!,;]|$))", re.IGNORECASE),
-    # "have we got anyone by the name of amara nwosu", "find everyone called mwangi", "searching for a mr asante",
-    # "is delgado in the database at all?"
+    # "patient search: tunde bello"
     re.compile(rf"\b(?:patient|pt)\s+search\s*[:\-–]\s*({_LOWER_WORD}(?:,?\s+{_LOWER_WORD})?)(?=\s*(?:[?.!,;]|$))",
                re.IGNORECASE),
+    # "have we got anyone by the name of amara nwosu", "find everyone called mwangi", "searching for a mr asante",
+    # "is delgado in the database at all?"
     re.compile(rf"\b(?:by|under)\s+the\s+name\s+(?:of\s+)?({_LOWER_WORD}(?:,?\s+{_LOWER_WORD})?)(?=\s*(?:[?.!,;]|$))",
                re.IGNORECASE),
     re.compile(rf"\b(?:every(?:one|body)|all\s+(?:the\s+)?patients?|patients?|any(?:one|body))\s+(?:called|named)\s+"
@@ -399,7 +399,8 @@ _ASKED_NAME_RES = (
                re.IGNORECASE),
     re.compile(rf"\b(?:search\w*|look\w*|find\w*|locat\w*)\s+(?:for\s+)?(?:a\s+|the\s+)?(?:mr|mrs|ms|miss)\.?\s+"
                rf"({_LOWER_WORD})\b", re.IGNORECASE),
-    re.compile(rf"^\W*(?:\w+\W+){{0,6}}?(?:is|are)\s+({_LOWER_WORD}(?:\s+{_LOWER_WORD})?)\s+(?:registered|(?:in|on)\s+(?:the|our)\s+"
+    re.compile(rf"^\W*(?:\w+\W+){{0,6}}?(?:is|are)\s+({_LOWER_WORD}(?:\s+{_LOWER_WORD})?)\s+(?:registered(?!\s+with)|"
+               r"(?:in|on)\s+(?:the|our)\s+"
                r"(?:system|database|records?|books))\b", re.IGNORECASE),
     re.compile(rf"\bhow\s+many\s+({_LOWER_WORD}?)e?s\s+(?:have\s+we\s+got|do\s+we\s+have|are\s+there|(?:are\s+)?on\s+the)"
                r"\b(?=.*\b(?:search\w*|look|find|system|records?|registered)\b)", re.IGNORECASE),
@@ -408,7 +409,14 @@ _ASKED_NAME_RES = (
 
 #: Words of the request itself that the forms above may catch where a name was expected.
 _NOT_ASKED = frozenset({"patient", "patients", "pt", "pts", "system", "record", "records", "chart", "file", "notes",
-                        "someone", "somebody", "anyone", "anybody", "one", "similar", "that", "name", "named", "called"})
+                        "someone", "somebody", "anyone", "anybody", "one", "similar", "that", "name", "named", "called",
+                        # what else a record or a ward holds ("a home visit in the records", "a social worker on the
+                        # system", "everyone called back", "how many admissions have we got on the system")
+                        "home", "visit", "form", "letter", "referral", "result", "report", "plan", "bed", "room",
+                        "social", "worker", "gp", "doctor", "nurse", "physio", "scan", "appointment", "admission",
+                        "falls", "smoking", "smoker", "diabetic", "back", "yesterday", "today", "tomorrow", "earlier",
+                        "again", "number", "ward", "unit", "respect", "consent", "dnacpr", "test", "drug", "list",
+                        "alcohol", "twelve", "eleven", "ten", "bay", "side", "new", "old", "same"})
 
 
 def _asked_name(written: str) -> str | None:

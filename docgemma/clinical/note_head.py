@@ -36,6 +36,20 @@ _TRAILING_SAVE_RE = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _ALLERGY_WORDS_RE = re.compile(r"allerg|intoleran|anaphyla", re.IGNORECASE)
+#: What keeps text before a request to save it from being a note: a question ("what did the cardiology letter say,
+#: put it in the record"), an order ("start amlodipine 5 mg od, save it to the record": the prescription), or a
+#: person named ("Kofi Asante seen today, save it to the record": whose record is asked, never the active one's).
+_NOT_A_NOTE_RE = re.compile(
+    r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|does|do|did|has|have|had|can|could|should|"
+    r"would|will|any)\b|\?"
+    r"|^\s*(?:please\s+|pls\s+)?(?:start|prescribe|order|give|commence|begin|rx|put\s+(?:her|him|them)\s+on)\b"
+    r"|(?-i:[A-Z][a-z'’\-]+\s+[A-Z][a-z'’\-]+)|(?-i:[A-Z][a-z\-]+)['’]s\b"
+    # "Otieno seen in clinic today": a capitalised word as the subject of what happened (never "Patient seen …")
+    r"|^\s*(?!(?:patient|pt|she|he|they|mum|mother|baby|child|today|yesterday|overnight|wound|chest|bp|obs)\b)"
+    r"(?-i:[A-Z][a-z'’\-]+)\s+(?:seen|reviewed|admitted|discharged|attended|presented|came|has|had|is|was|remains|"
+    r"doing)\b",
+    re.IGNORECASE,
+)
 
 
 def dash_note(text: str) -> tuple[str, str] | None:
@@ -47,6 +61,7 @@ def dash_note(text: str) -> tuple[str, str] | None:
     if found and not _ALLERGY_WORDS_RE.search(found.group("body")):
         return text[:found.end("head")], found.group("body").strip()
     trailing = _TRAILING_SAVE_RE.match(text)
-    if trailing and not _ALLERGY_WORDS_RE.search(trailing.group("body")) and len(trailing.group("body")) >= 3:
-        return trailing.group("head"), trailing.group("body").strip()
+    body = trailing.group("body") if trailing else ""
+    if trailing and len(body) >= 3 and not _ALLERGY_WORDS_RE.search(body) and not _NOT_A_NOTE_RE.search(body):
+        return trailing.group("head"), body.strip()
     return None

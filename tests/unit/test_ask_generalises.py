@@ -796,3 +796,87 @@ def test_patient_search_written_as_a_field_reads_the_name() -> None:
 def test_what_something_she_is_on_explains_is_offered_as_a_connection() -> None:
     assert "What is linked to this patient's gout in the record?" in [
         b[0] for b in _buttons("wondering if something he's on explains the gout")]
+
+
+# ── found by the review of this stop's change (each a regression the classes above had introduced) ────────────────
+
+
+@pytest.mark.parametrize("message", ["Kofi Asante seen today, stable. save it to the record",
+                                     "Otieno seen in clinic today, stable. save it to the record",
+                                     "what did the cardiology letter say, can you put it in the record",
+                                     "is there anything about falls, add to the notes",
+                                     "start amlodipine 5mg od, save it to the record"])
+def test_text_before_a_request_to_save_it_is_no_note_when_it_names_someone_asks_or_orders(message: str) -> None:
+    """Before: each was a sure note for the active patient (another patient's note, a question, a lost order)."""
+    assert dictation(message) is None
+    assert _sure(message) != "save_clinical_note"
+
+
+@pytest.mark.parametrize("message", ["would you give ibuprofen to a patient with CKD 4?",
+                                     "could you start metformin if eGFR is 35?",
+                                     "would you start her on bisoprolol 2.5 mg?",
+                                     "would you chart enoxaparin 40 mg or is her eGFR too low?"])
+def test_a_question_of_whether_to_prescribe_is_no_prescription(message: str) -> None:
+    assert _sure(message) != "prescribe_medication"
+
+
+def test_a_prescription_button_keeps_a_decimal_dose_and_stops_at_another_thought() -> None:
+    texts = [b[0] for b in _buttons("would you start him on bisoprolol 2.5 mg?")]
+    assert any("bisoprolol 2.5 mg" in t for t in texts) and not any("bisoprolol 2 " in t for t in texts)
+    texts = [b[0] for b in _buttons("would you chart enoxaparin 40 mg or is his eGFR too low?")]
+    assert not any("eGFR" in t for t in texts if t.startswith("Prescribe"))
+
+
+@pytest.mark.parametrize("message", ["his son is allergic to penicillin, get that documented",
+                                     "get this recorded: mother has penicillin allergy",
+                                     "her son is allergic to penicillin, please record that"])
+def test_a_relatives_allergy_is_asked_about_never_recorded_surely(message: str) -> None:
+    assert _sure(message) is None
+
+
+@pytest.mark.parametrize(("message", "tool"), [
+    ("covering him for the weekend: is enoxaparin safe with his eGFR", "check_drug_safety"),
+    ("does his amiodarone interact with digoxin - he's on it because of his AF", "check_drug_interactions"),
+    ("does trimethoprim interact with anything he's taking for his blood pressure", "check_drug_interactions"),
+    ("is ibuprofen safe because of his CKD?", "check_drug_safety"),
+])
+def test_a_question_of_safety_or_interaction_beside_why_he_takes_a_drug_is_still_that_question(message: str,
+                                                                                               tool: str) -> None:
+    assert tool in _signals(message)
+
+
+@pytest.mark.parametrize("message", ["search the records for falls", "search patients: diabetic",
+                                     "locate the patient, bed twelve", "is there a home visit in the records?",
+                                     "is there a social worker on the system for her", "everyone called back?",
+                                     "patients called yesterday?", "how many admissions have we got on the system",
+                                     "is grace registered with a gp", "do we have a social worker on the system"])
+def test_ward_words_are_no_names_in_the_forms_that_ask_for_a_patient(message: str) -> None:
+    assert turn_state(message, active=None, roster=ROSTER)["extracted_entities"]["patient_names"] == []
+
+
+@pytest.mark.parametrize("message", ["Crohn's history - when was she diagnosed", "Hartmann's chart - how much fluid has "
+                                     "he had", "Parkinson's meds - is he on levodopa", "Addenbrooke's chart for him"])
+def test_an_eponyms_possessive_is_no_other_patient(message: str) -> None:
+    from docgemma.agent.button_fill import record_owner
+
+    assert record_owner(message, ACTIVE) is None
+
+
+@pytest.mark.parametrize("message", ["whats crp?", "what's egfr?", "whats bnp again"])
+def test_a_results_name_alone_with_a_patient_open_is_her_result_not_a_definition(message: str) -> None:
+    assert _sure(message) == "query_patient_data"
+
+
+def test_a_definition_followed_by_a_question_about_the_patient_is_no_general_answer() -> None:
+    assert _sure("define sepsis. is he septic?") != "DIRECT"
+
+
+@pytest.mark.parametrize(("message", "tool"), [("find the latest potassium for DG-1001", "query_patient_data"),
+                                               ("find DG-1001's chart", "get_patient_chart")])
+def test_a_record_question_that_says_find_about_a_hospital_number_is_no_search(message: str, tool: str) -> None:
+    assert _no_active_sure(message) == tool
+
+
+@pytest.mark.parametrize("message", ["can you recall when he started warfarin", "has he reported side effects on sertraline"])
+def test_recall_as_a_verb_and_the_patients_own_side_effects_are_no_label_look_up(message: str) -> None:
+    assert "check_drug_safety" not in _signals(message)
