@@ -32,7 +32,7 @@ from docgemma.agent.state import AgentState
 from docgemma.agent.validation import other_patient_named
 from docgemma.clinical.drug_spelling import unread_drugs
 from docgemma.clinical.entities import DRUG_ALIASES, malformed_patient_ids
-from docgemma.clinical.request_spelling import respelt_word
+from docgemma.clinical.request_spelling import slipped_words
 from docgemma.tools.registry import ToolRegistry
 from docgemma.tools.routing import Role
 
@@ -119,11 +119,6 @@ _RELATIVE_RE = re.compile(r"\b(?:son|daughter|mother|mum|mom|father|dad|brother|
                           re.IGNORECASE)
 
 
-def misspelt_request_words(query: str) -> list[str]:
-    """The words of ``query`` that are one slip from a request word (:mod:`docgemma.clinical.request_spelling`)."""
-    return [word for word in re.findall(r"[A-Za-z][A-Za-z\-]+", query) if respelt_word(word)]
-
-
 def label_of(decision: RuleDecision | None) -> str | None:
     """The rule's action as the router's label: the first tool, "DIRECT", or None when no rule decided."""
     if decision is None:
@@ -154,8 +149,9 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     # Sure when the router's most probable action is the rule's (no probability threshold: see the docstring).
     # "put codeine on Grace Mensah's allergy list": the rules find the patient named first and then do what was asked;
     # the router, trained on what was asked, backs the plan when its action is the one that follows the search.
-    then = (ruled is not None and top != label and ruled.rule == "patient_name"
-            and top in remaining_tools(state, registry)[1:])
+    # What the plan does after the patient search, read once (the tool signals are the decision's costliest step).
+    after_search = remaining_tools(state, registry)[1:] if ruled is not None and ruled.rule == "patient_name" else []
+    then = ruled is not None and top != label and top in after_search
     sure = ruled is not None and (picked or unknown or safe or top == label or then)
     # A name the message may give in lower case that neither the patterns nor the roster know ("what's mei chen's
     # latest bp?"): the rules would answer for the active patient, so the clinician is asked (fail safe).
@@ -174,16 +170,15 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     # "anallyse the derm photo": a request word spelt one slip away in what was decided as a general question (the
     # rules did not read the request); asked, with the word respelt in the buttons (``ask``).
     if sure and not picked and not safe and label == DIRECT:
-        sure = not misspelt_request_words(state.get("user_query", ""))
+        sure = not slipped_words(state.get("user_query", ""))
     # "her son is allergic to penicillin, get that documented": a relative's allergy is not the patient's; asked.
     if sure and not picked and ruled is not None and ruled.tool is not None and ruled.tool in registry \
             and Role.ALLERGY_ENTRY in registry[ruled.tool].roles:
         sure = _RELATIVE_RE.search(state.get("user_query", "")) is None
     # "open samuel kariuki's reord": the patient is found and nothing would follow, though a request word was written
     # one slip away; asked, with the action respelt in the buttons.
-    if sure and not picked and ruled is not None and ruled.rule == "patient_name" \
-            and not remaining_tools(state, registry)[1:]:
-        sure = not misspelt_request_words(state.get("user_query", ""))
+    if sure and not picked and ruled is not None and ruled.rule == "patient_name" and not after_search:
+        sure = not slipped_words(state.get("user_query", ""))
     out = RouteDecision(
         sure=sure, label=label, intent=ruled.intent if ruled else None, tool=ruled.tool if ruled else None,
         reason=ruled.reason if ruled else "", rule=ruled.rule if ruled else "",

@@ -54,3 +54,8 @@ def respelt_word(word: str) -> str | None:
 def respelt(text: str) -> str:
     """``text`` with each slipped request word spelt right (everything else as written)."""
     return _WORD_RE.sub(lambda m: respelt_word(m.group(0)) or m.group(0), text)
+
+
+def slipped_words(text: str) -> list[str]:
+    """The words of ``text`` that are one slip from a request word (what :func:`respelt` would respell)."""
+    return [m.group(0) for m in _WORD_RE.finditer(text) if respelt_word(m.group(0))]
