@@ -21,6 +21,7 @@ from docgemma.agent.button_fill import (
     cued_name,
     drugs_named,
     is_class_name,
+    possible_family_name,
     possible_name,
     record_owner,
 )
@@ -43,7 +44,8 @@ WRITE_PROBABILITY = 0.1
 #: ... and for any message, from this probability ("change his antibiotic to amlodipine 5 mg od": order or note?).
 LIKELY_WRITE_PROBABILITY = 0.3
 #: A record concept as a request names it ("kidneys" → "kidney function").
-_CONCEPT_WORDS = {"nkda": "allergies", "nka": "allergies", "u&es": "electrolytes", "u&e": "electrolytes",
+_CONCEPT_WORDS = {"nkda": "allergies", "nka": "allergies", "allergic": "allergies", "allergy": "allergies",
+                  "u&es": "electrolytes", "u&e": "electrolytes",
                   "obs": "vitals", "kidney": "kidney function", "renal": "kidney function",
                   "liver function": "liver function",
                   "thyroid": "thyroid function", "bp": "blood pressure", "temp": "temperature"}
@@ -107,7 +109,7 @@ _TOPIC_START_RE = re.compile(r"\b(?:for|on|about|in|with)\s", re.IGNORECASE)
 #: A topic inside the message: "a review article on heart failure for my presentation", "she has refractory DKA - is
 #: there any trial she might be eligible for?".
 _INNER_TOPIC_RE = re.compile(r"\b(?:on|about|regarding|has|have|with)\s+([A-Za-z][\w' \-]{2,50}?)\s*"
-                             r"(?:[-–,.;:?!]|\bfor\s+(?:my|the|our|a|journal)\b|\banything\b|$)"
+                             r"(?:[-–,.;:?!]|\bfor\s+(?:my|the|our|a|journal|me|us)\b|\banything\b|$)"
                              # "open heart failure studies", "cellulitis trials - Accra", "my gout patient"
                              r"|\bopen\s+([A-Za-z][\w' \-]{2,40}?)\s+(?:studies|trials)\b"
                              r"|(?:^|[:,.]\s*)([A-Za-z][\w' \-]{2,40}?)\s+tri+als\b"
@@ -138,10 +140,19 @@ def _topic(drugs: list[str], query: str) -> str | None:
     return topic or next((t for found in inner if (t := _topic_words(found.strip()))), None)
 
 
+#: Where a topic's own words end: a clause about it ("depression that's open to recruitment", "TB which is
+#: recruiting") or who it is for ("… in renal research for me").
+_TOPIC_END_RE = re.compile(r"\s+(?:that|which|who|where)(?:['’]s|\s)|\s+(?:open\s+to|recruiting|for\s+(?:me|us)\b)",
+                           re.IGNORECASE)
+
+
 def _topic_words(topic: str) -> str | None:
     """``topic`` when it can be searched for (see :func:`_topic`), else None."""
+    topic = _TOPIC_END_RE.split(topic, maxsplit=1)[0].strip()
     # A topic of a few words that names no drug and no one ("for someone taking simvastatin" is not a topic).
-    if not topic or len(topic.split()) > 4 or extract_entities(topic)["drug_mentions"]:
+    # Up to six words when two topics are joined ("Alzheimer's disease and atrial fibrillation co-occurring").
+    limit = 6 if re.search(r"\b(?:and|with|in)\b", topic) else 4
+    if not topic or len(topic.split()) > limit or extract_entities(topic)["drug_mentions"]:
         return None
     if re.match(r"(?:the|this|that|a|an|my|our|it)\b", topic, re.IGNORECASE):  # "the system", "the 2nd trimester"
         return None
@@ -185,8 +196,8 @@ def _allergen(drugs: list[str], query: str) -> str | None:
     if len({k.lower() for k in known}) == 1:
         return known[0]
     said = [m.group(1).strip() for m in _REACTS_TO_RE.finditer(query)]
-    said = [s for s in said if not only_function_words(s) and not re.search(r"\b(?:her|him|his|them|patient|me|it|"
-                                                                          r"this|that|allerg\w*)\b", s, re.I)]
+    said = [s for s in said if not only_function_words(s) and not re.search(
+        r"\b(?:her|him|his|them|patient|me|it|this|that|allerg\w*|anything|something|nothing|everything)\b", s, re.I)]
     return said[-1] if len(said) == 1 else None
 
 
@@ -266,7 +277,7 @@ def _named(state: AgentState) -> tuple[str | None, bool]:
     written = re.search(re.escape(alias), state.get("user_query", ""), re.IGNORECASE) if alias else None
     named = named or (written.group(0) if written else alias)
     if not named and not entities["patient_names"] and not aliases:
-        named = possible_name(state.get("user_query", ""))
+        named = possible_name(state.get("user_query", "")) or possible_family_name(state.get("user_query", ""), current)
     # "Document in Banda's record: …": whose record the write goes to, when it is not the active patient's.
     if not named and not entities["patient_names"]:
         named = record_owner(state.get("user_query", ""), current)
@@ -321,6 +332,10 @@ def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) ->
         labels.insert(0, search)
     # The active patient is "this patient" (their name would be a search for them): the page shows who it is.
     patient = named or ("this patient" if active else "")
+    if named and " " not in named.strip() and not re.search(r"\d", named):
+        # A family name alone is a patient's only after the word for one ("Show the chart of patient Sofia"): the
+        # rules then find that patient first, as for a full name ("Show the chart of Sofia" could be read as a place).
+        patient = f"patient {named[:1].upper()}{named[1:]}"
     drugs = drugs_named(state)
     by_id = named is not None and named.lower() in (state["extracted_entities"].get("patient_aliases") or {})
     out: list[tuple[str, str, str]] = []

@@ -178,6 +178,50 @@ def possible_name(query: str) -> str | None:
     return None
 
 
+#: One family name in lower case where only a patient can stand: "is nwosu allergic to anything", "what meds is
+#: okafor on", "what's banda taking", "for asante - any link between the insulin and his troponin", "latest labs for
+#: pt martins" (a set written apart: each was answered from the active patient's record, or not read at all).
+_LOWER_FAMILY_NAME_RES = (
+    # The question's own order, "is" first ("TSH is high on levothyroxine" names no one).
+    re.compile(rf"(?:^|[.?!,;:]\s*|\b(?:and|so|ok|okay|but|also|now)\s+)(?:is|was)\s+({_WORD})\s+"
+               rf"(?:allergic|on|taking|still\s+on)\b", re.IGNORECASE),
+    re.compile(rf"\b(?:what|which)\s+(?:meds?|medications?|drugs|tablets|pills|medicines)\s+(?:is|was|has)\s+"
+               rf"({_WORD})\s+(?:on|taking|been)\b", re.IGNORECASE),
+    re.compile(rf"\bwhat(?:['’]?s|\s+is)\s+({_WORD})\s+(?:on|taking)\b", re.IGNORECASE),
+    re.compile(rf"^\s*(?:for|re:?|regarding)\s+({_WORD})\s*[-–:,]\s+(?=.*\b(?:his|her|their|he|she|they|him)\b)",
+               re.IGNORECASE),
+    re.compile(rf"\b(?:patient|pt)\.?\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
+    re.compile(rf"\b(?:chart|record|notes|file|meds|medications|allergies|labs|results|bloods|history|timeline)\s+"
+               rf"(?:of|for)\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
+)
+#: Words these forms may catch that are no one's name: relatives, what a record holds, and how a question goes on.
+_NOT_FAMILY_NAMES = frozenset({"mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son",
+                               "daughter", "baby", "child", "brother", "sister", "everyone", "everybody", "anyone",
+                               "anybody", "someone", "somebody", "nobody", "everything", "anything", "something",
+                               "nothing", "admission", "review", "follow", "followup", "handover", "discharge",
+                               "currently", "actually", "normally", "usually", "already", "regularly", "presently",
+                               "meant", "supposed", "allowed", "safe", "ok", "okay", "fine", "left", "right", "due",
+                               "planned", "pending", "outstanding", "available", "high", "low", "better", "worse",
+                               "stable", "well", "still", "back"})
+
+
+def possible_family_name(query: str, active: PatientRef | None) -> str | None:
+    """A family name the message gives alone, in lower case, where only a patient can stand, title-cased; None when
+    no such form is there or the word may be no name (a function, request, clinical or drug word, a relative, an
+    adverb), or it is the active patient's. Read only to ask (a patient search), never to act."""
+    own = set(active["name"].lower().split()) if active else set()
+    for pattern in _LOWER_FAMILY_NAME_RES:
+        for match in pattern.finditer(query):
+            word = match.group(1).strip("'’")
+            lowered = word.lower()
+            if (len(word) < 3 or not word.islower() or lowered in own or lowered in _NOT_FAMILY_NAMES
+                    or lowered in _NOT_OWNERS or lowered.endswith(("ing", "ly", "ed")) or not _name_word(word)
+                    or RECORD_CONCEPT_RE.fullmatch(word)):
+                continue
+            return word[:1].upper() + word[1:]
+    return None
+
+
 #: What may stand around a bare name: "patient amara nwosu", "pt david ochieng", "wanjiru kamau pls".
 _BARE_NAME_RE = re.compile(r"^\s*(?:(?:the\s+)?(?:patient|pt\.?)\s+)?(?P<name>[a-z][a-z'\-]+(?:\s+[a-z][a-z'\-]+){1,2}?)"
                            r"\s*(?:,?\s*(?:please|pls|plz|thanks))?\s*[?.!]*\s*$", re.IGNORECASE)

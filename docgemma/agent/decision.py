@@ -24,7 +24,7 @@ import re
 from typing import NotRequired, TypedDict
 
 from docgemma.agent import rules
-from docgemma.agent.button_fill import possible_name, record_owner
+from docgemma.agent.button_fill import possible_family_name, possible_name, record_owner
 from docgemma.agent.patterns import remaining_tools
 from docgemma.agent.router_model import RouterModel, shipped
 from docgemma.agent.rules import RuleDecision
@@ -153,14 +153,9 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     after_search = remaining_tools(state, registry)[1:] if ruled is not None and ruled.rule == "patient_name" else []
     then = ruled is not None and top != label and top in after_search
     sure = ruled is not None and (picked or unknown or safe or top == label or then)
-    # A name the message may give in lower case that neither the patterns nor the roster know ("what's mei chen's
-    # latest bp?"): the rules would answer for the active patient, so the clinician is asked (fail safe).
     entities = state["extracted_entities"]
-    if sure and not picked and not (entities["patient_names"] or entities["patient_ids"]):
-        sure = possible_name(state.get("user_query", "")) is None
-    # "Document in Banda's record: …": a family name the roster did not read, and not the active patient's.
-    if sure and not picked and not entities["patient_names"]:
-        sure = record_owner(state.get("user_query", ""), state.get("active_patient")) is None
+    if sure and not picked:
+        sure = not _unread_patient(state)
     # A drug the dictionary did not read, spelt one slip away ("the drug is donnepezil"): the rules decided without
     # it (a label question read as a general one), so the message is not accounted for (asked, never guessed).
     if sure and not picked and not safe:
@@ -186,6 +181,19 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
         candidates=[[name, round(p, 4)] for name, p in ranked],
     )
     return out if ruled is not None else {**out, **_left_over(state, registry)}  # type: ignore[typeddict-item]
+
+
+def _unread_patient(state: AgentState) -> bool:
+    """The message may name a patient the patterns and the roster did not read: the rules would answer for the
+    active patient, so the clinician is asked (fail safe)."""
+    query, entities, active = state.get("user_query", ""), state["extracted_entities"], state.get("active_patient")
+    # A name in lower case ("what's mei chen's latest bp?"), or a family name alone where only a patient can stand
+    # ("is nwosu allergic to anything?").
+    if not (entities["patient_names"] or entities["patient_ids"]) and (
+            possible_name(query) is not None or possible_family_name(query, active) is not None):
+        return True
+    # "Document in Banda's record: …": a family name the roster did not read, and not the active patient's.
+    return not entities["patient_names"] and record_owner(query, active) is not None
 
 
 #: The words of a greeting that asks for nothing ("cheers", "hey there", "ok thanks", "good morning all").

@@ -138,6 +138,20 @@ _SURNAME_CONTEXT_RES = (
     # mitral regurgitation, "miss" a verb), before a capitalised surname.
     re.compile(r"\b(?i:mrs)\.?\s+([A-Za-z][a-z\-]*(?:'(?!s\b)[A-Za-z][a-z]+)?)\b(?!\s+[A-Z])"),
     re.compile(r"\b(?:Mr|Ms|Miss)\.?\s+([A-Z][a-z\-]*(?:'(?!s\b)[A-Z]?[a-z]+)?)\b(?!\s+[A-Z])"),
+    # One capitalised name where only a patient can stand (with another patient active, each of these was answered
+    # from the active patient's record): "the chart of patient Sofia", "latest labs for pt Martins", "open the chart
+    # for Duarte", "is Delgado allergic to anything", "what meds is Nwosu on", "what's Banda taking". Not an
+    # eponym ("meds for Parkinson's", "history of Crohn disease"): no possessive, no clinical word after it.
+    re.compile(rf"\b(?i:patient|pt)\.?\s+([A-Z][a-z\-]+(?:'(?!s\b)[A-Z]?[a-z]+)?)\b(?!\s+{_NAME_WORD})"),
+    re.compile(rf"(?:\b(?i:chart|record|notes|file|meds|medications|drugs|allergies|labs|results|bloods|obs|vitals|"
+               rf"history|timeline|summary)\s+(?i:of|for)\s+"
+               rf"|\b(?i:is|was)\s+(?=[A-Z][a-z'\-]+\s+(?i:allergic|on|taking|still\s+on)\b)"
+               rf"|\b(?i:what|which)\s+(?i:meds?|medications?|drugs|tablets|pills|medicines)\s+(?i:is|was|has)\s+"
+               rf"|\b(?i:what['’]?s|what\s+is)\s+(?=[A-Z][a-z'\-]+\s+(?i:on|taking)\b))"
+               rf"([A-Z][a-z\-]+(?:'(?!s\b)[A-Z]?[a-z]+)?)\b(?!['’]s\b|\s+{_NAME_WORD}|\s+(?i:disease|syndrome))"),
+    # "for Asante - is there a link between the insulin and his troponin": a name as the heading of a question about
+    # him or her.
+    re.compile(r"^\s*(?i:for|re:?|regarding)\s+([A-Z][a-z\-]+)\s*[-–:,]\s+(?=.*\b(?i:his|her|their|he|she|they|him)\b)"),
 )
 TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9\-/]*")
 
@@ -154,6 +168,8 @@ DRUG_ALIASES: dict[str, str] = {
     "paxlovid": "nirmatrelvir/ritonavir", "entresto": "sacubitril/valsartan", "janumet": "sitagliptin/metformin",
     "sinemet": "carbidopa/levodopa", "percocet": "oxycodone/acetaminophen", "norco": "hydrocodone/acetaminophen",
     "vicodin": "hydrocodone/acetaminophen", "advair": "fluticasone/salmeterol", "symbicort": "budesonide/formoterol",
+    # British and ward names the dictionary does not resolve ("ferrous" is how the ward says ferrous sulfate).
+    "ferrous": "ferrous sulfate", "adrenaline": "epinephrine",
     "asa": "aspirin", "apap": "acetaminophen", "hctz": "hydrochlorothiazide", "ntg": "nitroglycerin",
     # Drugs of the dose table the dictionary does not hold: read by their own names ("is senna ok if eGFR is 40?"
     # was a question about no drug; tests/unit/test_entities_dose_table.py checks every name of the table).
@@ -243,11 +259,15 @@ class DrugDictionary:
         cls.warm()
         tokens = cls._tokens(text)
         spans: list[tuple[int, int, str]] = []  # (start char, end char, name)
-        aliased = {i: name for i, (tok, _s, _e) in enumerate(tokens) if (name := alias(tok))}
+        words = [tok for tok, _s, _e in tokens]
+        found = cls._find(words, is_ignore_case=True)
+        # A name of several words the dictionary knows is read whole: "ferrous fumarate" is not "ferrous" (the ward's
+        # word for ferrous sulfate) and a salt.
+        whole = {i for _data, first, last in found if last - first > 1 for i in range(first, last)}
+        aliased = {i: name for i, (tok, _s, _e) in enumerate(tokens) if i not in whole and (name := alias(tok))}
         for i, name in aliased.items():
             spans.append((tokens[i][1], tokens[i][2], name))
-        words = [tok for tok, _s, _e in tokens]
-        for data, first, last in cls._find(words, is_ignore_case=True):
+        for data, first, last in found:
             if any(i in aliased for i in range(first, last)):
                 continue
             generic = str(data.get("name", "")).strip().lower()

@@ -19,7 +19,9 @@ MEDICATION_WORDS = r"medications?|meds|prescriptions?|drug\s+chart|med(?:ication
 #: "Is she on …?", "what is he taking?": a question about her medications.
 ON_MEDICATION = r"(?:is|are)\s+(?:she|he|they)\s+(?:on|taking)"
 #: "remind me what she's on at home": the same question, the words the other way round (not "what he's taking for X").
-TAKING = r"(?:what\s+(?:is|'s)\s+(?:she|he)\s+(?:on|taking)|what\s+(?:she|he)(?:'s|\s+is)\s+(?:on|taking)\b(?!\s+for))"
+#: "what's she on at the moment" ("what's" written as one word was read as no record question: a set written apart).
+TAKING = (r"(?:what(?:\s+(?:is|are)|\s*['’]s|s)\s+(?:she|he|they)\s+(?:on|taking)\b(?!\s+(?:for|about)\b)"
+          r"|what\s+(?:she|he|they)(?:['’]s|['’]re|\s+is|\s+are)\s+(?:on|taking)\b(?!\s+(?:for|about)\b))")
 
 #: Results the record holds, by the names clinicians use (abbreviations included).
 RESULT_WORDS = (

@@ -113,7 +113,9 @@ _FREE_REACTION_RE = re.compile(
 )
 _NOT_ALLERGENS = frozenset({"an", "a", "the", "new", "her", "his", "drug", "known", "severe", "mild", "moderate",
                            "document", "record", "add", "log", "enter", "save", "note", "patient", "this", "that",
-                           "it", "please", "allergy", "reaction", "drug allergy", "medication"})
+                           "it", "please", "allergy", "reaction", "drug allergy", "medication",
+                           # "is she allergic to anything?": an indefinite pronoun is no substance
+                           "anything", "something", "nothing", "everything", "any", "all", "them", "these", "those"})
 
 
 def _patient_spans(query: str, entities: ExtractedEntities) -> list[tuple[int, int]]:

@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 
 from docgemma.agent import decision, rules
+from docgemma.agent.button_fill import possible_family_name
 from docgemma.agent.patterns import dictation
 from docgemma.agent.state import PatientRef
+from docgemma.clinical.entities import extract_entities, extract_patient_names
 from docgemma.clinical.request_spelling import respelt, respelt_word
 from docgemma.eval.train_router import demo_roster, turn_state
 from docgemma.tools.registry import default_registry
@@ -880,3 +882,70 @@ def test_a_record_question_that_says_find_about_a_hospital_number_is_no_search(m
 @pytest.mark.parametrize("message", ["can you recall when he started warfarin", "has he reported side effects on sertraline"])
 def test_recall_as_a_verb_and_the_patients_own_side_effects_are_no_label_look_up(message: str) -> None:
     assert "check_drug_safety" not in _signals(message)
+
+
+# ── the eighth stop: one family name where only a patient can stand, "what's she on", ward drug names ──────────────
+
+
+@pytest.mark.parametrize("message", ["bring up the notes of Achieng", "labs for patient Tembo?",
+                                     "is Odhiambo allergic to penicillin", "what meds is Phiri on",
+                                     "what's Chukwu taking", "for Boateng - is his creatinine up",
+                                     "open the chart for mutua", "is tembo allergic to anything",
+                                     "what meds is phiri on at the moment", "ok is banda on any blood thinners",
+                                     "for achieng - is her potassium improving"])
+def test_one_family_name_in_a_patients_place_is_never_answered_from_the_active_record(message: str) -> None:
+    # With Joseph Mwangi active, each of these forms was answered from his record (the chart, the medications).
+    decided = decision.decide(_state(message), REG)  # type: ignore[arg-type]
+    assert not decided["sure"] or decided["label"] == "search_patient", message
+
+
+@pytest.mark.parametrize("message", ["TSH is high on levothyroxine", "is she allergic to anything",
+                                     "is everyone on the list", "is mum on any meds", "what's left on his drug chart",
+                                     "she is currently on warfarin", "what's he on about", "is he still on ramipril"])
+def test_words_that_stand_there_in_other_sentences_are_no_family_name(message: str) -> None:
+    assert possible_family_name(message, ACTIVE) is None, message
+
+
+@pytest.mark.parametrize("message", ["meds for Parkinson's", "history of Crohn disease", "Is Warfarin on her list",
+                                     "what's she taking", "chart of Heart Failure admissions"])
+def test_eponyms_drugs_and_topics_are_no_patients_name(message: str) -> None:
+    assert extract_patient_names(message) == [], message
+
+
+@pytest.mark.parametrize(("message", "label"), [("what meds is tembo on", "query_patient_data"),
+                                                ("is odhiambo allergic to anything", "query_patient_data"),
+                                                ("open the chart for mutua", "get_patient_chart")])
+def test_a_lower_case_family_name_gets_the_asked_action_for_that_patient_found_first(message: str, label: str) -> None:
+    offered = _buttons(message)
+    assert any(lab == label and action == "search_patient" and "patient " in text for text, lab, action in offered), offered
+    assert not any("Mwangi" in text or "this patient" in text for text, _l, _a in offered), offered
+    # "anything" is no substance: no allergy to "anything" is ever offered for recording.
+    assert not any("anything" in text for text, _l, _a in offered), offered
+
+
+@pytest.mark.parametrize("message", ["whats he on at present", "what's she on currently?", "is she allergic to anything?"])
+def test_what_the_patient_is_on_and_her_allergies_are_her_record(message: str) -> None:
+    assert _sure(message) == "query_patient_data"
+
+
+@pytest.mark.parametrize("message", ["what are they on", "remind me what he's on"])
+def test_what_the_patient_is_on_is_at_worst_her_medications_first_button(message: str) -> None:
+    # The router reads these as general or connection questions: the rule's reading is the first button.
+    assert _sure(message) in (None, "query_patient_data")
+    assert _buttons(message)[0] == ("Show this patient's medications", "query_patient_data", "query_patient_data")
+
+
+@pytest.mark.parametrize(("message", "drugs"), [("start ferrous 200 mg tds", ["ferrous sulfate"]),
+                                                ("ferrous fumarate and omeprazole", ["ferrous fumarate", "omeprazole"]),
+                                                ("adrenaline 0.5 mg IM", ["epinephrine"])])
+def test_the_wards_names_of_drugs_are_read(message: str, drugs: list[str]) -> None:
+    assert extract_entities(message)["drug_mentions"] == drugs
+
+
+@pytest.mark.parametrize(("message", "button"), [
+    ("any phase 2 trials of metformin for PCOS that are still recruiting?", "Find recruiting clinical trials for PCOS"),
+    ("can you run a lit search on sepsis bundles in paediatrics for me", "Find recent studies on sepsis bundles in "
+                                                                         "paediatrics"),
+])
+def test_a_topic_ends_where_a_clause_about_it_or_whom_it_is_for_begins(message: str, button: str) -> None:
+    assert button in [text for text, _l, _a in _buttons(message)]
