@@ -97,7 +97,9 @@ def _allergy_lines(written: str, product: Resolution, who: str, facts: PatientFa
     return out
 
 
-def _order_lines(written: str, product: Resolution, who: str, facts: PatientFacts) -> list[str]:
+def _order_lines(written: str, product: Resolution, who: str, facts: PatientFacts, own: bool = False) -> list[str]:
+    """``own``: the question is about the patient's own orders ("why is she on lisinopril?"): the drug named being
+    one of them is what was asked about, not a duplicate."""
     out: list[str] = []
     for med in facts.medications:
         shown = display_text(med)
@@ -110,7 +112,8 @@ def _order_lines(written: str, product: Resolution, who: str, facts: PatientFact
             continue
         shared = [i for i in product.ingredients if i in active.ingredients]
         if shared:
-            out.append(f"{PREFIX}{written} duplicates {order}: both contain {', '.join(shared)}.")
+            if not own:
+                out.append(f"{PREFIX}{written} duplicates {order}: both contain {', '.join(shared)}.")
             continue
         same = sorted({c for i in product.ingredients for c in classes_of(i)}
                       & {c for i in active.ingredients for c in classes_of(i)})
@@ -154,12 +157,13 @@ def _skipped(product: Resolution, skip: list[Resolution]) -> bool:
 
 def safety_lines(query: str, mentions: Iterable[str], patient: PatientRef, facts: PatientFacts | None,
                  skip: Iterable[Resolution] = (), resolver: IngredientResolver = LOCAL,
-                 asked_about: str | None = None) -> list[str]:
+                 asked_about: str | None = None, own_orders: bool = False) -> list[str]:
     """Every conflict of the drugs ``query`` names (``mentions``: the extracted names) with ``patient``'s record
     (``facts``; None: the record could not be read, which is said); ``skip``: allergens not to check (of an
     allergy being recorded this turn: naming it is not a plan to give it); ``asked_about``: a patient the
     message names who is not ``patient`` — the drugs are for them, so ``patient``'s record is not used and the
-    line says they were not checked."""
+    line says they were not checked; ``own_orders``: the question is about what the patient's own orders are for
+    (a connection question), so a drug named that is one of them is no duplicate."""
     drugs = [(w, p) for w, p in named(query, mentions) if not _skipped(p, list(skip))]
     if not drugs:
         return []
@@ -175,6 +179,6 @@ def safety_lines(query: str, mentions: Iterable[str], patient: PatientRef, facts
     out: list[str] = []
     for written, product in drugs:
         out += _allergy_lines(written, product, who, facts, resolver)
-        out += _order_lines(written, product, who, facts)
+        out += _order_lines(written, product, who, facts, own_orders)
         out += _age_lines(written, product, who, facts)
     return list(dict.fromkeys(out))

@@ -69,6 +69,9 @@ CONNECTION_RE = phrase(
     r"why\s+(?:she|he|they)(?:\s+takes?|\s+is\s+on|['’]s\s+on|\s+are\s+on|['’]re\s+on)|"
     r"why\s+(?:was|is)\s+(?:her|his|their|the)?\s*[\w\-]+\s+started|indication\s+for\s+(?:her|his|their)|"
     r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:are|is)\s+for\b|"
+    # "what is her lisinopril for?", "what's he taking warfarin for?": the question ends on "for".
+    r"what(?:['’]s|\s+is|\s+are)\s+(?:(?:her|his|their)\s+[\w\-]+(?:\s+[\w\-]+)?|(?:she|he|they)\s+(?:on|taking)\s+"
+    r"[\w\-]+(?:\s+[\w\-]+)?)\s+for(?=\s*(?:[?.!]|$))|"
     r"taking\s+for\s+(?:her|his|their)|(?:on\s+(?:her|his|their)\s+list|being\s+used)\s+(?:to\s+)?(?:treat|manage)|"
     # "join the dots between her diagnoses and her drugs", "how does her X tie in with her Y", "what's covering his AF"
     r"join\s+the\s+dots|between\s+(?:her|his|their)\s+[\w\- ]{2,30}\s+and\s+(?:her|his|their)\b|tie\s+in\s+with|"

@@ -12,6 +12,7 @@ from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.state import AgentState
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.fhir import display_text
+from docgemma.tools.connection_start import connection_start
 from docgemma.tools.extract import asks_about_own_medicines
 from docgemma.tools.registry import ToolSpec
 from docgemma.tools.routing import Request, Role
@@ -95,3 +96,34 @@ def own_medicines(spec: ToolSpec, state: AgentState, record_facts: RecordFacts |
     if len(drugs) > MAX_DRUGS:
         note += f"; only the first {MAX_DRUGS} of {len(drugs)} drugs are checked in one call"
     return FromRecord({"drug_names": drugs[:MAX_DRUGS]}, note)
+
+
+def connection_item(spec: ToolSpec, state: AgentState, record_facts: RecordFacts | None) -> FromRecord | None:
+    """The record item a connection question names in words ("why is she on amlodipine?", "what is linked to her
+    CKD?"), read off the active patient's record by code (:func:`docgemma.tools.connection_start.connection_start`);
+    None when the tool is not the connections tool, the message gives the item's id, or the record names no such
+    item (the clinician is then asked which item)."""
+    patient = state.get("active_patient")
+    if Role.CONNECTIONS not in spec.roles or patient is None or record_facts is None or "fhir_id" in prefill(spec, state):
+        return None
+    facts = record_facts(patient)
+    if facts is None:
+        return None
+    drugs = list(state["extracted_entities"]["drug_mentions"])
+    start = connection_start(state.get("user_query", ""), drugs, [*facts.medications, *facts.conditions,
+                                                                  *facts.observations])
+    if start is None and drugs:
+        # "why is she on amlodipine?" and no amlodipine order: said so, never another item in its place.
+        note = f"{', '.join(drugs)} is not among {patient['name']}'s active medication orders on record"
+        return FromRecord({}, note, f"{note}, so the record holds nothing it connects to. Which record item (a "
+                          "condition, medication or result) do you mean?")
+    if start is None:
+        return None
+    return FromRecord({"fhir_id": start.fhir_id, "resource_type": start.resource_type},
+                      f"the record item from {patient['name']}'s record: {start.name} ({start.resource_type})")
+
+
+def from_record(spec: ToolSpec, state: AgentState, record_facts: RecordFacts | None) -> FromRecord | None:
+    """The arguments the active patient's record gives: her medications for "her other meds", the item a
+    connection question names."""
+    return own_medicines(spec, state, record_facts) or connection_item(spec, state, record_facts)

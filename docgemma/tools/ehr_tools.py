@@ -95,8 +95,9 @@ def record_facts(ehr: Ehr) -> Callable[[PatientRef], PatientFacts | None]:
             return None
         born = next((str(r.get("birthDate") or "") for r in resources
                      if r.get("resourceType") == "Patient" and r.get("id") == patient["id"]), "")
-        return tolerant(lambda readable, _skipped: PatientFacts(allergies=active_allergies(readable),
-                                                               medications=active_orders(readable),
-                                                               birth_date=born), resources)
+        return tolerant(lambda readable, _skipped: PatientFacts(
+            allergies=active_allergies(readable), medications=active_orders(readable), birth_date=born,
+            observations=[r for r in readable if r.get("resourceType") == "Observation"],
+            conditions=[r for r in readable if r.get("resourceType") == "Condition"]), resources)
 
     return facts

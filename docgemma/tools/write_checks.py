@@ -28,6 +28,8 @@ class PatientFacts:
     medications: list[dict[str, Any]]
     birth_date: str = ""
     observations: list[dict[str, Any]] = field(default_factory=list)
+    #: Conditions on record (a connection question's start, read by code: ``tools/connection_start.py``).
+    conditions: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -319,9 +319,12 @@ def _safety_first(state: AgentState, registry: ToolRegistry, trace: NodeTrace,
         return ""
     other = other_patient_named(state["extracted_entities"], patient)
     facts = None if other else _without_this_turns_writes(record_facts(patient), state)
+    # "why is she on lisinopril?": a connection question is about her own orders (no duplicate of them is said).
+    own = any(r["tool_name"] in registry and Role.CONNECTIONS in registry[r["tool_name"]].roles
+              for r in state.get("tool_results", []))
     lines = named_drugs.safety_lines(state["user_query"], mentions, patient, facts,
                                      skip=[*_allergens_entered(state, registry), *_changed_away(state)],
-                                     asked_about=other)
+                                     asked_about=other, own_orders=own)
     text = "\n".join(lines) + "\n\n" if lines else ""
     if text:
         trace.write(Token(text))

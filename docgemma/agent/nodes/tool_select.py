@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from docgemma.agent import prompts, rules
 from docgemma.agent.node_settings import NODE_CONFIG
-from docgemma.agent.prefill import own_medicines, prefill
+from docgemma.agent.prefill import from_record, prefill
 from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.schemas import missing_fields_schema, tool_selection_schema
 from docgemma.agent.state import AgentState
@@ -82,12 +82,12 @@ def _fill_args(llm: LLM, state: AgentState, spec: ToolSpec,
     """Stage 2: code's values (the message's, then the record's: "her other meds"), then the model for the
     required fields still missing. Returns the arguments and how they were obtained (for the timeline)."""
     known = prefill(spec, state)
-    from_record = own_medicines(spec, state, record_facts)
-    if from_record is not None:
-        known = {**known, **from_record.args}
+    read = from_record(spec, state, record_facts)
+    if read is not None:
+        known = {**known, **read.args}
     missing = _missing(spec, known)
     if not missing:
-        return known, "arguments by rule (no model call)" + (f"; {from_record.note}" if from_record else "")
+        return known, "arguments by rule (no model call)" + (f"; {read.note}" if read else "")
     if spec.writes and not clinically_meaningful(llm):
         # A model not fit for medicine puts no words into the record: the card shows what is missing and
         # the clinician edits it (seen on the embedded model: the request itself became a note's text).
@@ -162,7 +162,7 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry,
     by_rule = rules.next_tool(state, registry)
     if by_rule is not None:
         tool, reason = by_rule
-        gap = own_medicines(registry[tool], state, record_facts)
+        gap = from_record(registry[tool], state, record_facts)
         if gap is not None and gap.ask:
             # "her other meds" and the record gives none: the clinician is asked, nothing is checked half-way.
             event = trace.event("asked the clinician", f"decided by rule: {reason}; {gap.note} (no model call)")
