@@ -193,7 +193,34 @@ _LOWER_FAMILY_NAME_RES = (
     re.compile(rf"\b(?:patient|pt)\.?\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
     re.compile(rf"\b(?:chart|record|notes|file|meds|medications|allergies|labs|results|bloods|history|timeline)\s+"
                rf"(?:of|for)\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
+    # "kariuki note - INR 3.6, omit tonight's warfarin": a note headed by whose it is.
+    re.compile(rf"^\s*({_WORD})\s+(?:note|update|plan|entry)\s*[-–:]", re.IGNORECASE),
 )
+#: The same, in forms that name a patient only in a question about the record (the message must name what the record
+#: holds or when she was seen): "was oduya followed up after the last admission", "how many times has kariuki been
+#: admitted", "is haddad up to date with immunisations", "for bello: could the allopurinol explain the CRP",
+#: "garcia blood pressure?".
+_RECORD_FAMILY_NAME_RES = (
+    re.compile(rf"(?:^|[.?!,;:]\s*|\b(?:and|so|ok|okay|but|also|now|times|often|when|why|how|where)\s+)"
+               rf"(?:is|was|has|have|does|did|had)\s+({_WORD})\s+[a-z]", re.IGNORECASE),
+    re.compile(rf"^\s*(?:for|re:?|regarding)\s+({_WORD})\s*[-–:,]\s+\S", re.IGNORECASE),
+)
+#: "garcia blood pressure?", "Bello weight?": a family name, then only what the record holds.
+_NAME_THEN_ITEM_RE = re.compile(rf"^\s*({_WORD})\s+(?:(?:latest|last|current|recent|most\s+recent)\s+)?"
+                                r"(?P<item>[\w&+\- ]{2,30}?)\s*[?.!]*\s*$", re.IGNORECASE)
+#: What may stand before a result's name, and no one's name ("random glucose?", "serum ferritin").
+_RESULT_QUALIFIERS = frozenset({"serum", "plasma", "random", "fasting", "urine", "urinary", "blood", "capillary",
+                                "venous", "arterial", "baseline", "repeat", "postural", "lying", "standing", "sitting",
+                                "systolic", "diastolic", "total", "free", "ionised", "ionized", "corrected", "trough",
+                                "peak", "spot", "home", "clinic", "ambulatory", "target", "admission", "discharge",
+                                "morning", "evening", "daily", "weekly", "her", "his", "their", "any", "what", "whats",
+                                "and", "the", "full", "all", "kidney", "liver", "renal", "thyroid", "lipid", "iron",
+                                "drug", "past", "family", "social", "medical", "surgical", "allergy", "new", "old",
+                                # what a short question asks before the record's word ("current meds", "usual meds")
+                                "current", "latest", "last", "recent", "today", "todays", "usual", "regular", "most",
+                                "previous", "prior", "active", "known", "chronic", "acute", "ongoing", "outpatient",
+                                "inpatient", "regular", "long", "term", "prn", "stat", "iv", "oral", "her", "show",
+                                "check", "list", "review", "trend", "daily", "admission", "pre", "post", "op"})
 #: Words these forms may catch that are no one's name: relatives, what a record holds, and how a question goes on.
 _NOT_FAMILY_NAMES = frozenset({"mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son",
                                "daughter", "baby", "child", "brother", "sister", "everyone", "everybody", "anyone",
@@ -210,16 +237,25 @@ def possible_family_name(query: str, active: PatientRef | None) -> str | None:
     no such form is there or the word may be no name (a function, request, clinical or drug word, a relative, an
     adverb), or it is the active patient's. Read only to ask (a patient search), never to act."""
     own = set(active["name"].lower().split()) if active else set()
-    for pattern in _LOWER_FAMILY_NAME_RES:
-        for match in pattern.finditer(query):
-            word = match.group(1).strip("'’")
-            lowered = word.lower()
-            if (len(word) < 3 or not word.islower() or lowered in own or lowered in _NOT_FAMILY_NAMES
-                    or lowered in _NOT_OWNERS or lowered.endswith(("ing", "ly", "ed")) or not _name_word(word)
-                    or RECORD_CONCEPT_RE.fullmatch(word)):
-                continue
-            return word[:1].upper() + word[1:]
+    about_record = bool(RECORD_CONCEPT_RE.search(query) or _SEEN_RE.search(query))
+    found = [m.group(1) for p in _LOWER_FAMILY_NAME_RES for m in p.finditer(query)]
+    found += [m.group(1) for p in _RECORD_FAMILY_NAME_RES for m in p.finditer(query)] if about_record else []
+    short = _NAME_THEN_ITEM_RE.match(query)
+    if short and RECORD_CONCEPT_RE.fullmatch(short.group("item")) and short.group(1).lower() not in _RESULT_QUALIFIERS:
+        found.append(short.group(1))
+    for written in found:
+        word = written.strip("'’")
+        lowered = word.lower()
+        if (len(word) < 3 or lowered in own or lowered in _NOT_FAMILY_NAMES or lowered in _NOT_OWNERS
+                or lowered.endswith(("ing", "ly", "ed")) or not _name_word(word) or RECORD_CONCEPT_RE.fullmatch(word)):
+            continue
+        return word[:1].upper() + word[1:]
     return None
+
+
+#: When a patient was seen, as a question about the record asks it.
+_SEEN_RE = re.compile(r"\b(?:admitted|admissions?|seen|visits?|followed\s+up|follow-?up|discharged|appointments?|"
+                      r"attended|reviewed)\b", re.IGNORECASE)
 
 
 #: What may stand around a bare name: "patient amara nwosu", "pt david ochieng", "wanjiru kamau pls".

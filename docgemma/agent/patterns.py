@@ -25,7 +25,7 @@ from docgemma.clinical.negation import negations, not_written, without_negations
 from docgemma.clinical.note_head import dash_note
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, RESULT_CONCEPT_RE
 from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS, asks_about_own_medicines
-from docgemma.tools.order_extract import allergy_args
+from docgemma.tools.order_extract import KNOWN_ALLERGENS, allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
 
@@ -60,6 +60,9 @@ CONNECTION_RE = phrase(
     # "could any of her meds explain the low platelets?", "which drug goes with which diagnosis", "link up her
     # conditions with her medications"
     r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:explain|cause|account\s+for)|"
+    # "could the rivaroxaban be causing her low platelets", "would any of her drugs explain the creatinine"
+    r"(?:could|might|would|can|is|are)\s+(?:the|her|his|their|any\s+of\s+(?:her|his|their))\s+[\w\-]+(?:\s+[\w\-]+)?\s+"
+    r"(?:be\s+)?(?:causing|explain\w*|behind|responsible\s+for|contributing\s+to)|"
     r"which\s+(?:drugs?|med\w*|medicines?|tablets?)\s+(?:goes|go|is|are|belongs?)\s+(?:with|for|to)\s+which|link\s+up|"
     # "how does everything in her record tie together - meds vs problems"
     r"tie\s+(?:together|up)|(?:meds?|medications?|drugs)\s+(?:vs\.?|versus|against)\s+(?:problems|diagnoses|conditions)|"
@@ -339,13 +342,16 @@ _TERM = (r"(?P<term>(?:(?!(?:for|on|about|in|with|regarding|of|near|at|the|her|h
          r"recruit\w*|enrol\w*|available|open|new|latest|current|ongoing|out|happening|there|going|up)\b)"
          r"[\w\-']+\s*){1,5}?)")
 DEFINITION_ASKED_RE = phrase(
-    r"^\s*(?:so\s+|ok(?:ay)?,?\s+|quick(?:\s+one)?[,:]?\s+)?(?:(?:can|could)\s+(?:u|you)\s+|please\s+|pls\s+)?"
+    # A sentence of context may come first ("He's got a chest infection, meaning of cohort study??").
+    r"^(?:[^,.?!:]{3,60}[.!,]\s+)?\s*(?:so\s+|ok(?:ay)?,?\s+|quick(?:\s+one)?[,:]?\s+)?(?:(?:can|could)\s+(?:u|you)\s+|please\s+|pls\s+)?"
     r"(?:in\s+(?:simple|plain|lay)\s+(?:terms|english|language),?\s+)?"
     r"(?:what(?:'s|s|\s+is|\s+are)\s+(?:an?\s+|the\s+meaning\s+of\s+(?:an?\s+)?)?|define\s+(?:an?\s+)?|"
     r"(?:the\s+)?(?:meaning|definition)\s+of\s+(?:an?\s+)?|"
     r"explain\s+(?:an?\s+|what\s+an?\s+)?|remind\s+me\s+what\s+(?:an?\s+)?|what\s+does\s+(?:an?\s+)?)" + _TERM +
     r"\s*(?:(?:(?:actually|really)\s+)?(?:means?|is|stands?\s+for)|in\s+(?:plain|simple|lay)\s+(?:english|terms|language)"
-    r"|(?:to\s+me|for\s+me|again|quickly|simply|briefly)(?:\b.*)?|,\s*(?:i\s+)?always\s+forget.*)?\s*[?.!]*\s*$",
+    r"|(?:to\s+me|for\s+me|again|quickly|simply|briefly)(?:\b.*)?"
+    r"|[?,.!]*\s*(?:i\s+)?(?:always\s+forget|never\s+(?:\w+\s+)?(?:understood|got|remember)|can'?t\s+remember|"
+    r"keep\s+forgetting).*)?\s*[?.!]*\s*$",
 )
 
 
@@ -413,7 +419,8 @@ _DICTATION_HEAD_RE = phrase(
     r"(?:entry|update)\b|"
     # "entry for the medical notes, start: …": a note's entry, however its text is bracketed
     r"(?:an?\s+)?entry\s+for\s+(?:the\s+|her\s+|his\s+)?(?:medical\s+|clinical\s+|case\s+)?(?:notes|record|chart)\b)"
-    r"(?P<head>(?:(?!allerg|intoleran|prescri|\border|\bmeds?\b|medication|\bdrugs?\b|\brx\b)[^:\n?]){0,60}):\s*\S",
+    # Not an allergy's head, however it is spelt ("document alergy: peanuts, reaction vomiting" was a note).
+    r"(?P<head>(?:(?!a+l+e?r+g|allegr|intoleran|prescri|\border|\bmeds?\b|medication|\bdrugs?\b|\brx\b)[^:\n?]){0,60}):\s*\S",
 )
 
 
@@ -517,7 +524,10 @@ def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
 _SINCE_LAST_RE = phrase(r"\b(?:since|than|with|from)\s+(?:the\s+)?last\s+time\b")
 
 
-_TREND_RE = phrase(r"\b(?:trend\w*|chang\w*|(?:gone|going)\s+(?:up|down)|ris(?:en|ing)|fall(?:en|ing))\b")
+#: How a result has gone: "has her BNP improved since admission" is the result's course, not her visits.
+_TREND_RE = phrase(r"\b(?:trend\w*|chang\w*|(?:gone|going|come|came|coming)\s+(?:up|down)|ris(?:en|ing)|fall(?:en|ing)|"
+                   r"improv\w*|better|worse\w*|deteriorat\w*|recover\w*|normali[sz]\w*|settl\w*|drop\w*|"
+                   r"climb\w*|increas\w*|decreas\w*|pick(?:ed|ing)\s+up|responded|respond\w*)\b")
 
 
 def record_role(query: str) -> Role:
@@ -634,6 +644,10 @@ def _write_clauses(q: _Request, tools: ToolRegistry) -> list[tuple[int, str]]:
     return write_clauses
 
 
+#: An allergy's word at the head of a dictation, spelt with a slip or not ("alergy", "allrgy", "intolerance").
+_ALLERGY_HEAD_RE = re.compile(r"\ba+l+e?r+g\w*|\ballegr\w*|\bintoleran\w*", re.IGNORECASE)
+
+
 def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
     """Tools asked for by their own words (task and write keywords), a dictated note, and trials that enrol."""
     text = q.text
@@ -642,7 +656,10 @@ def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
     literature = tools.first(Role.LITERATURE)
     dictated = dictation(q.query)
     allergy = tools.first(Role.ALLERGY_ENTRY)
-    dictated_allergy = bool(dictated and allergy and _dictated_allergy(dictated[1]))
+    # "document alergy: peanuts, reaction vomiting": an allergy's head however it is spelt, or an allergy dictated.
+    dictated_allergy = bool(dictated and allergy and (_dictated_allergy(dictated[1])
+                                                      or _ALLERGY_HEAD_RE.search(dictated[0])
+                                                      or _told_reaction(q, dictated)))
     if dictated_allergy and dictated:
         # "please document for X: latex -> facial swelling": what is dictated is an allergy and its reaction.
         _add(needed, allergy, "dictated_allergy", len(dictated[0]))
@@ -710,6 +727,24 @@ def _order_and_reaction_signals(q: _Request, tools: ToolRegistry, needed: dict[s
             _add(needed, allergy, "reaction_entry", reaction.start())
 
 
+def _told_reaction(q: _Request, dictated: tuple[str, str]) -> bool:
+    """"apparently shellfish gives her wheeze, can you add that to the record": what is to be recorded (the text
+    before the request; a note's text has a colon, and is the note's) tells a reaction to a substance it names."""
+    told = without_negations(dictated[1]) if ":" not in q.query else ""  # "no rash" tells no reaction
+    if not (told and REACTION_WORDS.search(told) and _REACTION_LINK_RE.search(told)) or _RELATIVE_SAID_RE.search(told):
+        return False
+    substance = allergy_args(told, q.state["extracted_entities"], None).get("substance")
+    return isinstance(substance, str) and (resolve_local(substance).identified or substance.lower() in KNOWN_ALLERGENS)
+
+
+#: A reaction told as one: the substance gives it, or the patient gets it ("comes out in hives with eggs").
+_REACTION_LINK_RE = re.compile(r"\b(?:gives?|gave|causes?|caused|brings?\s+on|brought\s+on|gets?|got|develop\w*|"
+                               r"react\w*|(?:comes?|came|broke|breaks)\s+out\s+in)\b", re.IGNORECASE)
+#: A relative's reaction is not the patient's ("her son gets hives with peanuts").
+_RELATIVE_SAID_RE = re.compile(r"(?:her|his|their|the)\s+(?:son|daughter|mum|mom|mother|dad|father|brother|sister|"
+                               r"wife|husband|partner|baby|child|grand\w+)", re.IGNORECASE)
+
+
 def _dictated_allergy(body: str) -> bool:
     """A dictated "substance -> reaction": the left of the arrow a substance the resolver knows (never a reaction:
     "rash -> settling" is a course), a reaction word right of it."""
@@ -725,7 +760,7 @@ def _allergen_named(q: _Request) -> bool:
     """True when the message names an allergen the resolver knows that is no single drug: a class ("sulfa drugs",
     "ACE inhibitors") — "record that she gets a rash with sulfa drugs" documents a reaction like one to a drug."""
     substance = allergy_args(q.affirmed, q.state["extracted_entities"], None).get("substance")
-    return isinstance(substance, str) and resolve_local(substance).identified
+    return isinstance(substance, str) and (resolve_local(substance).identified or substance.lower() in KNOWN_ALLERGENS)
 
 
 def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:

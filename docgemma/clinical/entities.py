@@ -73,6 +73,9 @@ _CLINICAL_WORDS = frozenset({
     "criteria", "rule", "rules", "scale", "bundle", "protocol", "pathway", "classification", "staging", "dose",
     "dosing", "regimen", "algorithm", "calculator", "formula", "sign", "signs", "symptoms", "management",
     "treatment", "therapy", "vaccine", "vaccination", "schedule", "chart", "results", "labs", "notes",
+    # What a patient is, before the word for one ("the Diabetic patient in bed 4")
+    "diabetic", "cardiac", "septic", "elderly", "frail", "surgical", "paediatric", "pediatric", "psychiatric",
+    "obstetric", "asthmatic", "epileptic", "hypertensive", "dialysis", "stroke", "trauma", "oncology",
 })
 _CLINICAL_SUFFIX_RE = re.compile(r"(itis|osis|emia|aemia|oma|pathy|algia|ectomy|plasty|scopy|gram|ology|iasis|plegia)$",
                                  re.IGNORECASE)
@@ -149,6 +152,8 @@ _SURNAME_CONTEXT_RES = (
                rf"|\b(?i:what|which)\s+(?i:meds?|medications?|drugs|tablets|pills|medicines)\s+(?i:is|was|has)\s+"
                rf"|\b(?i:what['’]?s|what\s+is)\s+(?=[A-Z][a-z'\-]+\s+(?i:on|taking)\b))"
                rf"([A-Z][a-z\-]+(?:'(?!s\b)[A-Z]?[a-z]+)?)\b(?!['’]s\b|\s+{_NAME_WORD}|\s+(?i:disease|syndrome))"),
+    # "find me the Okafor patient, around 35": a family name before the word for a patient.
+    re.compile(r"\b(?i:the)\s+([A-Z][a-z\-]+(?:'(?!s\b)[A-Z]?[a-z]+)?)\s+(?i:patient|lady|gentleman|gent|man|woman|boy|girl)\b"),
     # "for Asante - is there a link between the insulin and his troponin": a name as the heading of a question about
     # him or her.
     re.compile(r"^\s*(?i:for|re:?|regarding)\s+([A-Z][a-z\-]+)\s*[-–:,]\s+(?=.*\b(?i:his|her|their|he|she|they|him)\b)"),
@@ -397,22 +402,27 @@ _LOWER_WORD = r"[a-z][a-z'\-]+"
 #: Each word is checked: no function, request, clinical or drug word is a name (:func:`_asked_name`).
 _ASKED_NAME_RES = (
     re.compile(rf"\b(?:do\s+we\s+have|have\s+we\s+got)\s+(?:an?\s+|any(?:one|body)?\s+)?"
-               rf"(?:(?:patient|pt)\s+)?(?:(?:called|named)\s+)?({_LOWER_WORD},?\s+{_LOWER_WORD})\s+(?:on|in)\s+"
-               r"(?:the\s+|our\s+)?(?:system|records?|database|books|register|computer|ehr|emr)\b", re.IGNORECASE),
+               rf"(?:(?:patient|pt)\s+)?(?:(?:called|named)\s+)?({_LOWER_WORD},?\s+{_LOWER_WORD})\s+(?:(?:on|in)\s+"
+               r"(?:the\s+|our\s+)?(?:system|records?|database|books|register|computer|ehr|emr)|registered|here)\b",
+               re.IGNORECASE),
     re.compile(rf"\b(?:does|is)\s+({_LOWER_WORD},?\s+{_LOWER_WORD})\s+(?:exist|registered|(?:on|in)\s+(?:the|our)\s+"
                r"(?:system|records?|database))\b", re.IGNORECASE),
     re.compile(rf"\b(?:search\s+(?:for\s+)?(?:patients?|pts?)\s*(?:for\s+|:\s*|[-–]\s*)"
                rf"|locate\s+(?:a\s+|the\s+)?(?:pt|patient)\s*(?:[-–:,]\s*|(?:called|named)\s+)|"
                rf"name\s+(?:something\s+|sth\s+)?like\s+)({_LOWER_WORD},?\s+{_LOWER_WORD}|(?-i:[A-Z])[a-z'\-]+)"
                r"(?=\s*(?:[?.!,;]|$|\s[-–]|\s+(?:dob|born|please|pls|maybe)\b))", re.IGNORECASE),
-    re.compile(rf"\b(?:a|the)\s+(?:man|woman|lady|gentleman|gent|boy|girl|child|chap|guy)\s*(?:,\s*|\s+(?:called|named)\s+)"
+    # "looking for a man called wilson", "find the lady, mensah" (never "a rash as a child, settled": only after a
+    # word that looks for someone)
+    re.compile(rf"\b(?:find|search|look|locat|seek|track|trac|who|know)\w*\b[^.?!]*?"
+               rf"\b(?:a|the)\s+(?:man|woman|lady|gentleman|gent|boy|girl|child|chap|guy)\s*(?:,\s*|\s+(?:called|named)\s+)"
                rf"({_LOWER_WORD})(?=\s*(?:[?.!,;]|$))", re.IGNORECASE),
     # "patient search: tunde bello"
     re.compile(rf"\b(?:patient|pt)\s+search\s*[:\-–]\s*({_LOWER_WORD}(?:,?\s+{_LOWER_WORD})?)(?=\s*(?:[?.!,;]|$))",
                re.IGNORECASE),
     # "have we got anyone by the name of amara nwosu", "find everyone called mwangi", "searching for a mr asante",
     # "is delgado in the database at all?"
-    re.compile(rf"\b(?:by|under)\s+the\s+name\s+(?:of\s+)?({_LOWER_WORD}(?:,?\s+{_LOWER_WORD})?)(?=\s*(?:[?.!,;]|$))",
+    re.compile(rf"\b(?:by|under)\s+the\s+name\s+(?:of\s+)?({_LOWER_WORD}(?:,?\s+(?!(?:on|in|registered)\b){_LOWER_WORD})?)"
+               r"(?=\s*(?:[?.!,;]|$|\s+(?:(?:on|in)\s+(?:the|our)\s+(?:system|records?|database)|registered)\b))",
                re.IGNORECASE),
     re.compile(rf"\b(?:every(?:one|body)|all\s+(?:the\s+)?patients?|patients?|any(?:one|body))\s+(?:called|named)\s+"
                rf"({_LOWER_WORD}(?:\s+(?!(?:please|pls)\b){_LOWER_WORD})?)(?=\s*(?:[?.!,;]|$|\s+(?:please|pls)\b))",

@@ -21,7 +21,9 @@ ON_MEDICATION = r"(?:is|are)\s+(?:she|he|they)\s+(?:on|taking)"
 #: "remind me what she's on at home": the same question, the words the other way round (not "what he's taking for X").
 #: "what's she on at the moment" ("what's" written as one word was read as no record question: a set written apart).
 TAKING = (r"(?:what(?:\s+(?:is|are)|\s*['’]s|s)\s+(?:she|he|they)\s+(?:on|taking)\b(?!\s+(?:for|about)\b)"
-          r"|what\s+(?:she|he|they)(?:['’]s|['’]re|\s+is|\s+are)\s+(?:on|taking)\b(?!\s+(?:for|about)\b))")
+          r"|what\s+(?:she|he|they)(?:['’]s|['’]re|\s+is|\s+are)\s+(?:on|taking)\b(?!\s+(?:for|about)\b)"
+          # "what's DG-1002 on": a patient given by a hospital number or a reference
+          r"|what(?:\s+is|\s*['’]s|s)\s+(?:[a-z]{2,5}-\d{3,10}|patient/[\w\-]+)['’]?\s+(?:on|taking)\b(?!\s+(?:for|about)\b))")
 
 #: Results the record holds, by the names clinicians use (abbreviations included).
 RESULT_WORDS = (

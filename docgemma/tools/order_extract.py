@@ -90,7 +90,8 @@ REACTION_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, REACTIONS), key
 SEVERITY_RE = re.compile(r"\b(mild|moderate|severe|anaphyla\w*|life-threatening|angio-?o?edema|"
                          r"stevens[- ]johnson|toxic epidermal)\b", re.IGNORECASE)
 _ALLERGEN_AFTER_RE = re.compile(
-    r"\b(?:allerg(?:y|ic|ies)\s*(?:to|:)|intoleran(?:ce|t)\s+(?:to|of)|reaction\s+to|sensitivity\s+to|"
+    # "alergy:", "allergic to": the word spelt with a slip too (the rules read "document alergy: …" as an allergy)
+    r"\b(?:a+l+e?r+g(?:y|ic|ies)\s*(?:to|:)|intoleran(?:ce|t)\s+(?:to|of)|reaction\s+to|sensitivity\s+to|"
     r"hypersensitivity\s+to)\s+(?P<name>[a-z][a-z0-9\-/ ]{1,58}?)"
     # A dash after a space ends the substance: "add allergy: aspirin - GI bleed" (or "aspirin -GI bleed") is aspirin,
     # reaction GI bleed; a hyphen inside a name ("co-trimoxazole") does not.
@@ -100,6 +101,10 @@ _ALLERGEN_AFTER_RE = re.compile(
 )
 _ALLERGEN_BEFORE_RE = re.compile(r"\b(?P<name>[a-z][a-z0-9\-]{1,40}(?:\s+[a-z][a-z0-9\-]{1,40})?)\s+"
                                  r"(?:allerg(?:y|ies)|intolerance|sensitivity)\b", re.IGNORECASE)
+#: "shellfish gives her wheeze", "co-trimoxazole gave him a rash": the substance is the subject.
+_GIVES_RE = re.compile(r"(?:^|[.,;:]\s*|\b(?:apparently|says|said|reports?|and|but)\s+)(?P<name>[a-z][a-z0-9\-]{2,30}"
+                       r"(?:\s+[a-z][a-z0-9\-]{2,30})?)\s+(?:gives?|gave|causes?|caused|brings?\s+on|brought\s+on)\s+"
+                       r"(?:her|him|them|the\s+patient)\b", re.IGNORECASE)
 _CAUSE_RE = re.compile(r"\b(?:with|after|from|to|on|taking|following|when\s+given|when\s+taking|due\s+to|caused\s+by|"
                        r"secondary\s+to|because\s+of)\s+(?P<name>[a-z][a-z0-9\-/ ]{1,58}?)"
                        r"(?=\s*[.,;(:]|\s+(?:for|in|with|causing|please|and|which|that|patient)\b|\s*$)",
@@ -111,6 +116,10 @@ _FREE_REACTION_RE = re.compile(
     r"reaction was|reacts? with)\s*:?\s+(?P<word>[a-z][a-z \-]{1,58}?)(?=[.,;]|\s+for\b|\s+in\b|\s+to\b|$)",
     re.IGNORECASE,
 )
+#: Allergens that are no drug, which the resolver does not identify.
+KNOWN_ALLERGENS = frozenset({"shellfish", "peanuts", "peanut", "eggs", "egg", "latex", "nuts", "tree nuts", "milk",
+                              "dairy", "soy", "soya", "wheat", "gluten", "sesame", "fish", "iv contrast", "contrast",
+                              "iodine", "bee stings", "wasp stings", "strawberries", "kiwi"})
 _NOT_ALLERGENS = frozenset({"an", "a", "the", "new", "her", "his", "drug", "known", "severe", "mild", "moderate",
                            "document", "record", "add", "log", "enter", "save", "note", "patient", "this", "that",
                            "it", "please", "allergy", "reaction", "drug allergy", "medication",
@@ -311,6 +320,11 @@ def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None
             if named and resolve_local(named).identified:
                 out["substance"] = named
                 break
+    if "substance" not in out:  # "apparently shellfish gives her wheeze": the substance is what gives it
+        gives = _GIVES_RE.search(query)
+        named = _substance(re.sub(r"^(?:the|apparently)\s+", "", gives.group("name"), flags=re.IGNORECASE)) if gives else None
+        if named and (resolve_local(named).identified or named.lower() in KNOWN_ALLERGENS):
+            out["substance"] = named
     if "substance" not in out:  # "sulfa antibiotics gave her hives": the class the message names, not "antibiotics"
         out.update({"substance": cls} if (cls := _class_named(query)) else {})
     if "substance" not in out:

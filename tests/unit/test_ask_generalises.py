@@ -23,6 +23,7 @@ from docgemma.agent.state import PatientRef
 from docgemma.clinical.entities import extract_entities, extract_patient_names
 from docgemma.clinical.request_spelling import respelt, respelt_word
 from docgemma.eval.train_router import demo_roster, turn_state
+from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.registry import default_registry
 from tests.unit.test_ask_buttons import _offered
 
@@ -949,3 +950,58 @@ def test_the_wards_names_of_drugs_are_read(message: str, drugs: list[str]) -> No
 ])
 def test_a_topic_ends_where_a_clause_about_it_or_whom_it_is_for_begins(message: str, button: str) -> None:
     assert button in [text for text, _l, _a in _buttons(message)]
+
+
+# ── the eighth set's second look: its classes, with cases of their own ───────────────────────────────────────────
+
+
+@pytest.mark.parametrize("message", ["was phiri followed up after her last admission", "how often has tembo been admitted",
+                                     "is Boateng up to date with his vaccinations", "for mutua: could the ramipril "
+                                     "explain the potassium", "achieng potassium?", "Tembo weight?",
+                                     "phiri note - BP 140/85, continue amlodipine"])
+def test_more_forms_that_name_a_patient_by_family_name_alone_are_asked_about(message: str) -> None:
+    decided = decision.decide(_state(message), REG)  # type: ignore[arg-type]
+    assert not decided["sure"] or decided["label"] == "search_patient", message
+
+
+@pytest.mark.parametrize("message", ["current meds", "usual meds?", "prn meds", "random glucose?", "serum sodium",
+                                     "has she been admitted this year", "did surgery go well last admission",
+                                     "is bp up", "Note: had a rash with amoxicillin as a child, settled"])
+def test_a_record_word_after_a_qualifier_or_a_pronoun_is_no_family_name(message: str) -> None:
+    assert possible_family_name(message, ACTIVE) is None, message
+    assert extract_patient_names(message) == [], message
+
+
+@pytest.mark.parametrize(("message", "name"), [("is there anyone by the name of tembo on the system", "tembo"),
+                                               ("do we have a grace achieng registered", "grace achieng"),
+                                               ("find me the Phiri patient, about 60", "Phiri")])
+def test_a_name_asked_for_before_where_it_is_looked_for_is_read(message: str, name: str) -> None:
+    assert extract_patient_names(message) == [name]
+
+
+@pytest.mark.parametrize(("message", "tool"), [
+    ("would the apixaban be causing her low platelets", "explore_connections"),
+    ("what is his bisoprolol for?", "explore_connections"),
+    ("has her creatinine improved since admission", "query_patient_data"),
+    ("is his CRP any better since he came in", "query_patient_data"),
+    ("what's DG-1004 on", "query_patient_data"),
+])
+def test_what_a_drug_explains_and_how_a_result_went_are_read(message: str, tool: str) -> None:
+    decided = decision.decide(_state(message), REG)  # type: ignore[arg-type]
+    assert decided["label"] == tool, decided
+
+
+@pytest.mark.parametrize(("message", "substance"), [
+    ("document alergy: latex, reaction urticaria", "latex"),
+    ("apparently strawberries give her hives, can you put that in the record", "strawberries"),
+    ("the cefalexin gave him a rash, please add that to the record", "cefalexin"),
+])
+def test_a_reaction_told_then_asked_to_be_recorded_is_an_allergy(message: str, substance: str) -> None:
+    assert rules.decide(_state(message), REG).tool == "add_allergy"  # type: ignore[arg-type,union-attr]
+    assert allergy_args(message, extract_entities(message), "p")["substance"] == substance
+
+
+@pytest.mark.parametrize("message", ["BP 150/90, started amlodipine, no rash, save it to the record",
+                                     "she had a rash yesterday, add that to the record"])
+def test_a_note_that_denies_or_tells_no_substance_is_no_allergy(message: str) -> None:
+    assert rules.decide(_state(message), REG).tool == "save_clinical_note"  # type: ignore[arg-type,union-attr]
