@@ -219,8 +219,8 @@ _RESULT_QUALIFIERS = frozenset({"serum", "plasma", "random", "fasting", "urine",
                                 # what a short question asks before the record's word ("current meds", "usual meds")
                                 "current", "latest", "last", "recent", "today", "todays", "usual", "regular", "most",
                                 "previous", "prior", "active", "known", "chronic", "acute", "ongoing", "outpatient",
-                                "inpatient", "regular", "long", "term", "prn", "stat", "iv", "oral", "her", "show",
-                                "check", "list", "review", "trend", "daily", "admission", "pre", "post", "op"})
+                                "inpatient", "long", "term", "prn", "stat", "iv", "oral", "show",
+                                "check", "list", "review", "trend", "pre", "post", "op"})
 #: Words these forms may catch that are no one's name: relatives, what a record holds, and how a question goes on.
 _NOT_FAMILY_NAMES = frozenset({"mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son",
                                "daughter", "baby", "child", "brother", "sister", "everyone", "everybody", "anyone",

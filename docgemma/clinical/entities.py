@@ -75,7 +75,7 @@ _CLINICAL_WORDS = frozenset({
     "treatment", "therapy", "vaccine", "vaccination", "schedule", "chart", "results", "labs", "notes",
     # What a patient is, before the word for one ("the Diabetic patient in bed 4")
     "diabetic", "cardiac", "septic", "elderly", "frail", "surgical", "paediatric", "pediatric", "psychiatric",
-    "obstetric", "asthmatic", "epileptic", "hypertensive", "dialysis", "stroke", "trauma", "oncology",
+    "obstetric", "asthmatic", "epileptic", "hypertensive", "dialysis", "trauma", "oncology",
 })
 _CLINICAL_SUFFIX_RE = re.compile(r"(itis|osis|emia|aemia|oma|pathy|algia|ectomy|plasty|scopy|gram|ology|iasis|plegia)$",
                                  re.IGNORECASE)
