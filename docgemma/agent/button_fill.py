@@ -16,7 +16,7 @@ from docgemma.clinical.drug_classes import CLASSES
 from docgemma.clinical.drug_spelling import unread_drugs
 from docgemma.clinical.entities import _CLINICAL_SUFFIX_RE as CLINICAL_SUFFIX_RE
 from docgemma.clinical.entities import _CLINICAL_WORDS as CLINICAL_WORDS
-from docgemma.clinical.entities import COLLEAGUE_TITLES, DrugDictionary
+from docgemma.clinical.entities import COLLEAGUE_TITLES, NOT_SINGLE_NAMES, DrugDictionary
 from docgemma.clinical.function_words import FUNCTION_WORDS
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, RESULT_CONCEPT_RE
 from docgemma.clinical.request_spelling import REQUEST_WORDS
@@ -187,40 +187,25 @@ _LOWER_FAMILY_NAME_RES = (
                rf"(?:allergic|on|taking|still\s+on)\b", re.IGNORECASE),
     re.compile(rf"\b(?:what|which)\s+(?:meds?|medications?|drugs|tablets|pills|medicines)\s+(?:is|was|has)\s+"
                rf"({_WORD})\s+(?:on|taking|been)\b", re.IGNORECASE),
-    re.compile(rf"\bwhat(?:['’]?s|\s+is)\s+({_WORD})\s+(?:on|taking)\b", re.IGNORECASE),
+    re.compile(rf"\bwhat(?:['’]?s|\s+is)\s+({_WORD})\s+(?:on|taking)\b(?!\s+about)", re.IGNORECASE),
     re.compile(rf"^\s*(?:for|re:?|regarding)\s+({_WORD})\s*[-–:,]\s+(?=.*\b(?:his|her|their|he|she|they|him)\b)",
                re.IGNORECASE),
     re.compile(rf"\b(?:patient|pt)\.?\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
-    re.compile(rf"\b(?:chart|record|notes|file|meds|medications|allergies|labs|results|bloods|history|timeline)\s+"
+    # ("history of falls" is a history, not a patient's)
+    re.compile(rf"\b(?:chart|record|notes|file|meds|medications|allergies|labs|results|bloods)\s+"
                rf"(?:of|for)\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
     # "kariuki note - INR 3.6, omit tonight's warfarin": a note headed by whose it is.
     re.compile(rf"^\s*({_WORD})\s+(?:note|update|plan|entry)\s*[-–:]", re.IGNORECASE),
 )
 #: The same, in forms that name a patient only in a question about the record (the message must name what the record
 #: holds or when she was seen): "was oduya followed up after the last admission", "how many times has kariuki been
-#: admitted", "is haddad up to date with immunisations", "for bello: could the allopurinol explain the CRP",
-#: "garcia blood pressure?".
+#: admitted", "is haddad up to date with immunisations", "for bello: could the allopurinol explain the CRP". ("garcia
+#: blood pressure?" is not read: "overnight obs?", "manual bp?" have the same shape.)
 _RECORD_FAMILY_NAME_RES = (
     re.compile(rf"(?:^|[.?!,;:]\s*|\b(?:and|so|ok|okay|but|also|now|times|often|when|why|how|where)\s+)"
                rf"(?:is|was|has|have|does|did|had)\s+({_WORD})\s+[a-z]", re.IGNORECASE),
     re.compile(rf"^\s*(?:for|re:?|regarding)\s+({_WORD})\s*[-–:,]\s+\S", re.IGNORECASE),
 )
-#: "garcia blood pressure?", "Bello weight?": a family name, then only what the record holds.
-_NAME_THEN_ITEM_RE = re.compile(rf"^\s*({_WORD})\s+(?:(?:latest|last|current|recent|most\s+recent)\s+)?"
-                                r"(?P<item>[\w&+\- ]{2,30}?)\s*[?.!]*\s*$", re.IGNORECASE)
-#: What may stand before a result's name, and no one's name ("random glucose?", "serum ferritin").
-_RESULT_QUALIFIERS = frozenset({"serum", "plasma", "random", "fasting", "urine", "urinary", "blood", "capillary",
-                                "venous", "arterial", "baseline", "repeat", "postural", "lying", "standing", "sitting",
-                                "systolic", "diastolic", "total", "free", "ionised", "ionized", "corrected", "trough",
-                                "peak", "spot", "home", "clinic", "ambulatory", "target", "admission", "discharge",
-                                "morning", "evening", "daily", "weekly", "her", "his", "their", "any", "what", "whats",
-                                "and", "the", "full", "all", "kidney", "liver", "renal", "thyroid", "lipid", "iron",
-                                "drug", "past", "family", "social", "medical", "surgical", "allergy", "new", "old",
-                                # what a short question asks before the record's word ("current meds", "usual meds")
-                                "current", "latest", "last", "recent", "today", "todays", "usual", "regular", "most",
-                                "previous", "prior", "active", "known", "chronic", "acute", "ongoing", "outpatient",
-                                "inpatient", "long", "term", "prn", "stat", "iv", "oral", "show",
-                                "check", "list", "review", "trend", "pre", "post", "op"})
 #: Words these forms may catch that are no one's name: relatives, what a record holds, and how a question goes on.
 _NOT_FAMILY_NAMES = frozenset({"mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son",
                                "daughter", "baby", "child", "brother", "sister", "everyone", "everybody", "anyone",
@@ -229,7 +214,15 @@ _NOT_FAMILY_NAMES = frozenset({"mum", "mom", "mother", "dad", "father", "wife", 
                                "currently", "actually", "normally", "usually", "already", "regularly", "presently",
                                "meant", "supposed", "allowed", "safe", "ok", "okay", "fine", "left", "right", "due",
                                "planned", "pending", "outstanding", "available", "high", "low", "better", "worse",
-                               "stable", "well", "still", "back"})
+                               "stable", "well", "still", "back",
+                               # what a heading names that is no one ("for info: her potassium is 5.9")
+                               "info", "information", "reference", "ref", "context", "interest", "clarity",
+                               "completeness", "background", "awareness", "tto", "ttos", "record", "records", "example",
+                               "instance", "now", "today", "tonight", "discussion", "mdt", "ward", "team", "audit",
+                               "teaching", "clarification", "note", "notes", "summary", "plan", "update", "entry",
+                               # who else is on the ward ("what's consultant on about")
+                               "consultant", "registrar", "reg", "sho", "fy1", "fy2", "nurse", "physio", "doctor",
+                               "pharmacist", "dietitian", "matron", "student", "micro", "bay", "bed"})
 
 
 def possible_family_name(query: str, active: PatientRef | None) -> str | None:
@@ -240,13 +233,10 @@ def possible_family_name(query: str, active: PatientRef | None) -> str | None:
     about_record = bool(RECORD_CONCEPT_RE.search(query) or _SEEN_RE.search(query))
     found = [m.group(1) for p in _LOWER_FAMILY_NAME_RES for m in p.finditer(query)]
     found += [m.group(1) for p in _RECORD_FAMILY_NAME_RES for m in p.finditer(query)] if about_record else []
-    short = _NAME_THEN_ITEM_RE.match(query)
-    if short and RECORD_CONCEPT_RE.fullmatch(short.group("item")) and short.group(1).lower() not in _RESULT_QUALIFIERS:
-        found.append(short.group(1))
     for written in found:
         word = written.strip("'’")
         lowered = word.lower()
-        if (len(word) < 3 or lowered in own or lowered in _NOT_FAMILY_NAMES or lowered in _NOT_OWNERS
+        if (len(word) < 3 or lowered in own or lowered in _NOT_FAMILY_NAMES | NOT_SINGLE_NAMES or lowered in _NOT_OWNERS
                 or lowered.endswith(("ing", "ly", "ed")) or not _name_word(word) or RECORD_CONCEPT_RE.fullmatch(word)):
             continue
         return word[:1].upper() + word[1:]

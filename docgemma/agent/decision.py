@@ -114,7 +114,7 @@ def _explores(tool: str | None, registry: ToolRegistry) -> bool:
 
 
 #: A relative of the patient named in the message ("her son", "mother has …"): what they have is not the patient's.
-_RELATIVE_RE = re.compile(r"\b(?:son|daughter|mother|mum|mom|father|dad|brother|sister|wife|husband|partner|grand"
+RELATIVE_RE = re.compile(r"\b(?:son|daughter|mother|mum|mom|father|dad|brother|sister|wife|husband|partner|grand"
                           r"(?:mother|father|son|daughter|ma|pa)|aunt|uncle|cousin|sibling|twin|family\s+member)s?\b",
                           re.IGNORECASE)
 
@@ -169,7 +169,7 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     # "her son is allergic to penicillin, get that documented": a relative's allergy is not the patient's; asked.
     if sure and not picked and ruled is not None and ruled.tool is not None and ruled.tool in registry \
             and Role.ALLERGY_ENTRY in registry[ruled.tool].roles:
-        sure = _RELATIVE_RE.search(state.get("user_query", "")) is None
+        sure = RELATIVE_RE.search(state.get("user_query", "")) is None
     # "open samuel kariuki's reord": the patient is found and nothing would follow, though a request word was written
     # one slip away; asked, with the action respelt in the buttons.
     if sure and not picked and ruled is not None and ruled.rule == "patient_name" and not after_search:

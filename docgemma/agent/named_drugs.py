@@ -112,7 +112,8 @@ def _order_lines(written: str, product: Resolution, who: str, facts: PatientFact
             continue
         shared = [i for i in product.ingredients if i in active.ingredients]
         if shared:
-            if not own:
+            # A product with more in it than her order ("janumet" beside her metformin) is a duplicate all the same.
+            if not (own and set(product.ingredients) <= set(active.ingredients)):
                 out.append(f"{PREFIX}{written} duplicates {order}: both contain {', '.join(shared)}.")
             continue
         same = sorted({c for i in product.ingredients for c in classes_of(i)}

@@ -23,7 +23,7 @@ from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.clinical.negation import negations, not_written, without_negations
 from docgemma.clinical.note_head import dash_note
-from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, RESULT_CONCEPT_RE
+from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, RESULT_CONCEPT_RE, RESULT_WORDS
 from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS, asks_about_own_medicines
 from docgemma.tools.order_extract import KNOWN_ALLERGENS, allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
@@ -73,7 +73,9 @@ CONNECTION_RE = phrase(
     r"why\s+(?:was|is)\s+(?:her|his|their|the)?\s*[\w\-]+\s+started|indication\s+for\s+(?:her|his|their)|"
     r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:are|is)\s+for\b|"
     # "what is her lisinopril for?", "what's he taking warfarin for?": the question ends on "for".
-    r"what(?:['’]s|\s+is|\s+are)\s+(?:(?:her|his|their)\s+[\w\-]+(?:\s+[\w\-]+)?|(?:she|he|they)\s+(?:on|taking)\s+"
+    r"what(?:['’]s|\s+is|\s+are)\s+(?:(?:her|his|their)\s+(?!(?:appointment|referral|bed|follow|bloods?|scan|tests?|"
+    r"review|visit|admission|surgery|op|procedure|clinic|" + RESULT_WORDS + r")\b)[\w\-]+(?:\s+[\w\-]+)?|"
+    r"(?:she|he|they)\s+(?:on|taking)\s+"
     r"[\w\-]+(?:\s+[\w\-]+)?)\s+for(?=\s*(?:[?.!]|$))|"
     r"taking\s+for\s+(?:her|his|their)|(?:on\s+(?:her|his|their)\s+list|being\s+used)\s+(?:to\s+)?(?:treat|manage)|"
     # "join the dots between her diagnoses and her drugs", "how does her X tie in with her Y", "what's covering his AF"
@@ -644,6 +646,8 @@ def _write_clauses(q: _Request, tools: ToolRegistry) -> list[tuple[int, str]]:
     return write_clauses
 
 
+#: No allergy told: "document alergy: none", "allergies: nil known", "NKDA" (a note, never an allergy to "none").
+_NIL_RE = re.compile(r"(?:none|nil|nkda|nka|nkfa|no\s+known|not\s+known|unknown|n/?a)\b", re.IGNORECASE)
 #: An allergy's word at the head of a dictation, spelt with a slip or not ("alergy", "allrgy", "intolerance").
 _ALLERGY_HEAD_RE = re.compile(r"\ba+l+e?r+g\w*|\ballegr\w*|\bintoleran\w*", re.IGNORECASE)
 
@@ -658,7 +662,8 @@ def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
     allergy = tools.first(Role.ALLERGY_ENTRY)
     # "document alergy: peanuts, reaction vomiting": an allergy's head however it is spelt, or an allergy dictated.
     dictated_allergy = bool(dictated and allergy and (_dictated_allergy(dictated[1])
-                                                      or _ALLERGY_HEAD_RE.search(dictated[0])
+                                                      or (_ALLERGY_HEAD_RE.search(dictated[0])
+                                                          and not _NIL_RE.match(dictated[1].strip()))
                                                       or _told_reaction(q, dictated)))
     if dictated_allergy and dictated:
         # "please document for X: latex -> facial swelling": what is dictated is an allergy and its reaction.
@@ -717,7 +722,9 @@ def _order_and_reaction_signals(q: _Request, tools: ToolRegistry, needed: dict[s
     allergy = tools.first(Role.ALLERGY_ENTRY)
     reaction = REACTION_WORDS.search(q.affirmed)
     allergen = bool(drugs) or _allergen_named(q)
-    if allergy and writes and reaction and allergen and _REACTION_VERB_RE.search(text) and not (order and order.name in needed):
+    # A relative's reaction ("her son gets hives with peanuts") is never recorded as the patient's allergy.
+    if allergy and writes and reaction and allergen and _REACTION_VERB_RE.search(text) and not (order and order.name in needed) \
+            and not _RELATIVE_SAID_RE.search(text):
         # "Record that she had rash with doxycycline and write a note …", "<patient> gets angioedema with
         # ramipril, please document it": documenting a reaction to a drug. A reaction told inside a note's own
         # clause ("document in her note that she had a rash") is the note's text.
@@ -741,8 +748,8 @@ def _told_reaction(q: _Request, dictated: tuple[str, str]) -> bool:
 _REACTION_LINK_RE = re.compile(r"\b(?:gives?|gave|causes?|caused|brings?\s+on|brought\s+on|gets?|got|develop\w*|"
                                r"react\w*|(?:comes?|came|broke|breaks)\s+out\s+in)\b", re.IGNORECASE)
 #: A relative's reaction is not the patient's ("her son gets hives with peanuts").
-_RELATIVE_SAID_RE = re.compile(r"(?:her|his|their|the)\s+(?:son|daughter|mum|mom|mother|dad|father|brother|sister|"
-                               r"wife|husband|partner|baby|child|grand\w+)", re.IGNORECASE)
+_RELATIVE_SAID_RE = re.compile(r"\b(?:her|his|their|the)\s+(?:son|daughter|mum|mom|mother|dad|father|brother|sister|"
+                               r"wife|husband|partner|baby|child|grand\w+)\b", re.IGNORECASE)
 
 
 def _dictated_allergy(body: str) -> bool:

@@ -446,7 +446,10 @@ _NOT_ASKED = frozenset({"patient", "patients", "pt", "pts", "system", "record", 
                         "social", "worker", "gp", "doctor", "nurse", "physio", "scan", "appointment", "admission",
                         "falls", "smoking", "smoker", "diabetic", "back", "yesterday", "today", "tomorrow", "earlier",
                         "again", "number", "ward", "unit", "respect", "consent", "dnacpr", "test", "drug", "list",
-                        "alcohol", "twelve", "eleven", "ten", "bay", "side", "new", "old", "same"})
+                        "alcohol", "twelve", "eleven", "ten", "bay", "side", "new", "old", "same",
+                        # "do we have a second opinion registered", "an interpreter booked"
+                        "second", "opinion", "interpreter", "translator", "pharmacist", "dietitian", "chaplain",
+                        "porter", "space", "slot", "booking"})
 
 
 def _asked_name(written: str) -> str | None:
@@ -458,6 +461,13 @@ def _asked_name(written: str) -> str | None:
         return None
     return " ".join(reversed(words) if "," in written else words)
 
+#: Words a single name's place may hold that are no one's name.
+NOT_SINGLE_NAMES = frozenset({
+    "mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son", "daughter", "baby", "child", "brother",
+    "sister", "everyone", "everybody", "anyone", "anybody", "someone", "somebody", "nobody", "other", "same", "young",
+    "old", "new", "next", "last", "first", "second", "third", "previous", "gout", "bariatric", "consent", "education",
+    "reported", "safety", "information", "info", "outcome", "outcomes", "care", "transport", "feedback", "experience",
+    "satisfaction", "leaflet", "group", "list", "record", "notes", "she", "he", "it", "they", "we", "you", "i"})
 #: Titles of a colleague, never of the patient: a name after one is a doctor's or a nurse's.
 COLLEAGUE_TITLES = frozenset({"dr", "doctor", "prof", "professor", "sister", "nurse", "consultant", "matron"})
 
@@ -471,6 +481,10 @@ def _clean_name(candidate: str, *, words_needed: int = 2) -> str | None:
     if words and words[0].rstrip(".").lower() in COLLEAGUE_TITLES:  # "Sister Bello's handover": a colleague
         return None
     if len(words) < words_needed or DrugDictionary.find(" ".join(words)):
+        return None
+    # One word alone is a name only when it is no word of the sentence ("is Mum allergic", "the Other patient",
+    # "patient Consent", "is She on warfarin" were searched for as patients).
+    if len(words) == 1 and (words[0].lower() in FUNCTION_WORDS or words[0].lower() in NOT_SINGLE_NAMES):
         return None
     if any(w.lower() in _CLINICAL_WORDS or _CLINICAL_SUFFIX_RE.search(w) for w in words):
         return None

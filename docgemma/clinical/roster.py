@@ -119,6 +119,11 @@ def _name_forms(patient: KnownPatient) -> list[str]:
     forms.append(_TITLE + family)
     # "kariuki's HbA1c today?", "mwangi's TSH": a family name in the possessive (not an eponym: "wilson's disease").
     forms.append(family + _NOT_EPONYM)
+    # "okafor cholesterol?", "Bello weight?": a known family name opening a short question (a few words after it),
+    # never an eponym's ("wilson disease?"). Only the record's own family names are read so: "overnight obs?" and
+    # "manual bp?" have the same shape.
+    forms.append(r"(?<![\s\S])\s*" + family + r"(?=\s+(?!(?:disease|syndrome|sign|test|criteria|score|palsy)\b)"
+                 r"(?:\S+\s+){0,3}\S+\s*[?.!]*\s*$)")
     return forms
 
 

@@ -273,12 +273,15 @@ def _substance(text: str) -> str | None:
         return None
     if only_function_words(words):  # "on her", "him": never a substance
         return None
+    if re.fullmatch(r"(?:none|nil|nkda|nka|nkfa|no\s+known.*|nil\s+known|not\s+known|unknown|n/?a)", words, re.IGNORECASE):
+        return None  # "alergy: none": no allergy told
     # "sulfa", "sulpha drugs": the class's name, as a record and the class checks know it.
     return "sulfonamides" if _SULFA_RE.fullmatch(words) else words
 
 
 #: The colloquial words for the sulfonamide antibiotics.
-_SULFA_RE = re.compile(r"sul(?:f|ph)a(?:\s+(?:drugs?|antibiotics|meds|medications?))?", re.IGNORECASE)
+#: A word of its own: "ferrous sulphate" holds no "sulpha" (it was read as a sulfonamide allergy).
+_SULFA_RE = re.compile(r"\bsul(?:f|ph)a\b(?:\s+(?:drugs?|antibiotics|meds|medications?))?", re.IGNORECASE)
 
 
 def _class_named(query: str) -> str | None:
