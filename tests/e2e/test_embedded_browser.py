@@ -307,3 +307,27 @@ def test_the_sixth_sets_classes_in_chromium(embedded_url: str, page: Any) -> Non
     decided = page.locator("#chat").inner_text()
     page.locator("#reject:visible").first.click()
     _decided(page, decided)
+
+
+def test_the_eighth_stops_classes_in_chromium(embedded_url: str, page: Any) -> None:  # noqa: F811
+    """Issue 26, this stop's classes on the embedded default in the browser: a connection question names its start in
+    words and the connections tool runs (it asked "which record item?" for every such question); one family name
+    where only a patient can stand is never answered from the active patient's record. No model call."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(embedded_url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+    make_active(page, "Okafor", "Amina Okafor")
+
+    _ask_and_wait(page, "why is she on lisinopril?")
+    answer = page.locator("#chat").inner_text().split("why is she on lisinopril?")[-1]
+    assert "Essential hypertension" in answer and "which record item" not in answer.lower(), answer
+    assert "duplicates" not in answer, answer
+    assert "model calls: 0" in page.locator("#timeline").inner_text()
+
+    _ask_and_wait(page, "what meds is Nwosu on")
+    answer = page.locator("#chat").inner_text().split("what meds is Nwosu on")[-1]
+    # Amina Okafor's medications (metformin, lisinopril, atorvastatin) are never the answer about Nwosu.
+    assert not any(drug in answer.lower() for drug in ("metformin", "lisinopril", "atorvastatin")), answer
+    assert "Nwosu" in answer, answer
+    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "26_embedded_eighth_stop_classes.png"), full_page=True)
