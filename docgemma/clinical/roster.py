@@ -117,6 +117,13 @@ def _name_forms(patient: KnownPatient) -> list[str]:
     forms = [rf"{_words(g)}\s+{family}" for g in givens]
     forms += [rf"{family}\s*,?\s+{_words(g)}" for g in givens]
     forms.append(_TITLE + family)
+    # "mr mwangi inr": "mr" in lower case before a family name the record holds ("nifedipine mr 30mg" names none; "ms"
+    # in lower case is multiple sclerosis).
+    forms.append(r"mr\.?\s+" + family)
+    # "egfr of Asante", "labs for Bello": a known family name, capitalised, after "of" or "for"; "the mensah lady":
+    # before the word for a person (a review found these answered from the active patient's record).
+    forms.append(r"(?:(?<=\bof\s)|(?<=\bfor\s))(?=(?-i:[A-Z]))" + family + r"(?!\s+(?-i:[A-Z]))")
+    forms.append(r"(?<=\bthe\s)" + family + r"(?=\s+(?:lady|man|woman|gentleman|gent|patient|boy|girl|chap)\b)")
     # "kariuki's HbA1c today?", "mwangi's TSH": a family name in the possessive (not an eponym: "wilson's disease").
     forms.append(family + _NOT_EPONYM)
     # "okafor cholesterol?", "Bello weight?": a known family name opening a short question (a few words after it),

@@ -1044,3 +1044,15 @@ def test_a_sulphate_salt_is_no_sulfonamide_allergy() -> None:
 @pytest.mark.parametrize("message", ["what is her HbA1c for?", "what is her appointment for?", "what's his referral for?"])
 def test_what_a_result_or_an_appointment_is_for_is_no_surely_decided_connection(message: str) -> None:
     assert _sure(message) != "explore_connections"
+
+
+@pytest.mark.parametrize("message", ["egfr of Asante", "mr oduya inr", "the mensah lady - any allergies",
+                                     "what's the potassium for Bello"])
+def test_a_family_name_the_record_holds_after_a_title_of_or_before_lady_is_that_patient(message: str) -> None:
+    # The review of this stop found these answered from the active patient's record (pre-existing).
+    decided = decision.decide(_state(message), REG)  # type: ignore[arg-type]
+    assert decided["sure"] and decided["label"] == "search_patient", decided
+
+
+def test_modified_release_is_no_title() -> None:
+    assert _state("nifedipine mr 30mg od")["extracted_entities"]["patient_names"] == []
