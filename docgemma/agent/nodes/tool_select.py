@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from docgemma.agent import prompts, rules
 from docgemma.agent.node_settings import NODE_CONFIG
-from docgemma.agent.prefill import from_record, prefill
+from docgemma.agent.prefill import FromRecord, from_record, prefill
 from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.schemas import missing_fields_schema, tool_selection_schema
 from docgemma.agent.state import AgentState
@@ -77,12 +77,11 @@ def _ask_model(llm: LLM, state: AgentState, spec: ToolSpec, schema: type[BaseMod
     return out.model_dump(exclude_none=True)
 
 
-def _fill_args(llm: LLM, state: AgentState, spec: ToolSpec,
-               record_facts: RecordFacts | None = None) -> tuple[dict[str, Any], str]:
-    """Stage 2: code's values (the message's, then the record's: "her other meds"), then the model for the
-    required fields still missing. Returns the arguments and how they were obtained (for the timeline)."""
+def _fill_args(llm: LLM, state: AgentState, spec: ToolSpec, read: FromRecord | None) -> tuple[dict[str, Any], str]:
+    """Stage 2: code's values (the message's, then the record's, ``read`` by :func:`from_record`: "her other meds",
+    a connection's start), then the model for the required fields still missing. Returns the arguments and how they
+    were obtained (for the timeline)."""
     known = prefill(spec, state)
-    read = from_record(spec, state, record_facts)
     if read is not None:
         known = {**known, **read.args}
     missing = _missing(spec, known)
@@ -171,7 +170,8 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry,
         asked = _demo_asks(trace, state, spec, reason, gap.args if gap is not None else {})
         if asked is not None:
             return asked
-        args, how = _fill_args(trace.llm, state, spec, record_facts)
+        # The record was read once for this tool (``gap``): its arguments are those, not a second read.
+        args, how = _fill_args(trace.llm, state, spec, gap)
         event = trace.event(registry.label(tool), f"decided by rule: {reason}; {how}; arguments: {args}")
         return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
 
@@ -193,7 +193,7 @@ def tool_select(state: AgentState, *, llm: LLM, registry: ToolRegistry,
         event = trace.event("no further tool", "model output unusable; moving on to the answer")
         return {"current_tool": None, "current_args": None, "timeline": [event]}
 
-    args, how = _fill_args(trace.llm, state, registry[tool], record_facts)
+    args, how = _fill_args(trace.llm, state, registry[tool], from_record(registry[tool], state, record_facts))
     event = trace.event(registry.label(tool), f"model chose; {how}; arguments: {args}")
     return {"current_tool": tool, "current_args": args, "retry_count": 0, "retry_mode": None, "timeline": [event]}
 
