@@ -30,7 +30,7 @@ from docgemma.agent.state import AgentState
 from docgemma.clinical.drug_spelling import unread_drugs
 from docgemma.clinical.entities import DRUG_ALIASES, ExtractedEntities, extract_entities
 from docgemma.clinical.function_words import FUNCTION_WORDS, only_function_words
-from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE
+from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, asks_medication_map
 from docgemma.clinical.request_spelling import respelt
 from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
@@ -71,6 +71,10 @@ def _concept(query: str) -> str | None:
     return _CONCEPT_WORDS.get(word, word)
 
 
+_MEDS_ONLY_RE = re.compile(r"(?:(?:all|each|every|of)\s+)*(?:meds?|medications?|medicines?|drugs?|tablets|pills)(?:\s+for)?",
+                           re.IGNORECASE)
+
+
 def _connection(drugs: list[str], patient: str, query: str) -> str | None:
     """A connection question: from the one drug named, else from what the message asks about ("what led to her
     asthma diagnosis?" → "What is linked to this patient's asthma in the record?")."""
@@ -80,6 +84,9 @@ def _connection(drugs: list[str], patient: str, query: str) -> str | None:
         # "remind me why he's on bisoprolol and ramipril": from the first drug named (a button per question).
         return f"What is {patient}'s {drugs[0]} treating?"
     subject = connection_subject(query)
+    if asks_medication_map(query) or (subject and _MEDS_ONLY_RE.fullmatch(subject)):
+        # "what are all her meds for?": the whole record's map, not one item called "meds for".
+        return f"Which of {patient}'s medications is for which condition?"
     return f"What is linked to {patient}'s {subject} in the record?" if subject and not drugs else None
 
 

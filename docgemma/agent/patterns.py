@@ -23,7 +23,7 @@ from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.clinical.negation import negations, not_written, without_negations
 from docgemma.clinical.note_head import dash_note
-from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, RESULT_CONCEPT_RE, RESULT_WORDS
+from docgemma.clinical.record_concepts import MEDICATION_MAP_RE, RECORD_CONCEPT_RE, RESULT_CONCEPT_RE, RESULT_WORDS
 from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS, asks_about_own_medicines
 from docgemma.tools.order_extract import KNOWN_ALLERGENS, allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
@@ -49,8 +49,8 @@ _CHART_RE = phrase(
     r"(?!\s+(?:the|this|that)\b)"
     r"|\b(her|his|their|the|patient(?:'?s)?|medical|health|[a-z]+'s)\s+records?\b",
 )
-#: Sections of the record: for a patient the message names ("find John Smith and check his meds") they are a
-#: chart review; about the active patient ("what meds is she on?") they are a question for the record query.
+#: Sections of the record: for a patient the message names in words ("find John Smith and check his meds") they are a
+#: chart review; about the active patient ("what meds is she on?") or one named by number, the record query.
 _SECTION_RE = phrase(r"\b(meds|medications|labs)\b")
 #: How findings relate, or what an item was for: the connections tool (the model judges which record item to
 #: start from unless the message gives its id).
@@ -96,7 +96,10 @@ CONNECTION_RE = phrase(
     r"behind\s+(?:her|his|their)\b|(?:have|has)\s+(?:anything|something)\s+to\s+do\s+with|relate\s+to|"
     # "wondering if something he's on explains the AF", "does anything in her record explain the migraine"
     r"(?:something|anything)\s+(?:(?:she|he|they)(?:['’]s|\s+is|\s+are)\s+(?:on|taking)|in\s+(?:her|his|their|the|"
-    r"[\w\-/]+['’]s)\s+record)\s+(?:explains?|causes?|accounts?\s+for|(?:could|might|would)\s+(?:explain|cause)))\b",
+    r"[\w\-/]+['’]s)\s+record)\s+(?:explains?|causes?|accounts?\s+for|(?:could|might|would)\s+(?:explain|cause)))\b"
+    # Which of the record's medications is for which condition, asked of the whole record (the connections tool's
+    # map: ``clinical/record_concepts.MEDICATION_MAP_RE``).
+    rf"|{MEDICATION_MAP_RE.pattern}",
 )
 #: Asking whose a hospital number is: "who is DG-1003?", "which patient is dg-1009", "look up who hospital number
 #: DG-1001 belongs to", "search for pt with hospital no DG-1005", "find the patient with MRN DG-1001".
@@ -395,6 +398,26 @@ IMAGE_REQUEST_RE = phrase(
     rf"|\b(?:on|in)\s+(?:this|the|that|these)\s+(?:chest\s+)?{_IMAGE_WORDS}\b"
     r"|\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion|bleed)\b",
 )
+
+#: A look asked for with only a general question about the image ("have a look at this image, anything worrying?",
+#: "look at this film - does it look normal?"): answered from the attached image's reading, like "what do you see?"
+#: (the design's "image + direct"). An analysis, report or a finding named stays the image tool's.
+_GENERAL_LOOK_RE = phrase(
+    r"^(?:(?:can|could|would)\s+you\s+|pls\s+|please\s+)?(?:have\s+a\s+|take\s+a\s+)?(?:look|glance)\s+(?:at|over)\s+"
+    r"(?:this|the|that|these)\s+(?:\w+\s+)?\w+\s*(?:please|pls)?\s*[,;:\-–—]*\s*"
+    r"(?:(?:is\s+there\s+|see\s+)?anything\s+(?:\w+\s+)?(?:abnormal|worrying|wrong|off|odd|concerning|of\s+note|"
+    r"significant|stand\s+out|jump\s+out|obvious)|(?:does\s+(?:it|this)\s+)?look\s+(?:normal|ok|okay|alright|fine|off)|"
+    r"(?:is\s+(?:it|this)\s+)?normal|what\s+do\s+you\s+(?:think|make\s+of\s+it|see|reckon)|thoughts|impressions?)"
+    r"(?:\s+to\s+you)?\s*[?.!]*\s*$",
+)
+
+
+def general_image_question(query: str) -> bool:
+    """True when an image request is only a look with a general question (see :data:`_GENERAL_LOOK_RE`)."""
+    return bool(_GENERAL_LOOK_RE.search(query.strip())) and not _FINDING_RE.search(query)
+
+
+_FINDING_RE = phrase(r"\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion|bleed)\b")
 
 
 @dataclass(frozen=True)
@@ -794,7 +817,9 @@ def _chart_asked(q: _Request, writes: bool) -> bool:
     """The message's words ask to read the chart (or, for a patient it names, a section of it); not where a write
     goes, the drug chart's verb of an order, the visits in order, or the record as where one fact is looked for."""
     text = q.text
-    found = _CHART_RE.search(text) or ((q.names or q.ids) and _SECTION_RE.search(text))
+    # A section for a patient named by number ("what meds is DG-1002 on") is that record's query, as for the active
+    # patient: no search comes first. Named in words, the search comes first and the chart after it.
+    found = _CHART_RE.search(text) or (q.names and not q.ids and _SECTION_RE.search(text))
     if not found:
         return False
     word, ordered = found.group(0).lower(), _ORDER_RE.search(text)

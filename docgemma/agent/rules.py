@@ -30,6 +30,7 @@ from docgemma.agent.patterns import (
     PATIENT_REF_RE,
     TIMELINE_RE,
     definition_asked,
+    general_image_question,
     is_short_record_ask,
     is_write_request,
     negated_write,
@@ -186,7 +187,7 @@ def rule_decision(state: AgentState, tools: ToolRegistry) -> RuleDecision | None
 
     if entities["has_image"]:
         image_tool = next((s for s in tools if s.needs_image), None)
-        if IMAGE_REQUEST_RE.search(query) and image_tool:
+        if IMAGE_REQUEST_RE.search(query) and image_tool and not general_image_question(query):
             return RuleDecision("TOOL_NEEDED", image_tool.name, "an attached image to analyse", rule="image")
         return RuleDecision("DIRECT", None, "an attached image with a general question: answered without a look-up",
                             rule="image")

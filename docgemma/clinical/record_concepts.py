@@ -123,6 +123,31 @@ def search_terms(name: str) -> list[str]:
 #: A record item's id after the words naming it: in brackets ("the aspirin (751be8bb-…)", "condition (cond-123)"),
 #: or a UUID right after them ("the falls assessment visit c19cf5d7-…", "the AF dx 749be1e9-…").
 #: An id in brackets has a digit: "(wheeze)" after a drug is a reaction, not a record item's id.
+_MEDS = r"(?:meds?|medications?|medicines?|drugs?|tablets|prescriptions|pills|scripts|rx)"
+_CONDITIONS = r"(?:conditions?|diagnos[ie]s|dx|problems?|problem\s+list|comorbidities|co-morbidities|indications?|pmh)"
+#: A question about how the whole record's medications and conditions go together, no one item named: "which of her
+#: drugs are for which problem", "map his meds to his diagnoses", "match each med to the condition it's treating",
+#: "link DG-1010's medications to the diagnoses on record". The connections tool answers it from every active order.
+MEDICATION_MAP_RE = re.compile(
+    rf"\bwhich\s+(?:of\s+(?:\S+\s+){{1,3}}?)?{_MEDS}\b(?![^.?!]*\b(?:best|should|recommended|first.line|choice|preferred)\b)[^.?!]*\bwhich\s+{_CONDITIONS}\b"
+    rf"|\b(?:map|match|link|pair|tie|line\s+up|connect|relate)\w*\b[^.?!]*\b{_MEDS}\b[^.?!]*\b(?:to|with|against|and)\b"
+    rf"[^.?!]*\b{_CONDITIONS}\b"
+    rf"|\b(?:map|match|link|pair|tie|line\s+up|connect|relate)\w*\b[^.?!]*\b{_CONDITIONS}\b[^.?!]*\b(?:to|with|against|and)\b"
+    rf"[^.?!]*\b{_MEDS}\b"
+    rf"|\b{_MEDS}\b[^.?!]*\b(?:map|match|link|pair|tie|line\s+up|connect|relate|go(?:es)?\s+with)\w*\b[^.?!]*\b{_CONDITIONS}\b"
+    rf"|\b{_CONDITIONS}\b[^.?!]*\b(?:and|&)\s+(?:\w+\s+){{0,2}}{_MEDS}\b[^.?!]*\b(?:map|match|link|pair|connect|relate|"
+    rf"go\s+together)\w*\b"
+    rf"|\bwhat\s+(?:is|are)\s+(?:each\s+of\s+|all\s+(?:of\s+)?)\S+\s+{_MEDS}\s+for\b"
+    rf"|\b(?:indications?|reasons?)\s+for\s+(?:each\s+of\s+|all\s+(?:of\s+)?)?(?:her|his|their|the\s+patient's|\w+'s)\s+"
+    rf"{_MEDS}\b",
+    re.IGNORECASE)
+
+
+def asks_medication_map(query: str) -> bool:
+    """True when ``query`` asks which of the patient's medications is for which condition, across the record."""
+    return bool(MEDICATION_MAP_RE.search(query))
+
+
 ITEM_ID_RE = re.compile(r"\b(?P<words>[\w\- ]{2,60}?)\s*(?:\(\s*"
                         r"(?P<id>(?=[A-Za-z0-9.\-]*\d)[A-Za-z0-9][A-Za-z0-9.\-]{2,63})\s*\)|"
                         r"(?P<uuid>[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12})\b)", re.IGNORECASE)

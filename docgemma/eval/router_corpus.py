@@ -253,10 +253,8 @@ _RECORD: tuple[Family, ...] = (
     Family("chart_overview", _C, ("overview of {pos} history", "{pos} medical history overview",
                                   "give me {pos} history in brief", "what's {pos} overall history?"), active=True),
     Family("chart_by_id", _C, ("show the chart for patient {mrn}", "open the chart for patient {mrn}",
-                               "open the record of patient {mrn}", "chart of patient {mrn} please", "{ref} meds?",
-                               "what meds is {ref} on", "{ref} medications?", "labs for {ref}?",
-                               "{ref} labs?", "any meds for {ref}?", "is {ref} taking anything?",
-                               "current medications of {ref}", "find {ref}'s chart"), canonical=True),
+                               "open the record of patient {mrn}", "chart of patient {mrn} please",
+                               "find {ref}'s chart"), canonical=True),
     Family("chart_everything", _C, ("show me everything in {pos} record", "give me the full picture of {pos} record",
                                     "show me {pos} whole record", "everything we have on {obj}, please"), active=True),
     Family("chart_review", _C, ("can you review {pos} chart before I see {obj}?", "review {pos} record quickly",
@@ -425,6 +423,21 @@ _CANONICAL: tuple[Family, ...] = (
     Family("canon_allergy", _AL, ("Record an allergy to {drug} for this patient",), active=True, canonical=True,
            context=False),
     Family("canon_note", _NO, ("Note for this patient: {body}",), active=True, canonical=True, context=False),
+    # A patient's diagnoses, and a numbered patient's medicines and results, are her record's query (no search comes
+    # first; the sets written apart label them so, and taught the router that "diagnosis" goes with the map).
+    Family("canon_diagnoses", _Q, ("what are the diagnoses of {obj}?", "what diagnoses does {pr} have?",
+                                   "list {pos} diagnoses", "{pos} active diagnoses?", "what is {pos} diagnosis?"),
+           active=True, canonical=True),
+    Family("canon_meds_by_id", _Q, ("what meds is {ref} on", "is {ref} on any meds?", "{ref} meds?",
+                                    "{ref} medications?", "labs for {ref}?", "{ref} labs?", "any meds for {ref}?",
+                                    "is {ref} taking anything?", "current medications of {ref}"), canonical=True),
+    # A write for a patient named by number is that write, its patient given (never a search for the number).
+    Family("canon_note_by_id", _NO, ("write a note for patient {mrn}", "note for {ref}: {body}",
+                                     "add a note to {ref}'s record: {body}", "save a note for patient {mrn}",
+                                     "write a progress note for {ref}"), canonical=True),
+    Family("canon_order_by_id", _RX, ("Prescribe {drug} {dose} {freq} for patient {mrn}", "start {drug} {dose} {freq} for {ref}",
+                                      "order {drug} {dose} {freq} {dur} for patient {mrn}",
+                                      "Prescribe {drug} {dose} {freq} for patient {ref}"), canonical=True),
 )
 
 #: More ways of asking, written apart from the rules in a JSON file (one session, given only the labels and the
@@ -433,10 +446,11 @@ WRITTEN = Path(__file__).with_name("router_families_written.json")
 #: Turns of each written family: fewer than the corpus's own, chosen on the dev families (40 moved golden record
 #: questions the rules read rightly to unsure).
 WRITTEN_TURNS = 15
-#: The three sets of families written apart that were measured first (sealed, run once: their first passes are in
-#: ``bench/results/results_router_heldout_v{2,3,4}_first_pass.md``), trained on after their second looks. Left out:
-#: the two families whose label is not the design's (a general question about an attached image is answered from
-#: the vision step, DIRECT; a record opened by a patient's name and hospital number is the chart, not a search).
+#: The sets of families written apart that were measured first (sealed, run once: their first passes are in
+#: ``bench/results/results_router_heldout_v{2..8}_first_pass.md``), trained on after their second looks (v2-v4 from
+#: the stop after theirs, v5-v8 from the stop after v8's). Left out of v2-v4: the two families whose label is not the
+#: design's (a general question about an attached image is answered from the vision step, DIRECT; a record opened by
+#: a patient's name and hospital number is the chart, not a search). The set written last (v9) is never here.
 MEASURED = Path(__file__).with_name("router_families_measured.json")
 
 

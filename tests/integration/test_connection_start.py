@@ -5,6 +5,7 @@ included ("What is this patient's lisinopril treating?"): the tool never ran on 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +100,42 @@ def test_a_product_that_holds_her_order_is_still_a_duplicate_in_a_connection_que
     # metformin is one, whatever the question (the review of this change found the line hidden).
     result = ask(ehr, "why is she on metformin? thinking of switching to janumet", "conn-janumet")
     assert "janumet duplicates Amina Okafor's active order metformin" in result.answer
+
+
+@pytest.mark.parametrize("message", [
+    "which of her meds are for which condition?",
+    "map her medications to her diagnoses",
+    "for this patient, match each med to the condition it's treating",
+    "Which of this patient's medications is for which condition?",  # the unsure turn's own button
+])
+def test_a_question_of_the_whole_record_maps_every_active_order_to_its_recorded_reason(ehr: Ehr, message: str) -> None:
+    """Before: the chart opened, or the default asked "which record item?" (every written-apart set has the form)."""
+    result = ask(ehr, message, f"map-{message}")
+    assert result.llm_calls == 0, result.timeline
+    assert [t["tool"] for t in result.tools] == ["explore_connections"], result.answer
+    args = result.tools[0]["args"]
+    assert args.get("fhir_id") is None and args.get("resource_type") is None
+    answer = result.answer
+    # Her orders, each with the reason the record gives; one without a reason is said to have none, never matched
+    # by guess; and the condition no order names.
+    assert answer.index("metformin") < answer.index("Type 2 diabetes") < answer.index("lisinopril")
+    assert "Essential hypertension" in answer
+    assert re.search(r"atorvastatin 20 MG Oral Tablet \(active, 2019-02-11\)[^\n]*\n    \(no reason recorded on the order\)",
+                     answer), answer
+    assert answer.index("no active order gives as its reason") < answer.index("Chronic kidney disease")
+
+
+def test_a_question_that_names_an_item_not_on_record_is_asked_not_answered_with_the_map(ehr: Ehr) -> None:
+    result = ask(ehr, "what is linked to her gout?", "map-not-gout")
+    assert result.tools == [] and result.clarification, result.answer
+
+
+@pytest.mark.parametrize("args", [{"fhir_id": "x"}, {"resource_type": "Condition"}])
+def test_an_item_id_without_its_type_is_an_error_never_the_whole_record(args: dict[str, str]) -> None:
+    from pydantic import ValidationError
+
+    spec = default_registry()["explore_connections"]
+    with pytest.raises(ValidationError):
+        spec.args_model(patient_id="p", **args)
+    whole = spec.args_model(patient_id="p")  # both absent (nulls dropped on the way): the whole record
+    assert whole.fhir_id is None and whole.resource_type is None  # type: ignore[attr-defined]
