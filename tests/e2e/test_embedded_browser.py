@@ -331,3 +331,23 @@ def test_the_eighth_stops_classes_in_chromium(embedded_url: str, page: Any) -> N
     assert "Nwosu" in answer, answer
     assert "model calls: 0" in page.locator("#timeline").inner_text()
     page.screenshot(path=str(ARTIFACTS / "26_embedded_eighth_stop_classes.png"), full_page=True)
+
+
+def test_the_whole_records_medication_map_in_chromium(embedded_url: str, page: Any) -> None:  # noqa: F811
+    """Issue 26, the ninth stop: "which of her meds are for which condition?" is the connections tool's map of her
+    active orders and their recorded reasons (it showed the chart, or asked "which record item?"), in clinical
+    words on the page: no record ids, no FHIR type names. No model call."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(embedded_url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+    make_active(page, "Okafor", "Amina Okafor")
+
+    question = "which of her meds are for which condition?"
+    _ask_and_wait(page, question)
+    answer = page.locator("#chat").inner_text().split(question)[-1]
+    assert "Type 2 diabetes" in answer and "Essential hypertension" in answer, answer
+    assert "no reason recorded on the order" in answer and "Chronic kidney disease" in answer, answer
+    assert "which record item" not in answer.lower(), answer
+    assert "MedicationRequest" not in answer and not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-", answer), answer
+    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "26_embedded_medication_map.png"), full_page=True)
