@@ -355,7 +355,7 @@ def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) ->
         if spec is not None and spec.writes and label not in writes:
             continue
         # "her son gets hives with peanuts": a relative's reaction is never offered as the patient's allergy.
-        if spec is not None and Role.ALLERGY_ENTRY in spec.roles and decision.RELATIVE_RE.search(query):
+        if spec is not None and Role.ALLERGY_ENTRY in spec.roles and decision.relative_reaction(query):
             continue
         # A note is offered in the clinician's own words, slips and all: its text is what would be written.
         note = spec is not None and Role.NOTE_ENTRY in spec.roles

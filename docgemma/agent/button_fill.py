@@ -86,6 +86,9 @@ _LOWER_NAME_RES = (
     re.compile(rf"^\s*(?:(?:ok|okay|so|right|and|next)\s*,?\s+)?({_WORD},?\s+{_WORD})\s*[-–:]\s+\S", re.IGNORECASE),
     # "Mwangi, Joseeph": two capitalised words, surname first, anywhere (a place, "Accra, Ghana", is asked about too).
     re.compile(r"(?<![\w'’])((?-i:[A-Z][a-z'\-]+),\s*(?-i:[A-Z][a-z'\-]+))(?![\w'’])"),
+    # "is there a mei chen registered with us?", "do we have a leo martins on the system"
+    re.compile(rf"\b(?:is\s+there|do\s+we\s+have|have\s+we\s+got)\s+(?:a|an|any)\s+({_WORD},?\s+{_WORD})\s+"
+               rf"(?:registered|on\s+(?:the|our)\s+(?:system|books|list)|in\s+the\s+system|with\s+us)\b", re.IGNORECASE),
     # "nwosu, amara?", "reyes, daniel's chart": surname first, the whole message or a possessive.
     re.compile(rf"^\s*({_WORD},\s*{_WORD})(?:['’]s\b|\s*(?:please|pls)?\s*[?.!]*\s*$)", re.IGNORECASE),
 )
@@ -188,7 +191,7 @@ _LOWER_FAMILY_NAME_RES = (
     re.compile(rf"\b(?:what|which)\s+(?:meds?|medications?|drugs|tablets|pills|medicines)\s+(?:is|was|has)\s+"
                rf"({_WORD})\s+(?:on|taking|been)\b", re.IGNORECASE),
     re.compile(rf"\bwhat(?:['’]?s|\s+is)\s+({_WORD})\s+(?:on|taking)\b(?!\s+about)", re.IGNORECASE),
-    re.compile(rf"^\s*(?:for|re:?|regarding)\s+({_WORD})\s*[-–:,]\s+(?=.*\b(?:his|her|their|he|she|they|him)\b)",
+    re.compile(rf"(?:^|[.?!]\s+)\s*(?:for|re:?|regarding)\s+({_WORD})\s*[-–:,]\s+(?=.*\b(?:his|her|their|he|she|they|him)\b)",
                re.IGNORECASE),
     re.compile(rf"\b(?:patient|pt)\.?\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
     # ("history of falls" is a history, not a patient's)
@@ -196,6 +199,19 @@ _LOWER_FAMILY_NAME_RES = (
                rf"(?:of|for)\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
     # "kariuki note - INR 3.6, omit tonight's warfarin": a note headed by whose it is.
     re.compile(rf"^\s*({_WORD})\s+(?:note|update|plan|entry)\s*[-–:]", re.IGNORECASE),
+    # A search asked for by family name: "look up okafor", "search patients named mensah", "looking for a Bello, not
+    # sure of the first name", "is wilson one of ours?", "any patients with the surname okafor", "the whole chart on
+    # reyes, bed 12".
+    re.compile(rf"(?:^|[.?!,;:]\s*|\b(?:pls|please|can\s+you|could\s+you|now)\s+)look\s+up\s+({_WORD})\s*(?:[?.!,;]|$|"
+               rf"\s+(?:on|in)\s+the\s+system)", re.IGNORECASE),
+    re.compile(rf"\b(?:patients?|anyone|someone|pt)\s+(?:named|called|with\s+the\s+(?:sur|family\s+|last\s+)?name)\s+"
+               rf"({_WORD})\s*(?:[?.!,;:\-–]|$|\s+(?:there|could|might|please|pls|on\s+the|in\s+the))", re.IGNORECASE),
+    re.compile(rf"\blook(?:ing|in)?\s+for\s+(?:a|an)\s+({_WORD})\s*,?\s+(?:not\s+sure|no\s+first|don['’]?t\s+know|"
+               rf"first\s+name)", re.IGNORECASE),
+    re.compile(rf"\bis\s+({_WORD})\s+(?:one\s+of\s+(?:ours|our\s+patients)|registered|on\s+(?:the|our)\s+(?:system|books|"
+               rf"list))\b", re.IGNORECASE),
+    re.compile(rf"\b(?:sur|family\s+|last\s+)name\s+(?:is\s+)?({_WORD})\b", re.IGNORECASE),
+    re.compile(rf"\b(?:chart|record|notes|file|summary)\s+on\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
 )
 #: The same, in forms that name a patient only in a question about the record (the message must name what the record
 #: holds or when she was seen): "was oduya followed up after the last admission", "how many times has kariuki been
@@ -204,7 +220,7 @@ _LOWER_FAMILY_NAME_RES = (
 _RECORD_FAMILY_NAME_RES = (
     re.compile(rf"(?:^|[.?!,;:]\s*|\b(?:and|so|ok|okay|but|also|now|times|often|when|why|how|where)\s+)"
                rf"(?:is|was|has|have|does|did|had)\s+({_WORD})\s+[a-z]", re.IGNORECASE),
-    re.compile(rf"^\s*(?:for|re:?|regarding)\s+({_WORD})\s*[-–:,]\s+\S", re.IGNORECASE),
+    re.compile(rf"(?:^|[.?!]\s+)\s*(?:for|re:?|regarding)\s+({_WORD})\s*[-–:,]\s+\S", re.IGNORECASE),
 )
 #: Words these forms may catch that are no one's name: relatives, what a record holds, and how a question goes on.
 _NOT_FAMILY_NAMES = frozenset({"mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son",
@@ -234,7 +250,7 @@ def possible_family_name(query: str, active: PatientRef | None) -> str | None:
     found = [m.group(1) for p in _LOWER_FAMILY_NAME_RES for m in p.finditer(query)]
     found += [m.group(1) for p in _RECORD_FAMILY_NAME_RES for m in p.finditer(query)] if about_record else []
     for written in found:
-        word = written.strip("'’")
+        word = re.sub(r"['’]s$", "", written).strip("'’")  # "Duarte's platelets": Duarte
         lowered = word.lower()
         if (len(word) < 3 or lowered in own or lowered in _NOT_FAMILY_NAMES | NOT_SINGLE_NAMES or lowered in _NOT_OWNERS
                 or lowered.endswith(("ing", "ly", "ed")) or not _name_word(word) or RECORD_CONCEPT_RE.fullmatch(word)):

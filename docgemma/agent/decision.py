@@ -119,6 +119,20 @@ RELATIVE_RE = re.compile(r"\b(?:son|daughter|mother|mum|mom|father|dad|brother|s
                           re.IGNORECASE)
 
 
+#: A parent or carer who tells what happened to the patient (a child), not whose reaction it was: "mum reports hives
+#: with aspirin", "per mum he gets a rash with amoxicillin". A spouse is not read so ("his wife says she is allergic"
+#: is the wife's), and a relative in the rest of the message is still one ("mum reports her brother gets a rash").
+_REPORTER_RE = re.compile(r"\b(?:(?:her|his|their|the)\s+)?(?:mum|mom|mother|dad|father|parents?|carer|guardian)\s+"
+                          r"(?:reports?|reported|says|said|states|stated|tells\s+(?:me|us)|told\s+(?:me|us)|mentions?|"
+                          r"mentioned|describes?|described|noticed)\b|\b(?:per|according\s+to)\s+(?:her|his|their|the)?\s*"
+                          r"(?:mum|mom|mother|dad|father|parents?|carer|guardian)\b", re.IGNORECASE)
+
+
+def relative_reaction(query: str) -> bool:
+    """True when a relative stands in ``query`` other than as the one who reports the patient's reaction."""
+    return RELATIVE_RE.search(_REPORTER_RE.sub(" ", query)) is not None
+
+
 def label_of(decision: RuleDecision | None) -> str | None:
     """The rule's action as the router's label: the first tool, "DIRECT", or None when no rule decided."""
     if decision is None:

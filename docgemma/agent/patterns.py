@@ -23,7 +23,7 @@ from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.clinical.negation import negations, not_written, without_negations
 from docgemma.clinical.note_head import dash_note
-from docgemma.clinical.record_concepts import MEDICATION_MAP_RE, RECORD_CONCEPT_RE, RESULT_CONCEPT_RE, RESULT_WORDS
+from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, RESULT_CONCEPT_RE, RESULT_WORDS, asks_medication_map
 from docgemma.tools.extract import REACTION_WORDS, STUDY_WORDS, asks_about_own_medicines
 from docgemma.tools.order_extract import KNOWN_ALLERGENS, allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
@@ -61,7 +61,7 @@ CONNECTION_RE = phrase(
     # conditions with her medications"
     r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:explain|cause|account\s+for)|"
     # "could the rivaroxaban be causing her low platelets", "would any of her drugs explain the creatinine"
-    r"(?:could|might|would|can|is|are)\s+(?:the|her|his|their|any\s+of\s+(?:her|his|their))\s+[\w\-]+(?:\s+[\w\-]+)?\s+"
+    r"(?:could|might|would|can|is|are)\s+(?:the|her|his|their|[a-z]+['’]s|any\s+of\s+(?:her|his|their))\s+[\w\-]+(?:\s+[\w\-]+)?\s+"
     r"(?:be\s+)?(?:causing|explain\w*|behind|responsible\s+for|contributing\s+to)|"
     r"which\s+(?:drugs?|med\w*|medicines?|tablets?)\s+(?:goes|go|is|are|belongs?)\s+(?:with|for|to)\s+which|link\s+up|"
     # "how does everything in her record tie together - meds vs problems"
@@ -70,6 +70,8 @@ CONNECTION_RE = phrase(
     # "the indication for her X", "which of her meds are for her gout?", "what's she taking for her asthma?"
     r"why\s+(?:is|was)\s+(?:she|he|they|the\s+patient)\s+(?:on|taking)|why\s+(?:does|did)\s+(?:she|he|they)\s+take|"
     r"why\s+(?:she|he|they)(?:\s+takes?|\s+is\s+on|['’]s\s+on|\s+are\s+on|['’]re\s+on)|"
+    # "why has Maria Garcia been put on pantoprazole", "why was he started on X"
+    r"why\s+(?:has|have|had|was|were|is)\s+(?:[\w'’\-]+,?\s+){1,2}(?:been\s+)?(?:put|started|commenced|placed|kept)\s+on\b|"
     r"why\s+(?:was|is)\s+(?:her|his|their|the)?\s*[\w\-]+\s+started|indication\s+for\s+(?:her|his|their)|"
     r"(?:meds?|medications?|medicines|drugs|tablets)\s+(?:are|is)\s+for\b|"
     # "what is her lisinopril for?", "what's he taking warfarin for?": the question ends on "for".
@@ -96,11 +98,16 @@ CONNECTION_RE = phrase(
     r"behind\s+(?:her|his|their)\b|(?:have|has)\s+(?:anything|something)\s+to\s+do\s+with|relate\s+to|"
     # "wondering if something he's on explains the AF", "does anything in her record explain the migraine"
     r"(?:something|anything)\s+(?:(?:she|he|they)(?:['’]s|\s+is|\s+are)\s+(?:on|taking)|in\s+(?:her|his|their|the|"
-    r"[\w\-/]+['’]s)\s+record)\s+(?:explains?|causes?|accounts?\s+for|(?:could|might|would)\s+(?:explain|cause)))\b"
-    # Which of the record's medications is for which condition, asked of the whole record (the connections tool's
-    # map: ``clinical/record_concepts.MEDICATION_MAP_RE``).
-    rf"|{MEDICATION_MAP_RE.pattern}",
+    r"[\w\-/]+['’]s)\s+record)\s+(?:explains?|causes?|accounts?\s+for|(?:could|might|would)\s+(?:explain|cause)))\b",
 )
+
+
+def connection_asked(text: str) -> bool:
+    """How items of the record relate (:data:`CONNECTION_RE`), or which of the record's medications is for which
+    condition, asked of the whole record (the connections tool's map: ``clinical/record_concepts``)."""
+    return bool(CONNECTION_RE.search(text)) or asks_medication_map(text)
+
+
 #: Asking whose a hospital number is: "who is DG-1003?", "which patient is dg-1009", "look up who hospital number
 #: DG-1001 belongs to", "search for pt with hospital no DG-1005", "find the patient with MRN DG-1001".
 _IDENTIFY_RE = phrase(
@@ -153,7 +160,9 @@ TIMELINE_RE = phrase(
     r"(?:gone\s+on|been\s+going\s+on|been\s+happening)\s+with\s+(?:her|him|them)(?=\s*(?:[?.!]|$|over|in\s+the|since|during|this|lately|"
     r"recently))|"
     # "when was he last in clinic?", "last at the hospital"
-    r"last\s+(?:in|at|to)\s+(?:the\s+)?(?:clinic|hospital|ward|ed|a&e|opd|surgery))\b",
+    r"last\s+(?:in|at|to)\s+(?:the\s+)?(?:clinic|hospital|ward|ed|a&e|opd|surgery)|"
+    # "when did she last come in", "when did Kofi Asante last come in to see us"
+    r"when\s+(?:did|was|has)\s+(?:[\w'’\-]+,?\s+){1,2}last\s+(?:come|came|been|popped|dropped)\s+in)\b",
 )
 #: Words that make a short question general rather than about the patient's own record ("BP targets?").
 _GENERAL_WORDS_RE = phrase(
@@ -251,7 +260,9 @@ _ENROLMENT_RE = phrase(
 )
 #: Research a patient takes part in: "take part in research", "participate in clinical research".
 _JOINS_RESEARCH_RE = phrase(r"\b(?:tak(?:e|ing)\s+part|participat(?:e|ing)|join(?:ing)?|enrol\w*|enroll\w*|involved)"
-                            r"\s+in\s+(?:\w+\s+)?research\b")
+                            r"\s+in\s+(?:\w+\s+)?research\b"
+                            # "pt keen on research participation, find trials …": research taken part in
+                            r"|\bresearch\s+(?:participation|involvement|enrol\w*|enroll\w*)\b")
 #: A patient enrolled on or in something, asked for: "anything he could be enrolled on", "can she be enrolled in".
 _ENROLLED_ON_RE = phrase(r"\b(?:be|get|being|getting)\s+enroll?ed\s+(?:on|in|onto|into)\b")
 #: A question about two or more drugs given together: harm, levels, effect, QT, serotonin, bleeding, "OK with".
@@ -391,6 +402,7 @@ _IMAGE_WORDS = (r"(?:image|images|x-?rays?|xrays?|film|scan|ct|mri|ultrasound|sl
                 r"echo|ecg|ekg)")
 IMAGE_REQUEST_RE = phrase(
     rf"\b(analy[sz]e|interpret|read|assess|evaluate|look at|review|report|comment(?:\s+on)?|opinion on|have a look at|"
+    rf"(?:go|going|talk|walk|run)\s+(?:me\s+)?(?:through|thru|trough|over)|describe|"
     rf"r/o|rule\s+out|exclude)\b.*"
     rf"\b{_IMAGE_WORDS}\b"
     # "ultrasound image attached, comment please": the request after the image
@@ -557,7 +569,7 @@ _TREND_RE = phrase(r"\b(?:trend\w*|chang\w*|(?:gone|going|come|came|coming)\s+(?
 
 def record_role(query: str) -> Role:
     """Which record tool a question about the record needs: how items relate, the visits, or a record query."""
-    if CONNECTION_RE.search(query):
+    if connection_asked(query):
         return Role.CONNECTIONS
     visits = [m.group(0) for m in TIMELINE_RE.finditer(query)]
     if visits and RESULT_CONCEPT_RE.search(query) and _TREND_RE.search(query):
@@ -701,6 +713,13 @@ def _keyword_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
                             None)
         if position is None or (spec.writes and not q.writes):
             continue
+        if spec is literature and trials and not enrolment and _JOINS_RESEARCH_RE.search(text) \
+                and re.search(r"\btrials?\b", text, re.IGNORECASE):
+            # "pt keen on research participation, find trials for gout": research taken part in, and trials asked
+            # for, is the trials search alone unless another word asks for the literature.
+            other_words = tuple(k for k in spec.keywords if k not in (*STUDY_WORDS, "research"))
+            if not any(re.search(rf"\b{re.escape(k)}\b", text, re.IGNORECASE) for k in other_words):
+                continue
         if spec is literature and enrolment and trials:
             # "studies looking for volunteers": a study that enrols is a trial; the literature only when a
             # word other than "study" asks for it.
@@ -800,7 +819,7 @@ def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
     if names and not ids:
         _add(needed, next((s for s in tools if s.patient_search), None), "patient_name", 0)
     elif ids and not names and len(ids) == 1 and _IDENTIFY_RE.search(text) and not q.writes \
-            and not (RECORD_CONCEPT_RE.search(text) or TIMELINE_RE.search(text) or CONNECTION_RE.search(text)
+            and not (RECORD_CONCEPT_RE.search(text) or TIMELINE_RE.search(text) or connection_asked(text)
                      or _CHART_RE.search(text)):
         # "who is DG-1003?", "find the patient with MRN DG-1001": whose number it is, a patient search (never
         # "find the latest potassium for DG-1001": a question of that record).
@@ -809,7 +828,7 @@ def _patient_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) 
     # In a write, "her medications" / "her record" say where to write; only "chart", "summary" or "review" ask
     # to read the chart too ("Review abc-123's chart and record a penicillin allergy").
     chart_read = not set(needed) & write_tools or _REVIEW_RE.search(text)
-    if _chart_asked(q, bool(set(needed) & write_tools)) and refers and chart_read and not CONNECTION_RE.search(text):
+    if _chart_asked(q, bool(set(needed) & write_tools)) and refers and chart_read and not connection_asked(text):
         _add(needed, tools.first(Role.CHART), "chart_words", 0)
 
 
@@ -842,7 +861,7 @@ _INTERACT_WORD_RE = phrase(r"\b(?:interact\w*|combin\w*|together|problems?|issue
 def _drug_signals(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
     """Questions about the drugs named: interactions between them, one drug's safety, a look-up of one drug."""
     text, drugs, writes = q.text, q.drugs, q.writes
-    if (CONNECTION_RE.search(text) and (_PATIENT_RE.search(text) or q.names or q.ids or PATIENT_REF_RE.search(text))
+    if (connection_asked(text) and (_PATIENT_RE.search(text) or q.names or q.ids or PATIENT_REF_RE.search(text))
             and not (_SAFE_RE.search(text) or _INTERACT_WORD_RE.search(text))):
         # "remind me why she's on furosemide and spironolactone": why the patient's drugs are there, a question of
         # her record (the connections), not of the drugs together (unless it asks about their safety or risks too).
@@ -891,7 +910,7 @@ def _record_signal(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) ->
     """"When was Maria Garcia last seen?", "Samuel Kariuki's liver function?": a question about the record of the
     patient the message names, read once the patient is found."""
     besides_search = set(needed) - {s.name for s in tools if s.patient_search}
-    about_record = RECORD_CONCEPT_RE.search(q.text) or CONNECTION_RE.search(q.text) or TIMELINE_RE.search(q.text)
+    about_record = RECORD_CONCEPT_RE.search(q.text) or connection_asked(q.text) or TIMELINE_RE.search(q.text)
     if (q.names or q.ids) and not q.writes and not besides_search and about_record:
         _add(needed, tools.first(record_role(q.text)), "record_question", len(q.text))
 

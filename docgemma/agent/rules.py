@@ -20,7 +20,6 @@ from docgemma.agent.accounting import Accounting, account
 from docgemma.agent.patterns import (
     ASKS_RE,
     CAPABILITY_RE,
-    CONNECTION_RE,
     DEFINITION_RE,
     EXPLAIN_RE,
     GREETING_RE,
@@ -29,6 +28,7 @@ from docgemma.agent.patterns import (
     NOTHING_TO_DO_RE,
     PATIENT_REF_RE,
     TIMELINE_RE,
+    connection_asked,
     definition_asked,
     general_image_question,
     is_short_record_ask,
@@ -70,7 +70,7 @@ def _patient_known(state: AgentState) -> bool:
 def about_record(query: str) -> bool:
     """True when the message names something the record holds, asks how record items connect, or asks about the
     patient's visits ("did he come back for the diabetes review?")."""
-    return bool(RECORD_CONCEPT_RE.search(query) or CONNECTION_RE.search(query) or TIMELINE_RE.search(query))
+    return bool(RECORD_CONCEPT_RE.search(query) or connection_asked(query) or TIMELINE_RE.search(query))
 
 
 def record_tool(state: AgentState, tools: ToolRegistry) -> tuple[str, str] | None:

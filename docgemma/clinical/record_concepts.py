@@ -125,27 +125,48 @@ def search_terms(name: str) -> list[str]:
 #: An id in brackets has a digit: "(wheeze)" after a drug is a reaction, not a record item's id.
 _MEDS = r"(?:meds?|medications?|medicines?|drugs?|tablets|prescriptions|pills|scripts|rx)"
 _CONDITIONS = r"(?:conditions?|diagnos[ie]s|dx|problems?|problem\s+list|comorbidities|co-morbidities|indications?|pmh)"
+#: The record's conditions as a whole, not one of them: "her problems", "the diagnoses on record", "which condition",
+#: "each diagnosis" ("her kidney problems", "her problems with dizziness" name one).
+_ALL_CONDITIONS = (rf"(?:(?:her|his|their|the|[\w\-]+['’]s|all\s+(?:of\s+)?(?:her|his|their|the)|each|every|which)\s+"
+                   rf"(?:active\s+|current\s+|listed\s+|recorded\s+|other\s+|various\s+)?{_CONDITIONS}\b(?!\s+with\b)"
+                   rf"|\b{_CONDITIONS}\s+on\s+(?:the\s+)?record)")
+_LINK = r"(?:map|match|link|pair|tie|line\s+up|connect|relate|go(?:es)?\s+with)\w*"
 #: A question about how the whole record's medications and conditions go together, no one item named: "which of her
 #: drugs are for which problem", "map his meds to his diagnoses", "match each med to the condition it's treating",
-#: "link DG-1010's medications to the diagnoses on record". The connections tool answers it from every active order.
+#: "link DG-1010's medications to the diagnoses on record", "what are her meds for?". The connections tool answers it
+#: from every active order (:func:`asks_medication_map` also requires the record and no other question).
 MEDICATION_MAP_RE = re.compile(
-    rf"\bwhich\s+(?:of\s+(?:\S+\s+){{1,3}}?)?{_MEDS}\b(?![^.?!]*\b(?:best|should|recommended|first.line|choice|preferred)\b)[^.?!]*\bwhich\s+{_CONDITIONS}\b"
-    rf"|\b(?:map|match|link|pair|tie|line\s+up|connect|relate)\w*\b[^.?!]*\b{_MEDS}\b[^.?!]*\b(?:to|with|against|and)\b"
-    rf"[^.?!]*\b{_CONDITIONS}\b"
-    rf"|\b(?:map|match|link|pair|tie|line\s+up|connect|relate)\w*\b[^.?!]*\b{_CONDITIONS}\b[^.?!]*\b(?:to|with|against|and)\b"
-    rf"[^.?!]*\b{_MEDS}\b"
-    rf"|\b{_MEDS}\b[^.?!]*\b(?:map|match|link|pair|tie|line\s+up|connect|relate|go(?:es)?\s+with)\w*\b[^.?!]*\b{_CONDITIONS}\b"
-    rf"|\b{_CONDITIONS}\b[^.?!]*\b(?:and|&)\s+(?:\w+\s+){{0,2}}{_MEDS}\b[^.?!]*\b(?:map|match|link|pair|connect|relate|"
-    rf"go\s+together)\w*\b"
-    rf"|\bwhat\s+(?:is|are)\s+(?:each\s+of\s+|all\s+(?:of\s+)?)\S+\s+{_MEDS}\s+for\b"
-    rf"|\b(?:indications?|reasons?)\s+for\s+(?:each\s+of\s+|all\s+(?:of\s+)?)?(?:her|his|their|the\s+patient's|\w+'s)\s+"
+    rf"\bwhich\s+(?:of\s+(?:\S+\s+){{1,3}}?)?{_MEDS}\b[^.?!]*\b{_ALL_CONDITIONS}"
+    rf"|\b{_LINK}\b[^.?!]*\b{_MEDS}\b[^.?!]*\b(?:to|with|against|and|onto)\b[^.?!]*{_ALL_CONDITIONS}"
+    rf"|\b{_LINK}\b[^.?!]*{_ALL_CONDITIONS}[^.?!]*\b(?:to|with|against|and|onto)\b[^.?!]*\b{_MEDS}\b"
+    rf"|\b{_MEDS}\b[^.?!]*\b{_LINK}\b[^.?!]*{_ALL_CONDITIONS}"
+    rf"|{_ALL_CONDITIONS}[^.?!]*(?:\band|&|,)\s+(?:\w+\s+){{0,2}}{_MEDS}\b[^.?!]*\b(?:{_LINK}|fit\s+together|go\s+together)\b"
+    rf"|\bwhat\s+(?:is|are)\s+(?:each\s+of\s+|all\s+(?:of\s+)?)?(?:her|his|their|the\s+patient['’]s|[\w\-]+['’]s)\s+{_MEDS}"
+    rf"\s+for(?=\s*(?:[?.!]|$))"
+    rf"|\bindications?\s+for\s+(?:each\s+of\s+|all\s+(?:of\s+)?)?(?:her|his|their|the\s+patient['’]s|[\w\-]+['’]s)\s+"
     rf"{_MEDS}\b",
     re.IGNORECASE)
+#: What makes a message about her medicines and conditions another question than the map: whether a drug causes,
+#: harms or interacts, doses, allergies, changes to orders, a write, the literature, or how it is done in general.
+_NOT_MAP_RE = re.compile(
+    r"\b(?:caus\w*|explain\w*|due\s+to|because|responsible|side[\s-]+effects?|adverse|contraindicat\w*|unsafe|safe\w*|"
+    r"interact\w*|worsen\w*|harm\w*|risk\w*|doses?|dosing|dosage|adjust\w*|allerg\w*|intoleran\w*|stopp?ed|stop|held|"
+    r"hold|withheld|changed|discontinu\w*|switch\w*|check|prescribe|start|commence|order|add|document|save|"
+    r"record(?=\s+(?:a|an|that|this|the\s+following)\b)|"
+    r"trials?|studies|papers|literature|evidence|guidelines?|codes?|coding|fhir|snomed|icd|in\s+general|generally|"
+    r"best|should|recommended|first.line|choice|preferred)\b"
+    r"|\b(?:could|might|would|can)\b(?!\s+(?:you|u|we|i)\b)",
+    re.IGNORECASE)
+#: Whose record: a pronoun, the patient, a possessive name or a record number.
+_RECORD_OWNER_RE = re.compile(r"(?i:\b(?:her|his|their|him|them|she|he|they|patient|pt)\b|[\w\-]+['’]s\b|\bDG-\d+|"
+                              r"\bPatient/)|\b[A-Z][a-z'\-]+,?\s+[A-Z][a-z'\-]+\b")
 
 
 def asks_medication_map(query: str) -> bool:
-    """True when ``query`` asks which of the patient's medications is for which condition, across the record."""
-    return bool(MEDICATION_MAP_RE.search(query))
+    """True when ``query`` asks which of a patient's medications is for which condition, across the record, and
+    nothing else (a question whether one causes or harms a condition is not the map: the map holds only the reasons
+    the record gives)."""
+    return bool(MEDICATION_MAP_RE.search(query) and _RECORD_OWNER_RE.search(query) and not _NOT_MAP_RE.search(query))
 
 
 ITEM_ID_RE = re.compile(r"\b(?P<words>[\w\- ]{2,60}?)\s*(?:\(\s*"

@@ -167,9 +167,16 @@ def _product(query: str, patient: list[tuple[int, int]], dose_start: int
         if a >= start and a < start + len(words):
             words = query[start:a].strip()
             break
-    if len(words) < 2:
+    if len(words) < 2 or _NO_PRODUCT_RE.fullmatch(words):
         return None
     return words[:60], (start, start + len(words)), skipped
+
+
+#: Words that stand where a product would and name none: "prescribe something for her pain", "start her on
+#: anything for sleep" (the product is the clinician's to name; a pronoun is never a write's argument).
+_NO_PRODUCT_RE = re.compile(r"(?i)(?:some|any|no|every)(?:thing|one)|it|that|this|them|those|these|one|something\s+else|"
+                            r"(?:a|an|the|some)\s+(?:med(?:ication|icine)?s?|drugs?|tablets?|treatment|painkillers?|"
+                            r"antibiotics?)|stuff")
 
 
 def _covered(spans: list[tuple[int, int]], start: int, end: int) -> bool:

@@ -1107,3 +1107,117 @@ def test_a_look_with_only_a_general_question_is_answered_from_the_images_reading
 def test_a_look_that_asks_for_an_analysis_or_names_a_finding_is_the_image_tool(message: str) -> None:
     state = _state(message, image=True)
     assert rules.decide(state, REG).tool == "analyze_medical_image"  # type: ignore[arg-type]
+
+
+# The ninth set's second look: each class with cases of its own.
+
+@pytest.mark.parametrize(("message", "name"), [
+    ("look up okafor", "Okafor"),
+    ("can you look up Banda on the system", "Banda"),
+    ("is nwosu one of ours?", "Nwosu"),
+    ("search patients named kariuki, could be several", "Kariuki"),
+    ("looking for a Haddad, not sure of the first name", "Haddad"),
+    ("do we have a leo martins on the system", "Leo Martins"),
+    ("the whole chart on delgado, bed 4", "Delgado"),
+])
+def test_a_search_asked_for_by_a_family_name_alone_gets_the_search_button(message: str, name: str) -> None:
+    # Before: the router said "patient search", but no name was read for the button: no button at all.
+    assert (f"Find patient {name}", "search_patient") in [(b[0], b[1]) for b in _buttons(message)]
+
+
+def test_a_family_names_possessive_is_no_part_of_the_name() -> None:
+    assert _buttons("is Duarte's platelets related to any of the drugs she's on")[0][0] == "Find patient Duarte"
+
+
+@pytest.mark.parametrize("message", ["look up sepsis", "look up amoxicillin", "is she one of ours?",
+                                     "search patients named in the audit"])
+def test_what_a_search_form_may_hold_that_is_no_name_gets_no_patient_button(message: str) -> None:
+    assert not any(b[0].startswith("Find patient") for b in _buttons(message))
+
+
+@pytest.mark.parametrize(("message", "substance"), [
+    ("mum reports hives with aspirin, pls add to allergies", "aspirin"),
+    ("per mum he gets a rash with amoxicillin - please add to allergies", "amoxicillin"),
+])
+def test_a_parent_who_reports_the_childs_reaction_is_no_relatives_allergy(message: str, substance: str) -> None:
+    assert f"Record an allergy to {substance} for this patient" in [b[0] for b in _buttons(message)]
+
+
+@pytest.mark.parametrize("message", ["his wife says she is allergic to penicillin, add it",
+                                     "mum reports her brother gets a rash with penicillin, add to allergies"])
+def test_a_spouses_word_or_a_relative_beside_the_reporter_is_still_never_the_patients_allergy(message: str) -> None:
+    assert not any(b[0].startswith("Record an allergy") for b in _buttons(message))
+    assert _sure(message) != "add_allergy"
+
+
+@pytest.mark.parametrize("message", ["pt keen on research participation, find trials for gout he might fit",
+                                     "interested in research involvement - any trials for asthma near Accra?"])
+def test_research_taken_part_in_beside_trials_is_the_trials_search(message: str) -> None:
+    assert rules.decide(_state(message), REG).tool == "find_clinical_trials"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("message", ["go through this xray systematically and tell me what you see",
+                                     "talk me through this ECG", "describe the attached CT please"])
+def test_going_through_or_describing_an_image_is_an_analysis(message: str) -> None:
+    assert rules.decide(_state(message, image=True), REG).tool == "analyze_medical_image"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("message", ["why has she been put on bisoprolol", "could Bello's amlodipine explain the swelling",
+                                     "map out how her problems, meds and results connect"])
+def test_why_a_drug_was_started_what_a_named_patients_drug_explains_and_a_listed_map_are_connections(message: str) -> None:
+    assert rules.decide(_state(message), REG).tool in ("explore_connections", "search_patient")  # type: ignore[arg-type]
+    assert "explore_connections" in [b[1] for b in _buttons(message)] or \
+        rules.decide(_state(message), REG).tool == "explore_connections"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("message", ["when did Joseph Mwangi last come in", "when did she last come in"])
+def test_when_a_patient_last_came_in_is_her_visits(message: str) -> None:
+    from docgemma.agent.patterns import record_role
+    from docgemma.tools.routing import Role
+
+    assert record_role(message) == Role.RECORD_HISTORY
+
+
+def test_a_family_name_heading_after_a_context_sentence_is_still_read() -> None:
+    offered = _buttons("He's been dizzy. for kariuki, which meds are treating which condition")
+    assert offered[0][0] == "Find patient Kariuki"
+    assert "explore_connections" in [b[1] for b in offered]
+
+
+# The review of this stop's change: what the whole-record map must not take.
+
+@pytest.mark.parametrize("message", [
+    "are her meds tied to her problems with dizziness?",  # one problem named: its item, not the map
+    "is there a link between her drugs and her memory problems?",
+    "could her meds be related to her kidney problems?",
+    "which of her meds are contraindicated given which conditions?",  # a safety question
+    "which of his meds interact with which conditions?",
+    "which of his drugs could be causing which problems?",
+    "match her drug doses to her conditions",
+    "reason for her meds being stopped?",  # stopped orders are not in a map of active ones
+    "start amlodipine 5mg daily and link the prescription to her hypertension",  # a write
+    "record a penicillin allergy and link the drug to her conditions",
+    "find trials that link SGLT2 inhibitor drugs with heart failure conditions",
+    "how do I map drug codes to conditions in FHIR?",  # how it is done, no one's record
+    "which of her drugs is she allergic to and which conditions are they for?",
+])
+def test_a_question_beside_the_map_or_about_one_problem_is_not_the_whole_record_map(message: str) -> None:
+    from docgemma.clinical.record_concepts import asks_medication_map
+
+    assert not asks_medication_map(message)
+    args = REG["explore_connections"].extract(_request(message)) if REG["explore_connections"].extract else {}
+    assert "fhir_id" not in args or args["fhir_id"] is not None
+
+
+def _request(message: str) -> Any:
+    from docgemma.tools.routing import Request
+
+    state = _state(message)
+    return Request(message, state["extracted_entities"], ACTIVE)
+
+
+@pytest.mark.parametrize("message", ["can you prescribe something for her pain?", "start her on anything for sleep"])
+def test_a_pronoun_where_the_product_stands_is_never_the_medication(message: str) -> None:
+    from docgemma.agent.prefill import prefill
+
+    assert prefill(REG["prescribe_medication"], _state(message)).get("medication_name") is None  # type: ignore[arg-type]

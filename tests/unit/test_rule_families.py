@@ -67,7 +67,7 @@ def test_a_look_up_clause_with_two_drugs_runs_before_a_later_ask() -> None:
     ("Start Joseph Mwangi on bisoprolol 2.5mg od", ["search_patient", "prescribe_medication"]),
     ("Note for Amina Okafor: reviewed in clinic, stable", ["search_patient", "save_clinical_note"]),
     ("Kofi Asante - any allergies?", ["search_patient", "query_patient_data"]),
-    ("When did Fatima Bello last come in?", ["search_patient"]),
+    ("When did Fatima Bello last come in?", ["search_patient", "get_patient_timeline"]),  # her visits (was the search alone)
     ("Pull up Joseph Mwangi's record", ["search_patient", "get_patient_chart"]),
 ])
 def test_a_named_patient_is_found_first_then_the_ask(query: str, tools: list[str]) -> None:
