@@ -42,13 +42,6 @@ class ExploreConnectionsArgs(ToolArgs):
             return {**data, "fhir_id": None, "resource_type": None}
         return data
 
-    @model_validator(mode="after")
-    def _both_or_neither(self) -> ExploreConnectionsArgs:
-        # An id without its type (or a type without an id) names no item: never read as "the whole record".
-        if (self.fhir_id is None) != (self.resource_type is None):
-            raise ValueError("fhir_id and resource_type are given together, or both null (the whole record)")
-        return self
-
 
 def connection_item(request: Request) -> dict[str, Any]:
     """The patient, and the record item to explore when the message names it by id (:func:`record_item`:
@@ -134,6 +127,11 @@ def explore_connections(ehr: Ehr, args: BaseModel, context: ToolContext) -> Tool
         resources = ehr.compartment(a.patient_id)
     except FhirClientError as exc:
         return fail(exc, a.patient_id)
+    if (a.fhir_id is None) != (a.resource_type is None):
+        # An id without its type (or a type without an id) names no item: never read as "the whole record". Checked
+        # here, not in the arguments' model, whose JSON schema (a constrained decoder's grammar) cannot say "both".
+        return failure("invalid_args", missing_fields=["the record item's ID and its type together (or neither, for "
+                                                       "the whole record)"])
     if a.fhir_id is None:
         return success(tolerant(medication_map, resources))
     key = f"{a.resource_type}/{a.fhir_id}"
