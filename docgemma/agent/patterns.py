@@ -398,6 +398,9 @@ def definition_asked(query: str) -> bool:
     return False
 
 
+#: Findings an image is looked at for: naming one asks for the image tool.
+_FINDINGS = r"\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion|bleed)\b"
+_FINDING_RE = phrase(_FINDINGS)
 _IMAGE_WORDS = (r"(?:image|images|x-?rays?|xrays?|film|scan|ct|mri|ultrasound|slide|photo|picture|radiograph|cxr|"
                 r"echo|ecg|ekg)")
 IMAGE_REQUEST_RE = phrase(
@@ -408,7 +411,7 @@ IMAGE_REQUEST_RE = phrase(
     # "ultrasound image attached, comment please": the request after the image
     rf"|\b{_IMAGE_WORDS}\b.*\b(?:comment|report|interpret|analy[sz]e|review|read|assess)\b"
     rf"|\b(?:on|in)\s+(?:this|the|that|these)\s+(?:chest\s+)?{_IMAGE_WORDS}\b"
-    r"|\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion|bleed)\b",
+    rf"|{_FINDINGS}",
 )
 
 #: A look asked for with only a general question about the image ("have a look at this image, anything worrying?",
@@ -429,7 +432,6 @@ def general_image_question(query: str) -> bool:
     return bool(_GENERAL_LOOK_RE.search(query.strip())) and not _FINDING_RE.search(query)
 
 
-_FINDING_RE = phrase(r"\b(pneumothorax|fracture|effusion|consolidation|nodule|mass|lesion|bleed)\b")
 
 
 @dataclass(frozen=True)
