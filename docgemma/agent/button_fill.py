@@ -84,6 +84,9 @@ _LOWER_NAME_RES = (
                re.IGNORECASE),
     # "ok, rosa Delgado - when was the last admission": a name the message opens with, as a heading.
     re.compile(rf"^\s*(?:(?:ok|okay|so|right|and|next)\s*,?\s+)?({_WORD},?\s+{_WORD})\s*[-–:]\s+\S", re.IGNORECASE),
+    # "document for thomas banda - chest infection, plan …", "save a note on margaret oduya: …": whose note it is,
+    # as the heading of what follows.
+    re.compile(rf"\b(?:for|on|re:?|regarding)\s+({_WORD},?\s+{_WORD})\s*[-–:]\s+\S", re.IGNORECASE),
     # "Mwangi, Joseeph": two capitalised words, surname first, anywhere (a place, "Accra, Ghana", is asked about too).
     re.compile(r"(?<![\w'’])((?-i:[A-Z][a-z'\-]+),\s*(?-i:[A-Z][a-z'\-]+))(?![\w'’])"),
     # "is there a mei chen registered with us?", "do we have a leo martins on the system"
@@ -149,6 +152,15 @@ _NOT_OWNERS = frozenset({"today", "yesterday", "tonight", "tomorrow", "week", "m
                          "takayasu", "wegener", "wolff", "zollinger"})
 
 
+#: A possessive and the word after it ("Grace's metoprolol", "karim's lorazepam"): whose drug, when that word is one.
+_POSSESSIVE_RE = re.compile(r"(?<![\w'’.])([A-Za-z][a-z'\-]+)['’]s\s+([A-Za-z][\w\-]+)")
+
+
+def _drug_word(word: str) -> bool:
+    """``word`` names a drug (the dictionary's, or one only the dose table or one slip tells)."""
+    return bool(DrugDictionary.find(word) or unread_drugs(word))
+
+
 def record_owner(query: str, active: PatientRef | None) -> str | None:
     """A name the message gives as whose record a write goes to ("Document in Banda's record: …") or whose record a
     question is about ("what was Otieno's last sodium?"), when it is a name (no function, clinical or drug word, not
@@ -158,6 +170,10 @@ def record_owner(query: str, active: PatientRef | None) -> str | None:
     words = [found.group(1)] if found else []
     words += [m.group(1) for m in _POSSESSIVE_OWNER_RE.finditer(query)
               if m.group(1).lower() not in _NOT_OWNERS and not _COLLEAGUE_BEFORE_RE.search(query[:m.start()])]
+    # "could Banda's isosorbide mononitrate explain the swelling": whose drug it is.
+    words += [m.group(1) for m in _POSSESSIVE_RE.finditer(query)
+              if m.group(1).lower() not in _NOT_OWNERS and not _COLLEAGUE_BEFORE_RE.search(query[:m.start()])
+              and _drug_word(m.group(2))]
     own = set(active["name"].lower().split()) if active else set()
     return next((w for w in words if _name_word(w) and w.lower() not in own), None)
 

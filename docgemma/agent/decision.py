@@ -32,7 +32,7 @@ from docgemma.agent.state import AgentState
 from docgemma.agent.validation import other_patient_named
 from docgemma.clinical.drug_spelling import unread_drugs
 from docgemma.clinical.entities import DRUG_ALIASES, malformed_patient_ids
-from docgemma.clinical.request_spelling import slipped_words
+from docgemma.clinical.request_spelling import respelt, slipped_words
 from docgemma.tools.registry import ToolRegistry
 from docgemma.tools.routing import Role
 
@@ -178,8 +178,8 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
         sure = not misspelt_drugs(state.get("user_query", ""), entities["drug_mentions"], suggest=label == DIRECT)
     # "anallyse the derm photo": a request word spelt one slip away in what was decided as a general question (the
     # rules did not read the request); asked, with the word respelt in the buttons (``ask``).
-    if sure and not picked and not safe and label == DIRECT:
-        sure = not slipped_words(state.get("user_query", ""))
+    if sure and not picked and not safe:
+        sure = _reads_the_same_respelt(state, registry, label)
     # "her son is allergic to penicillin, get that documented": a relative's allergy is not the patient's; asked.
     if sure and not picked and ruled is not None and ruled.tool is not None and ruled.tool in registry \
             and Role.ALLERGY_ENTRY in registry[ruled.tool].roles:
@@ -195,6 +195,15 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
         candidates=[[name, round(p, 4)] for name, p in ranked],
     )
     return out if ruled is not None else {**out, **_left_over(state, registry)}  # type: ignore[typeddict-item]
+
+
+def _reads_the_same_respelt(state: AgentState, registry: ToolRegistry, label: str | None) -> bool:
+    """A request word written one slip away ("find trails for gout", "anallyse the derm photo") is part of the
+    message the rules did not read: the decision stands only when the message, respelt, is decided the same way."""
+    query = state.get("user_query", "")
+    if not slipped_words(query):
+        return True
+    return label_of(rules.decide({**state, "user_query": respelt(query)}, registry)) == label  # type: ignore[typeddict-item]
 
 
 def _unread_patient(state: AgentState) -> bool:

@@ -588,7 +588,19 @@ def is_short_record_ask(query: str, drugs: list[str]) -> bool:
     a record concept and no drug, and nothing that makes it a general question ("BP targets?")."""
     words = query.split()
     return (0 < len(words) <= 6 and bool(RECORD_CONCEPT_RE.search(query)) and not drugs
-            and not _GENERAL_WORDS_RE.search(query) and not is_write_request(query))
+            and not _GENERAL_WORDS_RE.search(query) and not is_write_request(query)
+            and not (_GENERAL_PREDICATE_RE.search(query) and not _RESULT_STATE_RE.search(query)))
+
+
+#: A short question that says something of a concept in general, not of what her record holds: a verb first and no
+#: word that makes it hers ("is high blood pressure genetic?", "is a low sodium dangerous?", "can potassium be high
+#: from haemolysis?"; "is the potassium back?" is the record's).
+_GENERAL_PREDICATE_RE = re.compile(r"^\s*(?:is|are|was|were|can|could|does|do|would|will|may|might|should)\s+"
+                                   r"(?!(?:the|her|his|their|this|that|these|those|my|our|today['’]?s|latest|last|"
+                                   r"any|recent|new|repeat)\b)", re.IGNORECASE)
+#: ... unless what it says is where a result stands ("are bloods back?", "is K+ ready yet?").
+_RESULT_STATE_RE = re.compile(r"\b(?:back|ready|done|available|pending|out|reported|through|in)(?:\s+yet)?\s*[?.!]*\s*$",
+                              re.IGNORECASE)
 
 
 # ── signals ────────────────────────────────────────────────────────────────────────────────────────

@@ -17,6 +17,10 @@ FUNCTION_WORDS = frozenset({
     # articles, conjunctions, fillers
     "a", "an", "the", "and", "or", "but", "so", "then", "also", "please", "pls", "any", "some", "is", "was", "be",
     "has", "had", "have", "gets", "got", "get",
+    # auxiliaries, modals and question words ("could Banda's amlodipine …" names Banda, not "Could Banda"); "may" and
+    # "will" are left out: they are also given names
+    "are", "were", "been", "am", "do", "does", "did", "can", "could", "would", "should", "might", "must", "shall",
+    "cannot", "what", "which", "who", "whose", "whom", "when", "where", "why", "how",
 })
 _WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?")
 

@@ -1221,3 +1221,58 @@ def test_a_pronoun_where_the_product_stands_is_never_the_medication(message: str
     from docgemma.agent.prefill import prefill
 
     assert prefill(REG["prescribe_medication"], _state(message)).get("medication_name") is None  # type: ignore[arg-type]
+
+
+# The tenth stop, before the tenth set: the ninth set's forms left wrong or without a button.
+
+@pytest.mark.parametrize("message", ["pt keen on research participation, find trails for gout he might fit",
+                                     "keen on research involvement, any triaals for asthma?"])
+def test_a_request_word_one_slip_away_that_changes_the_decision_is_asked(message: str) -> None:
+    # Before: decided surely as a literature search, "trails" unread (the trials search was asked for).
+    assert _sure(message) is None
+    assert "find_clinical_trials" in [b[1] for b in _buttons(message)]
+
+
+def test_an_inflection_is_no_slip() -> None:
+    from docgemma.clinical.request_spelling import respelt_word
+
+    assert respelt_word("blood") is None and respelt_word("trial") is None
+    assert _sure("How does metformin lower blood glucose?") == decision.DIRECT
+
+
+@pytest.mark.parametrize("message", ["is high blood pressure genetic?", "is a low sodium dangerous?",
+                                     "can potassium be high from haemolysis?"])
+def test_a_short_question_that_says_something_of_a_concept_is_never_surely_her_record(message: str) -> None:
+    # Before: with a patient open, decided surely as a question about her record ("used: blood pressure").
+    assert _sure(message) != "query_patient_data"
+
+
+@pytest.mark.parametrize("message", ["is the potassium back?", "any allergies?", "is her INR in range"])
+def test_a_short_question_about_what_her_record_holds_is_still_decided(message: str) -> None:
+    assert _sure(message) == "query_patient_data"
+
+
+@pytest.mark.parametrize(("message", "name"), [
+    ("could Banda's isosorbide mononitrate explain the facial swelling", "Banda"),
+    ("could karim's lorazepam explain the facial swelling", "Karim"),
+    ("would Otieno's ramipril account for the cough?", "Otieno"),
+])
+def test_whose_drug_a_possessive_names_is_found_first(message: str, name: str) -> None:
+    # Before: "Could Banda" was read as a name (a modal is a function word), or nothing was: no button at all.
+    offered = _buttons(message)
+    assert offered[0][:2] == (f"Find patient {name}", "search_patient")
+    assert not any("this patient" in b[0] for b in offered)
+
+
+@pytest.mark.parametrize(("message", "name"), [
+    ("document for thomas banda - chest infection, plan mirtazapine 250 mg od", "Thomas Banda"),
+    ("on the ward round now - document for daniel reyes - seen, chest clear, continue antibiotics", "Daniel Reyes"),
+    ("note re amara nwosu: family meeting held", "Amara Nwosu"),
+])
+def test_a_note_headed_by_another_patients_name_is_never_offered_for_the_active_patient(message: str,
+                                                                                      name: str) -> None:
+    # Before: "Note for this patient: document for thomas banda - …", a note about one patient in another's record.
+    offered = _buttons(message)
+    assert offered and all(name in b[0] for b in offered)
+    assert ("search_patient" in {b[2] for b in offered})
+    assert _sure(message) != "save_clinical_note"
