@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     counts = Counter(r["outcome"] for r in found)
     run = _run(argv)
     run["command"] = run["command"].replace("bench_router.py", "bench_router_then.py")
-    out = {**run, "set": args.families.name, "turns": len(found), "outcomes": dict(counts), "rows": found}
+    out = {**run, "set": args.families.name, "turns": len(found), "outcomes": {name: counts.get(name, 0) for name in OUTCOMES},
+           "rows": found}  # every outcome, none left out for having no turn
     text = [f"# What a sure decision that begins with the patient search goes on to do: `{args.families.name}`", "",
             f"Command: `{out['command']}` (commit {out['commit']}, {out['date']})", "",
             f"Sure turns whose first tool is the patient search, labelled with another action: {len(found)}", "",

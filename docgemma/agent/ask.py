@@ -84,7 +84,7 @@ def _connection(drugs: list[str], patient: str, query: str) -> str | None:
         # "remind me why he's on bisoprolol and ramipril": from the first drug named (a button per question).
         return f"What is {patient}'s {drugs[0]} treating?"
     subject = connection_subject(query)
-    if asks_medication_map(query) or (subject and _MEDS_ONLY_RE.fullmatch(subject)):
+    if asks_medication_map(query, owner_read=True) or (subject and _MEDS_ONLY_RE.fullmatch(subject)):
         # "what are all her meds for?": the whole record's map, not one item called "meds for".
         return f"Which of {patient}'s medications is for which condition?"
     return f"What is linked to {patient}'s {subject} in the record?" if subject and not drugs else None
@@ -149,7 +149,10 @@ def _topic(drugs: list[str], query: str) -> str | None:
 
 #: Where a topic's own words end: a clause about it ("depression that's open to recruitment", "TB which is
 #: recruiting") or who it is for ("… in renal research for me").
-_TOPIC_END_RE = re.compile(r"\s+(?:that|which|who|where)(?:['’]s|\s)|\s+(?:open\s+to|recruiting|for\s+(?:me|us)\b)",
+_TOPIC_END_RE = re.compile(r"\s+(?:that|which|who|where)(?:['’]s|\s)|\s+(?:open\s+to|recruiting|for\s+(?:me|us|my|our)\b)|"
+                           # what the clinician will do with it: "on HIV I can cite in my audit", "… to use in teaching"
+                           r"\s+(?:i|we|you)\s+(?:can|could|need|want|would|will|might|should|am|have|may)\b|"
+                           r"\s+(?:to|so\s+i\s+can)\s+(?:cite|use|share|present|teach|show|quote|reference)\b",
                            re.IGNORECASE)
 
 
@@ -297,7 +300,11 @@ def _readings(carried: decision.RouteDecision, state: AgentState, registry: Tool
     ("admisions" → admissions) is read again and its candidates come first: a slip broke the first reading."""
     readings = [carried]
     # A drug only the dose table or one slip tells ("senna", "methhadone") is read as the drug it names.
-    unread = [name for _written, name in unread_drugs(query)]
+    slips = unread_drugs(query)
+    unread = [name for _written, name in slips]
+    for written, name in slips:
+        # Read again with the drug spelt right: the router reads a drug by its name ("ticgrelor" is no word it knows).
+        query = re.sub(rf"(?<![\w-]){re.escape(written)}(?![\w-])", name, query)
     if query != state.get("user_query", "") or unread:
         entities = extract_entities(query, has_image=state["extracted_entities"]["has_image"])
         entities["drug_mentions"] = list(dict.fromkeys([*entities["drug_mentions"], *unread]))

@@ -84,6 +84,11 @@ _LOWER_NAME_RES = (
                re.IGNORECASE),
     # "ok, rosa Delgado - when was the last admission": a name the message opens with, as a heading.
     re.compile(rf"^\s*(?:(?:ok|okay|so|right|and|next)\s*,?\s+)?({_WORD},?\s+{_WORD})\s*[-–:]\s+\S", re.IGNORECASE),
+    # "sorry, one more: for sofia haddad, which meds go with which condition": a name as the heading of a question.
+    re.compile(rf"(?:^|[.?!:;]\s*|\b(?:so|ok|okay|and)\s+)(?:for|re:?|regarding)\s+({_WORD},?\s+{_WORD})\s*,\s+"
+               rf"(?=(?:which|what|how|any|is|are|does|has|have|when|show|list|can|could|pls|please)\b)", re.IGNORECASE),
+    # "write up ftaima bello for ergonovine 25 mcg …": whom an order is for ("put IV contrast on …" names no one).
+    re.compile(rf"\b(?:write|writing)\s+up\s+({_WORD},?\s+{_WORD})\s+for\b", re.IGNORECASE),
     # "document for thomas banda - chest infection, plan …", "save a note on margaret oduya: …": whose note it is,
     # as the heading of what follows.
     re.compile(rf"\b(?:for|on|re:?|regarding)\s+({_WORD},?\s+{_WORD})\s*[-–:]\s+\S", re.IGNORECASE),
@@ -211,8 +216,8 @@ _LOWER_FAMILY_NAME_RES = (
                re.IGNORECASE),
     re.compile(rf"\b(?:patient|pt)\.?\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
     # ("history of falls" is a history, not a patient's)
-    re.compile(rf"\b(?:chart|record|notes|file|meds|medications|allergies|labs|results|bloods)\s+"
-               rf"(?:of|for)\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
+    re.compile(rf"\b(?:chart|record|notes|file|meds|medications|allergies|labs|results|bloods|visits?|appointments?|"
+               rf"admissions?|encounters?|timeline|obs|vitals)\s+(?:of|for)\s+({_WORD})\s*(?:[?.!,;]|$)", re.IGNORECASE),
     # "kariuki note - INR 3.6, omit tonight's warfarin": a note headed by whose it is.
     re.compile(rf"^\s*({_WORD})\s+(?:note|update|plan|entry)\s*[-–:]", re.IGNORECASE),
     # A search asked for by family name: "look up okafor", "search patients named mensah", "looking for a Bello, not
@@ -222,6 +227,13 @@ _LOWER_FAMILY_NAME_RES = (
                rf"\s+(?:on|in)\s+the\s+system)", re.IGNORECASE),
     re.compile(rf"\b(?:patients?|anyone|someone|pt)\s+(?:named|called|with\s+the\s+(?:sur|family\s+|last\s+)?name)\s+"
                rf"({_WORD})\s*(?:[?.!,;:\-–]|$|\s+(?:there|could|might|please|pls|on\s+the|in\s+the))", re.IGNORECASE),
+    # "find pattients called okafor, ~25 yrs old": whoever is called it, however the noun before was spelt
+    re.compile(rf"\b(?:named|called)\s+({_WORD})\s*(?:[?.!,;:\-–]|$)", re.IGNORECASE),
+    # "any Okafors on the system? looking for the one around 50": a family name in the plural, capitalised or said of
+    # a person ("any stats on the system?" names no one)
+    re.compile(rf"\b(?:any|how\s+many|all\s+the|two|several)\s+((?-i:[A-Z])[a-z'\-]{{1,20}}?|{_WORD}?(?=s\s.*\b(?:the\s+one|"
+               rf"aged|years?\s+old|yrs?|y/?o|born|dob)\b))s\s+(?:on\s+(?:the|our)\s+(?:system|books|list|ward)|"
+               rf"registered|in\s+the\s+system|do\s+we\s+have)\b", re.IGNORECASE),
     re.compile(rf"\blook(?:ing|in)?\s+for\s+(?:a|an)\s+({_WORD})\s*,?\s+(?:not\s+sure|no\s+first|don['’]?t\s+know|"
                rf"first\s+name)", re.IGNORECASE),
     re.compile(rf"\bis\s+({_WORD})\s+(?:one\s+of\s+(?:ours|our\s+patients)|registered|on\s+(?:the|our)\s+(?:system|books|"

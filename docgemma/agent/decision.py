@@ -172,7 +172,10 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
         sure = not _unread_patient(state)
     # A drug the dictionary did not read, spelt one slip away ("the drug is donnepezil"): the rules decided without
     # it (a label question read as a general one), so the message is not accounted for (asked, never guessed).
-    if sure and not picked and not safe:
+    # A note is written as the clinician typed it, slips and all (the card shows it): a misspelt drug in it is text.
+    noted = [t for t in ([label] if not after_search else after_search) if t in registry]
+    writes_note = bool(noted) and all(Role.NOTE_ENTRY in registry[t].roles for t in noted)
+    if sure and not picked and not safe and not writes_note:
         # The dictionary's fuzzy search (milliseconds the first time a word is seen) only where a general answer is
         # decided: a look-up's drugs are read by the dose table's one-slip reading, which costs nothing.
         sure = not misspelt_drugs(state.get("user_query", ""), entities["drug_mentions"], suggest=label == DIRECT)

@@ -41,6 +41,8 @@ _CHART_RE = phrase(
     # Not a "drug chart" (her medications), nor "chart the following: …" (a note).
     r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|synopsis|(?<!encounter\s)(?<!visit\s)(?<!admission\s)(?<!attendance\s)(?<!contact\s)history(?!\s+of\s+(?:visits|admissions|encounters|"
     r"appointments|attendances))|overview|whole\s+lot|the\s+lot|background|run\s+me\s+through|"
+    # "get Samuel Kariuki up on screen pls": the patient's record on the screen is the chart
+    r"up\s+on(?:to)?\s+(?:the\s+|my\s+)?screen|"
     # "bring up everything we have on maria garcia"
     r"everything\s+(?:we\s+have|we've\s+got|on\s+(?:file|record))(?!\s+(?:tried|done|given|used|got\s+to)\b)|"
     # "bring up the notes for amina okafor", "open his case notes": the notes as a whole are the chart
@@ -246,7 +248,7 @@ _REACTION_VERB_RE = phrase(_CLAUSE_START + r"(record|document|log|enter|add|"
 #: Trials named as a kind of publication ("randomised controlled trials of …", "controlled trials").
 _PUBLISHED_TRIALS_RE = phrase(r"\b(?:randomi[sz]ed\s+(?:controlled\s+|clinical\s+)?|controlled\s+)trials?\b")
 #: Any other word the trials tool answers to.
-_TRIAL_WORD_RE = phrase(r"\b(?:trials?|recruiting|experimental|enrolling)\b")
+_TRIAL_WORD_RE = phrase(r"\b(?:trials?|recruiting|experimental|enrolling|clinicaltrials(?:\.gov)?|ct\.gov)\b")
 _ENROLMENT_RE = phrase(
     r"\b(enrol\w*|enroll\w*|recruit\w*|volunteers?|accepting\s+(?:new\s+)?(?:patients|participants|volunteers)|"
     r"(?:could|can)\s+join|join(?:ing)?\s+(?:a|an|the|this)\s+(?:study|trial)|take\s+part\s+in|participate\s+in|"
@@ -530,7 +532,9 @@ _WRITE_CONTENT_RE = phrase(r"\ballerg\w*|\bintoleran\w*|\banaphyla\w*|\bnotes?\b
 #: A note to save, whatever it says to hold or stop: "WR: …, hold ramipril … - please save", "today's WR entry - …",
 #: "please chart the following: …", "record today's review: …".
 _NOTE_SAVE_RE = phrase(r"\bsave\w*|\bjot\b|\bentry\b|\bwr\b|\bchart(?=\s+(?:the|this|that)\b)|"
-                       r"\b(?:record|document)\s+(?:today'?s\s+|this\s+|my\s+|the\s+)?(?:review|plan|entry|update)\b")
+                       r"\b(?:record|document)\s+(?:today'?s\s+|this\s+|my\s+|the\s+)?(?:review|plan|entry|update)\b|"
+                       # "falls review, stop oxybutynin, physio referral -- document please": the verb closes it
+                       r"\b(?:document|record|file|log)(?:\s+(?:please|pls|that|this|it|the\s+above))?\s*[.!]*\s*$")
 
 
 def negated_write(query: str, drugs: list[str] | None = None) -> str | None:

@@ -12,7 +12,8 @@ import re
 from docgemma.clinical.entities import DrugDictionary
 
 # ── shared alternations ───────────────────────────────────────────────────────────────────────────────
-CONDITION_WORDS = r"conditions?|diagnos[ie]s|problems?"
+#: ... and a condition asked after as the record has it: "is Fatima Bello documented as having gout".
+CONDITION_WORDS = r"conditions?|diagnos[ie]s|problems?|(?:documented|recorded|coded|listed)\s+as\s+(?:h[a-z]{4,7}|a|an)\b"
 IMMUNIZATION_WORDS = r"immuni[sz]ations?|vaccines?|vaccinations?|(?:flu|covid|booster|tetanus|pneumo\w*)\s+jabs?|jabs"
 PROCEDURE_WORDS = r"procedures?|surgery|surgeries"
 MEDICATION_WORDS = r"medications?|meds|prescriptions?|drug\s+chart|med(?:ication)?\s+chart|kardex"
@@ -162,11 +163,12 @@ _RECORD_OWNER_RE = re.compile(r"(?i:\b(?:her|his|their|him|them|she|he|they|pati
                               r"\bPatient/)|\b[A-Z][a-z'\-]+,?\s+[A-Z][a-z'\-]+\b")
 
 
-def asks_medication_map(query: str) -> bool:
+def asks_medication_map(query: str, owner_read: bool = False) -> bool:
     """True when ``query`` asks which of a patient's medications is for which condition, across the record, and
     nothing else (a question whether one causes or harms a condition is not the map: the map holds only the reasons
-    the record gives)."""
-    return bool(MEDICATION_MAP_RE.search(query) and _RECORD_OWNER_RE.search(query) and not _NOT_MAP_RE.search(query))
+    the record gives). ``owner_read``: whose record it is was read elsewhere (a lower-case name a button names)."""
+    return bool(MEDICATION_MAP_RE.search(query) and (owner_read or _RECORD_OWNER_RE.search(query))
+                and not _NOT_MAP_RE.search(query))
 
 
 ITEM_ID_RE = re.compile(r"\b(?P<words>[\w\- ]{2,60}?)\s*(?:\(\s*"

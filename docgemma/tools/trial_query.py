@@ -93,6 +93,8 @@ _COMBINATION_RE = re.compile(r"\s*(?:\bplus\b|\bcombined with\b|\bin combination
 _CLAUSE_RE = re.compile(r"[;.!?]|,\s*(?:and\s+)?(?=(?:then\s+)?(?:check|find|pull|show|search|look|get|prescribe|"
                         r"record|document|add|save|what|and)\b)|\s+and\s+(?=(?:then\s+)?(?:check|pull|show|look|get|"
                         r"prescribe|record|document|add|save)\b)", re.I)
+#: The registry by its name: what follows is what to search it for.
+_REGISTRY_RE = re.compile(r"\b(?:clinicaltrials(?:\.gov)?|ct\.gov)(?:\s+search(?:\s+for)?)?\s*:?\s*", re.I)
 #: "… that are recruiting": the status is read; the words around it are not part of the condition.
 _RELATIVE_RE = re.compile(r"\b(?:that|which)\s+(?:are|is)(?:\s+(?:still|currently|now))?\s+(?=(?:recruiting|enrolling|"
                           r"active|ongoing|running|completed|finished|terminated|open)\b)", re.I)
@@ -233,6 +235,11 @@ def _clause(query: str) -> str:
 def parse(query: str) -> dict[str, Any]:
     """The trial search fields the message states (see the module docstring)."""
     out: dict[str, Any] = {}
+    # "<context>, clinicaltrials.gov search: nystatin stroke": the registry named is the trials asked for (its dot no
+    # full stop), and what follows it is the search.
+    registry = _REGISTRY_RE.search(query)
+    if registry and query[registry.end():].strip():
+        query = "clinical trials on " + query[registry.end():]
     status = status_words(query)
     if status:
         out["status"] = status
@@ -258,6 +265,20 @@ def parse(query: str) -> dict[str, Any]:
     return out
 
 
+def _besides_the_drugs(phrase: str) -> str:
+    """What a keyword search names beside its one drug ("amitriptyline psoriasis" → psoriasis): the condition; empty
+    when the phrase is the drug, several drugs or a modality."""
+    drugs = _drugs(phrase)
+    if len(drugs) != 1 or _MODALITY_RE.search(phrase) or _ALTERNATIVES_RE.search(phrase.strip()):
+        return ""
+    alone = re.compile(rf"(?<![\w\-]){re.escape(drugs[0])}(?![\w\-])", re.I)  # not "psilocybin-assisted"
+    if not alone.search(phrase):
+        return ""
+    rest = alone.sub(" ", phrase)
+    rest = _clean(_GENERIC_TREATMENT.sub(" ", rest))
+    return "" if DrugDictionary.find(rest) else rest
+
+
 def _split(topic: str) -> dict[str, Any]:
     """condition / intervention / other_terms from "<left> in|for <right>"."""
     out: dict[str, Any] = {}
@@ -275,7 +296,7 @@ def _split(topic: str) -> dict[str, Any]:
         condition = vaccine.group("disease")
     elif _has_intervention(left):
         out["intervention"] = intervention_text(left)
-        condition = right
+        condition = right or _besides_the_drugs(left)
     else:
         condition = _clean(_GENERIC_TREATMENT.sub(" ", left))
         if not condition:

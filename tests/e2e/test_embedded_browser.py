@@ -351,3 +351,32 @@ def test_the_whole_records_medication_map_in_chromium(embedded_url: str, page: A
     assert "MedicationRequest" not in answer and not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-", answer), answer
     assert "model calls: 0" in page.locator("#timeline").inner_text()
     page.screenshot(path=str(ARTIFACTS / "26_embedded_medication_map.png"), full_page=True)
+
+
+def test_the_tenth_sets_other_patient_buttons_in_chromium(embedded_url: str, page: Any) -> None:  # noqa: F811
+    """Issue 26, the tenth set's second look: with Grace Mensah open, an order, a visit question and a note that name
+    another patient in a form no reader knew were offered as buttons for "this patient" (the open one). On the
+    embedded default in the browser each button now names the patient the clinician named, and the search for them
+    comes first; clicking it searches. No model call."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(embedded_url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+    make_active(page, "Mensah", "Grace Mensah")
+
+    for message, name in (("write up ftaima bello for ergonovine 25 mcg every 8 hours", "Ftaima Bello"),
+                          ("last cliinc visit for Karim?", "Karim"),
+                          ("document for thomas banda - chest infection, plan review in 48h", "Thomas Banda")):
+        _ask_and_wait(page, message)
+        offered = _buttons(page)
+        assert offered and offered[0] == f"Find patient {name}", offered
+        assert not any("this patient" in b for b in offered), offered
+        assert "model calls: 0" in page.locator("#timeline").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "26_embedded_tenth_set_other_patient_buttons.png"), full_page=True)
+
+    before = page.locator("#timeline").inner_text()
+    page.get_by_role("button", name="Find patient Thomas Banda").click()
+    page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
+    _stable(page)
+    answer = page.locator("#chat").inner_text().split("Find patient Thomas Banda")[-1]
+    assert "Thomas Banda" in answer, answer
+    assert "model calls: 0" in page.locator("#timeline").inner_text()

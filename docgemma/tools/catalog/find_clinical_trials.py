@@ -52,7 +52,7 @@ SPEC = ToolSpec(
     "Are there recruiting trials for triple-negative breast cancer?",
     arg_max_tokens=544,
     result_cap=2500,  # five trials, each with its conditions, interventions and nearest sites
-    keywords=("trial", "trials", "recruiting", "experimental", "enrolling"),
+    keywords=("trial", "trials", "recruiting", "experimental", "enrolling", "clinicaltrials.gov", "clinicaltrials"),
     extract=trial_search,
     model_fills=("intervention", "location", "distance_km", "status", "phase", "age_group", "other_terms"),
     follow_up=follow_up,
