@@ -65,6 +65,8 @@ def _concept(query: str) -> str | None:
     if not match:
         return None
     word = match.group(1 if match.re is _ORGAN_RE else 0).lower()
+    if re.match(r"(?:documented|recorded|coded|listed)\s+as\b", word):  # "is she documented as having gout"
+        return "conditions"
     # "is she on …", "what's he taking": a question about her medications.
     if re.search(r"\s(?:on|taking)$", word):
         return "medications"
@@ -300,11 +302,7 @@ def _readings(carried: decision.RouteDecision, state: AgentState, registry: Tool
     ("admisions" → admissions) is read again and its candidates come first: a slip broke the first reading."""
     readings = [carried]
     # A drug only the dose table or one slip tells ("senna", "methhadone") is read as the drug it names.
-    slips = unread_drugs(query)
-    unread = [name for _written, name in slips]
-    for written, name in slips:
-        # Read again with the drug spelt right: the router reads a drug by its name ("ticgrelor" is no word it knows).
-        query = re.sub(rf"(?<![\w-]){re.escape(written)}(?![\w-])", name, query)
+    unread = [name for _written, name in unread_drugs(query)]
     if query != state.get("user_query", "") or unread:
         entities = extract_entities(query, has_image=state["extracted_entities"]["has_image"])
         entities["drug_mentions"] = list(dict.fromkeys([*entities["drug_mentions"], *unread]))

@@ -84,6 +84,14 @@ _LOWER_NAME_RES = (
                re.IGNORECASE),
     # "ok, rosa Delgado - when was the last admission": a name the message opens with, as a heading.
     re.compile(rf"^\s*(?:(?:ok|okay|so|right|and|next)\s*,?\s+)?({_WORD},?\s+{_WORD})\s*[-–:]\s+\S", re.IGNORECASE),
+    # "how is thomas banda doing today", "what was noted about mei chen yesterday", "is thomas banda documented as
+    # having CKD": a name in a question about how that patient is or what her record says.
+    re.compile(rf"\bhow\s+(?:is|was|are)\s+({_WORD},?\s+{_WORD})\s+(?:doing|getting\s+on|coping|today|now|since|after|"
+               rf"overnight|this)\b", re.IGNORECASE),
+    re.compile(rf"\b(?:noted|documented|written|recorded|said|known)\s+(?:about|on|for|re)\s+({_WORD},?\s+{_WORD})\s*"
+               rf"(?:[?.!,;]|$|\s+(?:yesterday|today|overnight|this|last|on|in|at|since))", re.IGNORECASE),
+    re.compile(rf"\b(?:is|was|has)\s+({_WORD},?\s+{_WORD})\s+(?:documented|recorded|coded|listed|up\s+to\s+date|due|booked)\b",
+               re.IGNORECASE),
     # "sorry, one more: for sofia haddad, which meds go with which condition": a name as the heading of a question.
     re.compile(rf"(?:^|[.?!:;]\s*|\b(?:so|ok|okay|and)\s+)(?:for|re:?|regarding)\s+({_WORD},?\s+{_WORD})\s*,\s+"
                rf"(?=(?:which|what|how|any|is|are|does|has|have|when|show|list|can|could|pls|please)\b)", re.IGNORECASE),
@@ -91,7 +99,9 @@ _LOWER_NAME_RES = (
     re.compile(rf"\b(?:write|writing)\s+up\s+({_WORD},?\s+{_WORD})\s+for\b", re.IGNORECASE),
     # "document for thomas banda - chest infection, plan …", "save a note on margaret oduya: …": whose note it is,
     # as the heading of what follows.
-    re.compile(rf"\b(?:for|on|re:?|regarding)\s+({_WORD},?\s+{_WORD})\s*[-–:]\s+\S", re.IGNORECASE),
+    # (right after the write's word: "plan re home oxygen: …", "advice on smoking cessation - …" name no one)
+    re.compile(rf"\b(?:document|documenting|note|notes|save\s+(?:a\s+)?note|write|record|entry|add\s+(?:a\s+)?note)\s+"
+               rf"(?:for|on|re:?|regarding|about)\s+({_WORD},?\s+{_WORD})\s*[-–:]\s+\S", re.IGNORECASE),
     # "Mwangi, Joseeph": two capitalised words, surname first, anywhere (a place, "Accra, Ghana", is asked about too).
     re.compile(r"(?<![\w'’])((?-i:[A-Z][a-z'\-]+),\s*(?-i:[A-Z][a-z'\-]+))(?![\w'’])"),
     # "is there a mei chen registered with us?", "do we have a leo martins on the system"
@@ -146,7 +156,11 @@ _NOT_OWNERS = frozenset({"today", "yesterday", "tonight", "tomorrow", "week", "m
                          "night", "mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son",
                          "daughter", "baby", "child", "family", "patient", "pt", "gp", "team", "lab", "ward",
                          "hospital", "clinic", "pharmacy", "everyone", "someone", "anyone", "somebody", "nobody",
-                         "world", "registrar", "surgeon", "brother",
+                         "world", "registrar", "surgeon", "brother", "sister", "grandma", "grandpa", "granny", "nan",
+                         "nana", "grandmother", "grandfather", "friend", "neighbour", "neighbor", "carer", "caregiver",
+                         "aunt", "uncle", "cousin", "boyfriend", "girlfriend", "flatmate", "roommate", "colleague",
+                         "company", "manufacturer", "pfizer", "martindale", "goodman", "gilman", "harrison", "bnf",
+                         "lugol", "st", "john",
                          "crohn", "parkinson", "alzheimer", "hartmann", "addenbrooke", "cushing", "addison", "graves",
                          "hashimoto", "raynaud", "bell", "hodgkin", "kaposi", "barrett", "meniere", "huntington",
                          "down", "asperger", "tourette", "sjogren", "paget", "duchenne", "marfan", "kawasaki", "still",
@@ -209,6 +223,12 @@ _LOWER_FAMILY_NAME_RES = (
     # The question's own order, "is" first ("TSH is high on levothyroxine" names no one).
     re.compile(rf"(?:^|[.?!,;:]\s*|\b(?:and|so|ok|okay|but|also|now)\s+)(?:is|was)\s+({_WORD})\s+"
                rf"(?:allergic|on|taking|still\s+on)\b", re.IGNORECASE),
+    # "can banda's fluids be stopped", "did chen's fever settle", "were nwosu's bloods sent": whose it is, after a
+    # question's verb (the possessive of a relative, a colleague or an eponym is no one's: see the checks below).
+    re.compile(rf"(?:^|[.?!,;:]\s*|\b(?:and|so|ok|okay|but|also|now|did|does|do|is|was|were|are|can|could|would|should|"
+               rf"has|have|had|will|might|why|how|when|what)\s+)({_WORD})['’]s\s+(?!(?:syndrome|disease|flare|palsy|"
+               rf"sign|test|criteria|phenomenon|sarcoma|lymphoma|ulcer|contracture|encephalopathy|triad|law|solution|"
+               rf"wort)\b)[a-z]", re.IGNORECASE),
     re.compile(rf"\b(?:what|which)\s+(?:meds?|medications?|drugs|tablets|pills|medicines)\s+(?:is|was|has)\s+"
                rf"({_WORD})\s+(?:on|taking|been)\b", re.IGNORECASE),
     re.compile(rf"\bwhat(?:['’]?s|\s+is)\s+({_WORD})\s+(?:on|taking)\b(?!\s+about)", re.IGNORECASE),
@@ -228,7 +248,8 @@ _LOWER_FAMILY_NAME_RES = (
     re.compile(rf"\b(?:patients?|anyone|someone|pt)\s+(?:named|called|with\s+the\s+(?:sur|family\s+|last\s+)?name)\s+"
                rf"({_WORD})\s*(?:[?.!,;:\-–]|$|\s+(?:there|could|might|please|pls|on\s+the|in\s+the))", re.IGNORECASE),
     # "find pattients called okafor, ~25 yrs old": whoever is called it, however the noun before was spelt
-    re.compile(rf"\b(?:named|called)\s+({_WORD})\s*(?:[?.!,;:\-–]|$)", re.IGNORECASE),
+    re.compile(rf"\b(?:pat\w*|pts?|anyone|someone|somebody|person|people|lady|ladies|man|men|woman|women|gentleman|"
+               rf"chap|guy|one)\s+(?:named|called)\s+({_WORD})\s*(?:[?.!,;:\-–]|$)", re.IGNORECASE),
     # "any Okafors on the system? looking for the one around 50": a family name in the plural, capitalised or said of
     # a person ("any stats on the system?" names no one)
     re.compile(rf"\b(?:any|how\s+many|all\s+the|two|several)\s+((?-i:[A-Z])[a-z'\-]{{1,20}}?|{_WORD}?(?=s\s.*\b(?:the\s+one|"

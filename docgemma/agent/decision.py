@@ -173,7 +173,7 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     # A drug the dictionary did not read, spelt one slip away ("the drug is donnepezil"): the rules decided without
     # it (a label question read as a general one), so the message is not accounted for (asked, never guessed).
     # A note is written as the clinician typed it, slips and all (the card shows it): a misspelt drug in it is text.
-    noted = [t for t in ([label] if not after_search else after_search) if t in registry]
+    noted = [t for t in (after_search or ([label] if label else [])) if t in registry]
     writes_note = bool(noted) and all(Role.NOTE_ENTRY in registry[t].roles for t in noted)
     if sure and not picked and not safe and not writes_note:
         # The dictionary's fuzzy search (milliseconds the first time a word is seen) only where a general answer is
@@ -206,7 +206,7 @@ def _reads_the_same_respelt(state: AgentState, registry: ToolRegistry, label: st
     query = state.get("user_query", "")
     if not slipped_words(query):
         return True
-    return label_of(rules.decide({**state, "user_query": respelt(query)}, registry)) == label  # type: ignore[typeddict-item]
+    return label_of(rules.decide({**state, "user_query": respelt(query)}, registry)) == label
 
 
 def _unread_patient(state: AgentState) -> bool:

@@ -41,7 +41,9 @@ _CHART_RE = phrase(
     # Not a "drug chart" (her medications), nor "chart the following: …" (a note).
     r"\b(?<!drug\s)(?<!med\s)(?<!medication\s)(chart|summary|synopsis|(?<!encounter\s)(?<!visit\s)(?<!admission\s)(?<!attendance\s)(?<!contact\s)history(?!\s+of\s+(?:visits|admissions|encounters|"
     r"appointments|attendances))|overview|whole\s+lot|the\s+lot|background|run\s+me\s+through|"
-    # "get Samuel Kariuki up on screen pls": the patient's record on the screen is the chart
+    # "get Samuel Kariuki up on screen pls": the patient on the screen is her chart ("get her meds up on screen" is
+    # her medications)
+    r"(?:get|bring|put|pull|have)\s+(?!(?:her|his|their|the|my|its)\s+[\w\-]+\s+up\b)(?:[\w'’\-]+,?\s+){1,2}"
     r"up\s+on(?:to)?\s+(?:the\s+|my\s+)?screen|"
     # "bring up everything we have on maria garcia"
     r"everything\s+(?:we\s+have|we've\s+got|on\s+(?:file|record))(?!\s+(?:tried|done|given|used|got\s+to)\b)|"
@@ -533,8 +535,10 @@ _WRITE_CONTENT_RE = phrase(r"\ballerg\w*|\bintoleran\w*|\banaphyla\w*|\bnotes?\b
 #: "please chart the following: …", "record today's review: …".
 _NOTE_SAVE_RE = phrase(r"\bsave\w*|\bjot\b|\bentry\b|\bwr\b|\bchart(?=\s+(?:the|this|that)\b)|"
                        r"\b(?:record|document)\s+(?:today'?s\s+|this\s+|my\s+|the\s+)?(?:review|plan|entry|update)\b|"
-                       # "falls review, stop oxybutynin, physio referral -- document please": the verb closes it
-                       r"\b(?:document|record|file|log)(?:\s+(?:please|pls|that|this|it|the\s+above))?\s*[.!]*\s*$")
+                       # "falls review, stop oxybutynin, physio referral -- document please": a note of several items
+                       # that the verb closes ("stop oxybutynin - document that" alone stays a stopped order)
+                       r"^[^,;]*[,;][^,;]*[,;].*\b(?:document|record|file|log)(?:\s+(?:please|pls|that|this|it|the\s+above))?"
+                       r"\s*[.!]*\s*$")
 
 
 def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
@@ -599,9 +603,12 @@ def is_short_record_ask(query: str, drugs: list[str]) -> bool:
 #: A short question that says something of a concept in general, not of what her record holds: a verb first and no
 #: word that makes it hers ("is high blood pressure genetic?", "is a low sodium dangerous?", "can potassium be high
 #: from haemolysis?"; "is the potassium back?" is the record's).
-_GENERAL_PREDICATE_RE = re.compile(r"^\s*(?:is|are|was|were|can|could|does|do|would|will|may|might|should)\s+"
-                                   r"(?!(?:the|her|his|their|this|that|these|those|my|our|today['’]?s|latest|last|"
-                                   r"any|recent|new|repeat)\b)", re.IGNORECASE)
+_GENERAL_PREDICATE_RE = re.compile(
+    r"^\s*(?:(?:can|could|does|do|would|will|may|might|should)\s+|(?:is|are|was|were)\s+(?=.*\b(?:genetic|hereditary|"
+    r"inherited|contagious|infectious|catching|dangerous|common|rare|curable|reversible|preventable|serious|fatal|"
+    r"deadly|painful|familial|a\s+sign\s+of|a\s+symptom\s+of|a\s+risk|linked\s+to|caused\s+by)\b))"
+    r"(?!(?:the|her|his|their|this|that|these|those|my|our|today['’]?s|latest|last|any|recent|new|repeat)\b)",
+    re.IGNORECASE)
 #: ... unless what it says is where a result stands ("are bloods back?", "is K+ ready yet?").
 _RESULT_STATE_RE = re.compile(r"\b(?:back|ready|done|available|pending|out|reported|through|in)(?:\s+yet)?\s*[?.!]*\s*$",
                               re.IGNORECASE)

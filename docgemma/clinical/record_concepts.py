@@ -12,8 +12,9 @@ import re
 from docgemma.clinical.entities import DrugDictionary
 
 # ── shared alternations ───────────────────────────────────────────────────────────────────────────────
-#: ... and a condition asked after as the record has it: "is Fatima Bello documented as having gout".
-CONDITION_WORDS = r"conditions?|diagnos[ie]s|problems?|(?:documented|recorded|coded|listed)\s+as\s+(?:h[a-z]{4,7}|a|an)\b"
+#: ... and a condition asked after as the record has it: "is Fatima Bello documented as having gout" ("listed as an
+#: allergy" is not one).
+CONDITION_WORDS = r"conditions?|diagnos[ie]s|problems?|(?:documented|recorded|coded|listed)\s+as\s+h[a-z]{4,7}\b"
 IMMUNIZATION_WORDS = r"immuni[sz]ations?|vaccines?|vaccinations?|(?:flu|covid|booster|tetanus|pneumo\w*)\s+jabs?|jabs"
 PROCEDURE_WORDS = r"procedures?|surgery|surgeries"
 MEDICATION_WORDS = r"medications?|meds|prescriptions?|drug\s+chart|med(?:ication)?\s+chart|kardex"

@@ -49,9 +49,9 @@ def respelt_word(word: str) -> str | None:
     lowered = word.lower()
     if len(lowered) < MIN_LENGTH or lowered in REQUEST_WORDS or lowered in FUNCTION_WORDS or lowered in _OWN_WORDS:
         return None
-    # An inflection is no slip: "blood" is not "bloods" misspelt, nor "studie" a slip of "studies".
+    # A plural or a singular is no slip: "blood" is not "bloods" misspelt ("creatinin" is a slip of "creatinine").
     near = {known for known in REQUEST_WORDS if len(known) >= MIN_LENGTH and one_edit(lowered, known)
-            and not (known.startswith(lowered) or lowered.startswith(known))}
+            and lowered + "s" != known and known + "s" != lowered}
     # "encounterr" is one slip from "encounter" and from "encounters": one word either way (the one of its length).
     if len({known.removesuffix("s") for known in near}) == 1 and len(near) == 2:
         near = {known for known in near if len(known) == len(lowered)} or near

@@ -238,7 +238,8 @@ def parse(query: str) -> dict[str, Any]:
     # "<context>, clinicaltrials.gov search: nystatin stroke": the registry named is the trials asked for (its dot no
     # full stop), and what follows it is the search.
     registry = _REGISTRY_RE.search(query)
-    if registry and query[registry.end():].strip():
+    keywords = bool(registry and query[registry.end():].strip())
+    if keywords and registry:
         query = "clinical trials on " + query[registry.end():]
     status = status_words(query)
     if status:
@@ -261,7 +262,7 @@ def parse(query: str) -> dict[str, Any]:
             text = pattern.sub(" patients ", text)
     text = _WITH_RE.sub(" in ", text)  # "in patients with lupus nephritis" → "in lupus nephritis"
     topic = _topic(re.sub(r"\s+", " ", text).strip())
-    out.update(_split(topic))
+    out.update(_split(topic, keywords))
     return out
 
 
@@ -279,7 +280,7 @@ def _besides_the_drugs(phrase: str) -> str:
     return "" if DrugDictionary.find(rest) else rest
 
 
-def _split(topic: str) -> dict[str, Any]:
+def _split(topic: str, keywords: bool = False) -> dict[str, Any]:
     """condition / intervention / other_terms from "<left> in|for <right>"."""
     out: dict[str, Any] = {}
     topic = re.sub(r"^(?:in|for|of|on|with|among)\s+", "", topic.strip(), flags=re.I)
@@ -296,7 +297,9 @@ def _split(topic: str) -> dict[str, Any]:
         condition = vaccine.group("disease")
     elif _has_intervention(left):
         out["intervention"] = intervention_text(left)
-        condition = right or _besides_the_drugs(left)
+        # A registry's keyword search ("clinicaltrials.gov search: amitriptyline psoriasis") names the condition
+        # beside the drug; anywhere else the words beside it are the drug's ("low dose aspirin", "aspirin please").
+        condition = right or (_besides_the_drugs(left) if keywords else "")
     else:
         condition = _clean(_GENERIC_TREATMENT.sub(" ", left))
         if not condition:
