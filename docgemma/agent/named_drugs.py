@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from docgemma.clinical import pregnancy, renal
 from docgemma.clinical.age_cautions import age_cautions
 from docgemma.clinical.allergy import allergy_findings, reactions
 from docgemma.clinical.body_weight import age_years
@@ -171,7 +172,7 @@ def safety_lines(query: str, mentions: Iterable[str], patient: PatientRef, facts
     if asked_about:
         listed = ", ".join(w for w, _p in drugs)
         return [f"{PREFIX}{listed} was NOT checked against {asked_about}'s record: {asked_about} is not the active "
-                "patient."]
+                "patient, and no single record of that name was found."]
     who = patient["name"]
     if facts is None:
         listed = ", ".join(w for w, _p in drugs)
@@ -182,4 +183,13 @@ def safety_lines(query: str, mentions: Iterable[str], patient: PatientRef, facts
         out += _allergy_lines(written, product, who, facts, resolver)
         out += _order_lines(written, product, who, facts, own_orders)
         out += _age_lines(written, product, who, facts)
+        out += _pregnancy_and_kidney_lines(written, product, who, facts)
     return list(dict.fromkeys(out))
+
+
+def _pregnancy_and_kidney_lines(written: str, product: Resolution, who: str, facts: PatientFacts) -> list[str]:
+    """The pregnancy, breastfeeding and kidney findings of the prescription check, for a drug only named."""
+    record = pregnancy.status(facts.conditions, facts.observations, facts.gender, age_years(facts.birth_date))
+    found = [f.text for f in pregnancy.findings(written, product.ingredients, product.classes, record)]
+    found += [f.text for f in renal.findings(written, product.ingredients, renal.latest(facts.observations))]
+    return [f"{PREFIX}{who}: {text}" for text in found]

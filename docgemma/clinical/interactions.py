@@ -50,6 +50,33 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "xanthine_oxidase": ("allopurinol", "febuxostat"),
     "digoxin": ("digoxin",),
     "digoxin_raisers": ("amiodarone", "clarithromycin", "verapamil", "dronedarone"),
+    "doac": ("apixaban", "rivaroxaban", "edoxaban", "dabigatran"),
+    "heparins": ("heparin", "enoxaparin", "dalteparin", "tinzaparin", "fondaparinux"),
+    "antiplatelet": ("clopidogrel", "prasugrel", "ticagrelor", "ticlopidine", "dipyridamole", "cilostazol"),
+    "nsaid_full_dose": ("ibuprofen", "naproxen", "diclofenac", "ketoprofen", "indomethacin", "ketorolac", "celecoxib",
+                        "etoricoxib", "meloxicam", "piroxicam", "etodolac", "mefenamic acid", "nabumetone",
+                        "flurbiprofen", "dexketoprofen", "sulindac", "tolfenamic acid", "diflunisal", "oxaprozin",
+                        "fenoprofen", "tenoxicam"),
+    "aspirin": ("aspirin",),
+    "strong_inducer": ("rifampicin", "rifampin", "rifabutin", "carbamazepine", "phenytoin", "phenobarbital",
+                       "st john's wort", "hypericum"),
+    "paracetamol": ("acetaminophen",),
+    "amiodarone": ("amiodarone",),
+    "fluoroquinolone": ("ciprofloxacin", "levofloxacin", "moxifloxacin", "ofloxacin", "norfloxacin"),
+    "acei": ("captopril", "enalapril", "lisinopril", "ramipril", "perindopril", "quinapril", "fosinopril",
+             "benazepril", "trandolapril", "moexipril"),
+    "arb": ("losartan", "valsartan", "candesartan", "irbesartan", "olmesartan", "telmisartan", "azilsartan",
+            "eprosartan"),
+    "trimethoprim": ("trimethoprim",),
+    "k_sparing": ("spironolactone", "eplerenone", "amiloride", "triamterene", "finerenone"),
+    "colchicine": ("colchicine",),
+    "clozapine": ("clozapine",),
+    "marrow_suppressant": ("carbamazepine", "co-trimoxazole", "sulfamethoxazole", "methotrexate", "azathioprine",
+                           "mercaptopurine", "chloramphenicol", "mirtazapine"),
+    "triptan": ("sumatriptan", "rizatriptan", "zolmitriptan", "eletriptan", "naratriptan", "almotriptan",
+                "frovatriptan"),
+    "ssri_snri_all": ("citalopram", "escitalopram", "fluoxetine", "fluvoxamine", "paroxetine", "sertraline",
+                      "venlafaxine", "desvenlafaxine", "duloxetine"),
 }
 
 #: Ingredients the resolver spells with a salt or form that still belong to a group.
@@ -62,7 +89,8 @@ class Interaction:
 
     first: str
     second: str
-    severity: str  # "contraindicated" or "major"
+    #: "contraindicated" or "major" (must interrupt: an override with a reason), "moderate" (a warning).
+    severity: str
     effect: str
     source: str
 
@@ -112,7 +140,54 @@ TABLE: tuple[Interaction, ...] = (
                 "7 Drug Interactions; Zyloprim (allopurinol) label"),
     Interaction("digoxin", "digoxin_raisers", "major", "digoxin toxicity (raised digoxin levels)",
                 "Lanoxin (digoxin) label, 7 Drug Interactions; BNF Appendix 1"),
+    # The anticoagulant pairs of the ONC high-priority list (Phansalkar et al., JAMIA 2012) and the DOAC labels.
+    Interaction("doac", "nsaid_full_dose", "major", "raised bleeding risk (antiplatelet effect and GI injury)",
+                "Eliquis (apixaban) label, 5.2 and 7.3; Xarelto label, 7.3; BNF Appendix 1; Phansalkar 2012"),
+    Interaction("doac", "aspirin", "major", "raised bleeding risk (unless a specialist intends dual therapy)",
+                "Eliquis label, 7.3; Xarelto label, 7.3; BNF Appendix 1"),
+    Interaction("doac", "antiplatelet", "major", "raised bleeding risk (unless a specialist intends dual therapy)",
+                "Eliquis label, 7.3; Xarelto label, 7.3; BNF Appendix 1"),
+    Interaction("doac", "warfarin", "contraindicated", "two oral anticoagulants together (switch, never combine)",
+                "Eliquis label, 2.4 (switching) and 5.2; BNF Appendix 1"),
+    Interaction("doac", "heparins", "major", "two anticoagulants together (bleeding), except when switching",
+                "Eliquis label, 7.3; Lovenox label, 7; BNF Appendix 1"),
+    Interaction("warfarin", "heparins", "major", "two anticoagulants together (bleeding), except when bridging",
+                "Coumadin label, 7; BNF Appendix 1"),
+    Interaction("doac", "strong_cyp3a4_inhibitor", "major", "raised DOAC levels and bleeding (combined CYP3A4 and "
+                "P-gp inhibition)", "Eliquis label, 7.1; Xarelto label, 7.2; BNF Appendix 1"),
+    Interaction("doac", "strong_inducer", "major", "much reduced anticoagulation (stroke, clot): avoid together",
+                "Eliquis label, 7.2; Xarelto label, 7.2; BNF Appendix 1"),
+    Interaction("warfarin", "antiplatelet", "major", "raised bleeding risk",
+                "Coumadin label, 7; BNF Appendix 1; Phansalkar 2012"),
+    Interaction("warfarin", "amiodarone", "major", "raised INR and bleeding (reduce the warfarin dose, check INR)",
+                "Coumadin label, 7; Cordarone label, 7; BNF Appendix 1"),
+    Interaction("warfarin", "fluoroquinolone", "major", "raised INR and bleeding risk",
+                "Coumadin label, 7; BNF Appendix 1"),
+    Interaction("warfarin", "strong_inducer", "major", "reduced INR (loss of anticoagulation)",
+                "Coumadin label, 7; BNF Appendix 1"),
+    Interaction("warfarin", "paracetamol", "moderate", "regular paracetamol (over about 2 g a day for several days) "
+                "raises the INR: check the INR", "Coumadin label, 7; BNF Appendix 1 (paracetamol)"),
+    # Potassium, serotonergic, CYP3A4 and marrow pairs a formulary lists.
+    Interaction("acei", "arb", "major", "dual renin-angiotensin blockade: hyperkalaemia, renal failure, hypotension",
+                "ACE inhibitor and ARB labels, 5 Warnings (dual blockade); MHRA 2014; BNF Appendix 1"),
+    Interaction("trimethoprim", "acei_arb", "major", "hyperkalaemia", "Bactrim label, 5; BNF Appendix 1"),
+    Interaction("trimethoprim", "k_sparing", "major", "hyperkalaemia", "Bactrim label, 5; BNF Appendix 1"),
+    Interaction("potassium", "potassium", "major", "hyperkalaemia (a potassium supplement with a potassium-sparing "
+                "diuretic, or two of them)", "Aldactone label, 4 and 7; BNF Appendix 1"),
+    Interaction("colchicine", "strong_cyp3a4_inhibitor", "major", "fatal colchicine toxicity (CYP3A4 and P-gp "
+                "inhibition)", "Colcrys label, 4 Contraindications (renal or hepatic impairment) and 7; MHRA 2010"),
+    Interaction("clozapine", "marrow_suppressant", "major", "agranulocytosis (additive bone-marrow suppression)",
+                "Clozaril label, 5.1 and 7; BNF Appendix 1"),
+    Interaction("ssri_snri_all", "triptan", "moderate", "serotonin syndrome (rare): warn the patient",
+                "triptan labels, 5 Warnings; BNF Appendix 1"),
+    Interaction("ssri_snri_all", "nsaid_full_dose", "moderate", "raised GI bleeding risk: consider a PPI",
+                "SSRI labels, 5 Warnings (abnormal bleeding); BNF Appendix 1"),
 )
+
+
+#: Most serious first; "contraindicated" and "major" interrupt (an override with a reason), "moderate" warns.
+RANK = {"contraindicated": 0, "major": 1, "moderate": 2}
+INTERRUPTING = frozenset({"contraindicated", "major"})
 
 
 @dataclass(frozen=True)
@@ -144,8 +219,7 @@ def interactions_between(new: tuple[str, ...], active: tuple[str, ...]) -> list[
         for entry in TABLE:
             if (entry.first in ga and entry.second in gb) or (entry.second in ga and entry.first in gb):
                 current = out.get((a, b))
-                stronger = entry.severity == "contraindicated" and current is not None \
-                    and current.interaction.severity != "contraindicated"
+                stronger = current is not None and RANK[entry.severity] < RANK[current.interaction.severity]
                 if current is None or stronger:
                     out[(a, b)] = Found(a, b, entry)
-    return sorted(out.values(), key=lambda f: f.interaction.severity != "contraindicated")
+    return sorted(out.values(), key=lambda f: RANK[f.interaction.severity])

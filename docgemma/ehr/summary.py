@@ -468,8 +468,15 @@ def _safety(chart: _Chart) -> list[str]:
     med_all = " ".join(display_text(m).lower() for m in chart.meds)
     if "pregnan" in text_all or "preeclampsia" in text_all or "pre-eclampsia" in text_all:
         safety.append("PREGNANCY: check every drug for teratogenicity and pregnancy safety.")
-    if "warfarin" in med_all or "apixaban" in med_all or "rivaroxaban" in med_all:
-        safety.append("ANTICOAGULATED: bleeding risk; check INR and interactions before adding drugs.")
+    vka = [d for d in ("warfarin", "acenocoumarol", "phenprocoumon") if d in med_all]
+    doac = [d for d in ("apixaban", "rivaroxaban", "edoxaban", "dabigatran") if d in med_all]
+    if vka:
+        safety.append(f"ANTICOAGULATED ({', '.join(vka)}): bleeding risk; check INR and interactions before adding "
+                      "drugs.")
+    if doac:
+        # INR does not measure a DOAC's effect: kidney function decides its dose.
+        safety.append(f"ANTICOAGULATED ({', '.join(doac)}): bleeding risk; INR does not monitor it — check kidney "
+                      "function (dose) and interactions before adding drugs.")
     renal = next(((o, p) for o, p in chart.latest_obs if any(w in display_text(o).lower() for w in ("egfr", "glomerular"))),
                  None)
     if renal:

@@ -59,10 +59,10 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
                 CheckStatus(name="Patient identity", ran=False, detail="the record could not be read"),
                 CheckStatus(name="The patient record", ran=False, detail=why)])
         def review(readable: list[dict[str, Any]], skipped: int) -> WriteReview:
-            facts = PatientFacts(allergies=active_allergies(readable), medications=active_orders(readable),
-                                 birth_date=str(patient.get("birthDate") or ""),
-                                 observations=[r for r in readable if r.get("resourceType") == "Observation"])
+            facts = facts_of(patient, readable)
             found = spec.pre_write_check(args, facts) if spec.pre_write_check else Findings([], [])
+            if found.blocked:
+                return WriteReview(blocked=found.blocked)
             severe = list(found.severe)
             if skipped:
                 # An allergy the check could not read may be the one that matters: no plain approval.
@@ -85,19 +85,33 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
 
 
 def record_facts(ehr: Ehr) -> Callable[[PatientRef], PatientFacts | None]:
-    """The active patient's allergies, active orders and birth date as the record holds them now, for checking
-    an answer (and the drugs a message names) against the record (None when the record cannot be read: the
-    answer is then not checked, never blocked, and a drug named is said not to be checked)."""
+    """The patient's allergies, active orders, birth date, sex, observations and conditions as the record holds
+    them now, for checking an answer (and the drugs a message names) against the record (None when the record
+    cannot be read, or, for a patient given by name only (``id`` ""), when not exactly one patient has that name:
+    the answer is then not checked, never blocked, and a drug named is said not to be checked)."""
     def facts(patient: PatientRef) -> PatientFacts | None:
         try:
+            if not patient["id"]:
+                # A patient named by name only (not the open one): exactly one record of that name, or no check.
+                found = [p for p in ehr.client.search("Patient", {"name": patient["name"]}, limit=5)
+                         if display_text(p).strip().lower() == patient["name"].strip().lower()]
+                if len(found) != 1:
+                    return None
+                patient = PatientRef(id=str(found[0].get("id")), name=patient["name"])
             resources = ehr.compartment(patient["id"])
         except FhirClientError:
             return None
-        born = next((str(r.get("birthDate") or "") for r in resources
-                     if r.get("resourceType") == "Patient" and r.get("id") == patient["id"]), "")
-        return tolerant(lambda readable, _skipped: PatientFacts(
-            allergies=active_allergies(readable), medications=active_orders(readable), birth_date=born,
-            observations=[r for r in readable if r.get("resourceType") == "Observation"],
-            conditions=[r for r in readable if r.get("resourceType") == "Condition"]), resources)
+        record = next((r for r in resources if r.get("resourceType") == "Patient" and r.get("id") == patient["id"]),
+                      {})
+        return tolerant(lambda readable, _skipped: facts_of(record, readable), resources)
 
     return facts
+
+
+def facts_of(patient: dict[str, Any], readable: list[dict[str, Any]]) -> PatientFacts:
+    """What every check of a drug reads of one patient's record: active allergies and orders, birth date, sex,
+    observations and conditions (one reading for the write checks and the named-drug lines alike)."""
+    return PatientFacts(allergies=active_allergies(readable), medications=active_orders(readable),
+                        birth_date=str(patient.get("birthDate") or ""), gender=str(patient.get("gender") or ""),
+                        observations=[r for r in readable if r.get("resourceType") == "Observation"],
+                        conditions=[r for r in readable if r.get("resourceType") == "Condition"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from docgemma.clinical.ingredients import Resolution, resolve_local
-from docgemma.clinical.interactions import interactions_between
+from docgemma.clinical.interactions import INTERRUPTING, interactions_between
 from docgemma.fhir import display_text
 from docgemma.tools.drug_labels import DrugLabels
 from docgemma.tools.http import HttpError
@@ -18,9 +18,11 @@ from docgemma.tools.interactions import for_drug, label_mentions
 from docgemma.tools.write_checks import Findings
 
 CHECK = "Interactions with active medicines"
-LOCAL_SOURCE = "local table of major interactions (WHO/BNF/FDA label sources per pair)"
-OFFLINE = "FDA label service not reachable; only the local table of major interactions was checked"
-UNBOUND = "no FDA label service is configured here; only the local table of major interactions was checked"
+LOCAL_SOURCE = ("local table of interactions that must interrupt (ONC high-priority list, Phansalkar 2012; "
+                "anticoagulant, serotonergic, QT, potassium and CYP3A4 pairs; FDA label or BNF source per pair)")
+# Offline the table carries the check by itself (this is for clinics without internet): it ran, and says so.
+OFFLINE = f"{LOCAL_SOURCE}; the FDA label service was not reachable, so this table alone was used"
+UNBOUND = f"{LOCAL_SOURCE}; no FDA label service is configured here, so this table alone was used"
 
 
 def _local(found: Findings, name: str, product: Resolution, med: dict[str, Any], active: Resolution) -> None:
@@ -31,8 +33,8 @@ def _local(found: Findings, name: str, product: Resolution, med: dict[str, Any],
         return
     for hit in interactions_between(product.ingredients, active.ingredients):
         i = hit.interaction
-        severe = i.severity == "contraindicated"
-        found.add(f"INTERACTION WITH AN ACTIVE ORDER{' (CONTRAINDICATED)' if severe else ''}: {name} with "
+        severe = i.severity in INTERRUPTING
+        found.add(f"INTERACTION WITH AN ACTIVE ORDER ({i.severity.upper()}): {name} with "
                   f"{shown} (since {since}) — {i.severity}: {i.effect} (source: {i.source}).", severe)
 
 
@@ -76,11 +78,11 @@ def active_order_interactions(found: Findings, name: str, product: Resolution, m
     for med in medications:
         _local(found, name, product, med, resolve_local(display_text(med)))
     if labels is None:
-        found.skipped(CHECK, UNBOUND)
+        found.ran(CHECK, UNBOUND)
         return
     try:
         detail = _labelled(found, name, product, medications, labels)
     except HttpError:
-        found.skipped(CHECK, OFFLINE)
+        found.ran(CHECK, OFFLINE)
         return
     found.ran(CHECK, detail)

@@ -20,7 +20,7 @@ from docgemma.clinical.drug_classes import CLASSES
 from docgemma.clinical.entities import ExtractedEntities
 from docgemma.clinical.function_words import only_function_words
 from docgemma.clinical.ingredients import resolve_local
-from docgemma.clinical.negation import without_negations
+from docgemma.clinical.negation import negations, without_negations
 
 NOT_SPECIFIED = "not specified"
 NOT_UNDERSTOOD = "not understood:"
@@ -309,6 +309,9 @@ _ARROW_RE = re.compile(r"(?:^|[:;,.]\s*)(?P<name>[A-Za-z][\w\- ]{1,40}?)\s*(?:->
 def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None) -> dict[str, Any]:
     """The patient, the substance and the reaction by meaning, and a severity the message states."""
     out: dict[str, Any] = {"patient_id": patient_id} if patient_id else {}
+    # A drug the message names inside a negation ("denies any penicillin allergy", "tolerated an amoxicillin
+    # challenge") is never the allergen, whatever reads it: the entities' drug list is then not consulted.
+    negated = any(n.kind == "allergy" for n in negations(query))
     query = without_negations(query)  # "record a penicillin allergy; NOT allergic to latex": never latex
     for pattern in (_ALLERGEN_AFTER_RE, _ALLERGEN_BEFORE_RE):  # "allergy to X", "X allergy": the clearest phrasing
         for found in pattern.finditer(query):
@@ -337,7 +340,7 @@ def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None
             out["substance"] = named
     if "substance" not in out:  # "sulfa antibiotics gave her hives": the class the message names, not "antibiotics"
         out.update({"substance": cls} if (cls := _class_named(query)) else {})
-    if "substance" not in out:
+    if "substance" not in out and not negated:
         drugs = [d for d in entities["drug_mentions"] if not _is_reaction(d)]
         if len(drugs) == 1:
             out["substance"] = drugs[0]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from docgemma.ehr.summary import ACTIVE_MED
-from docgemma.fhir import concept_code
+from docgemma.fhir import codings, concept_code
 
 __all__ = ["CheckRun", "Findings", "PatientFacts", "PreWriteCheck", "active_allergies", "active_orders"]
 
@@ -28,8 +28,11 @@ class PatientFacts:
     medications: list[dict[str, Any]]
     birth_date: str = ""
     observations: list[dict[str, Any]] = field(default_factory=list)
-    #: Conditions on record (a connection question's start, read by code: ``tools/connection_start.py``).
+    #: Conditions on record (a connection question's start, read by code: ``tools/connection_start.py``; the
+    #: pregnancy and breastfeeding check).
     conditions: list[dict[str, Any]] = field(default_factory=list)
+    #: The record's administrative sex ("female", "male", "" when unknown): the pregnancy check.
+    gender: str = ""
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class Findings:
     warnings: list[str]
     severe: list[str]
     checks: list[CheckRun] = field(default_factory=list)
+    #: The write cannot be proposed at all (a medicine no source knows): no card, this instead ("" when it can).
+    blocked: str = ""
 
     def add(self, text: str, severe: bool = False) -> None:
         self.warnings.append(text)
@@ -70,18 +75,25 @@ class Findings:
     def ordered(self) -> Findings:
         """Severe findings first (the card shows them before duplicate orders and notes), order kept otherwise."""
         severe = set(self.severe)
-        return Findings(sorted(self.warnings, key=lambda w: w not in severe), list(self.severe), list(self.checks))
+        return Findings(sorted(self.warnings, key=lambda w: w not in severe), list(self.severe), list(self.checks),
+                        self.blocked)
 
 
 #: A write tool's own check: its arguments and the patient's facts → warnings.
 PreWriteCheck = Callable[[dict[str, Any], PatientFacts], Findings]
 
 
+#: SNOMED CT codes of "no known (drug, food, environmental) allergy" entries: a statement, not an allergen.
+NO_KNOWN_ALLERGY = frozenset({"409137002", "716186003", "429625007", "428607008", "428197003"})
+
+
 def active_allergies(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The allergies that count: active (or without a status), and neither refuted nor entered in error."""
+    """The allergies that count: active (or without a status), neither refuted nor entered in error, and not a
+    "no known allergy" entry."""
     return [r for r in resources if r.get("resourceType") == "AllergyIntolerance"
             and concept_code(r, "clinicalStatus") in ("active", "")
-            and concept_code(r, "verificationStatus") not in ("refuted", "entered-in-error")]
+            and concept_code(r, "verificationStatus") not in ("refuted", "entered-in-error")
+            and not any(c.get("code") in NO_KNOWN_ALLERGY for c in codings(r, ("code",)))]
 
 
 def active_orders(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:

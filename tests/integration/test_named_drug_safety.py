@@ -242,7 +242,7 @@ def test_a_drug_for_another_named_patient_is_not_checked_against_the_active_pati
     lines = safety_lines("amoxicillin for Joseph Mwangi", ["amoxicillin"], {"id": "x", "name": "Grace Mensah"}, facts,
                          asked_about="Joseph Mwangi")
     assert lines == ["Safety: amoxicillin was NOT checked against Joseph Mwangi's record: Joseph Mwangi is not the "
-                     "active patient."]
+                     "active patient, and no single record of that name was found."]
 
 
 def test_a_class_member_is_named_with_its_article() -> None:

@@ -64,6 +64,11 @@ def test_unrelated_drugs_do_not_conflict() -> None:
     assert not flagged
 
 
-def test_a_string_that_is_not_a_drug_needs_an_override() -> None:
-    silent = [s for s in UNRESOLVABLE if not _check("penicillin", s)[1]]
+def test_a_string_that_is_not_a_drug_needs_an_override_or_gets_no_card() -> None:
+    """Issue 42: a name no source knows gets no card at all (the clinician is asked what they meant); a name with
+    an unknown part still needs an override against the allergy list."""
+    def refused(drug: str) -> bool:
+        found = prescription_check({"medication_name": drug, "dosage": "", "frequency": ""}, PatientFacts([], []))
+        return bool(found.blocked) or bool(_check("penicillin", drug)[1])
+    silent = [s for s in UNRESOLVABLE if not refused(s)]
     assert not silent

@@ -35,6 +35,7 @@ from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import other_patient_named
 from docgemma.clinical.ingredients import Resolution, resolve_local
 from docgemma.clinical.language import NAMES, detect
+from docgemma.clinical.patient import PatientRef
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.http import known_offline
 from docgemma.tools.registry import ToolRegistry
@@ -318,13 +319,17 @@ def _safety_first(state: AgentState, registry: ToolRegistry, trace: NodeTrace,
     if patient is None or not mentions or record_facts is None:
         return ""
     other = other_patient_named(state["extracted_entities"], patient)
-    facts = None if other else _without_this_turns_writes(record_facts(patient), state)
+    # "co-amoxiclav for Grace Mensah?" while another patient is open: the drugs are checked against the record of
+    # the patient named (found by name, exactly one), never the open one's; not found, the line says so.
+    named = PatientRef(id="", name=other) if other else None
+    other_facts = record_facts(named) if named else None
+    facts = other_facts if named else _without_this_turns_writes(record_facts(patient), state)
     # "why is she on lisinopril?": a connection question is about her own orders (no duplicate of them is said).
     own = any(r["tool_name"] in registry and Role.CONNECTIONS in registry[r["tool_name"]].roles
               for r in state.get("tool_results", []))
-    lines = named_drugs.safety_lines(state["user_query"], mentions, patient, facts,
+    lines = named_drugs.safety_lines(state["user_query"], mentions, named or patient, facts,
                                      skip=[*_allergens_entered(state, registry), *_changed_away(state)],
-                                     asked_about=other, own_orders=own)
+                                     asked_about=other if named and other_facts is None else None, own_orders=own)
     text = "\n".join(lines) + "\n\n" if lines else ""
     if text:
         trace.write(Token(text))

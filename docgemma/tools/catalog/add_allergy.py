@@ -22,6 +22,37 @@ from docgemma.tools.write_checks import Findings, PatientFacts
 
 #: The resource its write creates: where the write is looked up by its idempotency key.
 WRITTEN = "AllergyIntolerance"
+#: "No known drug allergy" and "no known allergy" are entries of their own, coded (SNOMED CT), never an allergy to
+#: "not specified" (the International Patient Summary records them this way).
+NKDA = re.compile(r"^\s*(?:nkda|nkma|no\s+known\s+(?:drug|medication|medicine)\s+allerg(?:y|ies))\s*$", re.IGNORECASE)
+NKA = re.compile(r"^\s*(?:nka|no\s+known\s+allerg(?:y|ies))\s*$", re.IGNORECASE)
+NKDA_CODE = ("409137002", "No known drug allergy")
+NKA_CODE = ("716186003", "No known allergy")
+#: A substance that names nothing, or says there is none: a safety guard on every write path (the page, MCP, the
+#: API), whatever read the message. A denial, a negative test, a removed label is never an active allergy.
+_NO_SUBSTANCE = re.compile(r"^\s*(?:none|nil|n/?a|not\s+specified|unknown|not\s+known|no|negative|nothing)\s*$|"
+                           r"\b(?:den(?:y|ies|ied)|no\s+known|none\s+known|nil\s+known|negative|removed|"
+                           r"de-?labell?(?:ed|ing)?|ruled\s+out|refuted|tolerated|not\s+allergic|any)\b", re.IGNORECASE)
+_NO_REACTION = re.compile(r"\b(?:den(?:y|ies|ied)|no\s+known|none(?:\s+known)?|nil|negative|removed|"
+                          r"de-?labell?(?:ed|ing)?|ruled\s+out|refuted|tolerated|not\s+allergic|no\s+reaction)\b",
+                          re.IGNORECASE)
+
+
+def no_allergy(substance: str) -> tuple[str, str] | None:
+    """The SNOMED CT code and display when ``substance`` records no known (drug) allergy, else None."""
+    return NKDA_CODE if NKDA.match(substance) else NKA_CODE if NKA.match(substance) else None
+
+
+def negated_value(args: dict[str, Any]) -> str:
+    """Why these arguments would write an allergy the words deny ("" when they do not)."""
+    substance, reaction = str(args.get("substance") or ""), str(args.get("reaction") or "")
+    if no_allergy(substance):
+        return ""
+    if _NO_SUBSTANCE.search(substance):
+        return f"a substance the patient is allergic to (the substance reads '{substance}')"
+    if _NO_REACTION.search(reaction):
+        return f"a reaction that happened (the reaction reads '{reaction}', which says there was none)"
+    return ""
 
 
 class AddAllergyArgs(ToolArgs):
@@ -41,6 +72,20 @@ def allergy_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingredien
     found = Findings([], [])
     substance = str(args.get("substance", ""))
     if not substance:
+        return found
+    denied = negated_value(args)
+    if denied:
+        found.blocked = (f"{denied}: a denial, a negative test or a removed label is never recorded as an active "
+                         "allergy; nothing was written. To record no known drug allergies, say 'record NKDA'; "
+                         "to remove a label, change the existing entry in the record")
+        return found
+    coded = no_allergy(substance)
+    if coded:
+        found.ran("Allergies already recorded", "the patient's allergy list")
+        for recorded_allergy in facts.allergies:
+            if not no_allergy(display_text(recorded_allergy)):
+                found.add(f"CONTRADICTS THE ALLERGY LIST (SEVERE): '{coded[1]}' while the list holds "
+                          f"'{allergy_line(recorded_allergy)}'. Review the list first.", severe=True)
         return found
     new = resolver.allergen(substance)
     found.ran("Allergies already recorded", "the patient's allergy list, by ingredient and class")
@@ -85,6 +130,18 @@ def _active_medications(found: Findings, substance: str, args: dict[str, Any], f
 def allergy_intolerance(args: BaseModel, context: ToolContext) -> Draft:
     """The AllergyIntolerance, named "allergy to <substance> (<reaction>)"."""
     a: Any = args
+    coded = no_allergy(a.substance)
+    if coded:
+        return {
+            "resourceType": WRITTEN, "patient": {"reference": f"Patient/{a.patient_id}"},
+            "clinicalStatus": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical",
+                                           "code": "active"}]},
+            "verificationStatus": {"coding": [{
+                "system": "http://terminology.hl7.org/CodeSystem/allergyintolerance-verification", "code": "confirmed"}]},
+            "code": {"coding": [{"system": "http://snomed.info/sct", "code": coded[0], "display": coded[1]}],
+                     "text": coded[1]},
+            "recordedDate": date.today().isoformat(),
+        }, coded[1].lower()
     reaction: dict[str, Any] = {"manifestation": [{"text": a.reaction}]}
     if a.severity:
         reaction["severity"] = a.severity

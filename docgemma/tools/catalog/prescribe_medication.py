@@ -8,11 +8,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from docgemma.clinical import order_hazards, pregnancy, renal
 from docgemma.clinical.allergy import allergy_findings
 from docgemma.clinical.body_weight import age_years, latest_weight, recent_weight
 from docgemma.clinical.dose_check import DosePatient, DoseReview, review_dose
+from docgemma.clinical.dose_table import limit_for
 from docgemma.clinical.dosing import dosage_instruction, duration_phrase, parse_duration
-from docgemma.clinical.ingredients import LOCAL, IngredientResolver, classes_of, resolve_local
+from docgemma.clinical.ingredients import LOCAL, IngredientResolver, Resolution, classes_of, resolve_local
 from docgemma.fhir import display_text
 from docgemma.tools.args import PatientId, ToolArgs
 from docgemma.tools.drug_labels import DrugLabels
@@ -54,6 +56,13 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
     found = Findings([], [])
     name = str(args.get("medication_name", ""))
     product = resolver.resolve(name)
+    if unknown_medicine(name, product):
+        # No check can vouch for a name no source knows (an invented or mistyped drug): no card, a question.
+        why = (f"'{name}' names a drug class, not one medicine" if product.class_only else
+               f"'{name}' is not in the local drug table or the drug dictionary"
+               + ("" if resolver is LOCAL else ", and no FDA label names it"))
+        found.blocked = f"a medicine this system can identify: {why}; nothing was written. Which medicine did you mean?"
+        return found
     for finding in allergy_findings(product, facts.allergies, resolver):
         found.add(finding.text, finding.severe)
     # The label-backed resolver consults a label only for a product the table does not know, and only when the
@@ -63,6 +72,7 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
     dose_review = review_dose(product.ingredients if product.resolved else (), name, str(args.get("dosage", "")),
                               str(args.get("frequency", "")), dose_patient(facts))
     add_dose_review(found, dose_review)
+    order_checks(found, name, product, args, facts)
     for med in facts.medications:
         active = resolve_local(display_text(med))  # duplicates need no network call per active order
         shared = [i for i in product.ingredients if i in active.ingredients]
@@ -84,6 +94,45 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
         found.add(f"NOT UNDERSTOOD: {words} — these words of the order were not read into any field; they are "
                   "kept in the order's note. Check them before approving.")
     return found.ordered()
+
+
+def unknown_medicine(name: str, product: Resolution) -> bool:
+    """A name that resolves to no ingredient and that the dose table does not know either ("blorptazine")."""
+    return not product.ingredients and not product.non_drug and limit_for((name.strip().lower(),)) is None
+
+
+def order_checks(found: Findings, name: str, product: Resolution, args: dict[str, Any], facts: PatientFacts) -> None:
+    """The checks a pharmacist makes beyond the dose: never-events by route and rate, a high-alert medicine with
+    no dose range, pregnancy and breastfeeding, kidney function. Each one's line says what it used."""
+    whole = " ".join(str(args.get(k) or "") for k in ("medication_name", "dosage", "frequency", "duration", "notes"))
+    for hazard in order_hazards.hazards(name, product.ingredients, str(args.get("dosage", "")), whole):
+        found.add(hazard.text, hazard.severe)
+    found.ran("Route and rate", "never-events: IV potassium (push, bolus, rate), intrathecal vinca alkaloids")
+    alert = order_hazards.high_alert(product.ingredients, product.classes)
+    if alert and limit_for(product.ingredients) is None:
+        found.add(f"HIGH-ALERT MEDICINE WITHOUT A DOSE RANGE: {name} is a high-alert medicine ({alert}) and no dose "
+                  f"range is known here, so the dose could not be checked; confirm it against the formulary and "
+                  f"give the reason (source: {order_hazards.HIGH_ALERT_SOURCE}).", severe=True)
+    age = age_years(facts.birth_date)
+    record = pregnancy.status(facts.conditions, facts.observations, facts.gender, age)
+    listed = pregnancy.rows_for(product.ingredients, product.classes)
+    for finding in pregnancy.findings(name, product.ingredients, product.classes, record):
+        found.add(finding.text, finding.severe)
+    if not record.known and listed:
+        found.skipped("Pregnancy and breastfeeding", f"the record gives no sex, so pregnancy could not be ruled out, "
+                                                     f"and {name} ({listed[0].name}) is listed for it", severe=False)
+    else:
+        found.ran("Pregnancy and breastfeeding", f"{record.described()}; {pregnancy.SOURCE}")
+    kidney = renal.latest(facts.observations)
+    limits = renal.rows_for(product.ingredients)
+    if limits and kidney.value is None:
+        found.skipped("Kidney function", f"no eGFR or creatinine clearance is on record, and {name} has renal limits "
+                                         f"({limits[0].advice})")
+        return
+    for limit in renal.findings(name, product.ingredients, kidney):
+        found.add(limit.text, limit.severe)
+    found.ran("Kidney function", f"{kidney.described()}; {renal.SOURCE}" if limits
+              else f"no renal limit for {name} in the {renal.SOURCE}")
 
 
 def dose_patient(facts: PatientFacts) -> DosePatient:
