@@ -105,7 +105,7 @@ def review_dose(ingredients: tuple[str, ...], name: str, dosage: str, frequency:
     amount = None
     if dose is not None and dose.value > 0 and dose.family != "body_mass":
         _sanity(out, dose)
-        amount = None if row is None else _in_row_unit(out, row, dose)
+        amount = None if row is None else _in_row_unit(out, row, dose, parse_dose(name))
     timing = _read_frequency(out, frequency)
     if row is None:
         out.skipped("Dose range", f"no dose range is known here for {drug}; check the dose against the formulary "
@@ -165,8 +165,9 @@ def _sanity(out: DoseReview, dose: Dose) -> None:
                 "for any single dose.")
 
 
-def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose) -> float | None:
-    """The dose in the row's unit, or None after a severe finding saying why it cannot be checked."""
+def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose, strength: Dose | None = None) -> float | None:
+    """The dose in the row's unit, or None after a severe finding saying why it cannot be checked. ``strength``: a
+    mass the product's name gives ("co-amoxiclav 500/125 tablets"), the strength of one tablet of a count dose."""
     said = f"{fmt(dose.value)} {dose.display}"
     if dose.combination and "+" not in row.drug:
         out.add(f"DOSE CANNOT BE CHECKED: {said} is a combination strength; {row.drug} is one drug.")
@@ -180,6 +181,9 @@ def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose) -> float | None:
     if dose.family in ("mmol", "meq") and row.mg_per_mmol:
         mmol = dose.value if dose.family == "mmol" else dose.value / row.meq_per_mmol
         return mmol if row.unit == "mmol" else mmol * row.mg_per_mmol
+    if dose.family == "count" and strength is not None and strength.family == "mass" and strength.mg is not None \
+            and row.unit == "mg" and (not strength.combination or "+" in row.drug):
+        return dose.value * strength.mg
     if dose.family == "count":
         return _count(out, row, dose)
     if dose.family == "units" and row.unit == "mg" and row.units_per_mg:

@@ -75,6 +75,14 @@ GROUPS: dict[str, tuple[str, ...]] = {
                            "mercaptopurine", "chloramphenicol", "mirtazapine"),
     "triptan": ("sumatriptan", "rizatriptan", "zolmitriptan", "eletriptan", "naratriptan", "almotriptan",
                 "frovatriptan"),
+    "cyp3a4_critical": ("amiodarone", "dronedarone", "quinidine", "pimozide", "sirolimus", "tacrolimus",
+                        "cyclosporine", "everolimus", "ergotamine", "dihydroergotamine", "midazolam", "triazolam",
+                        "lurasidone", "alfuzosin", "ivabradine", "ticagrelor", "ranolazine", "lomitapide"),
+    "strong_cyp3a4_inhibitor_all": ("clarithromycin", "itraconazole", "ketoconazole", "posaconazole", "voriconazole",
+                                    "ritonavir", "cobicistat", "nirmatrelvir"),
+    "tizanidine": ("tizanidine",),
+    "strong_cyp1a2_inhibitor": ("ciprofloxacin", "fluvoxamine"),
+    "cyp1a2_narrow": ("theophylline", "clozapine"),
     "ssri_snri_all": ("citalopram", "escitalopram", "fluoxetine", "fluvoxamine", "paroxetine", "sertraline",
                       "venlafaxine", "desvenlafaxine", "duloxetine"),
 }
@@ -178,6 +186,13 @@ TABLE: tuple[Interaction, ...] = (
                 "inhibition)", "Colcrys label, 4 Contraindications (renal or hepatic impairment) and 7; MHRA 2010"),
     Interaction("clozapine", "marrow_suppressant", "major", "agranulocytosis (additive bone-marrow suppression)",
                 "Clozaril label, 5.1 and 7; BNF Appendix 1"),
+    Interaction("cyp3a4_critical", "strong_cyp3a4_inhibitor_all", "contraindicated", "large rises in the drug's "
+                "level (arrhythmia, toxicity, rejection-drug overexposure)", "Paxlovid and Norvir labels, 4 "
+                "Contraindications; Vfend label, 4 (sirolimus); clarithromycin label, 4; BNF Appendix 1"),
+    Interaction("tizanidine", "strong_cyp1a2_inhibitor", "contraindicated", "profound hypotension and sedation "
+                "(tizanidine levels raised about tenfold)", "Zanaflex label, 4 Contraindications; BNF Appendix 1"),
+    Interaction("cyp1a2_narrow", "strong_cyp1a2_inhibitor", "major", "theophylline or clozapine toxicity (CYP1A2 "
+                "inhibition)", "theophylline and Clozaril labels, 7; BNF Appendix 1"),
     Interaction("ssri_snri_all", "triptan", "moderate", "serotonin syndrome (rare): warn the patient",
                 "triptan labels, 5 Warnings; BNF Appendix 1"),
     Interaction("ssri_snri_all", "nsaid_full_dose", "moderate", "raised GI bleeding risk: consider a PPI",

@@ -82,10 +82,21 @@ def _hours(order: str) -> float | None:
     return value / 60 if unit.startswith("m") else value
 
 
-def hazards(drug: str, ingredients: tuple[str, ...], dosage: str, order: str) -> list[Hazard]:
-    """The never-events in an order: ``order`` is the whole order as written (every field), ``dosage`` its dose."""
+_LONG_ACTING_OPIOID = re.compile(r"\b(?:patch(?:es)?|transdermal|td|micrograms?\s*/\s*h(?:ou)?r?|mcg\s*/\s*h(?:ou)?r?|"
+                                r"µg\s*/\s*h(?:ou)?r?)\b", re.IGNORECASE)
+OPIOID_NAIVE_SOURCE = ("Duragesic (fentanyl transdermal) label, Boxed Warning and 4 Contraindications: only for "
+                       "opioid-tolerant patients; MHRA 2008")
+
+
+def hazards(drug: str, ingredients: tuple[str, ...], dosage: str, order: str,
+            opioid_tolerant: bool = True) -> list[Hazard]:
+    """The never-events in an order: ``order`` is the whole order as written (every field), ``dosage`` its dose;
+    ``opioid_tolerant``: the record shows an active opioid order (False: opioid-naive as far as the record says)."""
     out: list[Hazard] = []
     names = {i.lower() for i in ingredients}
+    if "fentanyl" in names and _LONG_ACTING_OPIOID.search(order) and not opioid_tolerant:
+        out.append(Hazard(f"OPIOID-NAIVE: {drug} as a patch is only for opioid-tolerant patients, and the record shows "
+                          f"no active opioid order (respiratory depression and death; source: {OPIOID_NAIVE_SOURCE})."))
     if any(_POTASSIUM.match(n) for n in names) and _IV.search(order):
         out += _iv_potassium(drug, dosage, order)
     if names & VINCA and (_INTRATHECAL.search(order) or _IT_ROUTE.search(order)):

@@ -125,11 +125,15 @@ TABLE: tuple[Row, ...] = (
         "stop when pregnancy is recognised (FDA 2021 removed the contraindication; most patients should stop); "
         "not while breastfeeding", "FDA Drug Safety Communication 2021 (statins in pregnancy); labels 8.1-8.2; BNF"),
     Row("NSAIDs", ("ibuprofen", "naproxen", "diclofenac", "ketorolac", "celecoxib", "indomethacin", "meloxicam",
-                   "etoricoxib", "piroxicam", "ketoprofen", "mefenamic acid"), (), "caution", None,
+                   "etoricoxib", "piroxicam", "ketoprofen", "mefenamic acid"), (), "contraindicated", None,
         "avoid from 20 weeks (fetal renal dysfunction, oligohydramnios) and in the third trimester (ductus "
-        "arteriosus closure); low-dose aspirin is not included", "FDA Drug Safety Communication 2020 (NSAIDs at 20 "
-        "weeks); NSAID labels 5 and 8.1"),
-    Row("antiepileptics with a pregnancy warning", ("topiramate", "carbamazepine", "phenytoin", "phenobarbital"), (),
+        "arteriosus closure); before 20 weeks only with a reason; low-dose aspirin is not included",
+        "FDA Drug Safety Communication 2020 (NSAIDs at 20 weeks); NSAID labels 5 and 8.1; BNF: avoid"),
+    Row("topiramate", ("topiramate",), (), "contraindicated", None,
+        "oral clefts, low birth weight and neurodevelopmental disorders; contraindicated for migraine and weight "
+        "loss, and in epilepsy unless no other treatment will do", "MHRA Drug Safety Update 2024 (topiramate "
+        "Pregnancy Prevention Programme); Topamax label 8.1", teratogen=True),
+    Row("antiepileptics with a pregnancy warning", ("carbamazepine", "phenytoin", "phenobarbital"), (),
         "caution", None, "major congenital malformations; a specialist decides (never stop epilepsy treatment "
         "abruptly)", "MHRA topiramate Pregnancy Prevention Programme (2024); labels 8.1; BNF"),
     Row("lithium", ("lithium", "lithium carbonate"), (), "caution", "caution",

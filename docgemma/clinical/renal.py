@@ -68,7 +68,9 @@ def latest(observations: list[dict[str, Any]], today: date | None = None) -> Kid
 
 @dataclass(frozen=True)
 class Row:
-    """A drug (or drugs) with renal limits: below ``avoid`` severe, below ``adjust`` a warning with ``advice``."""
+    """A drug (or drugs) with renal limits: below ``avoid`` severe, below ``adjust`` a warning with ``advice``;
+    ``daily``: (below this eGFR, the most per day in ``unit``) — a dose above the renally adjusted maximum is severe;
+    ``doses``: (below this eGFR, the most doses a day) — e.g. treatment-dose enoxaparin once daily below 30."""
 
     name: str
     ingredients: tuple[str, ...]
@@ -76,6 +78,9 @@ class Row:
     adjust: float | None
     advice: str
     source: str
+    daily: tuple[tuple[float, float], ...] = ()
+    unit: str = "mg"
+    doses: tuple[tuple[float, float], ...] = ()
 
 
 _NSAIDS = ("ibuprofen", "naproxen", "diclofenac", "ketorolac", "celecoxib", "indomethacin", "meloxicam", "etoricoxib",
@@ -108,14 +113,23 @@ TABLE: tuple[Row, ...] = (
         "below 60", "methotrexate label, 2 and 8.6; BNF"),
     Row("co-trimoxazole and trimethoprim", ("trimethoprim", "sulfamethoxazole"), 15, 30,
         "avoid below 15; half the dose at 15-30 (and hyperkalaemia)", "Bactrim label, 2; BNF"),
-    Row("gabapentinoids", ("gabapentin", "pregabalin"), None, 60, "reduce the dose (accumulation, sedation)",
-        "Neurontin and Lyrica labels, 2; BNF"),
+    Row("gabapentin", ("gabapentin",), None, 60, "reduce the dose (accumulation, sedation)",
+        "Neurontin label, 2.4 (CrCl 30-59: 400-1400 mg/day; 15-29: 200-700; below 15: 100-300)",
+        daily=((60, 1400), (30, 700), (15, 300))),
+    Row("pregabalin", ("pregabalin",), None, 60, "reduce the dose (accumulation, sedation)",
+        "Lyrica label, 2.5 (CrCl 30-60: 75-300 mg/day; 15-30: 25-150; below 15: 25-75)",
+        daily=((60, 300), (30, 150), (15, 75))),
     Row("enoxaparin", ("enoxaparin",), None, 30, "reduce to once daily (1 mg/kg) below 30 (bleeding)",
-        "Lovenox label, 2.3 and 8.6; BNF"),
+        "Lovenox label, 2.3 and 8.6; BNF", doses=((30, 1),)),
     Row("digoxin", ("digoxin",), None, 50, "reduce the dose and check levels (toxicity)",
         "Lanoxin label, 2.3; BNF"),
-    Row("colchicine", ("colchicine",), None, 30, "reduce the dose or interval (toxicity)",
-        "Colcrys label, 2.5; BNF"),
+    Row("colchicine", ("colchicine",), 10, 30, "avoid below 10 and on dialysis; reduce the dose or interval below "
+        "30 (toxicity)", "Colcrys label, 2.5; BNF (colchicine: avoid if eGFR < 10)"),
+    Row("sulfonylureas cleared by the kidney", ("glyburide", "glibenclamide", "chlorpropamide"), 30, 60,
+        "prolonged hypoglycaemia: avoid in severe renal impairment", "BNF (glibenclamide: avoid in severe renal "
+        "impairment); Diabeta label, 8.6"),
+    Row("metformin (maximum dose)", ("metformin",), None, None, "at eGFR 30-45 no more than 1,000 mg a day",
+        "MHRA 2016; BNF (metformin: eGFR 30-44, max 1 g daily)", daily=((45, 1000),)),
     Row("potassium supplements", ("potassium chloride", "potassium citrate", "potassium bicarbonate"), None, 30,
         "hyperkalaemia: check potassium before and after", "potassium chloride label, 5; BNF"),
     Row("sitagliptin", ("sitagliptin",), None, 45, "reduce the dose (50 mg at 30-44, 25 mg below 30)",
@@ -142,13 +156,24 @@ class Finding:
     severe: bool
 
 
-def findings(drug: str, ingredients: tuple[str, ...], kidney: Kidney) -> list[Finding]:
-    """The card's renal findings for ``drug``: the limit crossed, the value used and its date."""
+def findings(drug: str, ingredients: tuple[str, ...], kidney: Kidney, per_day: float | None = None,
+             doses_a_day: float | None = None, unit: str = "mg") -> list[Finding]:
+    """The card's renal findings for ``drug``: the limit crossed, the value used and its date. ``per_day`` (in
+    ``unit``) and ``doses_a_day``: the order's, when known, for the renally adjusted maxima."""
     out: list[Finding] = []
     if kidney.value is None:
         return out
     stale = f" This value is {kidney.days} days old (stale after {STALE_DAYS}): recheck it." if kidney.stale else ""
     for row in rows_for(ingredients):
+        most = min((m for below, m in row.daily if kidney.value < below), default=None)
+        if most is not None and per_day is not None and unit == row.unit and per_day > most:
+            out.append(Finding(f"KIDNEY FUNCTION (SEVERE): {drug} {per_day:g} {unit} a day is above {most:g} {unit} a "
+                               f"day, the most at the latest {kidney.name} of {kidney.value:g} ({kidney.when}).{stale} "
+                               f"(source: {row.source}).", True))
+        times = min((m for below, m in row.doses if kidney.value < below), default=None)
+        if times is not None and doses_a_day is not None and doses_a_day > times:
+            out.append(Finding(f"KIDNEY FUNCTION (SEVERE): {drug} {doses_a_day:g} times a day — {row.advice}. The latest "
+                               f"{kidney.name} is {kidney.value:g} ({kidney.when}).{stale} (source: {row.source}).", True))
         if row.avoid is not None and kidney.value < row.avoid:
             out.append(Finding(f"KIDNEY FUNCTION (SEVERE): {drug} — {row.advice}. The latest {kidney.name} is "
                                f"{kidney.value:g} ({kidney.when}), below {row.avoid:g}.{stale} (source: {row.source}).",

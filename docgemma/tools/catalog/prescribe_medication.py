@@ -13,7 +13,13 @@ from docgemma.clinical.allergy import allergy_findings
 from docgemma.clinical.body_weight import age_years, latest_weight, recent_weight
 from docgemma.clinical.dose_check import DosePatient, DoseReview, review_dose
 from docgemma.clinical.dose_table import limit_for
-from docgemma.clinical.dosing import dosage_instruction, duration_phrase, parse_duration
+from docgemma.clinical.dosing import (
+    dosage_instruction,
+    duration_phrase,
+    parse_dose,
+    parse_duration,
+    parse_frequency,
+)
 from docgemma.clinical.ingredients import LOCAL, IngredientResolver, Resolution, classes_of, resolve_local
 from docgemma.fhir import display_text
 from docgemma.tools.args import PatientId, ToolArgs
@@ -105,9 +111,11 @@ def order_checks(found: Findings, name: str, product: Resolution, args: dict[str
     """The checks a pharmacist makes beyond the dose: never-events by route and rate, a high-alert medicine with
     no dose range, pregnancy and breastfeeding, kidney function. Each one's line says what it used."""
     whole = " ".join(str(args.get(k) or "") for k in ("medication_name", "dosage", "frequency", "duration", "notes"))
-    for hazard in order_hazards.hazards(name, product.ingredients, str(args.get("dosage", "")), whole):
+    tolerant = any({"opioid", "opioid_synthetic"} & resolve_local(display_text(m)).classes for m in facts.medications)
+    for hazard in order_hazards.hazards(name, product.ingredients, str(args.get("dosage", "")), whole, tolerant):
         found.add(hazard.text, hazard.severe)
-    found.ran("Route and rate", "never-events: IV potassium (push, bolus, rate), intrathecal vinca alkaloids")
+    found.ran("Route and rate", "never-events: IV potassium (push, bolus, rate), intrathecal vinca alkaloids, "
+                                "fentanyl patches for the opioid-naive")
     alert = order_hazards.high_alert(product.ingredients, product.classes)
     if alert and limit_for(product.ingredients) is None:
         found.add(f"HIGH-ALERT MEDICINE WITHOUT A DOSE RANGE: {name} is a high-alert medicine ({alert}) and no dose "
@@ -129,7 +137,11 @@ def order_checks(found: Findings, name: str, product: Resolution, args: dict[str
         found.skipped("Kidney function", f"no eGFR or creatinine clearance is on record, and {name} has renal limits "
                                          f"({limits[0].advice})")
         return
-    for limit in renal.findings(name, product.ingredients, kidney):
+    dose, timing = parse_dose(str(args.get("dosage", ""))), parse_frequency(str(args.get("frequency", "")))
+    per_day = dose.mg * timing.per_day if dose is not None and dose.mg is not None and timing is not None \
+        and not timing.as_needed else None
+    for limit in renal.findings(name, product.ingredients, kidney, per_day=per_day,
+                                doses_a_day=timing.per_day if timing is not None else None):
         found.add(limit.text, limit.severe)
     found.ran("Kidney function", f"{kidney.described()}; {renal.SOURCE}" if limits
               else f"no renal limit for {name} in the {renal.SOURCE}")
