@@ -380,3 +380,48 @@ def test_the_tenth_sets_other_patient_buttons_in_chromium(embedded_url: str, pag
     answer = page.locator("#chat").inner_text().split("Find patient Thomas Banda")[-1]
     assert "Thomas Banda" in answer, answer
     assert "model calls: 0" in page.locator("#timeline").inner_text()
+
+
+def _card_text(page: Any) -> str:  # noqa: F811
+    page.locator("#approval:visible").first.wait_for(timeout=TIMEOUT_MS)
+    return page.locator("#approval").inner_text()
+
+
+def test_the_pharmacists_checks_in_chromium_on_the_embedded_default(embedded_app: tuple[str, Ehr],
+                                                                     page: Any) -> None:  # noqa: F811
+    """Issue 42 on the real default, in the browser: the pregnant patient's ACE inhibitor, a DOAC with an NSAID, and
+    a penicillin asked about for a named patient who is not the open one each show their finding; Approve is not
+    offered as one click on the first two, and nothing is written. Screenshots in ``test-artifacts/42_*.png``."""
+    url, ehr = embedded_app
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+
+    def orders(family: str) -> int:
+        pid = ehr.client.search("Patient", [("name", family)], limit=1)[0]["id"]
+        return sum(r.get("resourceType") == "MedicationRequest" for r in ehr.compartment(str(pid)))
+
+    for family, name, message, finding, shot in (
+            ("Bello", "Fatima Bello", "Prescribe lisinopril 10 mg once daily", "PREGNANCY (CONTRAINDICATED)",
+             "42_pregnant_ace_inhibitor.png"),
+            ("Oduya", "Margaret Oduya", "Prescribe naproxen 500 mg twice daily", "apixaban",
+             "42_doac_with_nsaid.png")):
+        before = orders(family)
+        page.locator("#new-conversation").click()
+        make_active(page, family, name)
+        ask(page, message)
+        text = _card_text(page)
+        assert finding in text, text
+        assert not page.locator("#approve:visible").first.is_enabled()
+        page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+        decided = page.locator("#chat").inner_text()
+        page.locator("#reject:visible").first.click()
+        _decided(page, decided)
+        assert orders(family) == before
+
+    page.locator("#new-conversation").click()
+    make_active(page, "Asante", "Kofi Asante")
+    _ask_and_wait(page, "is co-amoxiclav safe for Grace Mensah?")
+    answer = page.locator("#chat").inner_text().split("is co-amoxiclav safe for Grace Mensah?")[-1]
+    assert "Grace Mensah" in answer and "penicillin" in answer and "NOT checked" not in answer, answer
+    page.screenshot(path=str(ARTIFACTS / "42_named_patient_not_open.png"), full_page=True)

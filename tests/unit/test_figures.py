@@ -234,6 +234,11 @@ def _phase_min(name: str) -> Callable[[Any], float]:
 
 
 FIGURES: list[Figure] = [
+    Figure(README, "**First pass, run once: {} of {} stopped, {} of {} controls written.**",
+           "results_pharmacist_heldout_first_pass.json", (("refused",), ("to_refuse",), ("written",), ("to_write",)),
+           (str, str, str, str)),
+    Figure(README, "After fixing the classes it found: {} of {}", "results_pharmacist_heldout.json",
+           (lambda d: d["refused"] + d["written"], ("cases",)), (str, str)),
     Figure(README, "A fresh clone with an empty pip cache (llama-cpp-python built from source behind the suite) ran green in "
            "{} min on the 2-core development machine: set-up {}, type-check {}, suite {} (parallel) + {} (serial) + {} "
            "(llama.cpp) and floors {} min", "results_fresh_machine.json",

@@ -306,3 +306,10 @@ def test_nkda_is_the_coded_entry_and_counts_as_no_allergy() -> None:
 def test_a_real_allergy_is_still_written() -> None:
     found = allergy_check({"patient_id": "p", "substance": "penicillin", "reaction": "hives"}, PatientFacts([], []))
     assert not found.blocked and not found.severe
+
+
+def test_every_row_of_every_table_cites_a_source() -> None:
+    assert all(r.source.strip() for r in pregnancy.TABLE)
+    assert all(r.source.strip() for r in renal.TABLE)
+    assert all(i.source.strip() for i in interactions.TABLE)
+    assert order_hazards.POTASSIUM_SOURCE and order_hazards.VINCA_SOURCE and order_hazards.HIGH_ALERT_SOURCE
