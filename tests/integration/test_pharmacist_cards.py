@@ -115,3 +115,20 @@ def test_the_summary_does_not_say_inr_for_a_doac(ehr: Ehr) -> None:
     assert "apixaban" in line and "INR does not monitor it" in line and "check INR" not in line
     warfarin = ehr.summary(patient(ehr, "Mwangi")["id"]).facts["safety"]
     assert any(s.startswith("ANTICOAGULATED (warfarin)") and "check INR" in s for s in warfarin)
+
+
+def test_nkda_is_written_as_the_coded_entry_and_a_denial_writes_nothing(ehr: Ehr) -> None:
+    assistant, who = bot(ehr), patient(ehr, "Mwangi")
+    shown = card(assistant, "t", who, "Record allergy for Joseph Mwangi: NKDA")
+    assert shown["args"]["substance"] == "NKDA", shown["args"]
+    done = assistant.resume("t", {"action": "approve", "card_id": shown["card_id"]})
+    assert isinstance(done, TurnResult) and done.writes
+    written = [r for r in ehr.compartment(who["id"]) if r.get("resourceType") == "AllergyIntolerance"]
+    assert [r["code"]["coding"][0]["code"] for r in written] == ["409137002"]
+    for i, message in enumerate(("denies any penicillin allergy, please document that", "sulfa - negative, record",
+                                 "penicillin allergy label was removed (delabelled)")):
+        assistant.set_active_patient(f"n{i}", who)  # type: ignore[arg-type]
+        out = assistant.run_turn(f"n{i}", message)
+        assert isinstance(out, TurnResult), (message, out)
+    after = [r for r in ehr.compartment(who["id"]) if r.get("resourceType") == "AllergyIntolerance"]
+    assert len(after) == 1
