@@ -112,14 +112,13 @@ def test_a_cephalosporin_warns_and_plain_approve_writes(ehr: Ehr) -> None:
     assert [o["medicationCodeableConcept"]["text"] for o in orders(ehr, pid)] == ["Keflex"]
 
 
-def test_an_unresolvable_drug_needs_an_override_for_a_patient_with_allergies(ehr: Ehr) -> None:
-    grace, joseph = pid_of(ehr, "Mensah"), pid_of(ehr, "Mwangi")
-    card = card_for(assistant(ehr), f"Prescribe Xyzzolam 5 mg once daily for patient {grace}")
-    assert card["args"]["medication_name"] == "Xyzzolam"
-    assert card["override_required"] and card["warnings"][0].startswith("NOT VERIFIED AGAINST ALLERGIES")
-    # Joseph Mwangi has no allergy on record: nothing to verify it against, a plain card (with what is known).
-    other = card_for(assistant(ehr), f"Prescribe Xyzzolam 5 mg once daily for patient {joseph}")
-    assert not other["override_required"]
+def test_an_unresolvable_drug_gets_no_card_whoever_the_patient(ehr: Ehr) -> None:
+    """Issue 42: a name no source knows is never one click away, allergies or not: no card, the question."""
+    for family in ("Mensah", "Mwangi"):
+        bot = assistant(ehr)
+        out = bot.run_turn("t", f"Prescribe Xyzzolam 5 mg once daily for patient {pid_of(ehr, family)}")
+        assert isinstance(out, TurnResult) and "Which medicine did you mean?" in out.answer, out
+        assert not out.writes
 
 
 def test_an_fda_label_identifies_a_brand_the_table_does_not_know(ehr: Ehr) -> None:
@@ -143,8 +142,8 @@ def test_an_fda_label_identifies_a_brand_the_table_does_not_know(ehr: Ehr) -> No
             self.requests.append(request)
             raise httpx.ConnectError("unreachable")
 
-    offline = card_for(assistant(ehr, Down()), f"Prescribe Larotid 500 mg three times daily for patient {pid}")
-    assert offline["override_required"] and offline["warnings"][0].startswith("NOT VERIFIED AGAINST ALLERGIES")
+    offline = assistant(ehr, Down()).run_turn("t", f"Prescribe Larotid 500 mg three times daily for patient {pid}")
+    assert isinstance(offline, TurnResult) and "Which medicine did you mean?" in offline.answer, offline
 
 
 def test_the_summary_flags_an_active_product_by_its_ingredients() -> None:

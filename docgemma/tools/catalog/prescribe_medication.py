@@ -66,7 +66,7 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
         # No check can vouch for a name no source knows (an invented or mistyped drug): no card, a question.
         why = (f"'{name}' names a drug class, not one medicine" if product.class_only else
                f"'{name}' is not in the local drug table or the drug dictionary"
-               + ("" if resolver is LOCAL else ", and no FDA label names it"))
+               + ("" if resolver is LOCAL else ", and no FDA label could identify it (or none was reachable)"))
         found.blocked = f"a medicine this system can identify: {why}; nothing was written. Which medicine did you mean?"
         return found
     for finding in allergy_findings(product, facts.allergies, resolver):
