@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 WriteLookup = Callable[[str, str], str | None]
 #: The parts of a decision a caller may send (anything else, such as a recovery marker, is the Assistant's own).
 #: What a decision carries (kept with its claim, so a recovered write names the same approver).
-DECISION_KEYS = ("action", "args", "reason", "card_id", "approved_by")
+DECISION_KEYS = ("action", "args", "args_hash", "reason", "card_id", "approved_by")
 
 
 class Assistant:
