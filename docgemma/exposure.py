@@ -45,11 +45,22 @@ def authorized(headers: Mapping[str, str], token: str | None) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token.encode())
 
 
+#: Shortest bearer token accepted beyond loopback: a short one is guessed (a one-character token was accepted).
+MIN_TOKEN_CHARS = 32
+
+
 def check_exposure(host: str, token: str | None, *, what: str, variable: str) -> None:
-    """Refuse to serve ``what`` beyond loopback without a token (``ConfigError`` naming ``variable``, the fix)."""
-    if not is_loopback(host) and not token:
+    """Refuse to serve ``what`` beyond loopback without a token, or with one shorter than :data:`MIN_TOKEN_CHARS`
+    (``ConfigError`` naming ``variable``, the fix)."""
+    if is_loopback(host):
+        return
+    if not token:
         raise ConfigError(f"refusing to serve {what} on {host} without a token: set {variable} "
                           "(clients send it as 'Authorization: Bearer <token>'), or keep the default --host 127.0.0.1")
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(f"refusing to serve {what} on {host} with a {len(token)}-character token: {variable} needs "
+                          f"{MIN_TOKEN_CHARS} or more characters (for example: python -c 'import secrets; "
+                          "print(secrets.token_urlsafe(32))')")
 
 
 #: What the page and the log say while the web app serves without a login beyond loopback.

@@ -34,7 +34,9 @@ def test_serve_refuses_a_non_loopback_host_without_a_token(host: str, tmp_path: 
     with pytest.raises(ConfigError, match="DOCGEMMA_EHR_TOKEN"):
         serve(tmp_path / "r.sqlite", host=host, token=None)
     assert not (tmp_path / "r.sqlite").exists()  # refused before opening the record
-    check_exposure(host, "a-long-random-token")  # with a token it may start
+    check_exposure(host, "a-long-random-token-of-32-characters")  # with a token it may start
+    with pytest.raises(ConfigError, match="32 or more"):  # issue 43: a one-character token was accepted
+        serve(tmp_path / "r.sqlite", host=host, token="x")
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "127.0.0.5"])
