@@ -13,13 +13,14 @@ import hashlib
 import json
 from typing import Any, Literal, TypedDict
 
+from docgemma.ehr.service import canonical_args
 from docgemma.tools.registry import ToolSpec
 from docgemma.tools.review_types import CheckStatus, PatientCard, WriteReview
 
 __all__ = ["ACTIONS", "ALREADY_HANDLED", "BEING_WRITTEN", "NO_PENDING", "RECORD_UNREACHABLE", "RECOVERED_RELEASED",
            "RECOVERED_UNKNOWN", "RECOVERED_WRITTEN", "Action", "ApprovalCard", "CardFinding", "PatientCard",
-           "WriteReview", "approval_request", "args_digest", "as_review", "decision_digest", "parse_decision", "pending_action_id",
-           "withdrawn_note"]
+           "WriteReview", "approval_request", "args_digest", "as_review", "decision_digest", "parse_decision",
+           "pending_action_id", "withdrawn_note"]
 
 Action = Literal["approve", "edit", "reject", "override"]
 ACTIONS: tuple[str, ...] = ("approve", "edit", "reject", "override")
@@ -92,9 +93,8 @@ def pending_action_id(thread: str, turn: str, step: int) -> str:
 def args_digest(args: dict[str, Any]) -> str:
     """The canonical digest of a write's arguments (sorted keys, no empty values: a form's empty field and an
     absent value are the same argument), so a decision can be matched to exactly what was checked."""
-    kept = {k: (v.strip() if isinstance(v, str) else v) for k, v in args.items() if v not in (None, "", [])}
-    raw = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(raw.encode()).hexdigest()
+    stripped = {k: (v.strip() if isinstance(v, str) else v) for k, v in args.items()}
+    return hashlib.sha256(canonical_args(stripped).encode()).hexdigest()
 
 
 def withdrawn_note(card: ApprovalCard) -> str:
