@@ -217,3 +217,44 @@ def test_unattended_writes_are_checked_and_a_severe_finding_refuses(tmp_path: Pa
         server.terminate()
         _, err = server.communicate(timeout=10)
     assert b"UNATTENDED" in err  # the mode and each write are logged
+
+
+def test_page_three_orders_three_resources_and_a_second_click_reports_nothing_new(tmp_path: Path) -> None:
+    """The page (the workspace's handlers, the demo rules reading the order off the message)."""
+    from tests.unit.test_page_session import App
+
+    app = App.start(tmp_path)
+    page, thread = app.page, "web-" + "a" * 32
+    pid = pid_of(app.ehr, "Garcia")
+    before = {r["id"] for r in app.ehr.client.search("MedicationRequest", [("patient", pid)])}
+    history = app.on.restore(thread)[page.chatbot]
+    for order in ORDERS:
+        shown = app.last(app.on.respond({"text": f"Prescribe {order['medication_name']} {order['dosage']} "
+                                                 f"{order['frequency']} for patient {pid}", "files": []},
+                                        history, thread, None))
+        card = shown[page.card_id]
+        assert card, shown[page.chatbot][-1]
+        done = app.last(app.on.decide("approve", shown[page.approval_args], shown[page.chatbot], thread, card))
+        history = done[page.chatbot]
+        said = history[-1]["content"]
+        assert "Written to the record" in said and "Already saved" not in said, said
+        assert order["medication_name"] in said
+    assert_three_orders(app.ehr, pid, before)
+    app.store.close()
+
+
+@pytest.mark.parametrize("transport", ["inprocess", "mcp"])
+def test_cli_three_orders_three_resources(tmp_path: Path, transport: str) -> None:
+    """``python -m docgemma chat … --approve approve`` on the demo rules, three times for one patient; with
+    ``DOCGEMMA_TOOL_TRANSPORT=mcp`` (the probe's setting) the writes go through the stdio tool server."""
+    ehr = Ehr.embedded(tmp_path / "record.sqlite")
+    pid = pid_of(ehr, "Garcia")
+    before = {r["id"] for r in ehr.client.search("MedicationRequest", [("patient", pid)])}
+    for order in ORDERS:
+        done = subprocess.run([sys.executable, "-m", "docgemma", "chat", f"Prescribe {order['medication_name']} "
+                               f"{order['dosage']} {order['frequency']} for patient {pid}", "--approve", "approve"],
+                              env=env_for(tmp_path, DOCGEMMA_TOOL_TRANSPORT=transport), capture_output=True,
+                              text=True, timeout=300, cwd=ROOT)
+        assert done.returncode == 0, done.stderr[-800:]
+        assert "Written to the record: Saved" in done.stdout and order["medication_name"] in done.stdout, done.stdout
+    assert_three_orders(ehr, pid, before)
