@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docgemma import __version__
+from docgemma.browser_guard import configured_names
 from docgemma.config import BACKENDS, ConfigError, Settings
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ def _mcp(args: argparse.Namespace, settings: Settings) -> int:
                         approval_key=settings.mcp_approval_key, write_check=record_write_check(ehr),
                         transport=args.transport, token=settings.mcp_token)
     serve(build_registry(settings, ehr, in_process=True), args.transport, host=args.host, port=args.port,
-          guard=guard, token=settings.mcp_token)
+          guard=guard, token=settings.mcp_token, allowed_hosts=tuple(configured_names(settings.allowed_hosts)))
     return 0
 
 
@@ -174,7 +175,8 @@ def _ehr(args: argparse.Namespace, settings: Settings) -> int:
 
         check_exposure(args.host, settings.ehr_token)  # a missing token is the first thing to say
         ensure_can_listen(args.host, args.port, "pick another with --port")
-        serve(settings.data_dir / "record.sqlite", host=args.host, port=args.port, token=settings.ehr_token)
+        serve(settings.data_dir / "record.sqlite", host=args.host, port=args.port, token=settings.ehr_token,
+              allowed_hosts=tuple(configured_names(settings.allowed_hosts)))
         return 0
     from docgemma.ehr.load import load
     from docgemma.runtime import build_ehr

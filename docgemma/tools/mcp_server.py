@@ -24,6 +24,7 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Annotated, Any
 
+from docgemma.browser_guard import BrowserGuard, served_names
 from docgemma.config import ConfigError
 from docgemma.exposure import MIN_TOKEN_CHARS, BearerGate
 from docgemma.exposure import check_exposure as _check_exposure
@@ -112,14 +113,16 @@ def write_guard(*, allow_writes: bool, unattended: bool, approval_key: str | Non
 
 
 def http_app(registry: ToolRegistry, *, host: str = "127.0.0.1", token: str | None = None,
-             guard: WriteGuard | None = None) -> Any:
-    """The streamable HTTP app (``/mcp``), behind the bearer token when one is given."""
+             guard: WriteGuard | None = None, allowed_hosts: tuple[str, ...] = ()) -> Any:
+    """The streamable HTTP app (``/mcp``), behind the bearer token when one is given, and behind the browser
+    checks every server of ours has (``docgemma/browser_guard.py``: Host, Origin, JSON writes)."""
     app = build_server(registry, guard=guard).streamable_http_app(host=host)
-    return BearerGate(app, token, realm="docgemma-mcp") if token else app
+    gated = BearerGate(app, token, realm="docgemma-mcp") if token else app
+    return BrowserGuard(gated, served_names(host, allowed_hosts))
 
 
 def serve(registry: ToolRegistry, transport: str, *, host: str = "127.0.0.1", port: int = 8765,
-          guard: WriteGuard | None = None, token: str | None = None) -> None:
+          guard: WriteGuard | None = None, token: str | None = None, allowed_hosts: tuple[str, ...] = ()) -> None:
     """Run until stopped: ``stdio`` or ``http`` (streamable HTTP at ``http://host:port/mcp``)."""
     if transport == "stdio":
         build_server(registry, guard=guard).run("stdio")
@@ -127,4 +130,5 @@ def serve(registry: ToolRegistry, transport: str, *, host: str = "127.0.0.1", po
     check_exposure(host, token)
     import uvicorn
 
-    uvicorn.run(http_app(registry, host=host, token=token, guard=guard), host=host, port=port, log_level="warning")
+    uvicorn.run(http_app(registry, host=host, token=token, guard=guard, allowed_hosts=allowed_hosts), host=host,
+                port=port, log_level="warning")

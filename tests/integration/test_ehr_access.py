@@ -54,7 +54,7 @@ def test_cli_refuses_to_expose_the_record_without_a_token(tmp_path: Path, monkey
 
 def test_a_served_record_with_a_token_refuses_requests_without_it() -> None:
     store = FhirStore(":memory:")
-    app = TestClient(make_app(FhirApi(store, "http://testserver/fhir"), token="s3cret-token"))
+    app = TestClient(make_app(FhirApi(store, "http://127.0.0.1/fhir"), token="s3cret-token"), base_url="http://127.0.0.1")
     patient = {"resourceType": "Patient", "name": [{"family": "Guarded"}]}
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic s3cret-token"}):
         assert app.post("/fhir/Patient", json=patient, headers=headers).status_code == 401
