@@ -16,7 +16,7 @@ from typing import Any
 from docgemma.browser_guard import LOOPBACK, BrowserGuard, ServedNames, served_names
 from docgemma.ehr.api import FHIR_JSON, FhirApi
 from docgemma.ehr.store import FhirError, FhirStore
-from docgemma.exposure import authorized, is_loopback
+from docgemma.exposure import TOKEN_LIMITED, TOKEN_OK, TokenGuesses, authorized, is_loopback
 from docgemma.exposure import check_exposure as _check_exposure
 
 log = logging.getLogger(__name__)
@@ -31,13 +31,18 @@ def make_app(api: FhirApi, token: str | None = None, served: ServedNames = LOOPB
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
+    guesses = TokenGuesses(token)  # wrong tokens limited per client address, as failed sign-ins are
+
     async def endpoint(request: Request) -> JSONResponse:
         path = request.path_params.get("path", "")
         headers = dict(request.headers)
         public = request.method == "GET" and path.strip("/") == "metadata"
-        if not public and not authorized(headers, token):
-            error = FhirError(401, "login", "a bearer token is required (Authorization: Bearer ...)")
-            return JSONResponse(error.outcome(), status_code=401, media_type=FHIR_JSON,
+        status = TOKEN_OK if public else guesses.check(request.client.host if request.client else "?", headers)
+        if status != TOKEN_OK:
+            error = (FhirError(429, "throttled", "too many wrong tokens from this address: try again later")
+                     if status == TOKEN_LIMITED else
+                     FhirError(401, "login", "a bearer token is required (Authorization: Bearer ...)"))
+            return JSONResponse(error.outcome(), status_code=status, media_type=FHIR_JSON,
                                 headers={"WWW-Authenticate": 'Bearer realm="docgemma-fhir"'})
         body = await request.body()
         reply = api.handle(request.method, path, list(request.query_params.multi_items()), headers, body)
