@@ -43,7 +43,7 @@ def _tool_function(spec: ToolSpec, guard: WriteGuard | None) -> Any:
     also takes the SDK's request context (not published): its ``_meta`` carries the clinician's approval."""
     from mcp.server.mcpserver import Context
 
-    def call(ctx: Context, **kwargs: Any) -> ToolOutcome:  # type: ignore[type-arg]
+    def call(ctx: Context, **kwargs: Any) -> ToolOutcome:
         args = spec.args_model.model_validate(kwargs)
         if spec.writes:
             if guard is None:  # not listed without a guard; a call by name is refused all the same
