@@ -204,8 +204,13 @@ class Ehr:
             identifiers.append({"system": ACTION_SYSTEM, "value": action})
         resource = {**resource, "identifier": [*resource.get("identifier", []), *identifiers]}
         validate_resource(resource)
-        target = _urn_uuid(key)
-        prov_id = _urn_uuid(hashlib.sha256(f"{key}:provenance".encode()).hexdigest()).removeprefix("urn:uuid:")
+        # One resource per approved action (its key when there is no action): the transaction's condition and the
+        # deterministic ids below are the action's, so two racing writers of one action with different arguments
+        # still make one resource and one Provenance.
+        once = action or key
+        once_condition = f"identifier={ACTION_SYSTEM}|{action}" if action else f"identifier={WRITE_SYSTEM}|{key}"
+        target = _urn_uuid(once)
+        prov_id = _urn_uuid(hashlib.sha256(f"{once}:provenance".encode()).hexdigest()).removeprefix("urn:uuid:")
         patient = (resource.get("subject") or resource.get("patient") or {}).get("reference", "")
         provenance = write_provenance(target, patient, step=step, override_reason=override_reason,
                                       approved_by=approved_by, conversation=conversation)
@@ -224,7 +229,7 @@ class Ehr:
             {
                 "fullUrl": target,
                 "resource": resource,
-                "request": {"method": "POST", "url": resource["resourceType"], "ifNoneExist": f"identifier={WRITE_SYSTEM}|{key}"},
+                "request": {"method": "POST", "url": resource["resourceType"], "ifNoneExist": once_condition},
             },
             # Two racing writers of the same key (two processes) both pass the search above; the resource's
             # If-None-Exist stops the second resource, and this deterministic id (kept by the embedded store)
@@ -235,6 +240,9 @@ class Ehr:
         response = self.client.transaction(entries)
         saved = response[0]["resource"]
         created = str(response[0].get("response", {}).get("status", "")).startswith("201")
+        if not created and {"system": WRITE_SYSTEM, "value": key} not in saved.get("identifier", []):
+            # A racing writer of the same action with other arguments got there first: not "already saved".
+            raise ActionWrittenOtherwise(f"{saved['resourceType']}/{saved['id']}")
         if patient:
             self.recompile(patient.split("/")[-1])
         return saved, created
