@@ -1,10 +1,12 @@
 """The approval card of a write and the clinician's decision on it (used by TOOL_EXECUTE and the Assistant).
 
 A *pending action* is one proposed write. Its ``action_id`` is derived from the turn and the tool step, so it
-is the same every time LangGraph replays the node, and it is the write's idempotency key in the record: the
-key belongs to the action, never to its (editable) arguments. Each card shown for it (the first one, and one
-per edit or refused click) has its own ``card_id``: a decision is made on one card, and a card is consumed
-once (the Assistant's per-thread claim).
+is the same every time LangGraph replays the node. The write's idempotency key in the record is the action's id
+AND the exact arguments written (``ehr/service.idempotency_key``), and the write names its action, so one
+approval writes once and a replay finds only its own write. Each card shown for it (the first one, and one per
+edit or refused click) has its own ``card_id`` and the digest of the arguments it was checked on (``args_hash``):
+a decision is made on one card, covers only those arguments, and a card is consumed once (the Assistant's
+per-thread claim).
 """
 
 from __future__ import annotations

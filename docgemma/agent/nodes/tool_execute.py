@@ -303,7 +303,7 @@ def tool_execute(
     scope = f"{thread}:{len(state.get('conversation', []))}"
     if outcome is None and spec.writes:
         action_id = pending_action_id(thread, state.get("turn_id") or scope, state.get("step_count", 0))
-        scope = action_id  # the idempotency key of the write belongs to the pending action, not to its arguments
+        scope = action_id  # the write's key is this action's id with the exact arguments written (record_io.write)
         checking = _with_named_drugs(spec, checked.args, state, write_check, record_facts)
         checked, outcome, decision_note, override = _approval(spec, checked, active, checking, action_id,
                                                               entities["has_image"])
