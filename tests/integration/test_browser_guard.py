@@ -158,3 +158,17 @@ def test_the_app_refuses_a_cross_origin_or_non_json_write(app_url: str) -> None:
     assert upload.status_code == 403
 
 
+
+
+def test_a_deployments_names_come_from_allowed_hosts_and_the_spaces_host() -> None:
+    from docgemma.browser_guard import configured_names
+    from docgemma.config import Settings
+
+    settings = Settings.from_env({"DOCGEMMA_ALLOWED_HOSTS": "clinic.example, Docs.Example.",
+                                  "SPACE_HOST": "user-docgemma.hf.space"})
+    names = configured_names(settings.allowed_hosts)
+    assert names == ["clinic.example", "docs.example", "user-docgemma.hf.space"]
+    served = served_names("0.0.0.0", names)
+    assert served.serves("user-docgemma.hf.space") and served.serves("clinic.example:443")
+    assert not served.serves(ATTACKER)
+    assert Settings.from_env({}).allowed_hosts is None

@@ -240,6 +240,9 @@ def test_page_three_orders_three_resources_and_a_second_click_reports_nothing_ne
         assert "Written to the record" in said and "Already saved" not in said, said
         assert order["medication_name"] in said
     assert_three_orders(app.ehr, pid, before)
+    # A second click on the last card (a double click, a replayed request) writes nothing more.
+    late = app.last(app.on.decide("approve", shown[page.approval_args], history, thread, card))
+    assert late[page.decision_note] and len(new_orders(app.ehr, pid, before)) == 3
     app.store.close()
 
 
