@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docgemma import __version__
+from docgemma.browser_guard import configured_names
 from docgemma.config import BACKENDS, ConfigError, Settings
 
 if TYPE_CHECKING:
@@ -149,7 +150,8 @@ def _mcp(args: argparse.Namespace, settings: Settings) -> int:
     from docgemma.ops import logsafe
     from docgemma.ops.listen import ensure_can_listen
     from docgemma.runtime import build_ehr, build_registry
-    from docgemma.tools.mcp_server import check_exposure, serve
+    from docgemma.tools.ehr_tools import record_write_check
+    from docgemma.tools.mcp_server import check_exposure, serve, write_guard
 
     if args.transport == "http":
         check_exposure(args.host, settings.mcp_token)  # a missing token is the first thing to say
@@ -157,8 +159,12 @@ def _mcp(args: argparse.Namespace, settings: Settings) -> int:
     logsafe.install(streams=("stderr",))  # the tool server's log (the app's stderr) names no patient either
     ehr = build_ehr(settings)
     logsafe.remember_record(ehr)
+    # Every write over MCP runs the same checks as the app's card (issue 43: --allow-writes wrote unchecked).
+    guard = write_guard(allow_writes=args.allow_writes, unattended=args.unattended_writes,
+                        approval_key=settings.mcp_approval_key, write_check=record_write_check(ehr),
+                        transport=args.transport, token=settings.mcp_token)
     serve(build_registry(settings, ehr, in_process=True), args.transport, host=args.host, port=args.port,
-          allow_writes=args.allow_writes, token=settings.mcp_token)
+          guard=guard, token=settings.mcp_token, allowed_hosts=tuple(configured_names(settings.allowed_hosts)))
     return 0
 
 
@@ -169,7 +175,8 @@ def _ehr(args: argparse.Namespace, settings: Settings) -> int:
 
         check_exposure(args.host, settings.ehr_token)  # a missing token is the first thing to say
         ensure_can_listen(args.host, args.port, "pick another with --port")
-        serve(settings.data_dir / "record.sqlite", host=args.host, port=args.port, token=settings.ehr_token)
+        serve(settings.data_dir / "record.sqlite", host=args.host, port=args.port, token=settings.ehr_token,
+              allowed_hosts=tuple(configured_names(settings.allowed_hosts)))
         return 0
     from docgemma.ehr.load import load
     from docgemma.runtime import build_ehr
@@ -240,7 +247,11 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                      help="address to bind (http); anything but loopback needs DOCGEMMA_MCP_TOKEN (a bearer token)")
     mcp.add_argument("--port", type=port_number, default=8765)
     mcp.add_argument("--allow-writes", action="store_true",
-                     help="also expose the write tools (only for a caller that asks the clinician first)")
+                     help="also expose the write tools, for the app's clinician-approved writes only (each call "
+                          "signed with DOCGEMMA_MCP_APPROVAL_KEY; the checks run again before writing)")
+    mcp.add_argument("--unattended-writes", action="store_true",
+                     help="let a client write with no clinician's approval (HTTP behind a 32+ character "
+                          "DOCGEMMA_MCP_TOKEN only; logged; checks run and severe findings refuse)")
     ehr = sub.add_parser("ehr", help="the embedded FHIR record")
     ehr_sub = ehr.add_subparsers(dest="ehr_command", required=True)
     ehr_serve = ehr_sub.add_parser("serve", help="serve the embedded record as FHIR R4 REST (loopback by default)")

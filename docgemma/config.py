@@ -48,6 +48,12 @@ class Settings:
     ehr_token: str | None = None
     #: Bearer token the MCP tool server over HTTP requires (mandatory when bound to a non-loopback address).
     mcp_token: str | None = None
+    #: The key the app signs a clinician-approved write with and ``mcp --allow-writes`` checks it with (the app
+    #: makes a fresh one for the stdio server it starts).
+    mcp_approval_key: str | None = None
+    #: Host names our servers answer to besides loopback and their bound address (``DOCGEMMA_ALLOWED_HOSTS``, names
+    #: separated by commas; a Hugging Face Space's ``SPACE_HOST`` is added): any other ``Host`` is refused (421).
+    allowed_hosts: str | None = None
     data_dir: Path = field(default_factory=lambda: Path.home() / ".docgemma")
     #: Longest clinician message accepted as is; longer ones are truncated with a visible note.
     max_message_chars: int = 4000
@@ -131,6 +137,8 @@ class Settings:
             fhir_token=env.get("DOCGEMMA_FHIR_TOKEN") or None,
             ehr_token=env.get("DOCGEMMA_EHR_TOKEN") or None,
             mcp_token=env.get("DOCGEMMA_MCP_TOKEN") or None,
+            mcp_approval_key=env.get("DOCGEMMA_MCP_APPROVAL_KEY") or None,
+            allowed_hosts=",".join(n for n in (env.get("DOCGEMMA_ALLOWED_HOSTS"), env.get("SPACE_HOST")) if n) or None,
             data_dir=data_dir or defaults.data_dir,
             max_message_chars=_int(env, "DOCGEMMA_MAX_MESSAGE_CHARS", defaults.max_message_chars),
             max_image_bytes=_int(env, "DOCGEMMA_MAX_IMAGE_BYTES", defaults.max_image_bytes),

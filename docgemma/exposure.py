@@ -18,6 +18,7 @@ import ipaddress
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
+from docgemma.attempt_limit import AttemptLimiter
 from docgemma.config import ConfigError
 
 Scope = MutableMapping[str, Any]
@@ -45,11 +46,22 @@ def authorized(headers: Mapping[str, str], token: str | None) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token.encode())
 
 
+#: Shortest bearer token accepted beyond loopback: a short one is guessed (a one-character token was accepted).
+MIN_TOKEN_CHARS = 32
+
+
 def check_exposure(host: str, token: str | None, *, what: str, variable: str) -> None:
-    """Refuse to serve ``what`` beyond loopback without a token (``ConfigError`` naming ``variable``, the fix)."""
-    if not is_loopback(host) and not token:
+    """Refuse to serve ``what`` beyond loopback without a token, or with one shorter than :data:`MIN_TOKEN_CHARS`
+    (``ConfigError`` naming ``variable``, the fix)."""
+    if is_loopback(host):
+        return
+    if not token:
         raise ConfigError(f"refusing to serve {what} on {host} without a token: set {variable} "
                           "(clients send it as 'Authorization: Bearer <token>'), or keep the default --host 127.0.0.1")
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(f"refusing to serve {what} on {host} with a {len(token)}-character token: {variable} needs "
+                          f"{MIN_TOKEN_CHARS} or more characters (for example: python -c 'import secrets; "
+                          "print(secrets.token_urlsafe(32))')")
 
 
 #: What the page and the log say while the web app serves without a login beyond loopback.
@@ -75,21 +87,56 @@ def check_web_exposure(host: str, *, auth: str | None, public_demo: bool, extern
     return PUBLIC_DEMO_NOTICE
 
 
+#: A token check's answers: passed, wrong (401), or refused unchecked while the client is over the limit (429).
+TOKEN_OK, TOKEN_WRONG, TOKEN_LIMITED = 200, 401, 429
+
+
+class TokenGuesses:
+    """Bearer tokens checked with failed guesses limited per client address, as failed sign-ins are
+    (``attempt_limit.py``: a token was open to guessing at full speed). A right token clears nothing: the limit is
+    per address, and a client over it is refused until the window has passed."""
+
+    def __init__(self, token: str | None, limiter: AttemptLimiter | None = None) -> None:
+        self.token = token
+        self.limiter = limiter or AttemptLimiter()
+
+    def check(self, client: str, headers: Mapping[str, str]) -> int:
+        """:data:`TOKEN_OK`, :data:`TOKEN_WRONG` (counted) or :data:`TOKEN_LIMITED` for a request from ``client``."""
+        if self.token is None:
+            return TOKEN_OK
+        if self.limiter.wait_s(client, "bearer") > 0:
+            return TOKEN_LIMITED
+        if authorized(headers, self.token):
+            return TOKEN_OK
+        if any(k.lower() == "authorization" for k in headers):  # a guess; a request with no token guesses nothing
+            self.limiter.failed(client, "bearer")
+        return TOKEN_WRONG
+
+
+def client_of(scope: Scope) -> str:
+    """The client address of an ASGI request ("?" when the server gives none)."""
+    return str((scope.get("client") or ("?",))[0])
+
+
 class BearerGate:
     """ASGI middleware: HTTP requests without the bearer token get 401 (``public(method, path)`` ones pass)."""
 
     def __init__(self, app: Asgi, token: str, realm: str,
                  public: Callable[[str, str], bool] = lambda method, path: False) -> None:
-        self.app, self.token, self.realm, self.public = app, token, realm, public
+        self.app, self.realm, self.public = app, realm, public
+        self.guesses = TokenGuesses(token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self.public(scope.get("method", ""), scope.get("path", "")):
             headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            if not authorized(headers, self.token):
-                await send({"type": "http.response.start", "status": 401,
+            status = self.guesses.check(client_of(scope), headers)
+            if status != TOKEN_OK:
+                body = (b'{"error": "too many wrong tokens from this address: try again later"}'
+                        if status == TOKEN_LIMITED else
+                        b'{"error": "a bearer token is required (Authorization: Bearer ...)"}')
+                await send({"type": "http.response.start", "status": status,
                             "headers": [(b"content-type", b"application/json"),
                                         (b"www-authenticate", f'Bearer realm="{self.realm}"'.encode())]})
-                await send({"type": "http.response.body",
-                            "body": b'{"error": "a bearer token is required (Authorization: Bearer ...)"}'})
+                await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)

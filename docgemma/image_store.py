@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from docgemma.images import ImageError, decode_image, size_error
+from docgemma.private_files import private_folder
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -58,7 +59,7 @@ class ImageStore:
             return ImageRef(filename=filename, size=len(data), sha256="", path="",
                             error=size_error(filename, len(data), self.max_file_bytes))
         digest = hashlib.sha256(data).hexdigest()
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_folder(self.root)  # uploaded images are patient data
         path = self.root / digest
         if path.exists():
             path.touch()  # recently used: evicted last

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from docgemma.browser_guard import configured_names, served_names
 from docgemma.config import Settings
 
 if TYPE_CHECKING:
@@ -171,8 +172,8 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
 
     serve = server.serve_through_gradio if zerogpu else server.serve
     try:
-        serve(demo, app.ready, app.metrics, auth=auth,
-              max_file_size=settings.max_image_bytes, host=host, port=port, on_started=started)
+        serve(demo, app.ready, app.metrics, auth=auth, max_file_size=settings.max_image_bytes, host=host, port=port,
+              on_started=started, served=served_names(host, configured_names(settings.allowed_hosts)))
     finally:
         reaper.stop()
         app.store.close()

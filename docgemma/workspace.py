@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from docgemma.agent.answer import strip_template_debris
-from docgemma.agent.approval import ALREADY_HANDLED, BEING_WRITTEN, NO_PENDING, ApprovalCard, PatientCard
+from docgemma.agent.approval import ALREADY_HANDLED, BEING_WRITTEN, NO_PENDING, ApprovalCard, PatientCard, withdrawn_note
 from docgemma.agent.assistant import EMPTY_MESSAGE
 from docgemma.agent.confirmation import FIELD_LABELS, field_label, split
 from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
@@ -43,7 +43,7 @@ __all__ = [
     "AgentEvent", "ApprovalCard", "ApprovalRequest", "Attachment", "Mode", "NodeEnd", "NodeStart", "PatientCard",
     "PatientId", "PatientMatch", "PatientPanel", "PatientRef", "RecordImage", "SavedConversation", "Source", "TimelineEvent",
     "Token", "ToolView", "Tools", "TranscriptEntry", "TurnDone", "TurnResult", "Workspace", "field_label",
-    "from_list_value", "list_label", "list_value", "split", "strip_template_debris",
+    "from_list_value", "list_label", "list_value", "split", "strip_template_debris", "withdrawn_note",
 ]
 
 if TYPE_CHECKING:

@@ -23,7 +23,8 @@ PACKAGE = "docgemma"
 #: (floor, name, module prefixes), lowest floor first. A module belongs to the longest matching prefix.
 LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (0, "ground", ("docgemma", "docgemma.config", "docgemma.images", "docgemma.image_store", "docgemma.clinical",
-                   "docgemma.fhir", "docgemma.exposure", "docgemma.http_client", "docgemma.extras")),
+                   "docgemma.fhir", "docgemma.exposure", "docgemma.browser_guard", "docgemma.private_files",
+                   "docgemma.attempt_limit", "docgemma.http_client", "docgemma.extras")),
     (1, "ehr", ("docgemma.ehr",)),
     (1, "llm", ("docgemma.llm",)),
     (2, "tools", ("docgemma.tools",)),

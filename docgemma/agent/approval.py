@@ -1,10 +1,12 @@
 """The approval card of a write and the clinician's decision on it (used by TOOL_EXECUTE and the Assistant).
 
 A *pending action* is one proposed write. Its ``action_id`` is derived from the turn and the tool step, so it
-is the same every time LangGraph replays the node, and it is the write's idempotency key in the record: the
-key belongs to the action, never to its (editable) arguments. Each card shown for it (the first one, and one
-per edit or refused click) has its own ``card_id``: a decision is made on one card, and a card is consumed
-once (the Assistant's per-thread claim).
+is the same every time LangGraph replays the node. The write's idempotency key in the record is the action's id
+AND the exact arguments written (``ehr/service.idempotency_key``), and the write names its action, so one
+approval writes once and a replay finds only its own write. Each card shown for it (the first one, and one per
+edit or refused click) has its own ``card_id`` and the digest of the arguments it was checked on (``args_hash``):
+a decision is made on one card, covers only those arguments, and a card is consumed once (the Assistant's
+per-thread claim).
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ import hashlib
 import json
 from typing import Any, Literal, TypedDict
 
+from docgemma.ehr.service import canonical_args
 from docgemma.tools.registry import ToolSpec
 from docgemma.tools.review_types import CheckStatus, PatientCard, WriteReview
 
 __all__ = ["ACTIONS", "ALREADY_HANDLED", "BEING_WRITTEN", "NO_PENDING", "RECORD_UNREACHABLE", "RECOVERED_RELEASED",
            "RECOVERED_UNKNOWN", "RECOVERED_WRITTEN", "Action", "ApprovalCard", "CardFinding", "PatientCard",
-           "WriteReview", "approval_request", "as_review", "parse_decision", "pending_action_id"]
+           "WriteReview", "approval_request", "args_digest", "as_review", "decision_digest", "parse_decision",
+           "pending_action_id", "withdrawn_note"]
 
 Action = Literal["approve", "edit", "reject", "override"]
 ACTIONS: tuple[str, ...] = ("approve", "edit", "reject", "override")
@@ -73,6 +77,9 @@ class ApprovalCard(TypedDict):
     action_id: str
     revision: int
     card_id: str
+    #: The digest of the arguments the checks ran on (:func:`args_digest`): an approval or override covers these
+    #: arguments only; a decision whose arguments differ is checked again and shown as a new card.
+    args_hash: str
 
 
 def as_review(value: WriteReview | None) -> WriteReview:
@@ -83,6 +90,20 @@ def as_review(value: WriteReview | None) -> WriteReview:
 def pending_action_id(thread: str, turn: str, step: int) -> str:
     """Stable for one proposed write (same on every replay of the node), new for every other one."""
     return hashlib.sha256(f"{thread}|{turn}|{step}".encode()).hexdigest()[:32]
+
+
+def args_digest(args: dict[str, Any]) -> str:
+    """The canonical digest of a write's arguments (sorted keys, no empty values: a form's empty field and an
+    absent value are the same argument), so a decision can be matched to exactly what was checked."""
+    stripped = {k: (v.strip() if isinstance(v, str) else v) for k, v in args.items()}
+    return hashlib.sha256(canonical_args(stripped).encode()).hexdigest()
+
+
+def withdrawn_note(card: ApprovalCard) -> str:
+    """What the chat says when a pending card is withdrawn because the clinician selected another patient."""
+    who = (card.get("patient") or {}).get("name") or str(card["args"].get("patient_id", "the previous patient"))
+    return (f"The pending {card['label'].lower()} for {who} was withdrawn when you selected another patient: "
+            "nothing was written. Ask for it again if you still want it.")
 
 
 def _card_id(action_id: str, revision: int, tool: str, args: dict[str, Any], review: WriteReview) -> str:
@@ -119,7 +140,13 @@ def approval_request(spec: ToolSpec, args: dict[str, Any], review: WriteReview, 
         "action_id": action_id,
         "revision": revision,
         "card_id": _card_id(action_id, revision, spec.name, args, review),
+        "args_hash": args_digest(args),
     })
+
+
+def decision_digest(decision: Any) -> str:
+    """The argument digest a decision says it was made on ("" when it names none: the card as shown)."""
+    return str(decision.get("args_hash") or "") if isinstance(decision, dict) else ""
 
 
 def parse_decision(decision: Any) -> tuple[str, dict[str, Any], str, str]:

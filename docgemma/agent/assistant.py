@@ -28,6 +28,7 @@ from docgemma.agent.approval import (
     RECOVERED_UNKNOWN,
     RECOVERED_WRITTEN,
     ApprovalCard,
+    withdrawn_note,
 )
 from docgemma.agent.claims import CardClaims, Claim, MemoryClaims, crash_point, holding, owner_gone, process_owner
 from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStart, Token, TurnDone, TurnResult
@@ -56,7 +57,7 @@ log = logging.getLogger(__name__)
 WriteLookup = Callable[[str, str], str | None]
 #: The parts of a decision a caller may send (anything else, such as a recovery marker, is the Assistant's own).
 #: What a decision carries (kept with its claim, so a recovered write names the same approver).
-DECISION_KEYS = ("action", "args", "reason", "card_id", "approved_by")
+DECISION_KEYS = ("action", "args", "args_hash", "reason", "card_id", "approved_by")
 
 
 class Assistant:
@@ -129,9 +130,20 @@ class Assistant:
     def set_active_patient(self, thread_id: str, patient: PatientRef | None) -> bool:
         """Make ``patient`` the conversation's active patient (the UI's patient panel), through the graph's
         THREAD_UPDATE entry. Returns True when this switched from another patient: the conversation then records
-        the switch, and the earlier turns (about the previous patient) no longer reach the prompts."""
+        the switch, and the earlier turns (about the previous patient) no longer reach the prompts. A card waiting
+        for approval is withdrawn by a switch, with :func:`~docgemma.agent.approval.withdrawn_note` in the
+        transcript (the page says it in the chat)."""
         change = switched(self.state(thread_id).get("active_patient"), patient)
-        self._update(thread_id, ThreadUpdate(set_active_patient=patient))
+        pending = self.pending_approval(thread_id)
+        if pending is not None and not change:
+            return False  # the same patient again: the waiting card stays (an update would end its paused run)
+        update = ThreadUpdate(set_active_patient=patient)
+        if pending is not None:
+            # A card waits for the previous patient: the switch ends its paused run, so it is withdrawn, and the
+            # conversation says so (before, it vanished and a later Approve said "no pending action").
+            update["note"] = withdrawn_note(pending)
+            log.info("pending %s card withdrawn by a patient switch", pending.get("tool"))
+        self._update(thread_id, update)
         return change
 
     def _update(self, thread_id: str, update: ThreadUpdate) -> None:

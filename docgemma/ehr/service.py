@@ -30,15 +30,40 @@ log = logging.getLogger(__name__)
 EMBEDDED_BASE = "http://embedded.docgemma/fhir"
 DEMO_DATA = Path(__file__).resolve().parents[2] / "data" / "demo" / "demo_patients.json"
 WRITE_SYSTEM = "urn:docgemma:write"
+#: The approved action a write belongs to (:func:`action_key`).
+ACTION_SYSTEM = "urn:docgemma:action"
 
-__all__ = ["Ehr", "idempotency_key", "validate_resource"]
+__all__ = ["ActionWrittenOtherwise", "Ehr", "action_key", "canonical_args", "idempotency_key", "validate_resource"]
 
 
-def idempotency_key(scope: str, tool: str, args: dict[str, Any] | None = None) -> str:
-    """The write's key: the pending action's id (``scope``) alone when there is one, so an edited or repeated
-    approval of the same action cannot write twice; without a scope, the tool and its arguments."""
-    raw = json.dumps({"scope": scope, "tool": tool, "args": None if scope else args}, sort_keys=True, default=str)
+def canonical_args(args: dict[str, Any]) -> str:
+    """A write's arguments as one canonical JSON text (sorted keys, empty values left out: an empty form field and
+    an absent value are the same argument), what a write's key and a replay's check are computed from."""
+    kept = {k: v for k, v in args.items() if v not in (None, "", [])}
+    return json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def idempotency_key(scope: str, tool: str, args: dict[str, Any]) -> str:
+    """The write's key: the card's identity (``scope``, the pending action's id; the patient's id when no card
+    exists) AND its exact arguments (:func:`canonical_args`). A replay of the same approval finds its own write;
+    two writes with different arguments never share a key (issue 43: under MCP the scope was dropped and a second
+    order was reported "already saved" under the first one's id)."""
+    raw = json.dumps({"scope": scope, "tool": tool, "args": canonical_args(args)}, sort_keys=True)
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def action_key(scope: str, tool: str) -> str:
+    """The approved action's own identifier on its write, without the arguments: how a recovery finds what an
+    interrupted approval wrote, and how a second write under the same approval is refused."""
+    return hashlib.sha256(json.dumps({"action": scope, "tool": tool}).encode()).hexdigest()[:32]
+
+
+class ActionWrittenOtherwise(ValueError):
+    """The approved action already wrote a resource with other arguments: nothing more is written."""
+
+    def __init__(self, resource: str) -> None:
+        super().__init__(resource)
+        self.resource = resource
 
 
 #: Where the Provenance's identifiers come from: the app's users and its conversations.
@@ -161,18 +186,31 @@ class Ehr:
         found = self.client.search(resource_type, [("identifier", f"{WRITE_SYSTEM}|{key}")], limit=1)
         return found[0] if found else None
 
+    def written_by_action(self, resource_type: str, action: str) -> dict[str, Any] | None:
+        """The ``resource_type`` resource the approved action ``action`` (:func:`action_key`) wrote, or None."""
+        found = self.client.search(resource_type, [("identifier", f"{ACTION_SYSTEM}|{action}")], limit=1)
+        return found[0] if found else None
+
     def write(self, resource: dict[str, Any], *, key: str, step: str, override_reason: str = "", approved_by: str = "",
-              conversation: str = "") -> tuple[dict[str, Any], bool]:
+              conversation: str = "", action: str = "") -> tuple[dict[str, Any], bool]:
         """Create ``resource`` with its Provenance in one transaction; a repeated ``key`` creates nothing. An
         override of a severe conflict is recorded as the Provenance's reason; the Provenance names the user who
         approved (``approved_by``, the signed-in user, when there is a login) and the conversation it came from
         (``conversation``: a digest of the thread's id, which names it without handing out the id a browser
-        reopens it with)."""
-        identifier = {"system": WRITE_SYSTEM, "value": key}
-        resource = {**resource, "identifier": [*resource.get("identifier", []), identifier]}
+        reopens it with). ``action`` names the approved action (:func:`action_key`): a second write under it with
+        another ``key`` (other arguments) raises :class:`ActionWrittenOtherwise`."""
+        identifiers = [{"system": WRITE_SYSTEM, "value": key}]
+        if action:
+            identifiers.append({"system": ACTION_SYSTEM, "value": action})
+        resource = {**resource, "identifier": [*resource.get("identifier", []), *identifiers]}
         validate_resource(resource)
-        target = _urn_uuid(key)
-        prov_id = _urn_uuid(hashlib.sha256(f"{key}:provenance".encode()).hexdigest()).removeprefix("urn:uuid:")
+        # One resource per approved action (its key when there is no action): the transaction's condition and the
+        # deterministic ids below are the action's, so two racing writers of one action with different arguments
+        # still make one resource and one Provenance.
+        once = action or key
+        once_condition = f"identifier={ACTION_SYSTEM}|{action}" if action else f"identifier={WRITE_SYSTEM}|{key}"
+        target = _urn_uuid(once)
+        prov_id = _urn_uuid(hashlib.sha256(f"{once}:provenance".encode()).hexdigest()).removeprefix("urn:uuid:")
         patient = (resource.get("subject") or resource.get("patient") or {}).get("reference", "")
         provenance = write_provenance(target, patient, step=step, override_reason=override_reason,
                                       approved_by=approved_by, conversation=conversation)
@@ -183,11 +221,15 @@ class Ehr:
         existing = self.written(resource["resourceType"], key)
         if existing:
             return existing, False
+        if action:
+            other = self.written_by_action(resource["resourceType"], action)
+            if other:  # one approval, one write: other values under it were never approved as written
+                raise ActionWrittenOtherwise(f"{other['resourceType']}/{other['id']}")
         entries: list[dict[str, Any]] = [
             {
                 "fullUrl": target,
                 "resource": resource,
-                "request": {"method": "POST", "url": resource["resourceType"], "ifNoneExist": f"identifier={WRITE_SYSTEM}|{key}"},
+                "request": {"method": "POST", "url": resource["resourceType"], "ifNoneExist": once_condition},
             },
             # Two racing writers of the same key (two processes) both pass the search above; the resource's
             # If-None-Exist stops the second resource, and this deterministic id (kept by the embedded store)
@@ -198,6 +240,9 @@ class Ehr:
         response = self.client.transaction(entries)
         saved = response[0]["resource"]
         created = str(response[0].get("response", {}).get("status", "")).startswith("201")
+        if not created and {"system": WRITE_SYSTEM, "value": key} not in saved.get("identifier", []):
+            # A racing writer of the same action with other arguments got there first: not "already saved".
+            raise ActionWrittenOtherwise(f"{saved['resourceType']}/{saved['id']}")
         if patient:
             self.recompile(patient.split("/")[-1])
         return saved, created

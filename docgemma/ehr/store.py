@@ -34,6 +34,7 @@ from docgemma.fhir import (
     patient_of,
     reference_id,
 )
+from docgemma.private_files import private_database
 
 # Re-exported: the record layer's modules and tests import these from here too.
 __all__ = ["FhirError", "FhirStore", "check_id", "check_type", "display_text", "encounter_reference", "now",
@@ -149,7 +150,7 @@ class FhirStore:
             self._memory = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
             self._memory_lock = threading.RLock()
         else:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            private_database(Path(self.path))  # the record: owner-only (0600, its folder 0700)
             self._retry_busy(lambda: self._connection().execute("PRAGMA journal_mode=WAL"))  # persistent in the file
         self._retry_busy(lambda: self._connection().executescript(SCHEMA))  # commits by itself: not inside _tx
         if self._rows("PRAGMA user_version", ())[0][0] < SCHEMA_VERSION:

@@ -26,6 +26,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from docgemma.agent.claims import STATES, CardClaims, Claim, State
 from docgemma.config import ConfigError, Settings
+from docgemma.private_files import private_database
 
 #: One row per decided approval card: the state machine of agent/claims.py. (The table of the earlier one-shot
 #: claims, ``docgemma_card_claims``, is no longer read: a card it had consumed is no longer pending anyway.)
@@ -159,7 +160,7 @@ def _sqlite(settings: Settings) -> ConversationStore:
         from langgraph.checkpoint.sqlite import SqliteSaver
     except ImportError as exc:
         raise ImportError("conversation memory needs: pip install langgraph-checkpoint-sqlite") from exc
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_database(settings.checkpoint_path)  # conversations hold patient data: owner-only (0600, folder 0700)
     # One connection shared by the app's worker threads; SqliteSaver serialises access with its own lock.
     connection = sqlite3.connect(settings.checkpoint_path, check_same_thread=False)
     checkpointer = SqliteSaver(connection)

@@ -13,7 +13,7 @@ from typing import Any
 from docgemma.clinical.allergy import allergy_line
 from docgemma.clinical.patient import PatientRef
 from docgemma.ehr.client import FhirClientError
-from docgemma.ehr.service import Ehr, idempotency_key
+from docgemma.ehr.service import Ehr, action_key
 from docgemma.ehr.validate import tolerant, unreadable_note
 from docgemma.fhir import display_text
 from docgemma.tools.review_types import CheckStatus, PatientCard, WriteCheck, WriteReview
@@ -23,7 +23,7 @@ from docgemma.tools.write_checks import Findings, PatientFacts, active_allergies
 
 def write_lookup(ehr: Ehr, tools: ToolRegistry) -> Callable[[str, str], str | None]:
     """(tool, pending action id) -> the resource that action wrote (``MedicationRequest/…``), or None when the
-    record holds nothing under its key (the key ``record_io.write`` used: the action id is its scope). Where a
+    record holds nothing under its action (``record_io.write`` names the action on the write). Where a
     write tool writes is its own declaration (``ToolSpec.written``) in ``tools``, the running registry. Raises
     ConnectionError when the record cannot answer: "not found" must never be guessed."""
     def find(tool: str, action_id: str) -> str | None:
@@ -31,7 +31,7 @@ def write_lookup(ehr: Ehr, tools: ToolRegistry) -> Callable[[str, str], str | No
         if not kind:
             return None
         try:
-            found = ehr.written(kind, idempotency_key(action_id, tool))
+            found = ehr.written_by_action(kind, action_key(action_id, tool))
         except FhirClientError as exc:
             raise ConnectionError(f"the record did not answer (HTTP {exc.status})") from exc
         return f"{found['resourceType']}/{found['id']}" if found else None

@@ -4,12 +4,17 @@ One session is kept open on a background event loop (a stdio subprocess of ``pyt
 this interpreter, or a streamable-HTTP URL); calls from the graph's threads are scheduled onto it. The
 subprocess finds the package as any ``python -m`` does: installed (``pip install -e .``), or from the
 current directory when run from a checkout's root (as the tests and ``app.py`` are).
+
+An approved write carries its approval (the card's identity, the override reason, the approver, the conversation)
+signed with the approval key (:mod:`docgemma.tools.mcp_approval`): the server writes nothing without it. The stdio
+server this client starts gets a fresh key; an HTTP server's is the deployer's ``DOCGEMMA_MCP_APPROVAL_KEY``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import sys
 import threading
 from collections.abc import Mapping
@@ -17,6 +22,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
+from docgemma.tools.mcp_approval import META_KEY, signed_approval
 from docgemma.tools.outcome import ToolOutcome, failure
 from docgemma.tools.spec import Executor, ToolContext
 
@@ -27,11 +33,15 @@ class McpToolClient:
     """A persistent MCP client session. ``url=None`` starts the stdio server as a subprocess."""
 
     def __init__(self, url: str | None = None, env: Mapping[str, str] | None = None, allow_writes: bool = True,
-                 token: str | None = None) -> None:
+                 token: str | None = None, approval_key: str | None = None) -> None:
         self.url = url
         self.token = token
-        self.env = dict(env or {})
         self.allow_writes = allow_writes
+        # The stdio server is ours: it gets a fresh key, known to no other process, to check our approvals with.
+        self.approval_key = approval_key or (secrets.token_urlsafe(32) if url is None and allow_writes else None)
+        self.env = dict(env or {})
+        if url is None and self.approval_key:
+            self.env["DOCGEMMA_MCP_APPROVAL_KEY"] = self.approval_key
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
@@ -78,10 +88,10 @@ class McpToolClient:
         """The server's tools (name, description, inputSchema)."""
         return list(self._run(self._session.list_tools()).tools)
 
-    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        """Call a tool; transport failures become ``service_unavailable`` outcomes."""
+    def call(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> ToolOutcome:
+        """Call a tool (``meta``: the request's ``_meta``); transport failures become ``service_unavailable``."""
         try:
-            result = self._run(self._session.call_tool(name, arguments))
+            result = self._run(self._session.call_tool(name, arguments, meta=meta))
         except (TimeoutError, ConnectionError, OSError, RuntimeError):
             return failure("service_unavailable")
         if result.is_error:
@@ -103,7 +113,10 @@ class McpToolClient:
         """An executor that calls ``name`` through this client."""
 
         def run(args: BaseModel, context: ToolContext) -> ToolOutcome:
-            return self.call(name, args.model_dump(exclude_none=True))
+            # The context travels with the call (it was dropped: every write was keyed by patient and tool alone).
+            meta = ({META_KEY: signed_approval(self.approval_key, name, args.model_dump(), context)}
+                    if context.scope and self.approval_key else None)
+            return self.call(name, args.model_dump(exclude_none=True), meta)
 
         return run
 

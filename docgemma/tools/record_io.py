@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from docgemma.clinical.allergy import allergy_line
 from docgemma.ehr.client import FhirClientError
-from docgemma.ehr.service import Ehr, idempotency_key
+from docgemma.ehr.service import ActionWrittenOtherwise, Ehr, action_key, idempotency_key
 from docgemma.ehr.summary import quantity_text
 from docgemma.ehr.validate import unreadable_note
 from docgemma.fhir import concept_code, display_text
@@ -67,12 +67,16 @@ def write(ehr: Ehr, tool: str, args: BaseModel, context: ToolContext, resource: 
                                                            "nothing was written)"])
         return fail(exc)
     try:
-        # With a scope (the pending action's id) the key ignores the arguments: an edit cannot make a second write.
-        key = idempotency_key(context.scope, tool) if context.scope else idempotency_key(pid, tool, args.model_dump())
+        # The card's identity and its exact arguments: a replay finds its own write, and only that one.
+        key = idempotency_key(context.scope or pid, tool, args.model_dump())
+        action = action_key(context.scope, tool) if context.scope else ""
         saved, created = ehr.write(resource, key=key, step=tool, override_reason=context.override_reason,
-                                   approved_by=context.approved_by, conversation=context.conversation)
+                                   approved_by=context.approved_by, conversation=context.conversation, action=action)
     except FhirClientError as exc:
         return fail(exc)
+    except ActionWrittenOtherwise as exc:
+        return failure("invalid_args", missing_fields=[
+            f"a new approval (this one already wrote {exc.resource} with other values; nothing more was written)"])
     except ValueError:
         return failure("invalid_args", missing_fields=["a valid value"])
     # Whose record it went into travels with the confirmation, which names them.

@@ -76,7 +76,13 @@ class LoginGate:
             await _answer(send, 413, "sign-in form too large")
             return
         client = str((scope.get("client") or ("?",))[0])
-        user = _form_user(body)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        user = _form_user(body, headers.get("content-type", ""))
+        if user is None:  # a JSON or malformed body: said, never an exception (it was a 500 with an IndexError)
+            await _answer(send, 400, "sign-in is a form with a username and a password")
+            return
+        # "doc", " doc" and "DOC" are one user to the limit (each spelling had its own count: 30 guesses, not 5).
+        user = normal_user(user)
         wait = self.limiter.wait_s(client, user)
         if wait > 0:
             await _answer(send, 429, refusal(wait), [(b"retry-after", str(int(wait) + 1).encode())])
@@ -113,17 +119,28 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _form_user(body: bytes) -> str:
-    """The ``username`` of a sign-in form (url-encoded, or multipart as a browser may send it); "" if none."""
+def normal_user(name: str) -> str:
+    """A user name as the sign-in limit counts it: surrounding spaces dropped, case folded."""
+    return name.strip().casefold()
+
+
+def _form_user(body: bytes, content_type: str) -> str | None:
+    """The ``username`` of a sign-in form (url-encoded, or multipart as a browser sends it); "" when the form names
+    none; None when the body is no sign-in form (JSON, another type, a multipart body without its parts)."""
+    kind = content_type.split(";", 1)[0].strip().lower()
     text = body.decode("utf-8", "replace")
-    if "username" not in text:
+    if kind == "application/x-www-form-urlencoded":
+        found = parse_qs(text).get("username")
+        return found[0] if found else ""
+    if kind != "multipart/form-data":
+        return None
+    if 'name="username"' not in text:
         return ""
-    found = parse_qs(text).get("username")
-    if found:
-        return found[0]
-    # multipart/form-data: the part named "username", its value after the blank line
+    # the part named "username": its value after the blank line that ends the part's headers
     part = text.split('name="username"', 1)[1]
-    return part.split("\r\n\r\n", 1)[-1].split("\r\n", 1)[0]
+    if "\r\n\r\n" not in part:
+        return None
+    return part.split("\r\n\r\n", 1)[1].split("\r\n", 1)[0]
 
 
 async def _answer(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:

@@ -1,76 +1,17 @@
-"""How many wrong passwords a client may try: Gradio's ``/login`` took 300 wrong ones in 18.5 s.
-
-Failed sign-ins are counted over a sliding window per client address and user name, and per client address
-alone (a client trying many user names). Past either limit, ``/login`` is answered 429 with the wait, before
-Gradio checks the password: a right password is refused too until the window has passed, or the limit would
-only slow a guess down. A successful sign-in clears that user's count for that client.
-
-Behind the deployment's nginx every client has the proxy's address (``deploy/``): the per-user limit still holds
-for each user, and the per-address limit then bounds the whole site's failed sign-ins.
-"""
+"""How many wrong passwords a client may try at ``/login``: the shared limiter (``docgemma/attempt_limit.py``)
+counting failed sign-ins per client address and (normalised) user name, and what a refused sign-in is told."""
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from docgemma.attempt_limit import MAX_KEYS, PER_CLIENT, PER_USER, WINDOW_S, AttemptLimiter
 
-#: Wrong passwords per client address and user name in :data:`WINDOW_S`, then 429 until the oldest ages out.
-PER_USER = 5
-#: Wrong passwords per client address, whatever the user names, in :data:`WINDOW_S`.
-PER_CLIENT = 30
-WINDOW_S = 300.0
-#: Counters kept at most (the oldest dropped): a flood of addresses cannot grow the memory without bound.
-MAX_KEYS = 10_000
+__all__ = ["MAX_KEYS", "PER_CLIENT", "PER_USER", "WINDOW_S", "LoginLimiter", "refusal"]
+
+#: Failed sign-ins, counted per client address and user name.
+LoginLimiter = AttemptLimiter
 
 
 def refusal(wait_s: float) -> str:
     """What a refused sign-in is told."""
     return (f"Too many failed sign-ins from this address: sign-in is paused for {int(wait_s) + 1} s. "
             "Check the user name and password, then try again after the pause.")
-
-
-@dataclass
-class LoginLimiter:
-    """Counts failed sign-ins (thread-safe); ``clock`` is injectable for tests."""
-
-    per_user: int = PER_USER
-    per_client: int = PER_CLIENT
-    window_s: float = WINDOW_S
-    clock: Callable[[], float] = time.monotonic
-    _failures: dict[tuple[str, str], deque[float]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def wait_s(self, client: str, user: str) -> float:
-        """Seconds until ``user`` may try to sign in from ``client`` again (0: now)."""
-        now = self.clock()
-        with self._lock:
-            waits = [self._wait(("user", f"{client}\0{user}"), self.per_user, now),
-                     self._wait(("client", client), self.per_client, now)]
-        return max(waits)
-
-    def failed(self, client: str, user: str) -> None:
-        now = self.clock()
-        with self._lock:
-            for key in (("user", f"{client}\0{user}"), ("client", client)):
-                self._failures.setdefault(key, deque()).append(now)
-                self._failures[key] = self._failures.pop(key)  # most recent last: the oldest are dropped first
-            while len(self._failures) > MAX_KEYS:
-                del self._failures[next(iter(self._failures))]
-
-    def succeeded(self, client: str, user: str) -> None:
-        with self._lock:
-            self._failures.pop(("user", f"{client}\0{user}"), None)
-
-    def _wait(self, key: tuple[str, str], limit: int, now: float) -> float:
-        times = self._failures.get(key)
-        if not times:
-            return 0.0
-        while times and times[0] <= now - self.window_s:
-            times.popleft()
-        if not times:
-            del self._failures[key]
-            return 0.0
-        return times[-limit] + self.window_s - now if len(times) >= limit else 0.0

@@ -68,6 +68,7 @@ from docgemma.workspace import (
     from_list_value,
     list_label,
     list_value,
+    withdrawn_note,
 )
 
 log = logging.getLogger(__name__)
@@ -603,12 +604,22 @@ class Handlers:
             patient = from_list_value(choice)
         except ValueError:  # an API client's value that names no patient of the list: nothing is changed
             return {self.page.decision_note: f"*{NOT_LISTED}*"}
+        waiting = self.workspace.pending(thread)
         if patient and self.workspace.select_patient(thread, patient):
             # Said in the conversation, so nobody reads the next answer as being about the previous patient.
             history.append({"role": "assistant", "content": f"*Active patient is now {escape(patient['name'])}.* "
                             "Earlier messages about the previous patient are not used for the next answers."})
+            if waiting is not None:  # the switch withdrew the card: said, and the card leaves the page
+                history.append({"role": "assistant", "content": f"*{escape(withdrawn_note(waiting))}*"})
+        return self._selected(patient or self.workspace.active_patient(thread), history)
+
+    def card_now(self, thread: str) -> dict[Any, Any]:
+        """The card as the conversation has it now (hidden when none waits: a patient switch withdrew it)."""
+        return self.card(self.workspace.pending(thread))
+
+    def _selected(self, patient: PatientRef | None, history: list[Any]) -> dict[Any, Any]:
         # No choice changes nothing: the panel goes on showing the conversation's active patient.
-        summary, gallery, stored, strip = self.patient_view(patient or self.workspace.active_patient(thread))
+        summary, gallery, stored, strip = self.patient_view(patient)
         return {self.page.patient_md: summary, self.page.images: gallery, self.page.record_images: stored,
                 self.page.chatbot: history, self.page.decision_note: "", self.page.patient_strip: strip}
 
@@ -681,7 +692,9 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     page.use.click(on.select, [page.matches, page.chatbot, page.thread],
                    [page.patient_md, page.images, page.record_images, page.chatbot, page.decision_note,
                     page.patient_strip],
-                   api_name="select_patient")
+                   api_name="select_patient").then(
+        # The /select_patient API keeps its outputs; the card a switch withdrew leaves the page in a step of its own.
+        on.card_now, page.thread, page.card_parts(), api_visibility="private")
 
     def on_select(evt: Any) -> int:
         return int(evt.index)

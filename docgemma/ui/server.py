@@ -22,6 +22,9 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from docgemma.browser_guard import LOOPBACK, BrowserGuard, ServedNames
+from docgemma.ui.login import LOGIN_PATHS
+
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
@@ -29,6 +32,9 @@ if TYPE_CHECKING:
     from docgemma.ops.metrics import Metrics
 
 HEALTH_PATHS = ("/healthz", "/readyz", "/metrics")
+#: The page's own posts that are not JSON: Gradio's sign-in form and its file uploads (multipart).
+FORM_PATHS = LOGIN_PATHS | frozenset({"/gradio_api/upload", "/upload", "/gradio_api/component_server",
+                                      "/component_server"})
 
 
 def probe_routes(demo: Any, ready: Readiness, metrics: Metrics) -> list[Any]:
@@ -58,8 +64,9 @@ def probe_routes(demo: Any, ready: Readiness, metrics: Metrics) -> list[Any]:
 
 
 def build_app(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None = None,
-              max_file_size: int | None = None) -> FastAPI:
-    """FastAPI with the probes and ``/metrics``, and the Gradio page at ``/``."""
+              max_file_size: int | None = None, served: ServedNames = LOOPBACK) -> FastAPI:
+    """FastAPI with the probes and ``/metrics``, and the Gradio page at ``/``, answering only the host names
+    ``served`` (``docgemma/browser_guard.py``)."""
     import gradio as gr
     from fastapi import FastAPI
 
@@ -73,6 +80,8 @@ def build_app(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str,
     app.add_middleware(UploadGate)
     # The login in front of every route but the probes; outermost, so nothing runs for a stranger.
     app.add_middleware(LoginGate, gradio_app=lambda: _mounted(app))
+    # What a browser could forge (another Host: DNS rebinding; a cross-origin or non-JSON write), refused first.
+    app.add_middleware(BrowserGuard, served=served, form_paths=FORM_PATHS)
     # page_options: the page's CSS, and Gradio's run history off (it kept answers with patient data in the browser).
     return gr.mount_gradio_app(app, demo, path="", auth=auth, max_file_size=max_file_size, **page_options())
 
@@ -85,7 +94,7 @@ def _mounted(app: Any) -> Any:
 
 
 def serve(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None, max_file_size: int,
-          host: str, port: int, on_started: Callable[[], None] | None = None) -> None:
+          host: str, port: int, on_started: Callable[[], None] | None = None, served: ServedNames = LOOPBACK) -> None:
     """Serve until SIGTERM or Ctrl-C (uvicorn, one process: replicas are separate processes behind a load
     balancer); ``on_started`` runs once the socket listens."""
     import uvicorn
@@ -106,7 +115,7 @@ def serve(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str
             elif on_started is not None and not self.should_exit:
                 on_started()
 
-    app = EndStreamsOnStop(build_app(demo, ready, metrics, auth=auth, max_file_size=max_file_size), stop)
+    app = EndStreamsOnStop(build_app(demo, ready, metrics, auth=auth, max_file_size=max_file_size, served=served), stop)
     server = Server(uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=GRACE_S))
     with stop_on_signals(stop.set):
         server.run()
@@ -114,7 +123,7 @@ def serve(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str
 
 def serve_through_gradio(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None,
                          max_file_size: int, host: str, port: int,
-                         on_started: Callable[[], None] | None = None) -> None:
+                         on_started: Callable[[], None] | None = None, served: ServedNames = LOOPBACK) -> None:
     """Serve with ``demo.launch()``, as ZeroGPU needs, with the same probes (routes of Gradio's app) and the same
     prompt stop. Differences from :func:`serve`: Gradio's own server settings (no SSR), and the probes are
     answered by Gradio's app rather than ours."""
@@ -137,7 +146,9 @@ def serve_through_gradio(demo: Any, ready: Readiness, metrics: Metrics, *, auth:
                     prevent_thread_lock=True, quiet=True, ssr_mode=False, **page_options(),
                     app_kwargs={"routes": probe_routes(demo, ready, metrics), "docs_url": None, "redoc_url": None,
                                 "openapi_url": None,
-                                "middleware": [Middleware(LoginGate, gradio_app=lambda: getattr(demo, "server_app", None)),
+                                # The first is outermost: what a browser could forge is refused before anything.
+                                "middleware": [Middleware(BrowserGuard, served=served, form_paths=FORM_PATHS),
+                                               Middleware(LoginGate, gradio_app=lambda: getattr(demo, "server_app", None)),
                                                Middleware(EndStreamsOnStop, stop=stop), Middleware(UploadGate)]})
         if on_started is not None:
             on_started()

@@ -1,7 +1,8 @@
-"""Approve writes the form: values the clinician changed on the card without a re-check are validated and every
-check is run again before anything is written; they are written only when the re-check finds nothing the approved
-card did not show (a new severe finding refuses the approval, a new warning shows a new card); the write is made
-once, under the pending action's key; the confirmation lists every value written and each change."""
+"""Approve reads the form: values the clinician changed on the card without a re-check are validated and every
+check is run again, and they are shown on a new card: an approval, or an override, covers only the values its card
+showed (issue 43: an override of "no recent weight" wrote an unseen 1,000 mg). A new severe finding needs its own
+override; the write is made once, under the pending action's key; the confirmation lists every value written and
+each change."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def ehr(tmp_path: Path) -> Ehr:
     return Ehr.embedded(tmp_path / "record.sqlite")
 
 
-def test_approve_with_changed_values_writes_them_once_under_the_actions_key(ehr: Ehr) -> None:
+def test_approve_with_changed_values_shows_them_then_writes_them_once_under_the_actions_key(ehr: Ehr) -> None:
     """Approve ignored the form: the record got the proposal (5 days, no indication) and the chat said "the change
     you approved is in the record"."""
     pid = pid_of(ehr, "Garcia")
@@ -30,7 +31,12 @@ def test_approve_with_changed_values_writes_them_once_under_the_actions_key(ehr:
                                     "frequency": "once daily"})
     card = propose(assistant, "t", pid)
     changes = {"dosage": "20 mg", "duration": "7 days", "indication": "hypertension"}
-    result = assistant.resume("t", {"action": "approve", "args": changes, "card_id": card["card_id"]})
+    shown = assistant.resume("t", {"action": "approve", "args": changes, "card_id": card["card_id"]})
+    assert isinstance(shown, dict) and shown["args"]["dosage"] == "20 mg", "changed values are shown before a write"
+    assert "Nothing was written" in shown["notice"] and orders(ehr, pid, "lisinopril") == []
+    assert shown["args_hash"] != card["args_hash"]
+    result = assistant.resume("t", {"action": "approve", "card_id": shown["card_id"],
+                                    "args_hash": shown["args_hash"]})
     assert isinstance(result, TurnResult), result
     [order] = orders(ehr, pid, "lisinopril")
     dosage = order["dosageInstruction"][0]
@@ -43,7 +49,7 @@ def test_approve_with_changed_values_writes_them_once_under_the_actions_key(ehr:
     confirmation = final_markdown(result)
     assert "Dose: 10 mg → 20 mg" in confirmation and "Duration: — → 7 days" in confirmation
     assert "Indication: — → hypertension" in confirmation and "Dose: 20 mg" in confirmation
-    again = assistant.resume("t", {"action": "approve", "args": changes, "card_id": card["card_id"]})
+    again = assistant.resume("t", {"action": "approve", "card_id": shown["card_id"]})
     assert isinstance(again, TurnResult) and len(orders(ehr, pid, "lisinopril")) == 1  # written exactly once
 
 
@@ -91,13 +97,16 @@ def test_an_override_covers_only_the_findings_it_was_shown(ehr: Ehr) -> None:
     assert "Nothing was written" in changed["notice"]
 
 
-def test_an_override_with_a_harmless_change_writes_the_changed_values(ehr: Ehr) -> None:
+def test_an_override_with_a_harmless_change_shows_them_then_writes_them(ehr: Ehr) -> None:
     pid = pid_of(ehr, "Mensah")
     assistant = assistant_for(ehr, {"patient_id": pid, "medication_name": "amoxicillin", "dosage": "500 mg",
                                     "frequency": "three times daily"})
     card = propose(assistant, "t", pid)
-    result = assistant.resume("t", {"action": "override", "reason": "tolerated a supervised challenge",
-                                    "card_id": card["card_id"], "args": {"indication": "otitis media"}})
+    reason = "tolerated a supervised challenge"
+    shown = assistant.resume("t", {"action": "override", "reason": reason, "card_id": card["card_id"],
+                                   "args": {"indication": "otitis media"}})
+    assert isinstance(shown, dict) and shown["override_required"] and count(ehr, "MedicationRequest", pid) == 0
+    result = assistant.resume("t", {"action": "override", "reason": reason, "card_id": shown["card_id"]})
     assert isinstance(result, TurnResult), result
     [order] = orders(ehr, pid, "amoxicillin")
     assert order["reasonCode"][0]["text"] == "otitis media"
@@ -134,3 +143,31 @@ def test_changes_that_cannot_be_approved_as_they_are_write_nothing(ehr: Ehr, arg
     out = assistant.resume("t", {"action": "approve", "card_id": card["card_id"], "args": args})
     assert isinstance(out, dict) and said in out["notice"] and "Nothing was written" in out["notice"]
     assert orders(ehr, pid, "lisinopril") == [] and orders(ehr, pid_of(ehr, "Mensah"), "lisinopril") == []
+
+
+def test_an_override_of_a_childs_missing_weight_never_writes_an_unseen_dose(ehr: Ehr,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43's probe: paracetamol 120 mg for a child with no recent weight (severe); Override with a reason while
+    the form said 1,000 mg wrote 1,000 mg (the finding's text names no dose, so the re-check saw nothing new)."""
+    from datetime import date
+
+    from docgemma.clinical import body_weight
+
+    monkeypatch.setattr(body_weight, "today", lambda: date(2027, 6, 1))  # Kofi's weight is then 8 months old
+    pid = pid_of(ehr, "Asante")
+    assistant = assistant_for(ehr, {"patient_id": pid, "medication_name": "paracetamol", "dosage": "120 mg",
+                                    "frequency": "three times daily"})
+    card = propose(assistant, "t", pid)
+    assert card["override_required"] and any("no recent body weight" in s for s in card["severe"])
+    before = count(ehr, "MedicationRequest", pid)
+    reason = "weight estimated, 120 mg checked"
+    shown = assistant.resume("t", {"action": "override", "reason": reason, "card_id": card["card_id"],
+                                   "args": {"dosage": "1000 mg"}})
+    assert isinstance(shown, dict), "the unseen dose must not be written"
+    assert count(ehr, "MedicationRequest", pid) == before and shown["args"]["dosage"] == "1000 mg"
+    assert shown["card_id"] != card["card_id"] and "Nothing was written" in shown["notice"]
+    # An API decision naming the digest of other values than the card's is refused the same way.
+    stale = assistant.resume("t", {"action": "override", "reason": reason, "card_id": shown["card_id"],
+                                   "args_hash": card["args_hash"]})
+    assert isinstance(stale, dict) and count(ehr, "MedicationRequest", pid) == before
+    assert "other values" in stale["notice"]

@@ -34,7 +34,9 @@ def test_serve_refuses_a_non_loopback_host_without_a_token(host: str, tmp_path: 
     with pytest.raises(ConfigError, match="DOCGEMMA_EHR_TOKEN"):
         serve(tmp_path / "r.sqlite", host=host, token=None)
     assert not (tmp_path / "r.sqlite").exists()  # refused before opening the record
-    check_exposure(host, "a-long-random-token")  # with a token it may start
+    check_exposure(host, "a-long-random-token-of-32-characters")  # with a token it may start
+    with pytest.raises(ConfigError, match="32 or more"):  # issue 43: a one-character token was accepted
+        serve(tmp_path / "r.sqlite", host=host, token="x")
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "127.0.0.5"])
@@ -52,7 +54,7 @@ def test_cli_refuses_to_expose_the_record_without_a_token(tmp_path: Path, monkey
 
 def test_a_served_record_with_a_token_refuses_requests_without_it() -> None:
     store = FhirStore(":memory:")
-    app = TestClient(make_app(FhirApi(store, "http://testserver/fhir"), token="s3cret-token"))
+    app = TestClient(make_app(FhirApi(store, "http://127.0.0.1/fhir"), token="s3cret-token"), base_url="http://127.0.0.1")
     patient = {"resourceType": "Patient", "name": [{"family": "Guarded"}]}
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic s3cret-token"}):
         assert app.post("/fhir/Patient", json=patient, headers=headers).status_code == 401

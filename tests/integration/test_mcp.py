@@ -91,7 +91,7 @@ def test_stdio(api_env: dict[str, str]) -> None:
 
 def test_streamable_http_with_writes(api_env: dict[str, str]) -> None:
     port = free_port()
-    env = {**api_env, "PYTHONPATH": str(ROOT)}
+    env = {**api_env, "PYTHONPATH": str(ROOT), "DOCGEMMA_MCP_APPROVAL_KEY": "k" * 40}  # --allow-writes needs it
     server = subprocess.Popen(
         [sys.executable, "-m", "docgemma", "mcp", "--transport", "http", "--port", str(port), "--allow-writes"],
         env=env,
@@ -131,8 +131,11 @@ def test_http_refuses_a_non_loopback_host_without_a_token(host: str) -> None:
 
     with pytest.raises(ConfigError, match="DOCGEMMA_MCP_TOKEN"):
         serve(default_registry(), "http", host=host, port=1)
-    check_exposure(host, "a-long-random-token")  # with a token it may start
+    check_exposure(host, "a-long-random-token-of-32-characters")  # with a token it may start
+    with pytest.raises(ConfigError, match="32 or more"):  # issue 43: a one-character token was accepted
+        check_exposure(host, "x")
     check_exposure("127.0.0.1", None)  # loopback needs none
+    check_exposure("127.0.0.1", "x")  # nor a long token there
 
 
 def test_cli_refuses_to_expose_the_tools_without_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

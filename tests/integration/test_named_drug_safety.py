@@ -276,8 +276,14 @@ def test_a_drug_changed_away_before_approval_gets_no_safety_line_under_the_writt
     bot.set_active_patient("changed", patient)  # type: ignore[arg-type]
     card = bot.run_turn("changed", "Prescribe amoxicillin 500 mg three times daily")
     assert isinstance(card, dict) and card["kind"] == "approval", card
-    done = bot.resume("changed", {"action": "override", "reason": "changed to a macrolide", "card_id": card["card_id"],
-                                  "args": {"medication_name": "azithromycin", "frequency": "once daily"}})
+    shown_card = bot.resume("changed", {"action": "override", "reason": "changed to a macrolide",
+                                        "card_id": card["card_id"],
+                                        "args": {"medication_name": "azithromycin", "frequency": "once daily"}})
+    # Issue 43: the changed values are checked and shown on a new card first; its approval writes them.
+    assert isinstance(shown_card, dict) and shown_card["args"]["medication_name"] == "azithromycin", shown_card
+    decision = {"action": "override", "reason": "changed to a macrolide"} if shown_card["override_required"] else \
+        {"action": "approve"}
+    done = bot.resume("changed", {**decision, "card_id": shown_card["card_id"]})
     assert isinstance(done, TurnResult), done
     from docgemma.ui.messages import final_markdown
 

@@ -150,16 +150,22 @@ def test_concurrent_approve_edit_reject_consume_the_card_once(ehr: Ehr, with_car
     assert len(orders) == writes_seen and len(provenance) == writes_seen  # one Provenance per write, no more
 
 
-def test_the_record_key_is_the_pending_action_not_its_arguments(ehr: Ehr) -> None:
-    """Two processes resuming the same action (one with edited arguments) still write once."""
+def test_one_action_writes_once_and_a_replay_with_other_arguments_is_not_already_saved(ehr: Ehr) -> None:
+    """Two processes resuming the same action (one with edited arguments) still write once; the one with other
+    arguments is refused, naming the resource written, never told "already saved" (issue 43: the key is the card's
+    identity and its exact arguments)."""
     pid = pid_of(ehr, "Garcia")
     spec = registry(ehr)["prescribe_medication"]
     context = ToolContext(scope="action-0123456789abcdef")
     before = count(ehr, "MedicationRequest", pid), count(ehr, "Provenance", pid)
     first = spec.run(spec.args_model(patient_id=pid, medication_name="lisinopril", dosage="10 mg", frequency="daily"), context)
     second = spec.run(spec.args_model(patient_id=pid, medication_name="lisinopril", dosage="20 mg", frequency="daily"), context)
-    assert first["data"]["created"] is True and second["data"]["created"] is False
+    assert first["data"]["created"] is True and second["status"] == "error"
+    assert first["data"]["resource"] in str(second["details"]) and "nothing more was written" in str(second["details"])
     assert (count(ehr, "MedicationRequest", pid), count(ehr, "Provenance", pid)) == (before[0] + 1, before[1] + 1)
+    replay = spec.run(spec.args_model(patient_id=pid, medication_name="lisinopril", dosage="10 mg", frequency="daily"),
+                      context)
+    assert replay["data"]["created"] is False and replay["data"]["resource"] == first["data"]["resource"]
 
 
 def test_two_writers_racing_on_one_action_write_one_resource_and_one_provenance(tmp_path: Path) -> None:

@@ -101,7 +101,12 @@ def test_approve_writes_what_the_form_shows_and_says_what_changed(tmp_path: Path
     values[labels.index("Severity (mild, moderate or severe)")] = "severe"
     # The page's Approve: the form's values become the /approve JSON, then the decision.
     sent = app.on.fields_json(thread, shown[page.approval_args], *values)
-    done = app.last(app.on.decide("approve", sent, shown[page.chatbot], thread, shown[page.card_ref]))
+    again = app.last(app.on.decide("approve", sent, shown[page.chatbot], thread, shown[page.card_ref]))
+    # Issue 43: values the card did not show are checked and shown on a new card first, never written unseen.
+    assert again[page.approval]["visible"] and again[page.card_ref] != shown[page.card_ref]
+    assert not [a for a in app.allergies("Okafor") if "latex" in str(a).lower()]
+    sent = app.on.fields_json(thread, again[page.approval_args], *_form(app, again))
+    done = app.last(app.on.decide("approve", sent, again[page.chatbot], thread, again[page.card_ref]))
     [allergy] = app.allergies("Okafor")[-1:]
     assert allergy["reaction"][0]["manifestation"][0]["text"] == "anaphylaxis"
     assert allergy["criticality"] == "high" or allergy["reaction"][0].get("severity") == "severe"
@@ -117,8 +122,12 @@ def test_override_sends_the_forms_values_and_an_api_approve_without_values_appro
     values = _form(app, shown)
     values[4] = "otitis media"  # Indication
     form = app.on.fields_json(thread, shown[page.approval_args], *values)
-    done = app.last(app.on.decide("override", "tolerated a challenge", shown[page.chatbot], thread,
-                                  shown[page.card_ref], form=form))
+    again = app.last(app.on.decide("override", "tolerated a challenge", shown[page.chatbot], thread,
+                                   shown[page.card_ref], form=form))
+    assert again[page.approval]["visible"], "the changed values are shown on a new card before any write"
+    form = app.on.fields_json(thread, again[page.approval_args], *_form(app, again))
+    done = app.last(app.on.decide("override", "tolerated a challenge", again[page.chatbot], thread,
+                                  again[page.card_ref], form=form))
     pid = app.ehr.client.search("Patient", [("name", "Mensah")])[0]["id"]
     [order] = [r for r in app.ehr.client.search("MedicationRequest", [("patient", pid)])
                if "amoxicillin" in r["medicationCodeableConcept"]["text"]]

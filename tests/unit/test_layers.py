@@ -51,7 +51,8 @@ def test_every_module_has_a_layer() -> None:
         _floor, layer = graph.layer_of(name)
         assert layer != "ground" or name in (
             "docgemma", "docgemma.config", "docgemma.images", "docgemma.image_store", "docgemma.fhir",
-            "docgemma.exposure", "docgemma.http_client", "docgemma.extras") or name.startswith("docgemma.clinical"), name
+            "docgemma.exposure", "docgemma.browser_guard", "docgemma.private_files", "docgemma.attempt_limit",
+            "docgemma.http_client", "docgemma.extras") or name.startswith("docgemma.clinical"), name
 
 
 def test_the_ui_reaches_the_record_only_through_the_workspace() -> None:

@@ -42,7 +42,8 @@ def test_many_user_names_from_one_address_hit_the_address_limit() -> None:
     assert limiter.wait_s("10.0.0.9", "fresh-name") == 0
 
 
-def _sign_in(gate: LoginGate, form: bytes, client: str = "10.0.0.1") -> tuple[int, bytes]:
+def _sign_in(gate: LoginGate, form: bytes, client: str = "10.0.0.1", kind: str | None = None) -> tuple[int, bytes]:
+    kind = kind or ("multipart/form-data; boundary=x" if form.startswith(b"--x") else "application/x-www-form-urlencoded")
     sent: list[dict[str, Any]] = []
     messages = [{"type": "http.request", "body": form, "more_body": False}]
 
@@ -52,7 +53,8 @@ def _sign_in(gate: LoginGate, form: bytes, client: str = "10.0.0.1") -> tuple[in
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": "/login", "client": (client, 5555), "headers": []}
+    scope = {"type": "http", "method": "POST", "path": "/login", "client": (client, 5555),
+             "headers": [(b"content-type", kind.encode())]}
     asyncio.run(gate(scope, receive, send))
     return int(sent[0]["status"]), b"".join(m.get("body", b"") for m in sent[1:])
 
@@ -76,3 +78,30 @@ def test_the_gate_counts_gradios_answers_and_refuses_before_gradio() -> None:
     multipart = (b'--x\r\nContent-Disposition: form-data; name="username"\r\n\r\nbob\r\n--x\r\n'
                  b'Content-Disposition: form-data; name="password"\r\n\r\nright\r\n--x--\r\n')
     assert _sign_in(gate, multipart)[0] == 200  # another user, read from a multipart form
+
+
+def _gradio_login(scope: Any, receive: Any, send: Any) -> Any:
+    async def answer() -> None:
+        body = (await receive())["body"]
+        await send({"type": "http.response.start", "status": 200 if b"right" in body else 400, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    return answer()
+
+
+def test_user_names_are_one_user_to_the_limit_whatever_their_spaces_and_case() -> None:
+    """Issue 43: "doc " and " doc" counted as different users, so the limit was really the 30 per address."""
+    gate = LoginGate(_gradio_login, gradio_app=lambda: None, limiter=LoginLimiter(clock=Clock()))
+    spellings = [b"doc", b"doc+", b"+doc", b"DOC", b"Doc+"]
+    for name in spellings[:PER_USER]:
+        assert _sign_in(gate, b"username=" + name + b"&password=wrong")[0] == 400
+    assert _sign_in(gate, b"username=+dOc+&password=right")[0] == 429
+
+
+def test_a_json_or_malformed_sign_in_body_is_a_400_not_a_500() -> None:
+    """Issue 43: a JSON body to /login was a 500 with an IndexError from ui/login.py."""
+    gate = LoginGate(_gradio_login, gradio_app=lambda: None, limiter=LoginLimiter(clock=Clock()))
+    assert _sign_in(gate, b'{"username": "doc", "password": "x"}', kind="application/json")[0] == 400
+    assert _sign_in(gate, b"username=doc&password=right", kind="text/plain")[0] == 400
+    assert _sign_in(gate, b'--x\r\nContent-Disposition: form-data; name="username"', kind="multipart/form-data")[0] == 400
+    assert _sign_in(gate, b"\xff\xfe garbage", kind="")[0] == 400

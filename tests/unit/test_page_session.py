@@ -183,3 +183,48 @@ def test_a_select_patient_value_that_names_no_patient_changes_nothing(tmp_path: 
     out = app.on.select("not a list value", [], thread)
     assert out == {app.page.decision_note: f"*{NOT_LISTED}*"}
     assert app.on.workspace.active_patient(thread) is None
+
+
+def test_a_patient_switch_withdraws_the_waiting_card_and_says_so(tmp_path: Path) -> None:
+    """Issue 43: the card vanished silently when another patient was selected, and a later Approve said "There is
+    no pending action". Decision: the switch withdraws it, with a sentence in the chat and in the transcript."""
+    from docgemma.clinical.patient import list_value
+
+    app = App.start(tmp_path)
+    page, thread = app.page, new_thread_id()
+    history = app.on.restore(thread)[page.chatbot]
+    history = app.last(app.on.respond({"text": "Find patient Amina Okafor and check her chart", "files": []},
+                                      history, thread, None))[page.chatbot]
+    shown = app.last(app.on.respond({"text": ALLERGY, "files": []}, history, thread, None))
+    card = shown[page.card_id]
+    assert card and shown[page.approval]["visible"]
+    mensah = app.ehr.client.search("Patient", [("name", "Mensah")])[0]
+    again = app.on.select(list_value({"id": str(mensah["id"]), "name": "Grace Mensah"}), shown[page.chatbot], thread)
+    said = [m["content"] for m in again[page.chatbot]]
+    assert "Active patient is now Grace Mensah" in said[-2]
+    assert "withdrawn" in said[-1] and "Amina Okafor" in said[-1] and "nothing was written" in said[-1]
+    assert not app.on.card_now(thread)[page.approval]["visible"]
+    late = app.last(app.on.decide("approve", shown[page.approval_args], again[page.chatbot], thread, card))
+    assert NO_PENDING in late[page.decision_note] and app.allergies("Okafor") == []
+    reopened = [m["content"] for m in app.on.restore(thread)[page.chatbot]]
+    assert any("withdrawn" in str(m) for m in reopened), "the reopened conversation says it too"
+    app.store.close()
+
+
+def test_selecting_the_same_patient_keeps_the_waiting_card(tmp_path: Path) -> None:
+    from docgemma.clinical.patient import list_value
+
+    app = App.start(tmp_path)
+    page, thread = app.page, new_thread_id()
+    history = app.on.restore(thread)[page.chatbot]
+    history = app.last(app.on.respond({"text": "Find patient Amina Okafor and check her chart", "files": []},
+                                      history, thread, None))[page.chatbot]
+    shown = app.last(app.on.respond({"text": ALLERGY, "files": []}, history, thread, None))
+    amina = app.on.workspace.active_patient(thread)
+    assert amina is not None
+    app.on.select(list_value(amina), shown[page.chatbot], thread)
+    assert app.on.workspace.pending(thread) is not None
+    approved = app.last(app.on.decide("approve", shown[page.approval_args], shown[page.chatbot], thread,
+                                      shown[page.card_id]))
+    assert "Written to the record" in approved[page.chatbot][-1]["content"] and len(app.allergies("Okafor")) == 1
+    app.store.close()

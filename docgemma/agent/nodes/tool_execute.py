@@ -18,6 +18,7 @@ from docgemma.agent.approval import (
     WriteReview,
     approval_request,
     as_review,
+    decision_digest,
     parse_decision,
     pending_action_id,
 )
@@ -53,6 +54,14 @@ NEW_SEVERE = ("Your changes were checked again before anything was written, and 
 NEW_WARNING = ("Your changes were checked again before anything was written, and they have findings the card you "
                "approved did not show ({found}; listed on this card). Nothing was written: approve this card if the "
                "changes are what you want.")
+#: An approval whose form values differ from the card's, and whose re-check found nothing new: still a new card, since
+#: a finding's text need not name the value (a "no recent weight" finding covers no dose the clinician did not see).
+UNSEEN_CHANGES = ("Your changes were checked again before anything was written. Nothing was written: an approval, or "
+                  "an override, covers only the values its card showed. Approve this card (override with a reason if "
+                  "it has a severe finding) if the changes are what you want.")
+#: A decision that names the digest of other arguments than the card's (an API client's stale form).
+OTHER_ARGUMENTS = ("The approval was made on other values than this card's. Nothing was written: review this card, "
+                   "checked on the values it shows.")
 PATIENT_CHANGED = ("The approval named another patient than the card. Nothing was written: this card is for the "
                    "patient now named; review it.")
 
@@ -128,12 +137,15 @@ def _approval(
                 notice = REFUSED_PLAIN_APPROVAL
                 continue
             changed = _changed(checked.args, edits)
-            if changed:  # the form's values, not the card's: checked again before anything is written
+            if changed:  # the form's values, not the card's: checked again and shown, never written unseen
                 checked, notice = _approved_changes(spec, card, checked, changed, active, write_check, has_image)
-                edited_once = True
-                if notice:
-                    continue
-            with_changes = " with changes" if changed else (" after an edit" if edited_once else "")
+                notice, edited_once = notice or UNSEEN_CHANGES, True
+                continue
+            declared = decision_digest(decision)
+            if declared and declared != card["args_hash"]:
+                notice = OTHER_ARGUMENTS
+                continue
+            with_changes = " after an edit" if edited_once else ""
             if card["override_required"]:
                 return checked, None, f"approved{with_changes} with an override by the clinician (reason: {reason}); ", reason
             return checked, None, f"approved by the clinician{with_changes}; ", ""
@@ -180,9 +192,9 @@ def _headings(findings: list[str]) -> str:
 def _approved_changes(spec: ToolSpec, card: ApprovalCard, checked: Checked, changed: dict[str, Any],
                       active: PatientRef | None, write_check: WriteCheck | None, has_image: bool) -> tuple[Checked, str]:
     """An approval that carries values the card did not show (the form, edited without a re-check): validated and
-    every check run again before anything is written. ("", the new values) when the re-check found nothing the
-    approved card did not already show: those are written. Otherwise a notice, and the values for the next card
-    (the old ones when the new ones cannot be used): an approval, or an override, covers only what was shown."""
+    every check run again; nothing is written. A notice naming what the re-check found that the approved card did
+    not show ("" when nothing: the caller still shows a new card), and the values for the next card (the old ones
+    when the new ones cannot be used): an approval, or an override, covers only what was shown."""
     edited = validate(spec, {**checked.args, **changed}, has_image=has_image)
     if edited.error is not None:
         fields = ", ".join(str(f) for f in (edited.error.get("details") or {}).get("missing_fields", []))
@@ -291,7 +303,7 @@ def tool_execute(
     scope = f"{thread}:{len(state.get('conversation', []))}"
     if outcome is None and spec.writes:
         action_id = pending_action_id(thread, state.get("turn_id") or scope, state.get("step_count", 0))
-        scope = action_id  # the idempotency key of the write belongs to the pending action, not to its arguments
+        scope = action_id  # the write's key is this action's id with the exact arguments written (record_io.write)
         checking = _with_named_drugs(spec, checked.args, state, write_check, record_facts)
         checked, outcome, decision_note, override = _approval(spec, checked, active, checking, action_id,
                                                               entities["has_image"])
