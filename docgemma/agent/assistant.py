@@ -58,6 +58,8 @@ from docgemma.tools.registry import ToolRegistry
 
 __all__ = ["EMPTY_MESSAGE", "AgentEvent", "Assistant", "TurnResult", "WriteLookup"]
 
+#: The timeline's decision for the step a model backend failure cut off.
+MODEL_DOWN = "model not answering"
 #: An approved write ran, then the model could not answer (the rest of the turn is finished from the record later).
 BACKEND_DOWN_AFTER_WRITE = ("Written to the record: {what}. The model is not answering right now, so the rest of "
                             "this turn was not processed; please try again in a minute.")
@@ -322,11 +324,16 @@ class Assistant:
         start = time.perf_counter()
         # durability="exit": one checkpoint when the run ends or pauses for an approval, instead of one per
         # step (measured: ~20 → ~16 ms of per-turn overhead). A turn cut off midway is simply not recorded.
+        running: NodeStart | None = None  # the node a failure cuts off: its pending step is closed with the sentence
         try:
             for mode, chunk in self.graph.stream(graph_input, config, stream_mode=["updates", "custom"],
                                                  durability="exit"):
                 if mode == "custom":
                     if isinstance(chunk, (NodeStart, NodeEnd, Token)):  # the nodes' own events (agent/trace.py)
+                        if isinstance(chunk, NodeStart):
+                            running = chunk
+                        elif isinstance(chunk, NodeEnd):
+                            running = None
                         yield chunk
                 elif isinstance(chunk, dict) and "__interrupt__" in chunk:
                     yield ApprovalRequest(cast(ApprovalCard, chunk["__interrupt__"][0].value))
@@ -338,7 +345,7 @@ class Assistant:
             # is as it was before the message, and no write ran (a write waits for a card, and an approved
             # write that did run is settled by the caller, _carry_out, from the record).
             log.error("model backend unavailable, turn abandoned: %s", down.reason)
-            yield from _backend_down(down, (time.perf_counter() - start) * 1000)
+            yield from _backend_down(running, (time.perf_counter() - start) * 1000)
             return
         state = self.graph.get_state(config).values
         result = TurnResult.from_state(state, (time.perf_counter() - start) * 1000)
@@ -359,9 +366,11 @@ class Assistant:
         return _last(self.stream_resume(thread_id, decision))
 
 
-def _backend_down(down: BackendUnavailable, elapsed_ms: float) -> Iterator[AgentEvent]:
-    """The one sentence a turn ends with when the model backend cannot answer: in the timeline and the chat."""
-    entry = TimelineEvent(node="MODEL", label="Model", decision="unavailable", detail=BACKEND_DOWN_SENTENCE,
+def _backend_down(running: NodeStart | None, elapsed_ms: float) -> Iterator[AgentEvent]:
+    """The one sentence a turn ends with when the model backend cannot answer: in the timeline (the step it cut
+    off, closed) and the chat."""
+    node, label = (running.node, running.label) if running is not None else ("model", "Model")
+    entry = TimelineEvent(node=node, label=label, decision=MODEL_DOWN, detail=BACKEND_DOWN_SENTENCE,
                           duration_ms=elapsed_ms, llm_calls=0, prompt_tokens=0, cached_tokens=0, decoded_tokens=0,
                           model_ms=0.0)
     yield NodeEnd(entry)

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from docgemma.agent.assistant import Assistant
+from docgemma.agent.assistant import MODEL_DOWN, Assistant
+from docgemma.agent.events import NodeEnd
 from docgemma.config import Settings
 from docgemma.ehr.service import Ehr
 from docgemma.llm.base import BACKEND_DOWN_SENTENCE, BackendUnavailable, Message
@@ -155,7 +156,9 @@ def test_a_turn_on_a_failing_server_says_one_sentence_writes_nothing_and_keeps_t
     elapsed = time.monotonic() - start
     done = events[-1].result  # type: ignore[attr-defined]
     assert done.answer == BACKEND_DOWN_SENTENCE and done.backend_down
-    assert [e["detail"] for e in done.timeline if e["decision"] == "unavailable"] == [BACKEND_DOWN_SENTENCE]
+    assert [e["detail"] for e in done.timeline if e["decision"] == MODEL_DOWN] == [BACKEND_DOWN_SENTENCE]
+    # The step the failure cut off is closed in the chat's steps (no spinner left), with the sentence.
+    assert any(isinstance(e, NodeEnd) and e.event["decision"] == MODEL_DOWN for e in events)
     assert "AppError" not in done.answer and "Traceback" not in done.answer
     # One model call failed and ended the turn: no node waited on the dead server again.
     assert elapsed < TIMEOUT_S + SLACK_S + 1.0, elapsed

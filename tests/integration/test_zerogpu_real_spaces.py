@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from docgemma.agent.assistant import MODEL_DOWN
 from docgemma.llm.base import BACKEND_DOWN_SENTENCE
 from tests.app_process import ROOT
 from tests.tiny_gemma import build_tiny_gemma3
@@ -57,14 +58,23 @@ def test_a_streamed_answer(report: dict[str, Any]) -> None:
     assert not turn["backend_down"]
 
 
+#: How a JSON call through the GPU may end: validated, or the random model's JSON cut at its token cap (it crossed,
+#: ran and came back; the tiny model's weights are drawn anew for each run). Never BackendUnavailable or a pickle error.
+CROSSED = {None, "LLMOutputError"}
+
+
 def test_a_turn_the_model_decides_uses_the_schemas_made_inside_functions(report: dict[str, Any]) -> None:
-    calls = report["turns"]["model decides"]["calls"]
-    assert ["json", "IntentClassification", 0, None] in calls and ["json", "ToolSelection", 0, None] in calls
+    turn = report["turns"]["model decides"]
+    (intent,) = [c for c in turn["calls"] if c[1] == "IntentClassification"]  # made by create_model in a function
+    assert intent[-1] in CROSSED and not turn["backend_down"] and turn["answer"]
+    # ToolSelection, the other, follows only when the random model says TOOL_NEEDED; it crossed above in any case.
+    assert all(c[-1] in CROSSED for c in turn["calls"])
 
 
 def test_an_image_turn_sends_its_pixels_into_the_worker(report: dict[str, Any]) -> None:
     turn = report["turns"]["image"]
-    assert ["json", "ImageFindingsOutput", 1, None] in turn["calls"] and not turn["backend_down"]
+    (vision,) = [c for c in turn["calls"] if c[1] == "ImageFindingsOutput"]
+    assert vision[2] == 1 and vision[-1] in CROSSED and not turn["backend_down"] and turn["answer"]
 
 
 def test_an_approval_card_and_its_approved_write(report: dict[str, Any]) -> None:
@@ -81,5 +91,5 @@ def test_the_gpu_check_runs_in_each_worker_once_never_in_the_main_process(report
 def test_a_spent_quota_is_the_one_sentence(report: dict[str, Any]) -> None:
     turn = report["turns"]["quota spent"]
     assert turn["answer"] == BACKEND_DOWN_SENTENCE and turn["backend_down"] and turn["writes"] == []
-    assert turn["timeline"][-1] == ["MODEL", "unavailable"]
+    assert turn["timeline"][-1] == ["synthesize", MODEL_DOWN]  # the step it cut off, closed
     assert turn["calls"][-1][-1] == "BackendUnavailable"
