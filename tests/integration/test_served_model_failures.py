@@ -171,3 +171,35 @@ def test_a_turn_on_a_failing_server_says_one_sentence_writes_nothing_and_keeps_t
     again = assistant.run_turn("t", QUESTION)
     assert not isinstance(again, dict) and not again.backend_down
     ready()
+
+
+def test_an_approved_write_that_ran_before_the_model_failed_is_said_not_denied(server: str, tmp_path: Path) -> None:
+    """The sentence says "nothing was written"; after an approved write that ran, the turn says the write instead,
+    and the card is settled from the record (not offered again)."""
+    llm = OpenAICompatLLM(server, "json-for-stream", timeout_s=TIMEOUT_S)
+    assistant, ehr = _assistant(tmp_path, llm)
+    card = assistant.run_turn("t", "Prescribe metformin 500 mg twice daily for Amina Okafor")
+    assert isinstance(card, dict) and card["tool"] == "prescribe_medication", card
+    orders = len(ehr.client.search("MedicationRequest", []))
+    llm.model = "500"
+    done = assistant.resume("t", {"action": "approve", "card_id": card["card_id"]})
+    assert not isinstance(done, dict) and done.backend_down
+    assert done.answer.startswith("Written to the record: ") and "nothing was written" not in done.answer
+    assert len(ehr.client.search("MedicationRequest", [])) == orders + 1  # written once
+    llm.model = "json-for-stream"
+    again = assistant.resume("t", {"action": "approve", "card_id": card["card_id"]})
+    assert not isinstance(again, dict)
+    assert len(ehr.client.search("MedicationRequest", [])) == orders + 1  # never twice
+
+
+def test_the_assembled_apps_readyz_follows_the_models_latest_call(server: str, tmp_path: Path) -> None:
+    """``serve.assemble`` wires the observed model's latest failure into ``/readyz``'s model check."""
+    from docgemma.serve import assemble
+
+    llm = OpenAICompatLLM(server, "500", timeout_s=TIMEOUT_S)
+    app = assemble(Settings(data_dir=tmp_path, backend="fake"), llm=llm)
+    assert app.ready.report()[0]
+    done = app.assistant.run_turn("t", QUESTION)
+    assert not isinstance(done, dict) and done.backend_down
+    ok, parts = app.ready.report()
+    assert not ok and "HTTP 500" in parts["model"]
