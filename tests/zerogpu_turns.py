@@ -58,7 +58,7 @@ def main(tiny: Path, out: Path) -> None:
     llm = TransformersLLM("tiny Gemma 3", model, processor.tokenizer, processor, "cpu", gpu_check=gpu_check)
     report: dict[str, Any] = {"parent": os.getpid(), "wrapped": bool(getattr(llm._generate_ids, "__wrapped__", None))}
 
-    data = Path(os.environ.get("TMPDIR", "/tmp")) / f"zerogpu-{os.getpid()}"
+    data = out.parent / "data"  # beside the report: the test's temporary folder
     settings = Settings(data_dir=data, backend="transformers")
     store = open_store(settings)
     ehr = Ehr.embedded(data / "record.sqlite")
