@@ -33,6 +33,9 @@ class Settings:
     model: str | None = None
     openai_base_url: str = "http://127.0.0.1:8000/v1"
     openai_api_key: str | None = None
+    #: Seconds one call to the OpenAI-compatible server may take in all; past it the turn says the model is not
+    #: answering.
+    openai_timeout_s: float = 120.0
     fhir_base_url: str | None = None
     fhir_client_id: str | None = None
     fhir_client_secret: str | None = None
@@ -127,6 +130,7 @@ class Settings:
             model=env.get("DOCGEMMA_MODEL") or None,
             openai_base_url=env.get("DOCGEMMA_OPENAI_BASE_URL", defaults.openai_base_url),
             openai_api_key=env.get("DOCGEMMA_OPENAI_API_KEY") or None,
+            openai_timeout_s=_float(env, "DOCGEMMA_OPENAI_TIMEOUT_S", defaults.openai_timeout_s),
             fhir_base_url=(env.get("DOCGEMMA_FHIR_BASE_URL") or "").rstrip("/") or None,
             fhir_client_id=env.get("DOCGEMMA_FHIR_CLIENT_ID") or None,
             fhir_client_secret=env.get("DOCGEMMA_FHIR_CLIENT_SECRET") or None,

@@ -63,11 +63,13 @@ def announce_when_answering(url: str, on_ready: Callable[[str], None], timeout_s
     threading.Thread(target=poll, name="docgemma-ready", daemon=True).start()
 
 
-def readiness(settings: Settings, store: ConversationStore, ehr: Record | None) -> Readiness:
-    """The checks of a replica built from ``settings``: model, conversation database, FHIR server."""
+def readiness(settings: Settings, store: ConversationStore, ehr: Record | None,
+              model_down: Callable[[], str | None] = lambda: None) -> Readiness:
+    """The checks of a replica built from ``settings``: model, conversation database, FHIR server.
+    ``model_down``: why the model's latest call could not be answered (None: it answered, or none was made)."""
     from docgemma.ops.health import Readiness, checkpoint_check, fhir_check, model_check
 
-    checks = {"model": model_check(settings, lambda: True),  # built before serving: the model loaded
+    checks = {"model": model_check(settings, lambda: True, model_down),  # built before serving: the model loaded
               "checkpoints": checkpoint_check(store)}
     if ehr is not None:
         checks["fhir"] = fhir_check(ehr)
@@ -131,7 +133,8 @@ def assemble(settings: Settings, llm: LLM | None = None, public_notice: str | No
     note = " ".join(n for n in (public_notice, getattr(assistant.llm, "fallback_note", None)) if n) or None
     workspace = Workspace(assistant, ehr, metrics)
     demo = build_demo(workspace, model_line(assistant.llm), note, NetworkStatus(network_probe(settings)))
-    return Application(demo, assistant, ehr, store, metrics, readiness(settings, store, ehr))
+    ready = readiness(settings, store, ehr, lambda: assistant.model.unavailable)
+    return Application(demo, assistant, ehr, store, metrics, ready)
 
 
 def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) -> None:

@@ -24,6 +24,8 @@ SERIAL = {
     "tests/integration/test_kaggle_notebook.py": "fixed port 7841; runs the notebook on the embedded model",
     "tests/integration/test_notebooks.py": "executes notebooks on the embedded model",
     "tests/integration/test_launch.py": "starts app.py with the embedded model",
+    "tests/integration/test_zerogpu_real_spaces.py": "forks spaces' GPU workers running the tiny Gemma 3",
+    "tests/integration/test_served_model_failures.py": "times each call against timeout_s: alone, not beside a busy worker",
     "tests/integration/test_cli.py": "CLI subprocesses, PostgreSQL, the embedded model",
     "tests/integration/test_approval_crash.py": "kills and restarts app and record servers",
     "tests/integration/test_replicas.py": "replica processes on PostgreSQL",

@@ -38,17 +38,32 @@ from docgemma.agent.nodes.input_assembly import PatientContext
 from docgemma.agent.nodes.tool_execute import WriteCheck
 from docgemma.agent.record_check import RecordFacts
 from docgemma.agent.schemas import agent_schemas
-from docgemma.agent.state import AgentState, Attachment, InputState, PatientRef, ThreadUpdate, TranscriptEntry, turn_input
+from docgemma.agent.state import (
+    AgentState,
+    Attachment,
+    InputState,
+    PatientRef,
+    ThreadUpdate,
+    TimelineEvent,
+    TranscriptEntry,
+    turn_input,
+)
 from docgemma.agent.transcript import written
 from docgemma.agent.visible import visible_text
 from docgemma.clinical.roster import PatientRoster
 from docgemma.config import Settings
 from docgemma.image_store import ImageStore
-from docgemma.llm.base import LLM
+from docgemma.llm.base import BACKEND_DOWN_SENTENCE, LLM, BackendUnavailable
 from docgemma.llm.observed import observed
 from docgemma.tools.registry import ToolRegistry
 
 __all__ = ["EMPTY_MESSAGE", "AgentEvent", "Assistant", "TurnResult", "WriteLookup"]
+
+#: The timeline's decision for the step a model backend failure cut off.
+MODEL_DOWN = "model not answering"
+#: An approved write ran, then the model could not answer (the rest of the turn is finished from the record later).
+BACKEND_DOWN_AFTER_WRITE = ("Written to the record: {what}. The model is not answering right now, so the rest of "
+                            "this turn was not processed; please try again in a minute.")
 EMPTY_MESSAGE = "Please type a question, or attach an image (PNG, JPEG or DICOM)."
 log = logging.getLogger(__name__)
 
@@ -245,6 +260,12 @@ class Assistant:
         try:
             with holding(self.claims, thread_id, card, self.owner, self.lease_s):
                 for event in self._run(resume, thread_id, on_update, approved_by=approved_by):
+                    if isinstance(event, TurnDone) and event.result.backend_down:
+                        if written:  # the approved write ran before the model failed: say so, not "nothing"
+                            event.result.answer = BACKEND_DOWN_AFTER_WRITE.format(what=what or "the approved values")
+                            event.result.notes = [event.result.answer]
+                        yield event  # not finished: the card is released, or settled from the record if written
+                        return
                     if isinstance(event, TurnDone) and note is not None:
                         event = TurnDone(self._noted(thread_id, event.result, note(what)))
                     yield event
@@ -315,15 +336,29 @@ class Assistant:
         start = time.perf_counter()
         # durability="exit": one checkpoint when the run ends or pauses for an approval, instead of one per
         # step (measured: ~20 → ~16 ms of per-turn overhead). A turn cut off midway is simply not recorded.
-        for mode, chunk in self.graph.stream(graph_input, config, stream_mode=["updates", "custom"], durability="exit"):
-            if mode == "custom":
-                if isinstance(chunk, (NodeStart, NodeEnd, Token)):  # the nodes' own events (agent/trace.py)
-                    yield chunk
-            elif isinstance(chunk, dict) and "__interrupt__" in chunk:
-                yield ApprovalRequest(cast(ApprovalCard, chunk["__interrupt__"][0].value))
-                return
-            elif on_update is not None and isinstance(chunk, dict):
-                on_update(chunk)
+        running: NodeStart | None = None  # the node a failure cuts off: its pending step is closed with the sentence
+        try:
+            for mode, chunk in self.graph.stream(graph_input, config, stream_mode=["updates", "custom"],
+                                                 durability="exit"):
+                if mode == "custom":
+                    if isinstance(chunk, (NodeStart, NodeEnd, Token)):  # the nodes' own events (agent/trace.py)
+                        if isinstance(chunk, NodeStart):
+                            running = chunk
+                        elif isinstance(chunk, NodeEnd):
+                            running = None
+                        yield chunk
+                elif isinstance(chunk, dict) and "__interrupt__" in chunk:
+                    yield ApprovalRequest(cast(ApprovalCard, chunk["__interrupt__"][0].value))
+                    return
+                elif on_update is not None and isinstance(chunk, dict):
+                    on_update(chunk)
+        except BackendUnavailable as down:
+            # No model to fall back on: the turn ends here, unrecorded (durability="exit"), so the conversation
+            # is as it was before the message, and no write ran (a write waits for a card, and an approved
+            # write that did run is settled by the caller, _carry_out, from the record).
+            log.error("model backend unavailable, turn abandoned: %s", down.reason)
+            yield from _backend_down(running, (time.perf_counter() - start) * 1000)
+            return
         state = self.graph.get_state(config).values
         result = TurnResult.from_state(state, (time.perf_counter() - start) * 1000)
         result.writes = written(state, self.registry)
@@ -341,6 +376,18 @@ class Assistant:
     def resume(self, thread_id: str, decision: dict[str, Any]) -> TurnResult | ApprovalCard:
         """Resume a paused write to the end of the turn (or the next approval)."""
         return _last(self.stream_resume(thread_id, decision))
+
+
+def _backend_down(running: NodeStart | None, elapsed_ms: float) -> Iterator[AgentEvent]:
+    """The one sentence a turn ends with when the model backend cannot answer: in the timeline (the step it cut
+    off, closed) and the chat."""
+    node, label = (running.node, running.label) if running is not None else ("model", "Model")
+    entry = TimelineEvent(node=node, label=label, decision=MODEL_DOWN, detail=BACKEND_DOWN_SENTENCE,
+                          duration_ms=elapsed_ms, llm_calls=0, prompt_tokens=0, cached_tokens=0, decoded_tokens=0,
+                          model_ms=0.0)
+    yield NodeEnd(entry)
+    yield TurnDone(TurnResult(answer=BACKEND_DOWN_SENTENCE, notes=[BACKEND_DOWN_SENTENCE], timeline=[entry],
+                              latency_ms=elapsed_ms, backend_down=True))
 
 
 def _last(events: Iterator[AgentEvent]) -> TurnResult | ApprovalCard:

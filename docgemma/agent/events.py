@@ -65,12 +65,15 @@ class TurnResult:
     latency_ms: float = 0.0
     #: What this turn wrote to the record, one confirmation per write with its resource id.
     writes: list[str] = field(default_factory=list)
+    #: True when the turn was abandoned because the model backend could not answer (nothing recorded or written).
+    backend_down: bool = False
 
     @property
     def ran(self) -> bool:
         """True for a turn the graph ran (its state is the thread's); False for a refusal before it (an empty
-        message, a write waiting for approval): such a result says nothing of the active patient."""
-        return bool(self.timeline)
+        message, a write waiting for approval, a model backend that could not answer): such a result says nothing
+        of the active patient."""
+        return bool(self.timeline) and not self.backend_down
 
     @property
     def path(self) -> list[str]:

@@ -32,7 +32,8 @@ def make_llm(settings: Settings, provided: Mapping[str, Factory] = MappingProxyT
 
         if not settings.model:
             raise LLMError("the openai backend needs DOCGEMMA_MODEL (the model name the server serves)")
-        return OpenAICompatLLM(settings.openai_base_url.rstrip("/"), settings.model, settings.openai_api_key)
+        return OpenAICompatLLM(settings.openai_base_url.rstrip("/"), settings.model, settings.openai_api_key,
+                               timeout_s=settings.openai_timeout_s)
     factory = provided.get(settings.backend)
     if factory is None:
         raise LLMError(f"backend {settings.backend!r} was not provided (the demo model comes with "

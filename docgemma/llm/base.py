@@ -68,6 +68,26 @@ class MissingDependencyError(LLMError):
     """A backend needs a package that is not installed; the message says what to install."""
 
 
+#: What the clinician is told, in the chat and the timeline, when the model backend cannot answer.
+BACKEND_DOWN_SENTENCE = ("The model is not answering right now, so this message was not processed and nothing "
+                         "was written; your conversation is kept, please try again in a minute.")
+
+
+class BackendUnavailable(Exception):
+    """The backend cannot answer at all right now: a served model down, too slow, or answering in the wrong
+    framing; a ZeroGPU quota, queue or worker error. ``reason`` is for the logs and ``/readyz``; the clinician
+    reads :data:`BACKEND_DOWN_SENTENCE`.
+
+    Deliberately not an :class:`LLMError`: the nodes fall back on code when a model's *answer* is unusable, but
+    with no model there is nothing to fall back to, so this ends the turn (``Assistant``) instead of sending
+    every later node to wait on the same dead backend.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 @runtime_checkable
 class LLM(Protocol):
     """A model the agent can call. ``generate_json`` is always constrained decoding."""

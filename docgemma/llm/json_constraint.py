@@ -58,11 +58,31 @@ def closed_objects(node: Any) -> Any:
     return node
 
 
-def schema_grammar(schema: type[BaseModel]) -> str:
+#: A schema as the constraints know it: a pydantic class, or its JSON Schema as text (:func:`schema_text`).
+#: The text is what crosses into a ZeroGPU worker: a class made by ``pydantic.create_model`` inside a function
+#: (the intent and tool-selection schemas) cannot be pickled, its JSON Schema can.
+Schema = type[BaseModel] | str
+
+
+def schema_text(schema: Schema) -> str:
+    """The JSON Schema of ``schema`` as text, closed objects: one key per schema. Keys keep their order (not
+    sorted): the properties' order is the order the model writes them in, decision-critical fields first."""
+    if isinstance(schema, str):
+        return schema
+    return json.dumps(closed_objects(schema.model_json_schema()))
+
+
+def schema_name(schema: Schema) -> str:
+    """The schema's name (its class name, the JSON Schema's title), for logs and build times."""
+    if isinstance(schema, str):
+        return str(json.loads(schema).get("title", "schema"))
+    return schema.__name__
+
+
+def schema_grammar(schema: Schema) -> str:
     """llguidance's grammar for ``schema``: compact JSON, closed objects."""
     llguidance = _llguidance()
-    return str(llguidance.LLMatcher.grammar_from_json_schema(
-        json.dumps(closed_objects(schema.model_json_schema())), overrides=COMPACT))
+    return str(llguidance.LLMatcher.grammar_from_json_schema(schema_text(schema), overrides=COMPACT))
 
 
 class JsonConstraints:
@@ -75,44 +95,46 @@ class JsonConstraints:
         self.eos_ids = sorted(set(eos_ids))
         self._tokenizer = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=self.eos_ids)
         self.index_s = time.perf_counter() - start
-        self._matchers: dict[type[BaseModel], Any] = {}
+        #: Compiled matchers by :func:`schema_text` (a class and its JSON text share one).
+        self._matchers: dict[str, Any] = {}
         self._lock = threading.Lock()
         #: Seconds each schema took to compile (what the first call of a schema would otherwise wait).
         self.build_s: dict[str, float] = {}
         log.info("constrained JSON: vocabulary of %d tokens indexed in %.1f s", vocab_size, self.index_s)
 
-    def __contains__(self, schema: type[BaseModel]) -> bool:
-        return schema in self._matchers
+    def __contains__(self, schema: Schema) -> bool:
+        return schema_text(schema) in self._matchers
 
-    def matcher(self, schema: type[BaseModel]) -> Any:
+    def matcher(self, schema: Schema) -> Any:
         """The compiled matcher of ``schema`` (compiled now if it was not prepared)."""
+        text = schema_text(schema)
         with self._lock:
-            found = self._matchers.get(schema)
+            found = self._matchers.get(text)
             if found is None:
-                found = self._matchers[schema] = self._compile(schema)
+                found = self._matchers[text] = self._compile(text)
             return found
 
-    def prepare(self, schemas: Iterable[type[BaseModel]]) -> None:
+    def prepare(self, schemas: Iterable[Schema]) -> None:
         """Compile every schema now (at load), logging progress, so no call waits for a build."""
         todo = [s for s in dict.fromkeys(schemas) if s not in self]
         start = time.perf_counter()
         for i, schema in enumerate(todo, 1):
             self.matcher(schema)
-            log.info("constrained JSON: %d/%d %s ready (%.0f ms)", i, len(todo), schema.__name__,
-                     1000 * self.build_s[schema.__name__])
+            name = schema_name(schema)
+            log.info("constrained JSON: %d/%d %s ready (%.0f ms)", i, len(todo), name, 1000 * self.build_s[name])
         if todo:
             log.info("constrained JSON: %d schemas compiled in %.2f s", len(todo), time.perf_counter() - start)
 
-    def _compile(self, schema: type[BaseModel]) -> Any:
+    def _compile(self, text: str) -> Any:
         llguidance = _llguidance()
         start = time.perf_counter()
-        matcher = llguidance.LLMatcher(self._tokenizer, schema_grammar(schema), log_level=0)
+        matcher = llguidance.LLMatcher(self._tokenizer, schema_grammar(text), log_level=0)
         if matcher.is_error():
-            raise LLMError(f"cannot constrain JSON to {schema.__name__}: {matcher.get_error()}")
-        self.build_s[schema.__name__] = time.perf_counter() - start
+            raise LLMError(f"cannot constrain JSON to {schema_name(text)}: {matcher.get_error()}")
+        self.build_s[schema_name(text)] = time.perf_counter() - start
         return matcher
 
-    def processor(self, schema: type[BaseModel]) -> JsonLogitsProcessor:
+    def processor(self, schema: Schema) -> JsonLogitsProcessor:
         """A logits processor for one ``generate`` call (it keeps that call's parse state)."""
         return JsonLogitsProcessor(self.matcher(schema).deep_copy(), self.vocab_size)
 

@@ -15,7 +15,7 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from docgemma.llm.base import LLM, Messages, SchemaT, Usage, last_usage
+from docgemma.llm.base import LLM, BackendUnavailable, Messages, SchemaT, Usage, last_usage
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -86,6 +86,9 @@ class ObservedLLM:
         self.observers: list[CallObserver] = list(observers)
         self.meter = meter
         self.meaningful = meaningful
+        #: Why the latest call could not be answered at all (:class:`BackendUnavailable`), None once one is;
+        #: ``/readyz`` reports it.
+        self.unavailable: str | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -152,6 +155,10 @@ class ObservedLLM:
     def _report(self, kind: Literal["json", "text"], what: str, messages: Messages, images: Sequence[Image],
                 max_tokens: int, start: float, before: Usage | None, output: BaseModel | str | None,
                 error: BaseException | None) -> None:
+        if isinstance(error, BackendUnavailable):
+            self.unavailable = error.reason
+        elif error is None:
+            self.unavailable = None
         seconds = time.perf_counter() - start
         usage = last_usage(self.inner)
         # The same object as before the call means the backend did not report this call (it raised first):

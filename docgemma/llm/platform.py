@@ -18,14 +18,15 @@ The ``spaces`` package is importable on every Gradio Space, GPU or not, so its p
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
-from docgemma.llm.base import MissingDependencyError
+from docgemma.llm.base import BackendUnavailable, MissingDependencyError
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +72,45 @@ def zerogpu_wrapper(environ: Mapping[str, str] | None = None) -> Callable[[Calla
     except ImportError as exc:
         raise MissingDependencyError(f"{ZEROGPU_ENV} is set (a ZeroGPU Space) but the 'spaces' package is missing: "
                                      "pip install spaces") from exc
-    wrapper: Callable[[Callable[..., Any]], Callable[..., Any]] = spaces.GPU(duration=zerogpu_seconds)
+    gpu: Callable[[Callable[..., Any]], Callable[..., Any]] = spaces.GPU(duration=zerogpu_seconds)
+
+    def wrapper(call: Callable[..., Any]) -> Callable[..., Any]:
+        return failures_said(gpu(call))
+
     return wrapper
+
+
+def failures_said(call: Callable[..., Any]) -> Callable[..., Any]:
+    """``call`` (a ``spaces.GPU`` function), its failures raised as :class:`BackendUnavailable`.
+
+    Whatever fails between the call and its result on ZeroGPU — no quota left, no GPU in the queue's time, the
+    worker's error (``spaces`` sends back only the exception's class name, as a ``gradio.Error``), an argument
+    that cannot cross — leaves the agent with no model for this turn: it ends the turn with one sentence
+    instead of Gradio's raw error. The original is logged with its traceback and chained.
+    """
+
+    @functools.wraps(call)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = call(*args, **kwargs)
+        except Exception as exc:
+            raise _unavailable(exc) from exc
+        return _stream_said(result) if isinstance(result, Generator) else result
+
+    return run
+
+
+def _stream_said(stream: Generator[Any, None, Any]) -> Generator[Any, None, Any]:
+    try:
+        return (yield from stream)
+    except Exception as exc:
+        raise _unavailable(exc) from exc
+
+
+def _unavailable(exc: Exception) -> BackendUnavailable:
+    reason = f"ZeroGPU: {type(exc).__name__}: {exc}"
+    log.error("model call failed on ZeroGPU: %s", reason, exc_info=exc)
+    return BackendUnavailable(reason)
 
 
 def expected_gpu(environ: Mapping[str, str] | None = None) -> str | None:

@@ -28,7 +28,14 @@ full prefill (:func:`reuse_by_default`); ``DOCGEMMA_PREFIX_CACHE=on``/``off`` de
 
 On a ZeroGPU Space (``SPACES_ZERO_GPU`` set: :mod:`docgemma.llm.platform`) the model calls run under
 ``spaces.GPU``; there the KV cache is not kept (each call runs in a GPU worker, so the cache it fills does not
-come back). Elsewhere, ``spaces`` being importable (it is on every Space) changes nothing.
+come back). ``spaces`` pickles a wrapped call's arguments into its forked worker, so only plain data crosses:
+the prompt's tensors as numpy arrays (:func:`_wire`), the JSON constraint as its schema's JSON text (the
+agent's intent and tool-selection schemas are classes made inside functions, which pickle cannot name), the
+decoding settings; the worker makes the logits processor from its own compiled matchers (inherited from the
+parent by the fork, or compiled and kept there). CUDA is never touched in the main process there: the GPU check
+(:func:`check_gpu_supported`) runs in the worker, on its first call (:meth:`TransformersLLM._gpu_ready`). A
+ZeroGPU quota, queue or worker failure reaches the agent as :class:`~docgemma.llm.base.BackendUnavailable`.
+Elsewhere, ``spaces`` being importable (it is on every Space) changes nothing.
 
 Heavy imports (torch, transformers, llguidance) happen inside functions so that importing this module is
 free and a missing package gives an error that says what to install.
@@ -38,6 +45,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
@@ -59,7 +67,7 @@ from docgemma.llm.base import (
     merge_system_into_user,
     parse_json,
 )
-from docgemma.llm.json_constraint import JsonConstraints
+from docgemma.llm.json_constraint import JsonConstraints, schema_text
 from docgemma.llm.prefix_cache import PrefixCache, Reuse
 from docgemma.llm.prefix_cache import unsupported as prefix_unsupported
 
@@ -134,12 +142,16 @@ class TransformersLLM:
     last_usage = PerThreadUsage()
     #: Why the most recent call reused no prefix (None when it did), for logs and tests.
     prefix_skipped: str | None = field(default=None, init=False)
+    #: On ZeroGPU, the GPU check the first call of each GPU worker runs (CUDA is real only there); else None.
+    gpu_check: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
         # One call at a time: generate on one model, and the kept KV cache, are not safe to share.
         self._lock = threading.Lock()
         #: The JSON-schema constraints (vocabulary index + compiled schemas), made on first need.
         self._constraints: Any = None
+        #: The process that ran :attr:`gpu_check` (a forked worker inherits None from the parent).
+        self._gpu_checked: int | None = None
         self._prefix = PrefixCache(self.model)
         gpu = _zerogpu()
         if gpu:
@@ -219,23 +231,37 @@ class TransformersLLM:
         self.last_usage = Usage(prompt_tokens=len(prompt), cached_tokens=reuse.cached_tokens,
                                 decoded_tokens=len(new_ids), seconds=time.perf_counter() - start)
 
-    def _generate_ids_impl(self, inputs: Any, json_schema: type[BaseModel] | None = None, **kwargs: Any) -> list[int]:
+    def _generate_ids_impl(self, prompt: dict[str, Any], json_schema: str | None = None, **kwargs: Any) -> list[int]:
         """Run ``model.generate`` and return the new token ids (plain ints: ZeroGPU returns them by pickle).
 
-        On ZeroGPU this runs in a GPU worker that receives its arguments by pickle: so the JSON constraint
-        crosses as its schema (a class, pickled by name) and its logits processor is made here, from this
-        process's compiled matchers (a forked worker inherits those compiled at load). An llguidance
-        processor cannot be pickled.
+        On ZeroGPU this runs in a GPU worker that receives its arguments by pickle, so they are plain data:
+        ``prompt`` the model inputs as numpy arrays (:func:`_wire`), ``json_schema`` the constraint's JSON Schema
+        text; the logits processor is made here, from this process's compiled matchers (a forked worker inherits
+        those compiled at load and compiles any other once). An llguidance processor cannot be pickled, nor can a
+        schema class made inside a function.
         """
+        self._gpu_ready()
         if json_schema is not None:
             transformers = _require("transformers", TRANSFORMERS_PIN)
             kwargs["logits_processor"] = transformers.LogitsProcessorList([self.constraints.processor(json_schema)])
-        output = self.model.generate(**self._on_model(inputs), **kwargs)
+        inputs = self._on_model(prompt)
+        output = self.model.generate(**inputs, **kwargs)
         return [int(t) for t in output[0, inputs["input_ids"].shape[-1]:]]
 
-    def _on_model(self, inputs: Any) -> Any:
-        """Inputs on the model's device; image pixels in the model's dtype (bf16 or float32 on GPU)."""
-        inputs = inputs.to(self.model.device)
+    def _gpu_ready(self) -> None:
+        """Run :attr:`gpu_check` once per process: on ZeroGPU, in the GPU worker, where CUDA is real (the main
+        process must never initialise it: the forked worker would then fail)."""
+        if self.gpu_check is None or self._gpu_checked == os.getpid():
+            return
+        self.gpu_check()
+        self._gpu_checked = os.getpid()
+
+    def _on_model(self, prompt: dict[str, Any]) -> dict[str, Any]:
+        """The wired prompt as tensors on the model's device; image pixels in the model's dtype (bf16 or float32
+        on GPU)."""
+        import torch
+
+        inputs = {key: torch.from_numpy(value).to(self.model.device) for key, value in prompt.items()}
         if "pixel_values" in inputs:
             inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
         return inputs
@@ -274,12 +300,13 @@ class TransformersLLM:
         """
         if images and not self.supports_images:
             raise LLMError(f"{self.name} has no vision: it cannot read images")
-        self.constraints.matcher(schema)  # compiled here, before any GPU worker is forked, and errors raised here
+        wired = schema_text(schema)
+        self.constraints.matcher(wired)  # compiled here, before any GPU worker is forked, and errors raised here
         inputs = self.model_inputs(messages, images)
         with self._lock:
             start = time.perf_counter()
             reuse = self._take_prefix(inputs)
-            new_ids = self._generate_ids(inputs, json_schema=schema, max_new_tokens=max_tokens,
+            new_ids = self._generate_ids(_wire(inputs), json_schema=wired, max_new_tokens=max_tokens,
                                          **_sampling(temperature), **_cache(reuse))
             self._finish(inputs, new_ids, reuse, start)
         return parse_json(schema, self.tokenizer.decode(new_ids, skip_special_tokens=True))
@@ -308,7 +335,7 @@ class TransformersLLM:
         with self._lock:
             start = time.perf_counter()
             reuse = self._take_prefix(inputs)
-            stream = self._stream(inputs, max_new_tokens=max_tokens, **self.generation_settings(temperature),
+            stream = self._stream(_wire(inputs), max_new_tokens=max_tokens, **self.generation_settings(temperature),
                                   **_cache(reuse))
             text: list[str] = []
             try:
@@ -327,14 +354,16 @@ class TransformersLLM:
             # An abandoned stream never gets here: its cache (still being written) is not kept.
             self._finish(inputs, new_ids, reuse, start)
 
-    def _stream_impl(self, inputs: Any, **kwargs: Any) -> Generator[str, None, list[int]]:
-        """Run ``model.generate`` in a thread and yield its text as it comes (one function: one GPU call).
+    def _stream_impl(self, prompt: dict[str, Any], **kwargs: Any) -> Generator[str, None, list[int]]:
+        """Run ``model.generate`` in a thread and yield its text as it comes (one function: one GPU call;
+        ``prompt`` as for :meth:`_generate_ids_impl`).
 
         Returns (as the generator's value) the new token ids. A consumer that stops early stops the worker
         at its next token, so the model is free again when the lock is released.
         """
+        self._gpu_ready()
         transformers = _require("transformers", TRANSFORMERS_PIN)
-        inputs = self._on_model(inputs)
+        inputs = self._on_model(prompt)
         streamer = transformers.TextIteratorStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
         failure: list[BaseException] = []
         output: list[Any] = []
@@ -378,6 +407,12 @@ def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
     if eos is None:
         eos = tokenizer.eos_token_id
     return [int(e) for e in (eos if isinstance(eos, list | tuple) else [eos])]
+
+
+def _wire(inputs: Any) -> dict[str, Any]:
+    """The model inputs as plain data for a GPU call: each tensor a numpy array (pickled by value, no torch
+    state; a ZeroGPU worker makes tensors of them again on its side)."""
+    return {key: value.numpy() for key, value in inputs.items()}
 
 
 def _ids(inputs: Any) -> list[int]:
@@ -474,6 +509,14 @@ class UnsupportedGPUError(LLMError):
     """The installed torch has no kernels for this GPU (Kaggle's P100): fail at load, with what to choose."""
 
 
+def worker_gpu_check() -> None:
+    """The GPU check as a ZeroGPU worker runs it on its first call: where CUDA is real."""
+    import torch
+
+    if torch.cuda.is_available():
+        check_gpu_supported(torch)
+
+
 def check_gpu_supported(torch: Any) -> None:
     """Refuse a GPU that the installed torch was not built for, before the first CUDA operation fails.
 
@@ -520,13 +563,13 @@ def load_transformers_llm(model: str | None = None, prefix_cache: bool | None = 
     ``prefix_cache``: True keeps the previous call's KV cache and reuses its common prefix, False prefills
     every prompt in full, None decides by compute dtype (:func:`reuse_by_default`).
     """
-    _zerogpu()  # on ZeroGPU, spaces must be imported before torch initialises CUDA
+    zerogpu = _zerogpu() is not None  # on ZeroGPU, spaces must be imported before torch initialises CUDA
     torch = _require("torch", "torch==2.13.0  (CPU; GPU platforms bring their own torch)")
     transformers = _require("transformers", TRANSFORMERS_PIN)
-    cuda = bool(torch.cuda.is_available())
+    cuda = bool(torch.cuda.is_available())  # on ZeroGPU, spaces' emulation: True, and CUDA untouched
     device = "cuda" if cuda else "cpu"
-    if cuda:
-        check_gpu_supported(torch)
+    if cuda and not zerogpu:
+        check_gpu_supported(torch)  # on ZeroGPU: in the GPU worker, on its first call (TransformersLLM.gpu_check)
     fallback_note = None
     if model is None:
         if cuda:
@@ -558,6 +601,8 @@ def load_transformers_llm(model: str | None = None, prefix_cache: bool | None = 
     else:
         llm = _load_pretrained(transformers, torch, model, cuda, dtype, fallback_note)
         llm.prefix_cache = llm.prefix_cache and prefix_cache
+    if cuda and zerogpu:
+        llm.gpu_check = worker_gpu_check
     log.info("loaded %s in %.1fs", llm.describe(), time.perf_counter() - start)
     return llm
 

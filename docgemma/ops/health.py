@@ -42,13 +42,19 @@ class Readiness:
         return all(v == "ok" for v in parts.values()), parts
 
 
-def model_check(settings: Settings, loaded: Callable[[], bool]) -> Callable[[], None]:
+def model_check(settings: Settings, loaded: Callable[[], bool],
+                down: Callable[[], str | None] = lambda: None) -> Callable[[], None]:
     """In-process backends: the model is loaded. The OpenAI-compatible backend (vLLM): the server lists models
-    and serves ``DOCGEMMA_MODEL``."""
+    and serves ``DOCGEMMA_MODEL``. Any backend: its latest call was answered (``down`` gives why it was not: a
+    served model that lists itself but times out or answers in the wrong framing, a ZeroGPU quota or worker
+    error), so a probe sees what a clinician just met."""
 
     def check() -> None:
         if not loaded():
             raise NotReady("the model is not loaded")
+        failed = down()
+        if failed is not None:
+            raise NotReady(f"the model's latest call was not answered ({failed})")
         if settings.backend != "openai":
             return
         headers = {"Authorization": f"Bearer {settings.openai_api_key}"} if settings.openai_api_key else {}

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from docgemma.agent.schemas import ResultAssessment
-from docgemma.llm.base import LLMError, LLMOutputError, Message, Usage
+from docgemma.llm.base import BackendUnavailable, LLMOutputError, Message, Usage
 from docgemma.llm.openai_backend import OpenAICompatLLM
 
 REQUESTS: list[dict[str, Any]] = []
@@ -81,9 +81,9 @@ def test_json_uses_guided_decoding(server: str) -> None:
 def test_invalid_output_and_server_errors_raise(server: str) -> None:
     with pytest.raises(LLMOutputError):
         OpenAICompatLLM(server, "bad").generate_json(MESSAGES, ResultAssessment, temperature=0.0, max_tokens=64)
-    with pytest.raises(LLMError, match="HTTP 500"):
+    with pytest.raises(BackendUnavailable, match="HTTP 500"):
         OpenAICompatLLM(server, "broken").generate_json(MESSAGES, ResultAssessment, temperature=0.0, max_tokens=64)
-    with pytest.raises(LLMError, match="unreachable"):
+    with pytest.raises(BackendUnavailable, match="unreachable"):
         OpenAICompatLLM("http://127.0.0.1:9/v1", "x").generate_json(MESSAGES, ResultAssessment, temperature=0.0, max_tokens=64)
 
 

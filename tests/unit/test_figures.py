@@ -369,6 +369,9 @@ FIGURES: list[Figure] = [
            "{} % right (`bench/results/results_router_issue26_last.md`)", "results_router_issue26_last.json",
            tuple(("golden", "bench/data/issue26_last.json", k) for k in ("turns", "sure_coverage", "sure_precision")),
            (plain, percent, percent)),
+    # ── the Space's hardware table (issue 45)
+    Figure(README, "float32, no quantization; {} tokens/s of free text", "results_backends.json",
+           (("transformers_backend_vs_raw_generate", "backend_text_tokens_per_s"),), (one,)),
     # ── start-up and shutdown (issue 27: "30-40 s" and "a second or two" did not hold)
     Figure(README, "loaded by transformers (load {} s in `python -m docgemma bench`", _AGENT, (("cpu_model", "load_s"),),
            (one,)),

@@ -10,6 +10,8 @@ CPU → float32, no quantization, no device map.
 from __future__ import annotations
 
 import importlib
+import os
+import pickle
 import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -19,10 +21,10 @@ import pytest
 import torch
 
 from docgemma.agent.demo_llm import demo_llm
-from docgemma.agent.schemas import RetryStrategy
+from docgemma.agent.schemas import RetryStrategy, intent_schema, tool_selection_schema
 from docgemma.config import MEDGEMMA_MODEL_ID
 from docgemma.llm import transformers_backend as backend
-from docgemma.llm.base import LLMError, Message, MissingDependencyError, clinically_meaningful
+from docgemma.llm.base import BackendUnavailable, LLMError, Message, MissingDependencyError, clinically_meaningful
 from docgemma.llm.fake import FakeLLM
 from docgemma.llm.openai_backend import OpenAICompatLLM
 from docgemma.llm.transformers_backend import (
@@ -310,6 +312,8 @@ def recording_spaces(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[i
             def run(*args: Any, **kwargs: Any) -> Any:
                 wrapped.append(fn.__name__)
                 durations.append(duration(*args, **kwargs))  # as spaces does for a dynamic duration
+                # spaces pickles the arguments into its worker: what cannot be pickled fails the call there.
+                args, kwargs = pickle.loads(pickle.dumps((args, kwargs)))
                 return fn(*args, **kwargs)
             return run
         return decorate
@@ -332,6 +336,75 @@ def test_zerogpu_wraps_every_model_call(monkeypatch: pytest.MonkeyPatch) -> None
     assert wrapped == ["_generate_ids_impl", "_stream_impl"] and llm.model.generated == 2
     # Each call asks for what its token budget needs: a short JSON call much less than a long answer.
     assert durations == [21, 72] and not llm.prefix_cache
+
+
+def test_zerogpu_calls_cross_as_plain_data_even_for_schemas_made_inside_functions(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The intent and tool-selection schemas are ``pydantic.create_model`` classes made inside functions: pickle
+    cannot name them, and the real ``spaces`` pickles a GPU call's arguments (every model-decided turn failed with
+    PicklingError on ZeroGPU). Their JSON Schema text crosses instead."""
+    wrapped, _ = recording_spaces(monkeypatch)
+    monkeypatch.setenv("SPACES_ZERO_GPU", "true")
+    llm = TransformersLLM("fake", FakeModel(), FakeTokenizer())
+    seen: list[Any] = []
+    llm._constraints = SimpleNamespace(matcher=seen.append, processor=lambda schema: (lambda input_ids, scores: scores))
+    messages = [Message(role="user", content="hi")]
+    for schema in (intent_schema(("a", "b")), tool_selection_schema(("a", "b"))):
+        with pytest.raises(Exception, match=r"pickle|attribute lookup"):
+            pickle.dumps(schema)  # the bug's cause, still true of the classes
+        with pytest.raises(LLMError):  # crossed, ran, and the fake model's answer is not this schema
+            llm.generate_json(messages, schema, temperature=0.0, max_tokens=4)
+    assert wrapped == ["_generate_ids_impl"] * 2 and all(isinstance(s, str) for s in seen)
+
+
+def test_on_zerogpu_the_gpu_check_runs_in_the_worker_once_never_at_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``torch.cuda.get_arch_list()`` at load initialised CUDA in the main process; the forked worker then
+    failed ("Cannot re-initialize CUDA in forked subprocess"). On ZeroGPU the check runs on the worker's first
+    call, once per worker process."""
+    recording_spaces(monkeypatch)
+    monkeypatch.setenv("SPACES_ZERO_GPU", "true")
+    fake_gpu(monkeypatch, (9, 0))
+    probed: list[int] = []
+    monkeypatch.setattr(torch.cuda, "get_arch_list", lambda: probed.append(os.getpid()) or list(KAGGLE_ARCHES))
+    Loaders(monkeypatch)
+    llm = load_transformers_llm(MEDGEMMA_MODEL_ID)
+    assert probed == [] and llm.gpu_check is not None  # nothing probed CUDA at load
+    llm._gpu_ready()
+    llm._gpu_ready()
+    assert probed == [os.getpid()]  # once in this (worker) process
+    llm._gpu_checked = -1  # another forked worker: its own first call checks again
+    llm._gpu_ready()
+    assert len(probed) == 2
+
+
+def test_off_zerogpu_the_gpu_check_runs_at_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_gpu(monkeypatch, (7, 5))
+    probed: list[int] = []
+    monkeypatch.setattr(torch.cuda, "get_arch_list", lambda: probed.append(1) or list(KAGGLE_ARCHES))
+    Loaders(monkeypatch)
+    assert load_transformers_llm(MEDGEMMA_MODEL_ID).gpu_check is None and probed == [1]
+
+
+def test_a_zerogpu_failure_reaches_the_agent_as_the_backend_being_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    """spaces raises ``gradio.Error("ZeroGPU quota exceeded", …)`` or ``("ZeroGPU worker error", "<class>")``:
+    the agent gets BackendUnavailable (one sentence), never the raw error on the page."""
+    import gradio as gr
+
+    from docgemma.llm.platform import failures_said
+
+    def quota(*args: Any, **kwargs: Any) -> Any:
+        raise gr.Error("You have exceeded your free ZeroGPU quota", title="ZeroGPU quota exceeded")
+
+    def worker_fails_midway(*args: Any, **kwargs: Any) -> Any:
+        yield "First"
+        raise gr.Error("RuntimeError", title="ZeroGPU worker error")
+
+    with pytest.raises(BackendUnavailable, match="quota"):
+        failures_said(quota)()
+    stream = failures_said(worker_fails_midway)()
+    assert next(stream) == "First"
+    with pytest.raises(BackendUnavailable, match="RuntimeError"):
+        next(stream)
 
 
 def test_spaces_importable_without_zerogpu_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,7 +31,7 @@ from docgemma.agent.validation import Checked, ground, other_patient_named, vali
 from docgemma.clinical.entities import malformed_patient_ids
 from docgemma.image_store import decode_ref
 from docgemma.images import DEFAULT_MAX_PIXELS, ImageError
-from docgemma.llm.base import LLM
+from docgemma.llm.base import LLM, BackendUnavailable
 from docgemma.tools.outcome import ToolOutcome, failure, format_error
 from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
 from docgemma.tools.review_types import WriteCheck
@@ -259,6 +259,8 @@ def _run(spec: ToolSpec, checked: Checked, state: AgentState, config: RunnableCo
                           conversation=str(configurable.get("thread_id", "")))
     try:
         return spec.run(checked.model, context)
+    except BackendUnavailable:
+        raise  # no model at all (the image tool asks it): the turn ends with the one sentence (Assistant)
     except Exception:
         log.exception("tool %s raised", spec.name)
         return failure("server_error")
