@@ -29,7 +29,7 @@ install_step() {
   start=$SECONDS
   say "installing $what"
   "$py" -m pip install --progress-bar off "$@" 2>&1 \
-    | sed -u -n -E -e 's/^(.{150}).+/\1 …/' -e '/^ *(Downloading|Processing|Installing collected|Successfully installed|ERROR|WARNING)/s/^ */    /p' >&2 \
+    | sed -u -n -E -e '/is ignored: it is neither a file nor a directory/d' -e 's/^(.{150}).+/\1 …/' -e '/^ *(Downloading|Processing|Installing collected|Successfully installed|ERROR|WARNING)/s/^ */    /p' >&2 \
     || rc=$?
   local outcome="done"
   [ "$rc" = 0 ] || outcome="FAILED (pip exit $rc)"
@@ -61,8 +61,9 @@ if [ "${#torch_args[@]}" -gt 0 ]; then
       install_step "torch (PyPI's CUDA build, run on CPU)" python "${torch_args[0]}"
     fi
   else
-    install_step "torch (PyPI's build: CUDA on Linux with an NVIDIA GPU)" python "${torch_args[@]}"
+    install_step "torch (PyPI's build: CUDA on Linux)" python "${torch_args[@]}"
   fi
+  say "torch: $(python -c 'import torch; print(torch.__version__, "(CUDA", torch.version.cuda, "build)" if torch.version.cuda else "(CPU build)")')"
 fi
 # constraints.txt: the tested versions, so this machine, a Space, Kaggle and CI agree.
 if python scripts/install_checks.py satisfied -r requirements.txt -c constraints.txt 2>/dev/null; then

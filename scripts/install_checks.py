@@ -27,6 +27,9 @@ import platform
 import re
 import shutil
 import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -56,11 +59,34 @@ def usable_torch() -> str | None:
     return version if numbers >= TORCH_FLOOR else None
 
 
-def torch_args(gpu: bool, system: str | None = None) -> list[str]:
-    """pip arguments installing torch on this machine: the CPU build on Linux without a GPU."""
+def unreachable(url: str, timeout: float = 10.0) -> str | None:
+    """Why ``url`` does not answer (None when it does)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout):  # noqa: S310  (an https index URL)
+            return None
+    except urllib.error.HTTPError:
+        return None  # it answered
+    except (OSError, ValueError) as exc:
+        return str(getattr(exc, "reason", exc))[:200]
+
+
+def torch_args(gpu: bool, system: str | None = None,
+               reach: Callable[[str], str | None] = unreachable) -> list[str]:
+    """pip arguments installing torch on this machine: the CPU build on Linux without a GPU. Where the CPU index
+    does not answer, pip would retry it for every package (minutes); then the plain pin, from PyPI and any
+    pre-placed wheel (pip's find-links: a CPU wheel there wins, its ``+cpu`` version sorting above PyPI's), with a
+    warning: PyPI's own Linux build is the CUDA one."""
     pin = f"torch=={TORCH_PIN}"
-    if (system or platform.system()) == "Linux" and not gpu:
-        return [pin, "--index-url", os.environ.get("DOCGEMMA_TORCH_INDEX") or CPU_INDEX]
+    if (system or platform.system()) != "Linux" or gpu:
+        return [pin]
+    index = os.environ.get("DOCGEMMA_TORCH_INDEX") or CPU_INDEX
+    why = reach(index.rstrip("/") + "/torch/")
+    if why is None:
+        return [pin, "--index-url", index]
+    print(f"[dev.sh] WARNING: the CPU build's index {index} does not answer ({why}). torch comes from PyPI\n"
+          "[dev.sh]   instead (or from a CPU wheel placed for pip's --find-links): PyPI's Linux build is the CUDA one,\n"
+          "[dev.sh]   torch plus about 20 nvidia-*/cuda-* packages (~3 GB), which run on CPU too. Stop with Ctrl-C;\n"
+          "[dev.sh]   DOCGEMMA_TORCH_INDEX=<a mirror of the CPU index> picks another index.", file=sys.stderr)
     return [pin]
 
 

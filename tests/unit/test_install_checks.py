@@ -22,14 +22,30 @@ import install_checks as ic  # noqa: E402
 sys.path.pop(0)
 
 
+def answers(url: str) -> str | None:
+    return None
+
+
 def test_torch_comes_from_the_cpu_index_on_linux_without_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DOCGEMMA_TORCH_INDEX", raising=False)
-    assert ic.torch_args(gpu=False, system="Linux") == [f"torch=={ic.TORCH_PIN}", "--index-url",
-                                                        "https://download.pytorch.org/whl/cpu"]
-    assert ic.torch_args(gpu=True, system="Linux") == [f"torch=={ic.TORCH_PIN}"]  # PyPI's CUDA build
-    assert ic.torch_args(gpu=False, system="Darwin") == [f"torch=={ic.TORCH_PIN}"]  # PyPI's is CPU-only there
+    asked: list[str] = []
+    assert ic.torch_args(gpu=False, system="Linux", reach=lambda url: asked.append(url)) == [
+        f"torch=={ic.TORCH_PIN}", "--index-url", "https://download.pytorch.org/whl/cpu"]
+    assert asked == ["https://download.pytorch.org/whl/cpu/torch/"]
+    assert ic.torch_args(gpu=True, system="Linux", reach=answers) == [f"torch=={ic.TORCH_PIN}"]  # PyPI's CUDA build
+    assert ic.torch_args(gpu=False, system="Darwin", reach=answers) == [f"torch=={ic.TORCH_PIN}"]  # CPU-only there
     monkeypatch.setenv("DOCGEMMA_TORCH_INDEX", "https://mirror.example/whl/cpu")
-    assert ic.torch_args(gpu=False, system="Linux")[-1] == "https://mirror.example/whl/cpu"
+    assert ic.torch_args(gpu=False, system="Linux", reach=answers)[-1] == "https://mirror.example/whl/cpu"
+
+
+def test_an_unreachable_cpu_index_is_said_before_pip_retries_it_for_every_package(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Found on this machine: pip retried the unreachable index five times for each of torch's packages (122 s)."""
+    assert ic.torch_args(gpu=False, system="Linux", reach=lambda url: "Name or service not known") == [
+        f"torch=={ic.TORCH_PIN}"]
+    err = capsys.readouterr().err
+    assert "does not answer (Name or service not known)" in err and "nvidia-*/cuda-* packages (~3 GB)" in err
+    assert ic.unreachable("http://127.0.0.1:9/", timeout=2) is not None  # nothing listens on the discard port
 
 
 def test_the_gpu_is_detected_or_forced(monkeypatch: pytest.MonkeyPatch) -> None:
