@@ -17,7 +17,6 @@ import sys
 import time
 from pathlib import Path
 
-
 #: The phases of a whole `.ci/run`, in order (scripts/dev.sh test, then scripts/dev.sh floors).
 PHASES = ("setup", "lint", "type-check", "suite-parallel", "suite-serial", "suite-llamacpp", "floors")
 

@@ -47,8 +47,8 @@ else
   . "$venv/bin/activate"
 fi
 # torch first: without it pip would resolve requirements.txt's torch>=2.6 to PyPI's Linux wheel, a CUDA build with
-# about 20 nvidia-*/cuda-* packages (~3 GB). On Linux without an NVIDIA GPU the CPU build comes from PyTorch's
-# index (~190 MB); a GPU machine gets PyPI's CUDA build; a usable torch already here (Kaggle's, a Space's) is kept.
+# 18 nvidia-*/cuda-* packages and triton (2.5 GB to download for 2.13.0). On Linux without an NVIDIA GPU the CPU build comes from PyTorch's
+# index (183 MB); a GPU machine gets PyPI's CUDA build; a usable torch already here (Kaggle's, a Space's) is kept.
 torch_plan="$(python scripts/install_checks.py torch)"  # (under set -e a failing check stops here)
 mapfile -t torch_args <<< "$torch_plan"
 [ -n "$torch_plan" ] || torch_args=()
@@ -56,7 +56,7 @@ if [ "${#torch_args[@]}" -gt 0 ]; then
   if [[ " ${torch_args[*]} " == *" --index-url "* ]]; then
     if ! install_step "torch (the CPU build, no CUDA: this machine has no NVIDIA GPU) from ${torch_args[2]}" python "${torch_args[@]}"; then
       say "WARNING: ${torch_args[2]} could not be reached or had no matching wheel. PyPI has only the CUDA build of"
-      say "  torch for Linux: torch plus about 20 nvidia-*/cuda-* packages, ~3 GB, that run on CPU too. Installing that"
+      say "  torch for Linux: torch plus 18 nvidia-*/cuda-* packages and triton, 2.5 GB, that run on CPU too. Installing that"
       say "  instead (stop with Ctrl-C; DOCGEMMA_TORCH_INDEX=<a mirror of ${torch_args[2]}> picks another index)."
       install_step "torch (PyPI's CUDA build, run on CPU)" python "${torch_args[0]}"
     fi

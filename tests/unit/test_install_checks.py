@@ -44,7 +44,7 @@ def test_an_unreachable_cpu_index_is_said_before_pip_retries_it_for_every_packag
     assert ic.torch_args(gpu=False, system="Linux", reach=lambda url: "Name or service not known") == [
         f"torch=={ic.TORCH_PIN}"]
     err = capsys.readouterr().err
-    assert "does not answer (Name or service not known)" in err and "nvidia-*/cuda-* packages (~3 GB)" in err
+    assert "does not answer (Name or service not known)" in err and "nvidia-*/cuda-* packages and triton (2.5 GB)" in err
     assert ic.unreachable("http://127.0.0.1:9/", timeout=2) is not None  # nothing listens on the discard port
 
 
@@ -162,4 +162,4 @@ def test_an_unreachable_cpu_index_falls_back_to_pypi_saying_so(tmp_path: Path) -
     pips = [c for c in calls if c.startswith("-m pip")]
     assert "--index-url" in pips[0] and pips[1].endswith(" torch==2.13.0")
     assert "WARNING: https://download.pytorch.org/whl/cpu could not be reached" in done.stderr
-    assert "nvidia-*/cuda-* packages, ~3 GB" in done.stderr and "DOCGEMMA_TORCH_INDEX" in done.stderr
+    assert "nvidia-*/cuda-* packages and triton, 2.5 GB" in done.stderr and "DOCGEMMA_TORCH_INDEX" in done.stderr
