@@ -20,12 +20,13 @@ venv="${DOCGEMMA_VENV:-.venv}"
 # (scripts/install_checks.py: the importable torch, the installed versions against the pins, the embedded model's
 # file) is skipped with one line, so a restart goes straight to the app.
 say() { printf '[dev.sh] %s\n' "$*" >&2; }
-venv_mb() { du -sm "$venv" 2>/dev/null | cut -f1 || echo 0; }
+venv_mb() { du -sm "$1" 2>/dev/null | cut -f1 || echo 0; }
 # install_step WHAT PYTHON PIP-ARGS…: pip's download lines (with their sizes) and its summary, not its chatter.
 install_step() {
-  local what="$1" py="$2" before start rc=0
+  local what="$1" py="$2" dir="$venv" before start rc=0
   shift 2
-  before="$(venv_mb)"
+  [[ "$py" != */bin/python ]] || dir="${py%/bin/python}"  # the environment this pip installs into
+  before="$(venv_mb "$dir")"
   start=$SECONDS
   say "installing $what"
   "$py" -m pip install --progress-bar off "$@" 2>&1 \
@@ -33,7 +34,7 @@ install_step() {
     || rc=$?
   local outcome="done"
   [ "$rc" = 0 ] || outcome="FAILED (pip exit $rc)"
-  say "  $what: $outcome in $((SECONDS - start)) s, .venv $before -> $(venv_mb) MiB"
+  say "  $what: $outcome in $((SECONDS - start)) s, $dir $before -> $(venv_mb "$dir") MiB"
   return "$rc"
 }
 if [ ! -x "$venv/bin/python" ]; then
