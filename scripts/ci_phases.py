@@ -17,6 +17,15 @@ import sys
 import time
 from pathlib import Path
 
+#: The phases of a whole `.ci/run`, in order (scripts/dev.sh test, then scripts/dev.sh floors).
+PHASES = ("setup", "lint", "type-check", "suite-parallel", "suite-serial", "suite-llamacpp", "floors")
+
+
+def not_run(rows: list[dict[str, object]]) -> list[str]:
+    """The phases of a whole run that never started (``.ci/run`` stops at the first failing command: set -e)."""
+    started = {row["phase"] for row in rows}
+    return [name for name in PHASES if name not in started]
+
 
 def phases(log: Path) -> list[dict[str, object]]:
     marks = [(name, float(at)) for name, at in (line.split() for line in log.read_text().splitlines() if line.strip())]
@@ -33,12 +42,18 @@ def main() -> int:
     total = round(sum(float(str(r["seconds"])) for r in rows), 1)
     load = os.getloadavg()
     result = {"status": args.status, "total_s": total, "phases": rows, "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "cpus": os.cpu_count(), "load_average_1_5_15": [round(x, 2) for x in load], "python": platform.python_version()}
+              "cpus": os.cpu_count(), "load_average_1_5_15": [round(x, 2) for x in load], "python": platform.python_version(),
+              "not_run": not_run(rows)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     for row in rows:
         print(f"{row['phase']:<16} {float(str(row['seconds'])) / 60:6.1f} min")
     print(f"{'total':<16} {total / 60:6.1f} min (status {args.status}; {args.out})")
+    if args.status != 0:
+        last = str(rows[-1]["phase"]) if rows else "before any phase"
+        skipped = not_run(rows)
+        print(f"FAILED (exit {args.status}) in or after phase {last}; "
+              + (f"these phases did not run: {', '.join(skipped)}" if skipped else "every phase ran"))
     return 0
 
 

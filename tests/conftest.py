@@ -31,6 +31,7 @@ SERIAL = {
     "tests/integration/test_replicas.py": "replica processes on PostgreSQL",
     "tests/integration/test_server_install.py": "starts the server from a subprocess",
     "tests/integration/test_platform_resolve.py": "pip resolves (shared pip cache)",
+    "tests/integration/test_cpu_torch_resolve.py": "pip resolves (shared pip cache)",
     "tests/integration/test_llamacpp_backend.py": "model backend (llama.cpp threads)",
     "tests/integration/test_transformers_backend.py": "model backend",
     "tests/integration/test_medgemma_path.py": "model backend (tiny Gemma 3)",

@@ -45,6 +45,7 @@ def test_each_phase_is_timed_and_written(tmp_path: Path) -> None:
     seconds = {row["phase"]: row["seconds"] for row in found["phases"]}  # type: ignore[index, union-attr]
     assert seconds["setup"] >= 0.1 and seconds["suite-parallel"] >= 0.2
     assert found["status"] == 0 and "total" in done.stdout and "suite-parallel" in done.stdout
+    assert found["not_run"] == [] and "FAILED" not in done.stdout
 
 
 def test_a_failing_suite_still_writes_the_phases_and_its_status(tmp_path: Path) -> None:
@@ -52,6 +53,18 @@ def test_a_failing_suite_still_writes_the_phases_and_its_status(tmp_path: Path) 
     assert done.returncode == 3
     assert found["status"] == 3
     assert [row["phase"] for row in found["phases"]][-1] == "suite-llamacpp"  # type: ignore[index, union-attr]
+    # Issue 47: set -e ended a fresh-clone run in the suite and floors never ran, with no line saying so.
+    assert found["not_run"] == ["floors"]
+    assert "FAILED (exit 3) in or after phase suite-llamacpp; these phases did not run: floors" in done.stdout
+
+
+def test_a_failed_set_up_names_every_phase_that_did_not_run(tmp_path: Path) -> None:
+    tree = ci_tree(tmp_path)
+    (tree / "scripts" / "dev.sh").write_text(STUB.replace("phase setup; sleep 0.1;", "phase setup; exit 2;"))
+    done, found = run_ci(tree, 0)
+    assert done.returncode == 2
+    assert found["not_run"] == ["lint", "type-check", "suite-parallel", "suite-serial", "suite-llamacpp", "floors"]
+    assert "these phases did not run: lint, type-check, suite-parallel, suite-serial, suite-llamacpp, floors" in done.stdout
 
 
 def test_the_fresh_machine_bench_records_a_run(tmp_path: Path) -> None:
@@ -142,3 +155,16 @@ exit 0
     while not stopped() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert stopped()
+
+
+def test_the_expected_phases_are_the_ones_dev_sh_marks() -> None:
+    import re
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from ci_phases import PHASES
+    finally:
+        sys.path.pop(0)
+    dev = (ROOT / "scripts" / "dev.sh").read_text()
+    marked = re.findall(r"\bphase ([a-z-]+)", dev.split("phase() {", 1)[1].split("\n", 1)[1])
+    assert sorted(set(marked)) == sorted(PHASES)

@@ -16,7 +16,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).parents[2]
-PIP_REQUIREMENTS = re.compile(r"pip install[^\n]*?(?:-r requirements[\w-]*\.txt|-e \.)[^\n]*")
+PIP_REQUIREMENTS = re.compile(r"(?:pip install|install_step )[^\n]*?(?:-r requirements[\w-]*\.txt|-e \.)[^\n]*")
 
 
 def commands(text: str) -> list[str]:
