@@ -123,7 +123,7 @@ def test_a_change_with_a_new_warning_shows_a_new_card_and_writes_nothing(ehr: Eh
                                    "args": {"medication_name": "metformin", "dosage": "500 mg"}})
     assert isinstance(shown, dict) and count(ehr, "MedicationRequest", pid) == before
     assert any(w.startswith("DUPLICATE ORDER") for w in shown["warnings"]) and not shown["override_required"]
-    assert "Nothing was written" in shown["notice"] and "(duplicate order; listed on this card)" in shown["notice"]
+    assert "Nothing was written" in shown["notice"] and "duplicate order; listed on this card)" in shown["notice"]
     result = assistant.resume("t", {"action": "approve", "card_id": shown["card_id"]})
     assert isinstance(result, TurnResult) and count(ehr, "MedicationRequest", pid) == before + 1
     assert "Drug: amlodipine → metformin" in result.writes[0]
