@@ -263,3 +263,33 @@ def test_the_code_is_found_in_kaggles_other_layouts(kaggle_env: Path, dataset: s
             runner.execute_cell(cell, index)
     assert "project attached at" in text_of(project)
     assert (kaggle / "working" / "docgemma" / "docgemma" / "__init__.py").is_file()
+
+
+def test_with_a_second_gpu_the_evaluations_run_there_and_the_app_keeps_serving(
+        kaggle_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kaggle's T4 x2, as far as a CPU machine can play it: the first GPU pinned for the app's kernel, the evaluations
+    in ``python -m docgemma`` processes pinned to the second (here they load the CPU demo model), the app still
+    serving afterwards. (No MedGemma stand-in: its empty directory would be handed to those processes.)"""
+    import nbformat
+
+    monkeypatch.setenv("DOCGEMMA_KAGGLE_GPUS", "0,1")
+    monkeypatch.setenv("DOCGEMMA_KAGGLE_VARIANTS", "rule")  # the first test asks the model; here only the routing
+    kaggle = kaggle_layout(kaggle_env, medgemma=False)
+    settings, project, install, app, evaluations, _walkthrough = code_cells(nbformat.read(NOTEBOOK, as_version=4))
+    probe = nbformat.v4.new_code_cell("print(os.environ['CUDA_VISIBLE_DEVICES'], SPARE_GPU)")
+    scratch = nbformat.v4.new_notebook(cells=[settings, probe, project, install, app, evaluations])
+    runner = client(scratch, kaggle / "working")
+    with runner.setup_kernel():
+        for index, cell in enumerate(scratch.cells):
+            runner.execute_cell(cell, index)
+        assert listening(PORT)  # the app was not stopped
+        password = text_of(app).split("password '")[1].split("'")[0]
+        login_required(PORT, ("clinician", password))
+        scratch.cells.append(nbformat.v4.new_code_cell("APP.demo.close()"))
+        runner.execute_cell(scratch.cells[-1], len(scratch.cells) - 1)
+    assert text_of(probe).split() == ["0", "1"]
+    said = text_of(evaluations)
+    assert "on GPU 1 (its own MedGemma); the app keeps serving on GPU 0" in said and "stopped" not in said
+    work = kaggle / "working" / "docgemma"
+    assert (work / "golden_model.jsonl").read_text().strip()
+    assert (work / "experiments_out" / "tool_select" / "report.md").exists()
