@@ -227,7 +227,7 @@ def test_each_step_alone_says_what_to_run_first(kaggle_env: Path) -> None:
 
 
 def test_what_is_missing_is_said_in_one_sentence(kaggle_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No code dataset: step 2 says so; no GPU (CPU not allowed): the app step says what to choose."""
+    """No code dataset: step 2 says so; no GPU (CPU not allowed), or a P100: the app step says what to choose."""
     import nbformat
 
     monkeypatch.setenv("DOCGEMMA_KAGGLE_ALLOW_CPU", "0")
@@ -238,7 +238,16 @@ def test_what_is_missing_is_said_in_one_sentence(kaggle_env: Path, monkeypatch: 
     place = nbformat.v4.new_code_cell(
         f"import shutil; shutil.copytree({str(ROOT / 'docgemma')!r}, {str(done / 'docgemma')!r}, "
         f"ignore=shutil.ignore_patterns('__pycache__')); shutil.copy({str(ROOT / 'requirements.txt')!r}, {str(done)!r})")
-    scratch = nbformat.v4.new_notebook(cells=[settings, nbformat.v4.new_code_cell(project.source), place, project, app])
+    # then a P100 as Kaggle's torch sees it (CUDA there, no sm_60 kernels), torch's queries faked
+    p100 = nbformat.v4.new_code_cell(
+        "import torch\n"
+        "torch.cuda.is_available = lambda: True\n"
+        "torch.cuda.get_device_name = lambda *a: 'Tesla P100-PCIE-16GB'\n"
+        "torch.cuda.get_device_capability = lambda *a: (6, 0)\n"
+        "torch.cuda.get_arch_list = lambda: ['sm_75', 'sm_80', 'sm_86', 'sm_90', 'compute_90']")
+    on_p100 = nbformat.v4.new_code_cell(app.source)
+    scratch = nbformat.v4.new_notebook(cells=[settings, nbformat.v4.new_code_cell(project.source), place, project, app,
+                                              p100, on_p100])
     runner = client(scratch, kaggle / "working", allow_errors=True)
     with runner.setup_kernel():
         for index, cell in enumerate(scratch.cells):
@@ -248,6 +257,10 @@ def test_what_is_missing_is_said_in_one_sentence(kaggle_env: Path, monkeypatch: 
     assert "kernel-metadata.json" in missing
     ((name, no_gpu),) = errors(app)
     assert name == "SystemExit" and one_sentence(no_gpu) and "GPU T4 x2" in no_gpu
+    ((name, refused),) = errors(on_p100)
+    assert name == "SystemExit" and one_sentence(refused), refused
+    assert refused.startswith("The Tesla P100-PCIE-16GB is not supported by Kaggle's torch (no sm_60 kernels)")
+    assert "Tesla P100-PCIE-16GB (compute capability 6.0)" in text_of(on_p100)
 
 
 @pytest.mark.parametrize("dataset", ["datasets", "packed"])
