@@ -205,7 +205,7 @@ def kaggle_intro() -> str:
 app keeps serving, or, with one GPU, after the app is stopped.
 
 What it needs, all set by `kaggle_submission/kernel-metadata.json` when pushed with `kaggle kernels push`
-(`kaggle_submission/README.md`); by hand: *Settings*, *Add Input*:
+(`kaggle_submission/README.md`), or by hand in *Settings* and *Add Input*:
 * **GPU T4 x2** (`machine_shape`). The app uses the first T4; a P100 is refused in one sentence (Kaggle's torch has
   no kernels for it). Without a GPU step 4 stops, unless `ALLOW_CPU` runs the 135M CPU demo model instead.
 * **Internet on** (`enable_internet`): step 3 installs the tested versions with pip.
@@ -495,6 +495,9 @@ def kaggle_notebook() -> nbformat.NotebookNode:
     cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in kaggle_cells()]
     meta = _metadata()
     meta["accelerator"] = "gpu"
+    # What a notebook saved on Kaggle carries: a notebook imported by hand opens with a T4 and internet on.
+    meta["kaggle"] = {"accelerator": "nvidiaTeslaT4", "isGpuEnabled": True, "isInternetEnabled": True,
+                      "language": "python", "sourceType": "notebook"}
     return new_notebook(cells=cells, metadata=meta)
 
 
