@@ -309,13 +309,32 @@ if "--no-index" not in PIP_ARGS:
     except OSError:
         raise SystemExit("This step needs internet (pip): turn on Settings → Internet (kernel-metadata.json's "
                          "enable_internet), then rerun it.") from None
+from importlib import metadata
+
+def loaded_versions():
+    """The installed version of every distribution this session has already imported from."""
+    owners = metadata.packages_distributions()
+    found = {}
+    for dist in {d for name in list(sys.modules) if "." not in name for d in owners.get(name, [])}:
+        try:
+            found[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+before = loaded_versions()
 command = [sys.executable, "-m", "pip", "install", "-q", "--progress-bar", "off", "-r", "requirements-kaggle.txt",
            "-c", "constraints.txt", *PIP_ARGS]
 print("pip install -r requirements-kaggle.txt -c constraints.txt (quiet: only errors are printed) …", flush=True)
 start = time.time()
 if subprocess.run(command, cwd=WORK).returncode != 0:
     raise SystemExit("pip could not install the dependencies: its error is printed above.")
-print(f"installed in {time.time() - start:.0f} s.")'''
+after = loaded_versions()
+changed = sorted(d for d, v in before.items() if after.get(d, v) != v)
+print(f"installed in {time.time() - start:.0f} s.")
+if changed:  # the session still runs the old code of these: a restart loads the new
+    print(f"pip replaced {', '.join(changed)}, already imported here: restart the session (Run → Restart) and run "
+          "from step 1 (the project stays in place).")'''
 
 KAGGLE_APP = '''# Step 4: the app. Needs: a GPU (T4) and MedGemma attached from Kaggle Models (kernel-metadata.json's model_sources)
 # or the HF_TOKEN secret. MedGemma loads once, in 4-bit NF4 on the first GPU (float32 compute on a T4, bf16 on an
