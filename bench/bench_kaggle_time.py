@@ -157,7 +157,7 @@ def evaluations_cost(source: str, config: dict[str, Any]) -> dict[str, Any]:
 
 def cell_cost(source: str, config: dict[str, Any]) -> dict[str, Any]:
     """What one code cell costs on a T4, by what it runs."""
-    if "demo.launch(" in source:
+    if "launch_in_background(" in source:
         return app_cost()
     if "notebook.run(" in source:
         return evaluations_cost(source, config)

@@ -351,6 +351,7 @@ from docgemma.llm.transformers_backend import UnsupportedGPUError, check_gpu_sup
 from docgemma.llm.transformers_backend import load_transformers_llm
 from docgemma.serve import assemble
 from docgemma.tools.registry import default_registry
+from docgemma.ui.server import launch_in_background
 from docgemma.ui.text import render_timeline
 from docgemma.workspace import Workspace
 
@@ -391,9 +392,12 @@ if "llm" not in globals():
 
 if "APP" in globals():
     APP.demo.close()  # this step run again: stop the previous server first
-APP = assemble(Settings.from_env(), llm=llm)
+SETTINGS = Settings.from_env()
+APP = assemble(SETTINGS, llm=llm)
 LOGIN = ("clinician", secrets.token_urlsafe(12))
-APP.demo.launch(share=SHARE, auth=LOGIN, prevent_thread_lock=True)
+# As the app serves everywhere (the page's options, /healthz, the login gate on every route), without blocking.
+launch_in_background(APP.demo, APP.ready, APP.metrics, auth=LOGIN, max_file_size=SETTINGS.max_image_bytes,
+                     share=SHARE)
 print(f"Login: user {LOGIN[0]!r}, password {LOGIN[1]!r} (new each run; share it only with the clinicians testing)")
 
 def ask(message, thread="notebook"):

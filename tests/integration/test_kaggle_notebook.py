@@ -147,11 +147,16 @@ def listening(port: int) -> bool:
 
 
 def login_required(port: int, login: tuple[str, str]) -> None:
-    """Gradio's auth: the app's config is refused without a login, served after one."""
+    """Served as the app serves everywhere (``ui/server.launch_options``): the probes open, the app's config and
+    a route Gradio's own login leaves open (``/gradio_api/cancel``, closed by the login gate) refused without a
+    login; the config served after one."""
     base = f"http://127.0.0.1:{port}"
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(f"{base}/config", timeout=10)
-    assert refused.value.code == 401
+    with urllib.request.urlopen(f"{base}/healthz", timeout=10) as probe:
+        assert probe.status == 200
+    for path, data in (("/config", None), ("/gradio_api/cancel", b"{}")):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(f"{base}{path}", data=data), timeout=10)
+        assert refused.value.code == 401, path
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
     wrong = urllib.parse.urlencode({"username": login[0], "password": "guess"}).encode()
     with pytest.raises(urllib.error.HTTPError):
@@ -167,7 +172,7 @@ def test_run_all_serves_the_app_first_then_evaluates_without_it(kaggle_env: Path
     kaggle = kaggle_layout(kaggle_env)
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     cells = code_cells(notebook)
-    (app,) = [c for c in cells if "APP.demo.launch(" in c.source]
+    (app,) = [c for c in cells if "launch_in_background(" in c.source]
     assert cells.index(app) == 3  # settings, code, install, then the app: before any evaluation
     runner = client(notebook, kaggle / "working")
     with runner.setup_kernel():

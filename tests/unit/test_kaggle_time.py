@@ -56,7 +56,7 @@ def test_the_app_last_would_be_counted(tmp_path: Path) -> None:
     """The estimate sees model calls before the app: evaluations (asked for) moved before it fail it."""
     notebook = json.loads((ROOT / "kaggle_submission" / "docgemma_kaggle.ipynb").read_text())
     cells = notebook["cells"]
-    (app,) = [c for c in cells if "demo.launch(" in "".join(c["source"])]
+    (app,) = [c for c in cells if "launch_in_background(" in "".join(c["source"])]
     settings = next(c for c in cells if "".join(c["source"]).startswith("# Step 1"))
     settings["source"] = "".join(settings["source"]).replace('"DOCGEMMA_KAGGLE_EVALUATIONS", "0"',
                                                              '"DOCGEMMA_KAGGLE_EVALUATIONS", "1"')
