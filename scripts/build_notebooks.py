@@ -202,7 +202,9 @@ def kaggle_intro() -> str:
 **Run All** starts the app first: steps 1-4 install the project, load MedGemma once and serve the app behind a login
 (a public link with `SHARE`), then answer one turn to show it works. The evaluations (step 5) and the walkthrough
 (step 6) run only on request, and never beside a judge's turns: on the second T4 in a process of their own while the
-app keeps serving, or, with one GPU, after the app is stopped.
+app keeps serving, or, with one GPU, after the app is stopped. A saved version (*Save Version*, or `kaggle kernels
+push`) runs in batch, where no one can reach the app: there the evaluations run by default, after the check turn,
+and their outputs are saved with the notebook.
 
 What it needs, all set by `kaggle_submission/kernel-metadata.json` when pushed with `kaggle kernels push`
 (`kaggle_submission/README.md`), or by hand in *Settings* and *Add Input*:
@@ -232,9 +234,12 @@ INPUT = pathlib.Path(env("DOCGEMMA_KAGGLE_INPUT", "/kaggle/input"))  # where Kag
 WORKING = pathlib.Path(env("DOCGEMMA_KAGGLE_WORKING", "/kaggle/working"))  # writable; the run's output
 DATASET = env("DOCGEMMA_KAGGLE_DATASET", "docgemma-connect-code")  # the code dataset's slug (kernel-metadata.json)
 REPO_URL = env("DOCGEMMA_KAGGLE_REPO_URL", "")  # a git URL: only when the code dataset is not attached (internet)
-SHARE = env("DOCGEMMA_KAGGLE_SHARE", "1") == "1"  # a public *.gradio.live link, always behind a generated login
+# A saved version (Save Version, kaggle kernels push) runs in batch: no one can reach its app, so there the
+# evaluations run by default (after the app's check turn) and their outputs are saved with the notebook.
+BATCH = env("KAGGLE_KERNEL_RUN_TYPE", "") == "Batch"
+SHARE = env("DOCGEMMA_KAGGLE_SHARE", "0" if BATCH else "1") == "1"  # a public *.gradio.live link, behind a login
 ALLOW_CPU = env("DOCGEMMA_KAGGLE_ALLOW_CPU", "0") == "1"  # no GPU: the 135M CPU demo model instead of MedGemma
-RUN_EVALUATIONS = env("DOCGEMMA_KAGGLE_EVALUATIONS", "0") == "1"  # step 5: golden suites and one experiment suite
+RUN_EVALUATIONS = env("DOCGEMMA_KAGGLE_EVALUATIONS", "1" if BATCH else "0") == "1"  # step 5: golden suites, an experiment
 FULL_RUN = False  # True: the experiment on every case, not a few per variant
 LIMIT = int(env("DOCGEMMA_KAGGLE_LIMIT", "0" if FULL_RUN else "3"))  # experiment cases per variant (0 = every case)
 VARIANTS = env("DOCGEMMA_KAGGLE_VARIANTS", "")  # experiment variants, comma-separated (empty = all)

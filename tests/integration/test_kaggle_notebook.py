@@ -104,7 +104,8 @@ def kaggle_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     monkeypatch.setenv("DOCGEMMA_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("GRADIO_SERVER_PORT", str(PORT))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    for name in ("DOCGEMMA_MODEL", "HF_TOKEN", "DOCGEMMA_BACKEND", "DOCGEMMA_AUTH", "CUDA_VISIBLE_DEVICES"):
+    for name in ("DOCGEMMA_MODEL", "HF_TOKEN", "DOCGEMMA_BACKEND", "DOCGEMMA_AUTH", "CUDA_VISIBLE_DEVICES",
+                 "KAGGLE_KERNEL_RUN_TYPE"):
         monkeypatch.delenv(name, raising=False)
     with serve() as base:  # the app's connectivity probe and any knowledge tool: recorded responses on loopback
         for name in ("OPENFDA", "EUTILS", "EUROPEPMC", "CTGOV"):

@@ -124,3 +124,17 @@ def test_medgemma_is_found_where_the_model_source_mounts(tmp_path: Path, layout:
     project = tmp_path / kaggle_bundle.DATASET_SLUG / "docgemma-connect" / "docgemma"
     project.mkdir(parents=True)  # the code dataset beside it holds no model
     assert kaggle_model_dir(tmp_path) == where
+
+
+@pytest.mark.parametrize(("run_type", "evaluations", "share"), [("Batch", True, False), ("Interactive", False, True)])
+def test_a_saved_version_runs_the_evaluations_and_an_open_session_waits_for_the_flag(
+        tmp_path: Path, run_type: str, evaluations: bool, share: bool) -> None:
+    """Kaggle's KAGGLE_KERNEL_RUN_TYPE: in a batch run (Save Version, kaggle kernels push) no one can reach the app,
+    so the evaluations run by default and the saved notebook carries their outputs; no share link there."""
+    notebook = json.loads((SUBMISSION / "docgemma_kaggle.ipynb").read_text())
+    settings = next("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    script = tmp_path / "settings.py"
+    script.write_text(settings + "\nprint(RUN_EVALUATIONS, SHARE)\n")
+    env = {"PATH": "/usr/bin:/bin", "KAGGLE_KERNEL_RUN_TYPE": run_type, "DOCGEMMA_KAGGLE_GPUS": ""}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split()[-2:] == [str(evaluations), str(share)]
