@@ -481,9 +481,14 @@ else:
             del APP
         if "llm" in globals():
             del llm
-            gc.collect()
-            import torch
+        gc.collect()
+        import torch
+        if torch.cuda.is_available():
             torch.cuda.empty_cache()
+            held = torch.cuda.memory_allocated() / 2**30
+            if held > 0.5:  # something still refers to the model: loading another beside it is what this avoids
+                raise SystemExit(f"This session still holds {held:.1f} GiB on the GPU: restart it, then run steps 1-3 "
+                                 "and this one (RECORD_WALKTHROUGH = True).")
         print("The app is stopped and its model released for the walkthrough's own (one GPU).")
     if globals().get("MODEL_DIR"):
         walk["DOCGEMMA_MODEL"] = str(MODEL_DIR)
