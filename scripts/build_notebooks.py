@@ -182,50 +182,90 @@ def demo_notebook() -> nbformat.NotebookNode:
     return new_notebook(cells=cells, metadata=_metadata())
 
 
-KAGGLE_INTRO = """# DocGemma Connect on Kaggle: MedGemma 1.5 4B on one GPU
+#: The committed estimate of bench/bench_kaggle_time.py, quoted by the notebook's first cell (with its source).
+KAGGLE_TIME = ROOT / "bench" / "results" / "results_kaggle_time.json"
 
-**Settings → Accelerator: GPU T4 x2** (the notebook uses one of the two T4s; an L4 works too). **P100 is not
-supported**: Kaggle's torch has no kernels for it (compute capability 6.0), and the model backend refuses it at
-load with that message. **Internet: on** (pip, and the Hub when MedGemma is not attached).
 
-MedGemma, either way:
-* **Kaggle Models** (no token): accept the terms on kaggle.com/models/google/medgemma, then *Add Input → Models →
-  MedGemma*, Transformers, variation `medgemma-1.5-4b-it` (any 4B instruction-tuned one is found);
-* **the Hugging Face Hub**: accept the terms at huggingface.co/google/medgemma-1.5-4b-it and add a secret
-  (*Add-ons → Secrets*) named `HF_TOKEN` holding a token of that account.
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min ({seconds:,.0f} s)"
 
-The project: attach it as a dataset (*Add Input*; found at any depth under `/kaggle/input`), or put its git URL
-in `REPO_URL` in step 1.
 
-Steps: 1 settings, 2 the project, 3 dependencies (with the tested versions of `constraints.txt`), 4 the GPU,
-5 MedGemma's source, 6 load MedGemma, 7 the app behind a login, 8-9 golden suites, 10 an experiment suite.
-*Run All* reaches the app (step 7) within minutes (`bench/bench_kaggle_time.py` estimates it); the evaluations
-run after it, on a few cases per variant unless `FULL_RUN = True` in step 1 (every case: about an hour on a T4).
-Each step says which earlier step to run first if it was skipped."""
+def kaggle_intro() -> str:
+    import json
 
-KAGGLE_SETTINGS = '''# Step 1: settings (edit here; nothing else needs editing).
-import os, pathlib
-REPO_URL = ""            # git URL of the project; only used when it is not attached as a dataset
-HF_TOKEN_SECRET = "HF_TOKEN"  # Kaggle secret read when MedGemma is not attached from Kaggle Models
-SHARE = True             # a public *.gradio.live link for the app (always behind a generated login)
-FULL_RUN = False         # True: the experiment on every case (~340 trials, about an hour on a T4, after the app)
-LIMIT = 0 if FULL_RUN else 3  # experiment cases per variant (0 = every case)
-VARIANTS = ""            # experiment variants, comma-separated (empty = all)
-GOLDEN_MODEL_FILE = "golden_tests/clinical_sessions.json"
-RECORD_WALKTHROUGH = False  # True: step 11 records the judges' walkthrough on MedGemma (needs internet for Chromium)
-# One GPU: Kaggle gives two T4s and 4-bit MedGemma fits on one; set before torch first starts CUDA.
-os.environ.setdefault("CUDA_VISIBLE_DEVICES", "0")
-# Tests only (tests/integration/test_kaggle_notebook.py): a simulated /kaggle and small limits; unset on Kaggle.
-TEST_ROOT = os.environ.get("DOCGEMMA_KAGGLE_TEST_ROOT")
-KAGGLE = pathlib.Path(TEST_ROOT or "/kaggle")
-if TEST_ROOT:
-    SHARE, LIMIT, VARIANTS, GOLDEN_MODEL_FILE = False, 1, "full_desc_1shot,rule", "golden_tests/page_examples.json"
-print("Kaggle root:", KAGGLE)'''
+    times = json.loads(KAGGLE_TIME.read_text())
+    to_app = times["default"]["time_to_app_s"]
+    evaluations = times["evaluations"]["model_s"]
+    full = times["full_run"]["evaluations"]["model_s"]
+    return f"""# DocGemma Connect on Kaggle: MedGemma 1.5 4B on one GPU
 
-KAGGLE_PROJECT = '''# Step 2: the project, attached as a dataset (any depth under /kaggle/input) or cloned from REPO_URL.
-if "KAGGLE" not in globals():
+**Run All** starts the app first: steps 1-4 install the project, load MedGemma once and serve the app behind a login
+(a public link with `SHARE`), then answer one turn to show it works. The evaluations (step 5) and the walkthrough
+(step 6) run only on request, and never beside a judge's turns: on the second T4 in a process of their own while the
+app keeps serving, or, with one GPU, after the app is stopped. A saved version (*Save Version*, or `kaggle kernels
+push`) runs in batch, where no one can reach the app: there the evaluations run by default, after the check turn,
+and their outputs are saved with the notebook.
+
+What it needs, all set by `kaggle_submission/kernel-metadata.json` when pushed with `kaggle kernels push`
+(`kaggle_submission/README.md`), or by hand in *Settings* and *Add Input*:
+* **GPU T4 x2** (`machine_shape`). The app uses the first T4; a P100 is refused in one sentence (Kaggle's torch has
+  no kernels for it). Without a GPU step 4 stops, unless `ALLOW_CPU` runs the 135M CPU demo model instead.
+* **Internet on** (`enable_internet`): step 3 installs the tested versions with pip.
+* **The code** as a dataset (`dataset_sources`: `docgemma-connect-code`, built by `scripts/kaggle_bundle.py`), found
+  at `/kaggle/input/docgemma-connect-code/` (or `/kaggle/input/datasets/<owner>/docgemma-connect-code/`).
+* **MedGemma** from Kaggle Models (`model_sources`: `google/medgemma/transformers/medgemma-1.5-4b-it/1`, its terms
+  accepted on kaggle.com/models/google/medgemma), found at `/kaggle/input/medgemma/transformers/medgemma-1.5-4b-it/1/`;
+  otherwise a secret `HF_TOKEN` of a Hugging Face account that accepted them.
+
+Each step says what it needs and, when it is missing, stops with one sentence saying so.
+
+**Time**, estimated, not measured (no T4 was used to build this): Run All to the app's login line about
+{_minutes(to_app)}; the evaluations, when asked for, about {_minutes(evaluations)} of model time
+({_minutes(full)} with `FULL_RUN`). Source: `python bench/bench_kaggle_time.py`
+(`bench/results/results_kaggle_time.json`), which costs each cell of this notebook; its pip and model-load seconds
+are assumptions."""
+
+
+KAGGLE_SETTINGS = '''# Step 1: settings. Needs: nothing. Edit here; nothing else needs editing. Each setting reads an environment
+# variable first (the tests set them: tests/integration/test_kaggle_notebook.py); on Kaggle they are unset.
+import os, pathlib, shutil, subprocess, sys
+env = os.environ.get
+INPUT = pathlib.Path(env("DOCGEMMA_KAGGLE_INPUT", "/kaggle/input"))  # where Kaggle mounts the attachments
+WORKING = pathlib.Path(env("DOCGEMMA_KAGGLE_WORKING", "/kaggle/working"))  # writable; the run's output
+DATASET = env("DOCGEMMA_KAGGLE_DATASET", "docgemma-connect-code")  # the code dataset's slug (kernel-metadata.json)
+REPO_URL = env("DOCGEMMA_KAGGLE_REPO_URL", "")  # a git URL: only when the code dataset is not attached (internet)
+# A saved version (Save Version, kaggle kernels push) runs in batch: no one can reach its app, so there the
+# evaluations run by default (after the app's check turn) and their outputs are saved with the notebook.
+BATCH = env("KAGGLE_KERNEL_RUN_TYPE", "") == "Batch"
+SHARE = env("DOCGEMMA_KAGGLE_SHARE", "0" if BATCH else "1") == "1"  # a public *.gradio.live link, behind a login
+ALLOW_CPU = env("DOCGEMMA_KAGGLE_ALLOW_CPU", "0") == "1"  # no GPU: the 135M CPU demo model instead of MedGemma
+RUN_EVALUATIONS = env("DOCGEMMA_KAGGLE_EVALUATIONS", "1" if BATCH else "0") == "1"  # step 5: golden suites, an experiment
+FULL_RUN = False  # True: the experiment on every case, not a few per variant
+LIMIT = int(env("DOCGEMMA_KAGGLE_LIMIT", "0" if FULL_RUN else "3"))  # experiment cases per variant (0 = every case)
+VARIANTS = env("DOCGEMMA_KAGGLE_VARIANTS", "")  # experiment variants, comma-separated (empty = all)
+GOLDEN_MODEL_FILE = env("DOCGEMMA_KAGGLE_GOLDEN_FILE", "golden_tests/clinical_sessions.json")
+RECORD_WALKTHROUGH = env("DOCGEMMA_KAGGLE_WALKTHROUGH", "0") == "1"  # step 6: the walkthrough video on MedGemma
+PIP_ARGS = env("DOCGEMMA_KAGGLE_PIP_ARGS", "").split()  # extra pip arguments (tests: --dry-run --no-index)
+HF_TOKEN_SECRET = "HF_TOKEN"  # Kaggle secret read only when MedGemma is not attached
+
+# The GPUs: the app's model on the first; the second (Kaggle's T4 x2) is left to step 5/6, which load their own copy
+# there in a process of their own. Pinned here, before torch is first imported (it reads CUDA_VISIBLE_DEVICES once).
+if "DOCGEMMA_KAGGLE_GPUS" not in os.environ:  # first run: every GPU of the session, by nvidia-smi
+    listed = (subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True,
+                             text=True) if shutil.which("nvidia-smi") else None)
+    os.environ["DOCGEMMA_KAGGLE_GPUS"] = ",".join(listed.stdout.split()) if listed and listed.returncode == 0 else ""
+GPUS = [g for g in os.environ["DOCGEMMA_KAGGLE_GPUS"].split(",") if g]
+if GPUS:
+    os.environ["CUDA_VISIBLE_DEVICES"] = GPUS[0]
+SPARE_GPU = GPUS[1] if len(GPUS) > 1 else None
+print(f"attachments: {INPUT}; output: {WORKING}; GPUs: {GPUS or 'none'} (the app on {GPUS[0] if GPUS else 'CPU'}"
+      f"{', evaluations on ' + SPARE_GPU if SPARE_GPU else ''})")'''
+
+KAGGLE_PROJECT = '''# Step 2: the project's code. Needs: the code dataset attached (kernel-metadata.json's dataset_sources), or REPO_URL
+# and internet. Copied to WORKING (the attachments are read-only).
+if "INPUT" not in globals():
     raise SystemExit("Run step 1 (settings) first.")
-import os, shutil, subprocess, sys
+import zipfile
 
 def find_project(root):
     """The first directory under ``root`` holding the project (docgemma/ and requirements.txt), or None."""
@@ -235,195 +275,262 @@ def find_project(root):
         dirs.sort()
     return None
 
-WORK = KAGGLE / "working" / "docgemma"
+WORK = WORKING / "docgemma"
 if not (WORK / "docgemma" / "__init__.py").is_file():
-    attached = find_project(KAGGLE / "input")
+    # Kaggle mounts a dataset at INPUT/<slug>/, or INPUT/datasets/<owner>/<slug>/ in its newer layout.
+    places = [p for p in [INPUT / DATASET, *sorted(INPUT.glob(f"datasets/*/{DATASET}"))] if p.is_dir()]
+    attached = next((found for place in [*places, INPUT] if place.is_dir() and (found := find_project(place))), None)
+    archives = [z for place in places for z in sorted(place.rglob("*.zip"))]  # an upload Kaggle left packed
+    if attached is None and archives:
+        with zipfile.ZipFile(archives[0]) as packed:
+            packed.extractall(WORKING / "unpacked")
+        attached = find_project(WORKING / "unpacked")
     if attached is not None:
         print("project attached at", attached)
-        shutil.copytree(attached, WORK, dirs_exist_ok=True)  # /kaggle/input is read-only
+        shutil.copytree(attached, WORK, dirs_exist_ok=True)
     elif REPO_URL:
         subprocess.run(["git", "clone", "--depth", "1", REPO_URL, str(WORK)], check=True)
     else:
         del WORK
-        raise SystemExit("The project was not found under " + str(KAGGLE / "input") +
-                         ": attach it as a dataset (Add Input), or set REPO_URL in step 1 and run steps 1-2 again.")
+        raise SystemExit(f"The code dataset {DATASET!r} is not attached under {INPUT}: push the notebook with "
+                         "kaggle_submission/kernel-metadata.json (or Add Input → Datasets), then run from step 1.")
 os.chdir(WORK)
 if str(WORK) not in sys.path:
     sys.path.insert(0, str(WORK))
 print("project:", WORK)'''
 
-KAGGLE_INSTALL = '''# Step 3: dependencies with the tested versions (-c constraints.txt). Kaggle's own CUDA torch is kept: the
-# torch line of requirements.txt is left out, so pip never swaps it for another build.
+KAGGLE_INSTALL = '''# Step 3: dependencies at the tested versions (-c constraints.txt). Needs: internet. Kaggle's own CUDA build of
+# torch is kept: the torch line of requirements.txt is left out, so pip never swaps it for another build.
 if "WORK" not in globals():
     raise SystemExit("Run step 2 (the project) first.")
+import socket, time
+
 lines = (WORK / "requirements.txt").read_text().splitlines()
 kept = [line for line in lines if not line.split("#")[0].strip().lower().startswith("torch")]
 (WORK / "requirements-kaggle.txt").write_text("\\n".join(kept) + "\\n")
-command = [sys.executable, "-m", "pip", "install", "-q", "-r", "requirements-kaggle.txt", "-c", "constraints.txt"]
-if TEST_ROOT:  # CI: the same command, resolved against what is installed; nothing downloaded or changed
-    command += ["--dry-run", "--no-index"]
-if subprocess.run(command, cwd=WORK).returncode != 0:  # pip said why above; one line here, no traceback
-    raise SystemExit("pip could not install the dependencies: this step needs Internet on (Settings → Internet; "
-                     "step 5 too unless MedGemma is attached from Kaggle Models).")
-print("installed. If pip replaced a package this session had already imported, restart the session "
-      "(Run → Restart & clear cell outputs) and run from step 1: the project is already in place.")'''
-
-KAGGLE_GPU = '''# Step 4: the GPU. T4 (or L4) is supported; P100 is refused with the reason (no kernels in Kaggle's torch).
-if "WORK" not in globals():
-    raise SystemExit("Run step 2 (the project) first.")
-import torch
-from docgemma.llm.transformers_backend import check_gpu_supported
-
-if torch.cuda.is_available():
-    major, minor = torch.cuda.get_device_capability(0)
-    print(f"{torch.cuda.get_device_name(0)} (compute capability {major}.{minor}), "
-          f"{torch.cuda.device_count()} visible, torch {torch.__version__}")
-    check_gpu_supported(torch)
-else:
-    print("No GPU: the embedded CPU demo model (SmolLM2-135M) runs instead of MedGemma; it is not clinically "
-          "meaningful. On Kaggle: Settings → Accelerator → GPU T4 x2.")'''
-
-KAGGLE_SOURCE = '''# Step 5: where MedGemma comes from. Attached from Kaggle Models: no token. Otherwise the Hub, with the
-# HF_TOKEN secret (MedGemma is gated).
-if "WORK" not in globals():
-    raise SystemExit("Run step 2 (the project) first.")
-import torch
-from docgemma.llm.transformers_backend import kaggle_model_dir
-
-MODEL_DIR = kaggle_model_dir(KAGGLE / "input")
-if MODEL_DIR is not None:
-    print("MedGemma from Kaggle Models:", MODEL_DIR, "(no Hugging Face token needed)")
-    if torch.cuda.is_available():
-        os.environ["DOCGEMMA_MODEL"] = str(MODEL_DIR)
-else:
-    from kaggle_secrets import UserSecretsClient
-
+if "--no-index" not in PIP_ARGS:
     try:
-        token = UserSecretsClient().get_secret(HF_TOKEN_SECRET)
-    except Exception as exc:  # the client raises a bare Exception for a secret that is not attached
-        token = None
-        print(f"No {HF_TOKEN_SECRET} secret ({type(exc).__name__}).")
-    if token:
-        os.environ["HF_TOKEN"] = token
-        print(f"MedGemma from the Hugging Face Hub, with the {HF_TOKEN_SECRET} secret.")
-    elif torch.cuda.is_available():
-        raise SystemExit("MedGemma is neither attached nor reachable: attach it from Kaggle Models (Add Input → "
-                         f"Models → MedGemma), or add the {HF_TOKEN_SECRET} secret (Add-ons → Secrets), then rerun this step.")
-    else:
-        print("No GPU: no MedGemma needed (the embedded demo model runs).")'''
+        socket.create_connection(("pypi.org", 443), timeout=10).close()
+    except OSError:
+        raise SystemExit("This step needs internet (pip): turn on Settings → Internet (kernel-metadata.json's "
+                         "enable_internet), then rerun it.") from None
+from importlib import metadata
 
-KAGGLE_LOAD = '''# Step 6: MedGemma in 4-bit NF4 on the GPU (vision tower, projector and head unquantized, in the compute dtype:
-# float32 on a T4, bf16 on an L4); the JSON constraints of every agent schema are compiled now, so no turn waits.
+def loaded_versions():
+    """The installed version of every distribution this session has already imported from."""
+    owners = metadata.packages_distributions()
+    found = {}
+    for dist in {d for name in list(sys.modules) if "." not in name for d in owners.get(name, [])}:
+        try:
+            found[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+before = loaded_versions()
+command = [sys.executable, "-m", "pip", "install", "-q", "--progress-bar", "off", "-r", "requirements-kaggle.txt",
+           "-c", "constraints.txt", *PIP_ARGS]
+print("pip install -r requirements-kaggle.txt -c constraints.txt (quiet: only errors are printed) …", flush=True)
+start = time.time()
+if subprocess.run(command, cwd=WORK).returncode != 0:
+    raise SystemExit("pip could not install the dependencies: its error is printed above.")
+after = loaded_versions()
+changed = sorted(d for d, v in before.items() if after.get(d, v) != v)
+print(f"installed in {time.time() - start:.0f} s.")
+if changed:  # the session still runs the old code of these: a restart loads the new
+    print(f"pip replaced {', '.join(changed)}, already imported here: restart the session (Run → Restart) and run "
+          "from step 1 (the project stays in place).")'''
+
+KAGGLE_APP = '''# Step 4: the app. Needs: a GPU (T4) and MedGemma attached from Kaggle Models (kernel-metadata.json's model_sources)
+# or the HF_TOKEN secret. MedGemma loads once, in 4-bit NF4 on the first GPU (float32 compute on a T4, bf16 on an
+# L4; the JSON constraints of every agent schema compiled now, so no turn waits); docgemma.serve.assemble builds the
+# app on it, served behind a login; then one turn through the app's workspace shows that it answers.
 if "WORK" not in globals():
     raise SystemExit("Run step 2 (the project) first.")
-import logging, time
+import logging, secrets, time
+import torch
+from docgemma.agent.events import TurnDone
 from docgemma.agent.schemas import agent_schemas
-from docgemma.llm.transformers_backend import load_transformers_llm
-from docgemma.tools.registry import default_registry
-
-logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", force=True)
-start = time.time()
-llm = load_transformers_llm(os.environ.get("DOCGEMMA_MODEL"))
-print(llm.describe(), f"loaded in {time.time() - start:.0f} s")
-start = time.time()
-llm.prepare_schemas(agent_schemas(default_registry()))
-print(f"{len(llm.constraint_build_s)} JSON constraints ready in {time.time() - start:.1f} s")
-logging.getLogger().setLevel(logging.WARNING)'''
-
-KAGGLE_GOLDEN_ORACLE = '''# Step 8: every golden file in oracle mode: the deterministic machinery, must all pass (no model needed).
-if "WORK" not in globals():
-    raise SystemExit("Run step 2 (the project) first.")
-import glob, io
-from docgemma.eval.golden import run_file
-
-for path in sorted(glob.glob("golden_tests/*.json")):
-    report = io.StringIO()
-    code = run_file(pathlib.Path(path), None, None, report)
-    print(report.getvalue().splitlines()[0], "PASS" if code == 0 else "FAIL")'''
-
-KAGGLE_GOLDEN_MODEL = '''# Step 9: the same turns answered by the model (per-field accuracy, model calls per turn).
-if "llm" not in globals():
-    raise SystemExit("Run step 6 (load MedGemma) first.")
-from docgemma.eval.golden import run_file
-
-with open("golden_model.jsonl", "w") as out:
-    run_file(pathlib.Path(GOLDEN_MODEL_FILE), llm, out)'''
-
-KAGGLE_EXPERIMENT = '''# Step 10: one experiment suite, TOOL_SELECT; red ticks are seed 002's figures on MedGemma 4B.
-if "llm" not in globals():
-    raise SystemExit("Run step 6 (load MedGemma) first.")
-from IPython.display import Image, display
-from docgemma.eval.experiments import notebook
-
-result = notebook.run("tool_select", llm, limit=LIMIT or None, variants=[v for v in VARIANTS.split(",") if v] or None,
-                      out=pathlib.Path("experiments_out"))
-display(result.frame)
-for figure in result.figures:
-    display(Image(filename=str(figure)))'''
-
-KAGGLE_APP = '''# Step 7: the app, with the model of step 6 (loaded here if step 6 was skipped), started before the evaluations
-# so that it is reachable minutes after Run All; the steps after it share the model with it (one call at a time).
-# The share link is public, and the page can write to the patient record: it always asks for the login below.
-if "WORK" not in globals():
-    raise SystemExit("Run step 2 (the project) first.")
-import secrets
 from docgemma.config import Settings
+from docgemma.llm.transformers_backend import UnsupportedGPUError, check_gpu_supported, kaggle_model_dir
+from docgemma.llm.transformers_backend import load_transformers_llm
 from docgemma.serve import assemble
+from docgemma.tools.registry import default_registry
+from docgemma.ui.server import launch_in_background
+from docgemma.ui.text import render_timeline
+from docgemma.workspace import Workspace
 
-if "demo" in globals():
-    demo.close()  # this step run again: stop the previous server first
-settings = Settings.from_env()
-demo = assemble(settings, llm=globals().get("llm")).demo
+MODEL_DIR = kaggle_model_dir(INPUT)
+if "llm" not in globals():
+    if torch.cuda.is_available():
+        name, (major, minor) = torch.cuda.get_device_name(0), torch.cuda.get_device_capability(0)
+        print(f"{name} (compute capability {major}.{minor}), torch {torch.__version__}")
+        try:
+            check_gpu_supported(torch)
+        except UnsupportedGPUError:
+            raise SystemExit(f"The {name} is not supported by Kaggle's torch (no sm_{major}{minor} kernels): choose "
+                             "Settings → Accelerator → GPU T4 x2.") from None
+        if MODEL_DIR is None:
+            try:
+                from kaggle_secrets import UserSecretsClient
+                os.environ["HF_TOKEN"] = UserSecretsClient().get_secret(HF_TOKEN_SECRET)
+            except Exception:  # not on Kaggle, or no such secret (the client raises a bare Exception)
+                raise SystemExit("MedGemma is not attached: add it from Kaggle Models (kernel-metadata.json's "
+                                 f"model_sources, or Add Input → Models → MedGemma) or a {HF_TOKEN_SECRET} secret, "
+                                 "then rerun this step.") from None
+            print(f"MedGemma from the Hugging Face Hub, with the {HF_TOKEN_SECRET} secret")
+        else:
+            print("MedGemma from Kaggle Models:", MODEL_DIR)
+        model = str(MODEL_DIR) if MODEL_DIR else None
+    elif ALLOW_CPU:
+        print("No GPU: the 135M CPU demo model stands in for MedGemma (ALLOW_CPU); it is not clinically meaningful.")
+        model = None
+    else:
+        raise SystemExit("This step needs a GPU: choose Settings → Accelerator → GPU T4 x2 (kernel-metadata.json's "
+                         "machine_shape), or set ALLOW_CPU = True in step 1 for the CPU demo model.")
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", force=True)
+    start = time.time()
+    llm = load_transformers_llm(model)
+    llm.prepare_schemas(agent_schemas(default_registry()))
+    logging.getLogger().setLevel(logging.WARNING)
+    print(f"{llm.describe()} ready in {time.time() - start:.0f} s")
+
+if "APP" in globals():
+    APP.demo.close()  # this step run again: stop the previous server first
+SETTINGS = Settings.from_env()
+APP = assemble(SETTINGS, llm=llm)
 LOGIN = ("clinician", secrets.token_urlsafe(12))
-demo.launch(share=SHARE, auth=LOGIN, prevent_thread_lock=True)
-print(f"Login: user {LOGIN[0]!r}, password {LOGIN[1]!r} (new each run; share it only with the clinicians testing)")'''
+# As the app serves everywhere (the page's options, /healthz, the login gate on every route), without blocking.
+launch_in_background(APP.demo, APP.ready, APP.metrics, auth=LOGIN, max_file_size=SETTINGS.max_image_bytes,
+                     share=SHARE)
+print(f"Login: user {LOGIN[0]!r}, password {LOGIN[1]!r} (new each run; share it only with the clinicians testing)")
 
-KAGGLE_WALKTHROUGH = '''# Step 11 (off by default: RECORD_WALKTHROUGH in step 1): the judges' walkthrough on MedGemma, the same
-# scenes and command as kaggle_submission/walkthrough.mp4 (recorded on the CPU demo model). It starts its own app
-# process, so a second 4-bit MedGemma loads beside step 6's (both fit a T4). Chromium and ffmpeg need internet.
-if RECORD_WALKTHROUGH:
-    if "WORK" not in globals():
-        raise SystemExit("Run step 2 (the project) first.")
-    import subprocess, sys
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "playwright", "imageio-ffmpeg"], check=True)
-    subprocess.run([sys.executable, "-m", "playwright", "install", "--with-deps", "chromium"], check=True)
-    out = pathlib.Path("/kaggle/working/walkthrough")
-    subprocess.run([sys.executable, "scripts/walkthrough.py", "--backend", "transformers", "--out", str(out)],
-                   cwd=WORK, check=True)
-    print(f"video and screenshots: {out}")
+def ask(message, thread="notebook"):
+    """One turn through the app's own workspace (as the page sends it): the answer and the reasoning timeline."""
+    for event in Workspace(APP.assistant, APP.ehr, APP.metrics).turn(thread, message):
+        if isinstance(event, TurnDone):
+            print(event.result.answer, "\\n", render_timeline(event.result), sep="")
+            return event.result
+    print("(the turn waits for an approval: open the app)")
+
+FIRST_TURN = ask("Find patient Grace Mensah", thread="notebook-check")'''
+
+KAGGLE_EVALUATIONS = '''# Step 5 (on request: RUN_EVALUATIONS in step 1): every golden file in oracle mode (no model), the clinical
+# sessions answered by the model, and the TOOL_SELECT experiment. Needs: step 4's model, or a second GPU. Never
+# beside a judge's turns: with a second GPU they run there, in a process with its own MedGemma, while the app keeps
+# serving on the first; with one GPU (or none) the app is stopped first and they use its model.
+import glob, io
+if not RUN_EVALUATIONS:
+    print("Evaluations not run (RUN_EVALUATIONS = False in step 1): the app keeps serving.")
+elif "WORK" not in globals():
+    raise SystemExit("Run step 2 (the project) first.")
 else:
-    print("Walkthrough not recorded (RECORD_WALKTHROUGH = False in step 1).")'''
+    from docgemma.eval.golden import run_file
 
-KAGGLE_CELLS = [
-    ("md", KAGGLE_INTRO),
-    ("code", KAGGLE_SETTINGS),
-    ("code", KAGGLE_PROJECT),
-    ("code", KAGGLE_INSTALL),
-    ("code", KAGGLE_GPU),
-    ("code", KAGGLE_SOURCE),
-    ("code", KAGGLE_LOAD),
-    ("md", "## The app, behind a login\n\nThe model loaded in step 6 serves the app too (one copy on the GPU). "
-           "It starts before the evaluations below, which keep running while the app serves."),
-    ("code", KAGGLE_APP),
-    ("md", "## Golden suites\n\nOracle mode checks the deterministic machinery (must be all green); model mode "
-           "measures MedGemma on the same turns.\n\nCommand line equivalents: `python -m docgemma golden "
-           "golden_tests/*.json` and `python -m docgemma golden golden_tests/clinical_sessions.json --backend "
-           "transformers --out golden_model.jsonl`."),
-    ("code", KAGGLE_GOLDEN_ORACLE),
-    ("code", KAGGLE_GOLDEN_MODEL),
-    ("md", "## One experiment suite: TOOL_SELECT\n\nCommand line equivalent: `python -m docgemma experiment "
-           "tool_select --backend transformers --out experiments_out/tool_select`."),
-    ("code", KAGGLE_EXPERIMENT),
-    ("md", "## The walkthrough on MedGemma (optional)\n\nCommand line equivalent: `python scripts/walkthrough.py "
-           "--backend transformers`."),
-    ("code", KAGGLE_WALKTHROUGH),
-]
+    for path in sorted(glob.glob("golden_tests/*.json")):
+        report = io.StringIO()
+        code = run_file(pathlib.Path(path), None, None, report)
+        print(report.getvalue().splitlines()[0], "PASS" if code == 0 else "FAIL")
+    variants = [v for v in VARIANTS.split(",") if v]
+    if SPARE_GPU is not None:
+        print(f"on GPU {SPARE_GPU} (its own MedGemma); the app keeps serving on GPU {GPUS[0]}")
+        spare = {**os.environ, "CUDA_VISIBLE_DEVICES": SPARE_GPU}
+        if globals().get("MODEL_DIR"):
+            spare["DOCGEMMA_MODEL"] = str(MODEL_DIR)
+        runs = [["golden", GOLDEN_MODEL_FILE, "--backend", "transformers", "--out", "golden_model.jsonl"],
+                ["experiment", "tool_select", "--backend", "transformers", "--out", "experiments_out/tool_select",
+                 *(["--limit", str(LIMIT)] if LIMIT else []), *(["--variants", ",".join(variants)] if variants else [])]]
+        for run in runs:
+            if subprocess.run([sys.executable, "-m", "docgemma", *run], cwd=WORK, env=spare).returncode != 0:
+                raise SystemExit(f"docgemma {run[0]} failed on GPU {SPARE_GPU}: its error is printed above.")
+        print("report: experiments_out/tool_select/report.md")
+    elif "llm" not in globals():
+        raise SystemExit("Run step 4 (the app, which loads the model) first.")
+    else:
+        from IPython.display import Image, display
+        from docgemma.eval.experiments import notebook
+
+        if "APP" in globals():
+            APP.demo.close()
+            del APP
+            print("The app is stopped while the evaluations use its model (one GPU): rerun step 4 to serve it again.")
+        with open("golden_model.jsonl", "w") as out:
+            run_file(pathlib.Path(GOLDEN_MODEL_FILE), llm, out)
+        result = notebook.run("tool_select", llm, limit=LIMIT or None, variants=variants or None,
+                              out=pathlib.Path("experiments_out"))
+        display(result.frame)
+        for figure in result.figures:
+            display(Image(filename=str(figure)))'''
+
+KAGGLE_WALKTHROUGH = '''# Step 6 (on request: RECORD_WALKTHROUGH in step 1): the judges' walkthrough on MedGemma, the scenes and command of
+# kaggle_submission/walkthrough.mp4 (recorded on the CPU demo model). Needs: internet (Chromium, ffmpeg) and a GPU.
+# It starts an app process with its own MedGemma: on the second GPU, or, with one, after this notebook's app and
+# model are released (never two copies on one GPU).
+if not RECORD_WALKTHROUGH:
+    print("Walkthrough not recorded (RECORD_WALKTHROUGH = False in step 1).")
+elif "WORK" not in globals():
+    raise SystemExit("Run step 2 (the project) first.")
+else:
+    walk = dict(os.environ)
+    if SPARE_GPU is not None:
+        walk["CUDA_VISIBLE_DEVICES"] = SPARE_GPU
+    else:
+        import gc
+        if "APP" in globals():
+            APP.demo.close()
+            del APP
+        if "llm" in globals():
+            del llm
+        gc.collect()
+        import torch
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+            held = torch.cuda.memory_allocated() / 2**30
+            if held > 0.5:  # something still refers to the model: loading another beside it is what this avoids
+                raise SystemExit(f"This session still holds {held:.1f} GiB on the GPU: restart it, then run steps 1-3 "
+                                 "and this one (RECORD_WALKTHROUGH = True).")
+        print("The app is stopped and its model released for the walkthrough's own (one GPU).")
+    if globals().get("MODEL_DIR"):
+        walk["DOCGEMMA_MODEL"] = str(MODEL_DIR)
+    for command in ([sys.executable, "-m", "pip", "install", "-q", "playwright", "imageio-ffmpeg"],
+                    [sys.executable, "-m", "playwright", "install", "--with-deps", "chromium"]):
+        if subprocess.run(command).returncode != 0:
+            raise SystemExit("This step needs internet (Chromium and ffmpeg): turn on Settings → Internet.")
+    out = WORKING / "walkthrough"
+    done = subprocess.run([sys.executable, "scripts/walkthrough.py", "--backend", "transformers", "--out", str(out)],
+                          cwd=WORK, env=walk)
+    if done.returncode != 0:
+        raise SystemExit("The walkthrough failed: its error is printed above.")
+    print(f"video and screenshots: {out}")'''
+
+
+def kaggle_cells() -> list[tuple[str, str]]:
+    return [
+        ("md", kaggle_intro()),
+        ("code", KAGGLE_SETTINGS),
+        ("code", KAGGLE_PROJECT),
+        ("code", KAGGLE_INSTALL),
+        ("code", KAGGLE_APP),
+        ("md", "## Evaluations, on request\n\nOracle mode checks the deterministic machinery (must be all green); "
+               "model mode measures MedGemma on the same turns; the TOOL_SELECT experiment compares seed 002's "
+               "prompt variants (red ticks: its figures on MedGemma 4B).\n\nCommand line equivalents: `python -m "
+               "docgemma golden golden_tests/*.json`, `python -m docgemma golden golden_tests/clinical_sessions.json "
+               "--backend transformers --out golden_model.jsonl` and `python -m docgemma experiment tool_select "
+               "--backend transformers`."),
+        ("code", KAGGLE_EVALUATIONS),
+        ("md", "## The walkthrough on MedGemma, on request\n\nCommand line equivalent: `python scripts/walkthrough.py "
+               "--backend transformers`."),
+        ("code", KAGGLE_WALKTHROUGH),
+    ]
 
 
 def kaggle_notebook() -> nbformat.NotebookNode:
-    cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in KAGGLE_CELLS]
+    cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in kaggle_cells()]
     meta = _metadata()
     meta["accelerator"] = "gpu"
+    # What a notebook saved on Kaggle carries: a notebook imported by hand opens with a T4 and internet on.
+    meta["kaggle"] = {"accelerator": "nvidiaTeslaT4", "isGpuEnabled": True, "isInternetEnabled": True,
+                      "language": "python", "sourceType": "notebook"}
     return new_notebook(cells=cells, metadata=meta)
 
 

@@ -474,13 +474,15 @@ def compute_dtype(torch: Any) -> Any:
 def kaggle_model_dir(root: Path | None = None) -> Path | None:
     """A MedGemma model directory attached to a Kaggle notebook (``/kaggle/input/medgemma*/…``), if any.
 
-    Kaggle Models mount as ``<root>/<model>/<framework>/<variation>/<version>/``; the first directory
-    holding a ``config.json`` wins, preferring a 4B instruction-tuned variation.
+    Kaggle Models mount as ``<root>/<model>/<framework>/<variation>/<version>/`` (under ``<root>/models/<owner>/``
+    in Kaggle's newer layout); the first directory holding a ``config.json`` wins, preferring a 4B
+    instruction-tuned variation.
     """
     root = KAGGLE_INPUT if root is None else root
     if not root.is_dir():
         return None
-    found = sorted(p.parent for p in root.glob("medgemma*/**/config.json"))
+    found = sorted({p.parent for pattern in ("medgemma*/**/config.json", "models/*/medgemma*/**/config.json")
+                    for p in root.glob(pattern)})
     preferred = [p for p in found if "4b-it" in str(p).lower()]
     candidates = preferred or found
     return candidates[0] if candidates else None

@@ -13,7 +13,8 @@ for it (``ui/uploads.py``). The Gradio API names (/respond,
 
 Two ways to serve the same page and probes: :func:`serve` (uvicorn, everywhere but ZeroGPU) and
 :func:`serve_through_gradio` (``gradio.Blocks.launch``: on ZeroGPU the ``spaces`` package initialises only
-there). Both end open event streams at SIGTERM and exit promptly (``ui/shutdown.py``).
+there). Both end open event streams at SIGTERM and exit promptly (``ui/shutdown.py``). A notebook (Kaggle's)
+serves the same way without blocking: :func:`launch_in_background`.
 """
 
 from __future__ import annotations
@@ -121,18 +122,47 @@ def serve(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str
         server.run()
 
 
+def launch_options(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None,
+                   max_file_size: int, stop: Any, served: ServedNames | None = None) -> dict[str, Any]:
+    """``Blocks.launch`` keyword arguments for the app: the page's options, the probes as routes of Gradio's app,
+    and the browser guard (``served``: the names this server answers to; None behind Gradio's share link, whose
+    host name this process does not choose — the login still guards it), the login, stop and upload gates in
+    front of it (what :func:`serve` puts around the page)."""
+    from starlette.middleware import Middleware
+
+    from docgemma.ui.login import LoginGate
+    from docgemma.ui.shutdown import EndStreamsOnStop
+    from docgemma.ui.style import page_options
+    from docgemma.ui.uploads import UploadGate
+
+    return {"auth": auth, "max_file_size": max_file_size, "ssr_mode": False, **page_options(),
+            "app_kwargs": {"routes": probe_routes(demo, ready, metrics), "docs_url": None, "redoc_url": None,
+                           "openapi_url": None,
+                           # The first is outermost: what a browser could forge is refused before anything.
+                           "middleware": [*([Middleware(BrowserGuard, served=served, form_paths=FORM_PATHS)]
+                                            if served is not None else []),
+                                          Middleware(LoginGate, gradio_app=lambda: getattr(demo, "server_app", None)),
+                                          Middleware(EndStreamsOnStop, stop=stop), Middleware(UploadGate)]}}
+
+
+def launch_in_background(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None,
+                         max_file_size: int, share: bool = False) -> None:
+    """Serve with ``Blocks.launch`` and return at once (a notebook's app: Kaggle's), with what the other ways of
+    serving put around the page (:func:`launch_options`); ``share``: Gradio's public link, printed by Gradio.
+    Address from ``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT``, as Gradio reads them; ``demo.close()`` stops it."""
+    from docgemma.ui.shutdown import StopSignal
+
+    demo.launch(share=share, prevent_thread_lock=True,
+                **launch_options(demo, ready, metrics, auth=auth, max_file_size=max_file_size, stop=StopSignal()))
+
+
 def serve_through_gradio(demo: Any, ready: Readiness, metrics: Metrics, *, auth: tuple[str, str] | None,
                          max_file_size: int, host: str, port: int,
                          on_started: Callable[[], None] | None = None, served: ServedNames = LOOPBACK) -> None:
     """Serve with ``demo.launch()``, as ZeroGPU needs, with the same probes (routes of Gradio's app) and the same
     prompt stop. Differences from :func:`serve`: Gradio's own server settings (no SSR), and the probes are
     answered by Gradio's app rather than ours."""
-    from starlette.middleware import Middleware
-
-    from docgemma.ui.login import LoginGate
-    from docgemma.ui.shutdown import GRACE_S, EndStreamsOnStop, StopSignal, stop_on_signals
-    from docgemma.ui.style import page_options
-    from docgemma.ui.uploads import UploadGate
+    from docgemma.ui.shutdown import GRACE_S, StopSignal, stop_on_signals
 
     stop = StopSignal()
     stopping = threading.Event()
@@ -142,14 +172,9 @@ def serve_through_gradio(demo: Any, ready: Readiness, metrics: Metrics, *, auth:
         stopping.set()
 
     with stop_on_signals(on_stop):
-        demo.launch(server_name=host, server_port=port, auth=auth, max_file_size=max_file_size,
-                    prevent_thread_lock=True, quiet=True, ssr_mode=False, **page_options(),
-                    app_kwargs={"routes": probe_routes(demo, ready, metrics), "docs_url": None, "redoc_url": None,
-                                "openapi_url": None,
-                                # The first is outermost: what a browser could forge is refused before anything.
-                                "middleware": [Middleware(BrowserGuard, served=served, form_paths=FORM_PATHS),
-                                               Middleware(LoginGate, gradio_app=lambda: getattr(demo, "server_app", None)),
-                                               Middleware(EndStreamsOnStop, stop=stop), Middleware(UploadGate)]})
+        demo.launch(server_name=host, server_port=port, prevent_thread_lock=True, quiet=True,
+                    **launch_options(demo, ready, metrics, auth=auth, max_file_size=max_file_size, stop=stop,
+                                     served=served))
         if on_started is not None:
             on_started()
         while not stopping.wait(0.5):

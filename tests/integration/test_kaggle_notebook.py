@@ -1,24 +1,28 @@
-"""The Kaggle notebook, executed as Kaggle would run it, on this machine's embedded CPU model.
+"""The Kaggle notebook, executed as Kaggle runs it, on this machine's CPU (issue 47).
 
-A simulated ``/kaggle`` in a temporary directory (``DOCGEMMA_KAGGLE_TEST_ROOT``, honoured by the notebook's
-first cell only for tests): the project attached as a dataset three levels deep under ``input/``, Kaggle's
-secrets client stubbed (``kaggle_secrets``), small limits, no share link, the install step resolved with
-``--dry-run --no-index`` against what is installed. The app step starts a real server on loopback: it must
-refuse the page without the printed login.
+The attachments are laid out as Kaggle lays them out, in a temporary directory the notebook reads through its
+``DOCGEMMA_KAGGLE_*`` settings (Kaggle's paths by default): the code dataset at ``input/<dataset-slug>/`` as the
+archive of ``scripts/kaggle_bundle.py`` unpacks, MedGemma's Kaggle Models directory at
+``input/medgemma/transformers/medgemma-1.5-4b-it/1/`` (a stand-in: a ``config.json``; with no GPU the notebook runs the
+embedded CPU model, ``ALLOW_CPU``), Kaggle's secrets client stubbed (every request logged), the install step resolved
+with ``--dry-run --no-index`` against what is installed, no share link. The app cell starts a real server on loopback
+and answers one turn through the app's workspace before anything else runs; it refuses the page without the printed
+login. The evaluations, asked for, stop the app first (no second GPU here): no judge's turn shares the model.
 
-Also: each step run alone after the settings (as when a cell is skipped) ends with "Run step N … first" or
-does its work, never a ``NameError``; with MedGemma attached from Kaggle Models no token is asked for.
+Also: each step run alone after the settings names the step to run first (never a ``NameError``); a missing
+attachment or GPU stops its step with one sentence; the newer ``input/datasets/<owner>/<slug>/`` layout and an
+archive Kaggle left packed are found too.
 """
 
 from __future__ import annotations
 
-import copy
 import json
-import shutil
-import subprocess
+import socket
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +36,7 @@ ROOT = Path(__file__).parents[2]
 NOTEBOOK = ROOT / "kaggle_submission" / "docgemma_kaggle.ipynb"
 PORT = 7841
 STUB = '''"""Kaggle's secrets client, stubbed for tests: answers from a dict; every request is logged."""
-import json, os, pathlib
+import pathlib
 
 SECRETS = {secrets}
 LOG = pathlib.Path({log!r})
@@ -47,46 +51,61 @@ class UserSecretsClient:
         return SECRETS[label]
 '''
 
-
-def project_copy(target: Path) -> None:
-    """The repository's files as a dataset would hold them (tracked and new files, not ignored ones)."""
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
+sys.path.insert(0, str(ROOT / "scripts"))
+try:
+    import kaggle_bundle
+finally:
+    sys.path.pop(0)
 
 
-def kaggle_layout(tmp: Path, secrets: dict[str, str], *, medgemma: bool = False) -> Path:
-    """``tmp/kaggle`` with the project attached deep under input/, an empty working/, and the secrets stub."""
+def kaggle_layout(tmp: Path, *, dataset: str = "legacy", medgemma: bool = True) -> Path:
+    """``tmp/kaggle`` as a pushed kernel sees it: ``input/`` with the code dataset and MedGemma, empty ``working/``.
+
+    ``dataset``: ``legacy`` (``input/<slug>/``, the archive unpacked), ``datasets`` (``input/datasets/<owner>/<slug>/``),
+    ``packed`` (the archive left as uploaded), ``none``."""
     kaggle = tmp / "kaggle"
-    project_copy(kaggle / "input" / "docgemma-connect" / "version-3" / "docgemma-connect-main")
     (kaggle / "working").mkdir(parents=True)
+    slug = kaggle_bundle.DATASET_SLUG
+    where = {"legacy": kaggle / "input" / slug, "packed": kaggle / "input" / slug,
+             "datasets": kaggle / "input" / "datasets" / kaggle_bundle.DEFAULT_OWNER / slug}.get(dataset)
+    if where is not None:
+        where.mkdir(parents=True)
+        archive = where / kaggle_bundle.ARCHIVE
+        kaggle_bundle.write_archive(archive)
+        if dataset != "packed":
+            with zipfile.ZipFile(archive) as packed:
+                packed.extractall(where)
+            archive.unlink()
     if medgemma:
-        model = kaggle / "input" / "medgemma" / "transformers" / "medgemma-1.5-4b-it" / "1"
-        model.mkdir(parents=True)
-        (model / "config.json").write_text("{}")
-    stubs = tmp / "stubs"
-    stubs.mkdir()
-    (stubs / "kaggle_secrets.py").write_text(STUB.format(secrets=json.dumps(secrets), log=str(tmp / "secrets.log")))
+        _owner, model, framework, variation, version = kaggle_bundle.MEDGEMMA_SOURCE.split("/")
+        model_dir = kaggle / "input" / model / framework / variation / version
+        model_dir.mkdir(parents=True)
+        (model_dir / "config.json").write_text("{}")
     return kaggle
 
 
 @pytest.fixture
 def kaggle_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The environment the notebook's kernel inherits: test root, stubs first on the path, offline hub."""
+    """The environment the notebook's kernel inherits: Kaggle's paths moved under ``tmp_path``, stubs first on the
+    path, no GPU (CPU demo model allowed), an offline hub, small evaluations."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("nbclient")
     if torch.cuda.is_available():
         pytest.skip("CUDA present: the notebook would load MedGemma, not the embedded model")
-    monkeypatch.setenv("DOCGEMMA_KAGGLE_TEST_ROOT", str(tmp_path / "kaggle"))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "stubs"))
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    (stubs / "kaggle_secrets.py").write_text(STUB.format(secrets=json.dumps({}), log=str(tmp_path / "secrets.log")))
+    settings = {"INPUT": str(tmp_path / "kaggle" / "input"), "WORKING": str(tmp_path / "kaggle" / "working"),
+                "GPUS": "", "ALLOW_CPU": "1", "SHARE": "0", "PIP_ARGS": "--dry-run --no-index", "EVALUATIONS": "1",
+                "LIMIT": "1", "VARIANTS": "full_desc_1shot,rule", "GOLDEN_FILE": "golden_tests/page_examples.json"}
+    for name, value in settings.items():
+        monkeypatch.setenv(f"DOCGEMMA_KAGGLE_{name}", value)
+    monkeypatch.setenv("PYTHONPATH", str(stubs))
     monkeypatch.setenv("DOCGEMMA_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("GRADIO_SERVER_PORT", str(PORT))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    for name in ("DOCGEMMA_MODEL", "HF_TOKEN", "DOCGEMMA_BACKEND", "DOCGEMMA_AUTH"):
+    for name in ("DOCGEMMA_MODEL", "HF_TOKEN", "DOCGEMMA_BACKEND", "DOCGEMMA_AUTH", "CUDA_VISIBLE_DEVICES",
+                 "KAGGLE_KERNEL_RUN_TYPE"):
         monkeypatch.delenv(name, raising=False)
     with serve() as base:  # the app's connectivity probe and any knowledge tool: recorded responses on loopback
         for name in ("OPENFDA", "EUTILS", "EUROPEPMC", "CTGOV"):
@@ -118,12 +137,27 @@ def errors(cell: Any) -> list[tuple[str, str]]:
     return [(o["ename"], o["evalue"]) for o in cell.get("outputs", []) if o.get("output_type") == "error"]
 
 
+def one_sentence(value: str) -> bool:
+    """A single sentence: one final full stop, no line break."""
+    return "\n" not in value and value.endswith(".") and ". " not in value.rstrip(".")
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 def login_required(port: int, login: tuple[str, str]) -> None:
-    """Gradio's auth: the app's config is refused without a login, served after one."""
+    """Served as the app serves everywhere (``ui/server.launch_options``): the probes open, the app's config and
+    a route Gradio's own login leaves open (``/gradio_api/cancel``, closed by the login gate) refused without a
+    login; the config served after one."""
     base = f"http://127.0.0.1:{port}"
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(f"{base}/config", timeout=10)
-    assert refused.value.code == 401
+    with urllib.request.urlopen(f"{base}/healthz", timeout=10) as probe:
+        assert probe.status == 200
+    for path, data in (("/config", None), ("/gradio_api/cancel", b"{}")):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(f"{base}{path}", data=data), timeout=10)
+        assert refused.value.code == 401, path
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
     wrong = urllib.parse.urlencode({"username": login[0], "password": "guess"}).encode()
     with pytest.raises(urllib.error.HTTPError):
@@ -133,34 +167,44 @@ def login_required(port: int, login: tuple[str, str]) -> None:
     assert opener.open(f"{base}/config", timeout=10).status == 200
 
 
-def test_kaggle_notebook_runs_top_to_bottom(kaggle_env: Path) -> None:
+def test_run_all_serves_the_app_first_then_evaluates_without_it(kaggle_env: Path) -> None:
     import nbformat
 
-    kaggle = kaggle_layout(kaggle_env, {"HF_TOKEN": "hf_test_token"})
+    kaggle = kaggle_layout(kaggle_env)
     notebook = nbformat.read(NOTEBOOK, as_version=4)
+    cells = code_cells(notebook)
+    (app,) = [c for c in cells if "launch_in_background(" in c.source]
+    assert cells.index(app) == 3  # settings, code, install, then the app: before any evaluation
     runner = client(notebook, kaggle / "working")
     with runner.setup_kernel():
-        for index, cell in enumerate(notebook.cells):
+        for index, cell in enumerate(list(notebook.cells)):
             runner.execute_cell(cell, index)  # raises on the first error, naming the cell
-        cells = code_cells(notebook)
-        (app,) = [c for c in cells if "demo.launch(" in c.source]
-        assert cells.index(app) == 6  # step 7, right after the model loads: before any evaluation (issue 28)
-        app_output = text_of(app)
-        assert "Login: user 'clinician', password '" in app_output
-        password = app_output.split("password '")[1].split("'")[0]
-        assert len(password) >= 16
-        login_required(PORT, ("clinician", password))
-        notebook.cells.append(nbformat.v4.new_code_cell("demo.close()"))
-        runner.execute_cell(notebook.cells[-1], len(notebook.cells) - 1)
-    outputs = {i: text_of(c) for i, c in enumerate(cells)}
-    assert "docgemma-connect-main" in outputs[1]  # found three levels deep
+            if cell is app:  # the app answers before anything after it runs
+                app_output = text_of(app)
+                assert "Login: user 'clinician', password '" in app_output
+                password = app_output.split("password '")[1].split("'")[0]
+                assert len(password) >= 16
+                login_required(PORT, ("clinician", password))
+                assert "Grace Mensah" in app_output.split("password '")[1]  # the check turn's answer
+                check = nbformat.v4.new_code_cell("print(type(FIRST_TURN).__name__, FIRST_TURN.answer[:200])")
+                notebook.cells.append(check)
+                runner.execute_cell(check, len(notebook.cells) - 1)
+                assert text_of(check).startswith("TurnResult ")
+        assert not listening(PORT)  # the evaluations stopped the app before using its model (no second GPU)
+    outputs = [text_of(c) for c in cells]
+    assert "No GPU" in outputs[0] or "GPUs: none" in outputs[0]
+    assert f"{kaggle_bundle.DATASET_SLUG}/docgemma-connect" in outputs[1]
     assert (kaggle / "working" / "docgemma" / "docgemma" / "__init__.py").is_file()
-    assert "No GPU" in outputs[3]
-    assert "with the HF_TOKEN secret" in outputs[4] and (kaggle_env / "secrets.log").read_text() == "HF_TOKEN\n"
-    assert "JSON constraints ready" in outputs[5]
-    assert "FAIL" not in outputs[7] and outputs[7].count("PASS") == len(list((ROOT / "golden_tests").glob("*.json")))
+    assert "installed in" in outputs[2]
+    assert "No GPU: the 135M CPU demo model stands in" in outputs[3]
+    assert not (kaggle_env / "secrets.log").exists()  # MedGemma attached: no token asked for
+    evaluations = outputs[4]
+    assert "The app is stopped while the evaluations use its model" in evaluations
+    golden = len(list((ROOT / "golden_tests").glob("*.json")))
+    assert "FAIL" not in evaluations and evaluations.count("PASS") == golden
     assert (kaggle / "working" / "docgemma" / "golden_model.jsonl").read_text().strip()
     assert (kaggle / "working" / "docgemma" / "experiments_out" / "tool_select" / "report.md").exists()
+    assert "Walkthrough not recorded" in outputs[5]
 
 
 def test_each_step_alone_says_what_to_run_first(kaggle_env: Path) -> None:
@@ -168,10 +212,10 @@ def test_each_step_alone_says_what_to_run_first(kaggle_env: Path) -> None:
     run first; none fails with a NameError."""
     import nbformat
 
-    kaggle = kaggle_layout(kaggle_env, {})
+    kaggle = kaggle_layout(kaggle_env)
     settings, *steps = code_cells(nbformat.read(NOTEBOOK, as_version=4))
     # One kernel: for each step, a clean namespace, the settings, then the step alone.
-    runs = [[nbformat.v4.new_code_cell("%reset -f"), copy.deepcopy(settings), step] for step in steps]
+    runs = [[nbformat.v4.new_code_cell("%reset -f"), nbformat.v4.new_code_cell(settings.source), step] for step in steps]
     scratch = nbformat.v4.new_notebook(cells=[cell for run in runs for cell in run])
     runner = client(scratch, kaggle / "working", allow_errors=True)
     said: dict[int, str] = {}
@@ -181,24 +225,90 @@ def test_each_step_alone_says_what_to_run_first(kaggle_env: Path) -> None:
         for number, (_, _, step) in enumerate(runs, 2):
             for name, value in errors(step):
                 assert name != "NameError", (number, value)
-                assert name == "SystemExit" and "first" in value, (number, name, value)
+                assert name == "SystemExit" and "first" in value and one_sentence(value), (number, name, value)
             said[number] = text_of(step)
     assert "project attached at" in said[2]  # needs only the settings
-    assert all("Run step 2 (the project) first" in said[n] for n in (3, 4, 5, 6, 7, 8))
-    assert all("Run step 6 (load MedGemma) first" in said[n] for n in (9, 10))
+    assert all("Run step 2 (the project) first." in said[n] for n in (3, 4, 5))
+    assert "Walkthrough not recorded" in said[6]
 
 
-def test_medgemma_from_kaggle_models_needs_no_token(kaggle_env: Path) -> None:
+def test_what_is_missing_is_said_in_one_sentence(kaggle_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No code dataset: step 2 says so; no GPU (CPU not allowed), or a P100: the app step says what to choose."""
     import nbformat
 
-    kaggle = kaggle_layout(kaggle_env, {}, medgemma=True)  # no secret: asking for one would be logged
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
-    settings, project, _install, _gpu, source, *_ = code_cells(notebook)
-    scratch = nbformat.v4.new_notebook(cells=[settings, project, source])
+    monkeypatch.setenv("DOCGEMMA_KAGGLE_ALLOW_CPU", "0")
+    kaggle = kaggle_layout(kaggle_env, dataset="none")
+    settings, project, _install, app, *_ = code_cells(nbformat.read(NOTEBOOK, as_version=4))
+    done = kaggle / "working" / "docgemma"
+    # step 2 without the dataset; then the project put in place by hand, and the app step without a GPU
+    place = nbformat.v4.new_code_cell(
+        f"import shutil; shutil.copytree({str(ROOT / 'docgemma')!r}, {str(done / 'docgemma')!r}, "
+        f"ignore=shutil.ignore_patterns('__pycache__')); shutil.copy({str(ROOT / 'requirements.txt')!r}, {str(done)!r})")
+    # then a P100 as Kaggle's torch sees it (CUDA there, no sm_60 kernels), torch's queries faked
+    p100 = nbformat.v4.new_code_cell(
+        "import torch\n"
+        "torch.cuda.is_available = lambda: True\n"
+        "torch.cuda.get_device_name = lambda *a: 'Tesla P100-PCIE-16GB'\n"
+        "torch.cuda.get_device_capability = lambda *a: (6, 0)\n"
+        "torch.cuda.get_arch_list = lambda: ['sm_75', 'sm_80', 'sm_86', 'sm_90', 'compute_90']")
+    on_p100 = nbformat.v4.new_code_cell(app.source)
+    scratch = nbformat.v4.new_notebook(cells=[settings, nbformat.v4.new_code_cell(project.source), place, project, app,
+                                              p100, on_p100])
+    runner = client(scratch, kaggle / "working", allow_errors=True)
+    with runner.setup_kernel():
+        for index, cell in enumerate(scratch.cells):
+            runner.execute_cell(cell, index)
+    ((name, missing),) = errors(scratch.cells[1])
+    assert name == "SystemExit" and one_sentence(missing) and kaggle_bundle.DATASET_SLUG in missing
+    assert "kernel-metadata.json" in missing
+    ((name, no_gpu),) = errors(app)
+    assert name == "SystemExit" and one_sentence(no_gpu) and "GPU T4 x2" in no_gpu
+    ((name, refused),) = errors(on_p100)
+    assert name == "SystemExit" and one_sentence(refused), refused
+    assert refused.startswith("The Tesla P100-PCIE-16GB is not supported by Kaggle's torch (no sm_60 kernels)")
+    assert "Tesla P100-PCIE-16GB (compute capability 6.0)" in text_of(on_p100)
+
+
+@pytest.mark.parametrize("dataset", ["datasets", "packed"])
+def test_the_code_is_found_in_kaggles_other_layouts(kaggle_env: Path, dataset: str) -> None:
+    import nbformat
+
+    kaggle = kaggle_layout(kaggle_env, dataset=dataset, medgemma=False)
+    settings, project, *_ = code_cells(nbformat.read(NOTEBOOK, as_version=4))
+    scratch = nbformat.v4.new_notebook(cells=[settings, project])
     runner = client(scratch, kaggle / "working")
     with runner.setup_kernel():
         for index, cell in enumerate(scratch.cells):
             runner.execute_cell(cell, index)
-    assert "MedGemma from Kaggle Models" in text_of(source) and "no Hugging Face token needed" in text_of(source)
-    assert "medgemma-1.5-4b-it" in text_of(source)
-    assert not (kaggle_env / "secrets.log").exists()
+    assert "project attached at" in text_of(project)
+    assert (kaggle / "working" / "docgemma" / "docgemma" / "__init__.py").is_file()
+
+
+def test_with_a_second_gpu_the_evaluations_run_there_and_the_app_keeps_serving(
+        kaggle_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kaggle's T4 x2, as far as a CPU machine can play it: the first GPU pinned for the app's kernel, the evaluations
+    in ``python -m docgemma`` processes pinned to the second (here they load the CPU demo model), the app still
+    serving afterwards. (No MedGemma stand-in: its empty directory would be handed to those processes.)"""
+    import nbformat
+
+    monkeypatch.setenv("DOCGEMMA_KAGGLE_GPUS", "0,1")
+    monkeypatch.setenv("DOCGEMMA_KAGGLE_VARIANTS", "rule")  # the first test asks the model; here only the routing
+    kaggle = kaggle_layout(kaggle_env, medgemma=False)
+    settings, project, install, app, evaluations, _walkthrough = code_cells(nbformat.read(NOTEBOOK, as_version=4))
+    probe = nbformat.v4.new_code_cell("print(os.environ['CUDA_VISIBLE_DEVICES'], SPARE_GPU)")
+    scratch = nbformat.v4.new_notebook(cells=[settings, probe, project, install, app, evaluations])
+    runner = client(scratch, kaggle / "working")
+    with runner.setup_kernel():
+        for index, cell in enumerate(scratch.cells):
+            runner.execute_cell(cell, index)
+        assert listening(PORT)  # the app was not stopped
+        password = text_of(app).split("password '")[1].split("'")[0]
+        login_required(PORT, ("clinician", password))
+        scratch.cells.append(nbformat.v4.new_code_cell("APP.demo.close()"))
+        runner.execute_cell(scratch.cells[-1], len(scratch.cells) - 1)
+    assert text_of(probe).split() == ["0", "1"]
+    said = text_of(evaluations)
+    assert "on GPU 1 (its own MedGemma); the app keeps serving on GPU 0" in said and "stopped" not in said
+    work = kaggle / "working" / "docgemma"
+    assert (work / "golden_model.jsonl").read_text().strip()
+    assert (work / "experiments_out" / "tool_select" / "report.md").exists()

@@ -33,7 +33,7 @@ def test_dev_script_dockerfile_and_readme_install_with_constraints() -> None:
 
 def test_kaggle_notebook_installs_with_constraints_and_keeps_kaggles_torch() -> None:
     cells = json.loads((ROOT / "kaggle_submission" / "docgemma_kaggle.ipynb").read_text())["cells"]
-    # Step 3 installs the app's dependencies (step 11, off by default, installs only the walkthrough's browser tools).
+    # Step 3 installs the app's dependencies (step 6, off by default, installs only the walkthrough's browser tools).
     (install,) = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"
                   and "".join(c["source"]).startswith("# Step 3") and '"pip", "install"' in "".join(c["source"])]
     assert '"-c", "constraints.txt"' in install and "requirements-kaggle.txt" in install
