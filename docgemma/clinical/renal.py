@@ -9,6 +9,7 @@ creatinine clearance is read the same way: the labels state both). Data and pure
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -81,6 +82,8 @@ class Row:
     daily: tuple[tuple[float, float], ...] = ()
     unit: str = "mg"
     doses: tuple[tuple[float, float], ...] = ()
+    #: The row holds only for an order whose words name this use (a limit that depends on the indication).
+    when: re.Pattern[str] | None = None
 
 
 _NSAIDS = ("ibuprofen", "naproxen", "diclofenac", "ketorolac", "celecoxib", "indomethacin", "meloxicam", "etoricoxib",
@@ -134,6 +137,10 @@ TABLE: tuple[Row, ...] = (
         "hyperkalaemia: check potassium before and after", "potassium chloride label, 5; BNF"),
     Row("sitagliptin", ("sitagliptin",), None, 45, "reduce the dose (50 mg at 30-44, 25 mg below 30)",
         "Januvia label, 2.2"),
+    Row("tenofovir disoproxil for pre-exposure prophylaxis", ("tenofovir",), 60, None,
+        "not recommended for HIV pre-exposure prophylaxis below a creatinine clearance of 60",
+        "Truvada label, 2.3 and 5.x (PrEP: CrCl < 60 not recommended)",
+        when=re.compile(r"\bprep\b|pre-?exposure", re.IGNORECASE)),
     Row("antivirals cleared by the kidney", ("aciclovir", "acyclovir", "valaciclovir", "valacyclovir", "tenofovir"),
         None, 50, "reduce the dose or interval", "Zovirax, Valtrex and Viread labels, 2; BNF"),
     Row("alendronate", ("alendronate", "alendronic acid"), 35, None, "not recommended below 35",
@@ -145,9 +152,11 @@ TABLE: tuple[Row, ...] = (
 SOURCE = "renal table (FDA labels 2, 4 and 8.6; MHRA; BNF)"
 
 
-def rows_for(ingredients: tuple[str, ...]) -> list[Row]:
+def rows_for(ingredients: tuple[str, ...], order: str = "") -> list[Row]:
+    """The rows for ``ingredients``; a row that holds only for one use, only when ``order`` (the order's words)
+    names it."""
     names = {i.lower() for i in ingredients}
-    return [r for r in TABLE if names & set(r.ingredients)]
+    return [r for r in TABLE if names & set(r.ingredients) and (r.when is None or r.when.search(order))]
 
 
 @dataclass(frozen=True)
@@ -157,14 +166,14 @@ class Finding:
 
 
 def findings(drug: str, ingredients: tuple[str, ...], kidney: Kidney, per_day: float | None = None,
-             doses_a_day: float | None = None, unit: str = "mg") -> list[Finding]:
+             doses_a_day: float | None = None, unit: str = "mg", order: str = "") -> list[Finding]:
     """The card's renal findings for ``drug``: the limit crossed, the value used and its date. ``per_day`` (in
     ``unit``) and ``doses_a_day``: the order's, when known, for the renally adjusted maxima."""
     out: list[Finding] = []
     if kidney.value is None:
         return out
     stale = f" This value is {kidney.days} days old (stale after {STALE_DAYS}): recheck it." if kidney.stale else ""
-    for row in rows_for(ingredients):
+    for row in rows_for(ingredients, order):
         most = min((m for below, m in row.daily if kidney.value < below), default=None)
         if most is not None and per_day is not None and unit == row.unit and per_day > most:
             out.append(Finding(f"KIDNEY FUNCTION (SEVERE): {drug} {per_day:g} {unit} a day is above {most:g} {unit} a "

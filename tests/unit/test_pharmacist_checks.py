@@ -134,8 +134,16 @@ def test_a_teratogen_for_a_woman_of_childbearing_age_warns_and_a_missing_sex_is_
     assert any(c.name == "Pregnancy and breastfeeding" and not c.ran for c in found.checks)
 
 
-RENAL_CASES = [(row.name, i) for row in renal.TABLE if row.avoid is not None for i in row.ingredients
-               if resolve_local(i).ingredients]
+RENAL_CASES = [(row.name, i) for row in renal.TABLE if row.avoid is not None and row.when is None
+               for i in row.ingredients if resolve_local(i).ingredients]
+
+
+def test_a_limit_that_depends_on_the_use_holds_only_for_that_use() -> None:
+    facts = PatientFacts([], [], birth_date="1980-01-01", gender="male", observations=[egfr(45)])
+    prep = rx("Truvada", "1 tablet", "once daily", "HIV pre-exposure prophylaxis", facts=facts)
+    assert any(w.startswith("KIDNEY FUNCTION (SEVERE)") and "pre-exposure" in w for w in prep.severe)
+    treatment = rx("tenofovir", "245 mg", "once daily", "HIV treatment", facts=facts)
+    assert not any("pre-exposure" in w for w in treatment.warnings)
 
 
 @pytest.mark.parametrize(("row", "drug"), RENAL_CASES)

@@ -61,10 +61,8 @@ FIRST_PASS = {"refuse_right": 51, "refuse_total": 62, "write_right": 29, "write_
 
 
 #: What this set still finds, by class, with why it is left (each an xfail that must keep failing until fixed, so a
-#: fix shows up and the list cannot rot). The other 90 cases hold.
+#: fix shows up and the list cannot rot). The other 91 cases hold.
 KNOWN_MISSES = {
-    "h036": "tenofovir for PrEP is not recommended below CrCl 60, for treatment only below 30: the limit depends on "
-            "the indication, which the renal table does not read (a warning is shown, not a refusal)",
     "h069": "a tablet count whose strength is in the product name without a unit ('500/125 tablets'): the dose check "
             "cannot read the strength and refuses (over-cautious)",
     "h081": "a one-off order written 'once' is not read as a frequency (deliberately: 'once' alone is ambiguous), and "

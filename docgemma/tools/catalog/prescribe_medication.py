@@ -110,7 +110,8 @@ def unknown_medicine(name: str, product: Resolution) -> bool:
 def order_checks(found: Findings, name: str, product: Resolution, args: dict[str, Any], facts: PatientFacts) -> None:
     """The checks a pharmacist makes beyond the dose: never-events by route and rate, a high-alert medicine with
     no dose range, pregnancy and breastfeeding, kidney function. Each one's line says what it used."""
-    whole = " ".join(str(args.get(k) or "") for k in ("medication_name", "dosage", "frequency", "duration", "notes"))
+    whole = " ".join(str(args.get(k) or "") for k in ("medication_name", "dosage", "frequency", "duration",
+                                                      "indication", "notes"))
     tolerant = any({"opioid", "opioid_synthetic"} & resolve_local(display_text(m)).classes for m in facts.medications)
     for hazard in order_hazards.hazards(name, product.ingredients, str(args.get("dosage", "")), whole, tolerant):
         found.add(hazard.text, hazard.severe)
@@ -132,7 +133,7 @@ def order_checks(found: Findings, name: str, product: Resolution, args: dict[str
     else:
         found.ran("Pregnancy and breastfeeding", f"{record.described()}; {pregnancy.SOURCE}")
     kidney = renal.latest(facts.observations)
-    limits = renal.rows_for(product.ingredients)
+    limits = renal.rows_for(product.ingredients, whole)
     if limits and kidney.value is None:
         found.skipped("Kidney function", f"no eGFR or creatinine clearance is on record, and {name} has renal limits "
                                          f"({limits[0].advice})")
@@ -141,7 +142,7 @@ def order_checks(found: Findings, name: str, product: Resolution, args: dict[str
     per_day = dose.mg * timing.per_day if dose is not None and dose.mg is not None and timing is not None \
         and not timing.as_needed else None
     for limit in renal.findings(name, product.ingredients, kidney, per_day=per_day,
-                                doses_a_day=timing.per_day if timing is not None else None):
+                                doses_a_day=timing.per_day if timing is not None else None, order=whole):
         found.add(limit.text, limit.severe)
     found.ran("Kidney function", f"{kidney.described()}; {renal.SOURCE}" if limits
               else f"no renal limit for {name} in the {renal.SOURCE}")
