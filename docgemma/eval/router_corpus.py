@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from docgemma.clinical.dose_table import TABLE
 from docgemma.tools.registry import default_registry
 from docgemma.tools.routing import Role
 
@@ -474,8 +473,10 @@ def demo_patients() -> list[dict[str, str]]:
 
 
 def _drugs() -> list[str]:
-    """The dose table's drugs (combinations as pharmacists write them, "+" → "-")."""
-    return sorted({limit.drug for limit in TABLE})
+    """The corpus's drug vocabulary (``router_drugs.json``): the dose table's drugs when the weights were trained,
+    pinned so that a new dose row does not silently change the training data (combinations as the table writes them,
+    "+" between the parts; :func:`_drug_word` writes them as pharmacists do)."""
+    return list(json.loads((Path(__file__).with_name("router_drugs.json")).read_text())["drugs"])
 
 
 def _drug_word(rng: random.Random, drug: str) -> str:

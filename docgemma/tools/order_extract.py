@@ -309,11 +309,19 @@ _ARROW_RE = re.compile(r"(?:^|[:;,.]\s*)(?P<name>[A-Za-z][\w\- ]{1,40}?)\s*(?:->
 _NO_KNOWN_RE = re.compile(r"\b(?:nkda|nka|no\s+known\s+(?:drug\s+)?allerg(?:y|ies))\b", re.IGNORECASE)
 
 
+def _no_known_allergy(query: str) -> str | None:
+    """"NKDA" or "NKA" when the message says there is no known (drug) allergy: the coded entry, never an allergy to
+    "not specified" (tools/catalog/add_allergy.py writes it with its SNOMED CT code)."""
+    found = _NO_KNOWN_RE.search(query)
+    if not found:
+        return None
+    return "NKA" if found.group(0).lower() in ("nka", "no known allergies", "no known allergy") else "NKDA"
+
+
 def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None) -> dict[str, Any]:
     """The patient, the substance and the reaction by meaning, and a severity the message states."""
     out: dict[str, Any] = {"patient_id": patient_id} if patient_id else {}
-    # A drug the message names inside a negation ("denies any penicillin allergy", "tolerated an amoxicillin
-    # challenge") is never the allergen, whatever reads it: the entities' drug list is then not consulted.
+    # A drug named inside a negation ("denies any penicillin allergy") is never the allergen: no entity fallback then.
     negated = any(n.kind == "allergy" for n in negations(query))
     original = query
     query = without_negations(query)  # "record a penicillin allergy; NOT allergic to latex": never latex
@@ -348,12 +356,8 @@ def allergy_args(query: str, entities: ExtractedEntities, patient_id: str | None
         drugs = [d for d in entities["drug_mentions"] if not _is_reaction(d)]
         if len(drugs) == 1:
             out["substance"] = drugs[0]
-    if "substance" not in out and (none := _NO_KNOWN_RE.search(original)):
-        # "NKDA", "no known drug allergies": the coded "no known (drug) allergy" entry, never an allergy to
-        # "not specified" (tools/catalog/add_allergy.py writes it with its SNOMED CT code).
-        out.update(substance="NKA" if none.group(0).lower() in ("nka", "no known allergies", "no known allergy")
-                   else "NKDA", reaction="not applicable")
-        return out
+    if "substance" not in out and (none := _no_known_allergy(original)):
+        return {**out, "substance": none, "reaction": "not applicable"}
     reactions = list(dict.fromkeys(m.group(1).lower() for m in REACTION_RE.finditer(query)))
     if reactions:
         out["reaction"] = ", ".join(reactions)[:60]
