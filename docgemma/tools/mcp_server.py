@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from docgemma.exposure import BearerGate
 from docgemma.exposure import check_exposure as _check_exposure
+from docgemma.tools.args import NOT_WRITTEN
 from docgemma.tools.outcome import ToolOutcome
 from docgemma.tools.spec import ToolContext, ToolRegistry, ToolSpec
 
@@ -39,7 +40,7 @@ def _tool_function(spec: ToolSpec) -> Any:
     parameters = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[info.annotation, info],
                           default=inspect.Parameter.empty if info.is_required() else info.default)
-        for name, info in spec.args_model.model_fields.items()
+        for name, info in spec.args_model.model_fields.items() if name not in NOT_WRITTEN  # code's to fill
     ]
     call.__signature__ = inspect.Signature(parameters, return_annotation=ToolOutcome)  # type: ignore[attr-defined]
     call.__name__ = spec.name
