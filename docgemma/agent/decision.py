@@ -292,7 +292,7 @@ def _rule_alone(decision: RouteDecision, registry: ToolRegistry) -> str:
     if alone == "picked":
         return "decided by rule: the clinician picked a patient from the list offered"
     if alone == "plan":
-        return "decided by rule: the patient is found first, then what was asked (the classifier backs that step)"
+        return "decided by rule: the patient is found first, then what was asked"
     if alone == "untrained":
         return "decided by rule (a resource the classifier was not trained on)"
     return "decided by rule: a form no reading mistakes (a greeting, an id that is no patient's, an item by its id)"

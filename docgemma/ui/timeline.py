@@ -40,6 +40,10 @@ _FOUND = {"success_rich": "found", "success_partial": "found", "no_results": "no
 #: Parentheticals and clauses of the engineer's register that a decision may carry.
 _ENGINEERING = re.compile(r"\s*\((?:no model call[^)]*|demo model: written by code|p=[\d.]+)\)|;?\s*used: .*$")
 _RULE_REASON = re.compile(r"^(?:decided by rule[^:]*|unsure[^:]*): ")
+#: Why a rule stood alone, in the engineer's words (``agent/decision._rule_alone``): the trace keeps them.
+_RULE_HEADS = re.compile(r"^(?:nothing is done or written on this request, or an id that is no patient's is said"
+                         r"|a form no reading mistakes \([^)]*\)"
+                         r"|the request names exactly what it needs \([^)]*\)): ")
 
 
 def _plain(text: str) -> str:
@@ -50,7 +54,7 @@ def _plain(text: str) -> str:
 def _reason(detail: str) -> str:
     """Why a rule decided, in its own words ("the request names what it needs (Prescription)"), without the
     rule's name, the classifier's probability or the model-call count."""
-    reason = _RULE_REASON.sub("", detail.split("; first resource:")[0])
+    reason = _RULE_HEADS.sub("", _RULE_REASON.sub("", detail.split("; first resource:")[0]))
     return _plain(reason)
 
 

@@ -106,3 +106,15 @@ def test_on_a_phone_the_timeline_is_one_tap_from_the_answer() -> None:
     assert page.timeline.elem_id == "timeline"
     wide = CSS[CSS.index("@media (min-width: 701px)"):]
     assert "#timeline-link" in wide[:wide.index("}")]
+
+
+def test_why_a_rule_stood_alone_stays_in_the_technical_details() -> None:
+    """The fail-safe rule's "nothing is done or written on this request, or an id that is no patient's is said"
+    stood in the clinician's view; the reason the rule gives is what the clinician reads."""
+    head = ("decided by rule: nothing is done or written on this request, or an id that is no patient's is said: "
+            "the write asked for is negated (no model call to decide)")
+    steps = [_step("intent_classify", "Understanding the question", "DIRECT", head)]
+    shown = timeline_markdown(TurnResult(answer="x", timeline=steps))
+    clinical = clinician_view(shown)
+    assert "**Request** — no look-up needed (the write asked for is negated)" in clinical
+    assert not _internal(clinical) and "nothing is done or written on this request" in shown
