@@ -62,12 +62,12 @@ def _understood(e: TimelineEvent, text: Callable[[str], str]) -> str | None:
     decision, detail = e["decision"], e["detail"]
     if detail.startswith("unsure"):
         return "**Request** — not certain what was asked: you are offered choices"
-    reason = text(_reason(detail))
+    reason = escape(text(_reason(detail)))  # the rule's words may quote the message: escaped like all text
     if decision == "DIRECT":
         return f"**Request** — no look-up needed ({reason})" if reason else "**Request** — no look-up needed"
     if decision == "TOOL_NEEDED":  # the look-ups that follow say what was looked up; this says why
         return f"**Request** — {reason}" if reason else None
-    return f"**Request** — {text(_plain(decision))}"
+    return f"**Request** — {escape(text(_plain(decision)))}"
 
 
 def _looked_up(e: TimelineEvent, text: Callable[[str], str]) -> str:

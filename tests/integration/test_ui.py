@@ -68,7 +68,7 @@ def test_events_become_one_pending_step_then_a_streamed_answer() -> None:
     assert "Confidence: medium" in history[-1]["content"]
     assert "[Label](https://pubmed.ncbi.nlm.nih.gov/1/)" in history[-1]["content"]
     assert "example.org" not in history[-1]["content"]  # links only to the tools' own hosts
-    assert "javascript:" not in history[-1]["content"] and len(history) == 3
+    assert "javascript:" not in history[-1]["content"] and len(history) == 2  # the question and its answer
 
 
 def test_the_step_under_way_replaces_the_one_before() -> None:
