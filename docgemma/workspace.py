@@ -32,6 +32,7 @@ from docgemma.fhir import display_text
 from docgemma.image_store import ImageRef, load_image_bytes
 from docgemma.images import ImageError
 from docgemma.llm.base import Message
+from docgemma.tools.args import NOT_WRITTEN, value_fields
 from docgemma.tools.catalog.search_patient import PatientSearchArgs, search_patient
 from docgemma.tools.http import known_offline
 from docgemma.tools.outcome import Source
@@ -39,7 +40,8 @@ from docgemma.tools.registry import ToolContext, ToolRegistry
 
 #: What a front end may import: the workspace and its types, and what a turn's events and results carry.
 __all__ = [
-    "ALREADY_HANDLED", "BEING_WRITTEN", "EMPTY_MESSAGE", "FIELD_LABELS", "NO_PATIENT", "NO_PENDING", "SWITCH_PREFIX",
+    "ALREADY_HANDLED", "BEING_WRITTEN", "EMPTY_MESSAGE", "FIELD_LABELS", "NOT_WRITTEN", "NO_PATIENT", "NO_PENDING",
+    "SWITCH_PREFIX",
     "AgentEvent", "ApprovalCard", "ApprovalRequest", "Attachment", "Mode", "NodeEnd", "NodeStart", "PatientCard",
     "PatientId", "PatientMatch", "PatientPanel", "PatientRef", "RecordImage", "SavedConversation", "Source", "TimelineEvent",
     "Token", "ToolView", "Tools", "TranscriptEntry", "TurnDone", "TurnResult", "Workspace", "field_label",
@@ -83,7 +85,7 @@ Tools = Mapping[str, ToolView]
 
 def tool_views(registry: ToolRegistry) -> Tools:
     """Each tool of ``registry`` as a page shows it."""
-    return MappingProxyType({spec.name: ToolView(spec.label, tuple(spec.args_model.model_fields), spec.record,
+    return MappingProxyType({spec.name: ToolView(spec.label, value_fields(spec.args_model), spec.record,
                                                  spec.patient_search) for spec in registry})
 
 

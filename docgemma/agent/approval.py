@@ -16,6 +16,7 @@ import json
 from typing import Any, Literal, TypedDict
 
 from docgemma.ehr.service import canonical_args
+from docgemma.tools.args import NOT_WRITTEN
 from docgemma.tools.registry import ToolSpec
 from docgemma.tools.review_types import CheckStatus, PatientCard, WriteReview
 
@@ -119,7 +120,8 @@ def approval_request(spec: ToolSpec, args: dict[str, Any], review: WriteReview, 
     """What the clinician is shown before a write (``review`` as :func:`as_review` gives it): who it is for,
     a readable preview, the safety warnings, and whether only an override with a reason can approve it."""
     lines = [f"{field.replace('_', ' ').capitalize()}: {value}" for field, value in args.items()
-             if field != "patient_id" or not review.get("patient")]  # the patient is shown once, in its header
+             # The patient is shown once, in its header; the words no field took are a finding, not a value.
+             if (field != "patient_id" or not review.get("patient")) and field not in NOT_WRITTEN]
     severe = list(review.get("severe", []))
     # Every severe finding is shown, and first: before duplicate orders, notes and parse warnings.
     warnings = list(dict.fromkeys([*severe, *review.get("warnings", [])]))

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from docgemma.tools.args import NOT_WRITTEN
+
 __all__ = ["CHANGED", "FIELD_LABELS", "WRITTEN", "details", "field_label", "split"]
 
 #: Field names as a clinician says them (the card's form and the confirmation); others are shown by their name.
@@ -37,12 +39,12 @@ def _shown(value: Any) -> str:
 def details(args: Mapping[str, Any], proposed: Mapping[str, Any] | None) -> str:
     """The lines after a write's confirmation: each value written (the patient is named by the confirmation
     itself), then the changes from ``proposed`` (none when nothing changed or the proposal is unknown)."""
-    keys = [k for k in args if k != "patient_id"]
+    keys = [k for k in args if k != "patient_id" and k not in NOT_WRITTEN]  # unread words are no written value
     written = " · ".join(f"{field_label(k)}: {_shown(args[k])}" for k in keys if args[k] not in (None, "", []))
     lines = [f"{WRITTEN}{written}"] if written else []
     if proposed is not None:
         changed = [f"{field_label(k)}: {_shown(proposed.get(k))} → {_shown(args.get(k))}"
-                   for k in dict.fromkeys([*proposed, *args]) if k != "patient_id"
+                   for k in dict.fromkeys([*proposed, *args]) if k != "patient_id" and k not in NOT_WRITTEN
                    and _shown(proposed.get(k)) != _shown(args.get(k))]
         if changed:
             lines.append(f"{CHANGED}{'; '.join(changed)}")

@@ -68,6 +68,11 @@ class RouteDecision(TypedDict):
     #: what was left over, for the timeline ("a trials search … left over: Nairobi (place)"); absent otherwise.
     read: NotRequired[str]
     left_over: NotRequired[str]
+    #: Why a sure rule stood without the classifier's top label, for the timeline's words ("picked": the clinician
+    #: picked a patient from the list offered; "plan": the classifier backs what follows the patient search;
+    #: "untrained": a resource the classifier was not trained on; "" otherwise). Issue 46: "the clinician picked
+    #: from the list offered" was said of every such turn, a typed name included.
+    alone: NotRequired[str]
 
 
 def context_flags(state: AgentState) -> list[str]:
@@ -196,6 +201,7 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
         reason=ruled.reason if ruled else "", rule=ruled.rule if ruled else "",
         scope=ruled.scope if ruled else "clinical", probability=round(probability, 4),
         candidates=[[name, round(p, 4)] for name, p in ranked],
+        alone="picked" if picked else "untrained" if unknown else "plan" if then else "",
     )
     return out if ruled is not None else {**out, **_left_over(state, registry)}  # type: ignore[typeddict-item]
 
@@ -282,9 +288,14 @@ def _rule_alone(decision: RouteDecision, registry: ToolRegistry) -> str:
         return "decided by rule: the request names exactly what it needs (a dictated note, or a record item by its id)"
     if decision["rule"] in FAIL_SAFE_RULES:
         return "decided by rule: nothing is done or written on this request, or an id that is no patient's is said"
-    if decision["label"] in {str(c[0]) for c in decision["candidates"]}:
-        return "decided by rule: the clinician picked from the list offered"
-    return "decided by rule (a resource the classifier was not trained on)"
+    alone = decision.get("alone", "")
+    if alone == "picked":
+        return "decided by rule: the clinician picked a patient from the list offered"
+    if alone == "plan":
+        return "decided by rule: the patient is found first, then what was asked"
+    if alone == "untrained":
+        return "decided by rule (a resource the classifier was not trained on)"
+    return "decided by rule: a form no reading mistakes (a greeting, an id that is no patient's, an item by its id)"
 
 
 def describe(decision: RouteDecision, registry: ToolRegistry) -> str:
@@ -297,7 +308,9 @@ def describe(decision: RouteDecision, registry: ToolRegistry) -> str:
         reason = decision["reason"]
         for name in registry.names:  # the rule's reason names tools; the timeline says what they are
             reason = reason.replace(name, registry.label(name))
-        return f"{head}: {reason} (no model call)"
+        # "to decide": this node made none; the answer may still call the model (a greeting's friendly line), and
+        # "a greeting (no model call)" above "1 model call" read as untrue (issue 46).
+        return f"{head}: {reason} (no model call to decide)"
     router = f"classifier said {_words(str(top), registry)} (p={float(p):.2f})"
     if decision["label"] is None and decision.get("left_over"):
         # Why the rule that read an action did not decide: what of the message its action would not use.

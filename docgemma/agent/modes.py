@@ -94,6 +94,7 @@ def undecided(mode: Mode, offline: bool | None) -> str:
         else ["the patient's record"]
     subject = "this demo runs on rules, without a language model:" if mode.rules else \
         f"on this demo ({mode.model}, not fit to judge medical requests)"
-    return (f"{subject[:1].upper()}{subject[1:]} code acts on requests that name what they need — "
-            f"{', '.join(acts_on)} — and it did not recognise one here, so nothing was guessed: the closest "
-            "actions are below.")
+    # Said in a clinician's words (issue 46: "code acts on requests…" was the engineer's).
+    return (f"{subject[:1].upper()}{subject[1:]} it acts on requests that name what they need — "
+            f"{', '.join(acts_on)} — and this request was not recognised as one, so nothing was guessed: the "
+            "closest actions are below.")

@@ -34,6 +34,9 @@ from docgemma.fhir import display_text
 from docgemma.tools.write_checks import PatientFacts
 
 PREFIX = "Safety: "
+#: Closes each line said of a message that orders nothing (a question, a plan): the line names what it belongs to.
+#: Issue 46: "Safety: apixaban duplicates Margaret Oduya's active order" stood over a question, as if ordered.
+QUESTION_TAIL = " (said of a drug your message names; nothing was ordered)"
 #: First letters of an upper-case abbreviation read with a vowel sound ("an NSAID", "an ACE inhibitor").
 _VOWEL_LETTERS = "AEFHILMNORSX"
 
@@ -98,9 +101,11 @@ def _allergy_lines(written: str, product: Resolution, who: str, facts: PatientFa
     return out
 
 
-def _order_lines(written: str, product: Resolution, who: str, facts: PatientFacts, own: bool = False) -> list[str]:
+def _order_lines(written: str, product: Resolution, who: str, facts: PatientFacts, own: bool = False,
+                 question: bool = False) -> list[str]:
     """``own``: the question is about the patient's own orders ("why is she on lisinopril?"): the drug named being
-    one of them is what was asked about, not a duplicate."""
+    one of them is what was asked about, not a duplicate; ``question``: nothing is ordered, so an order of it
+    *would* duplicate one."""
     out: list[str] = []
     for med in facts.medications:
         shown = display_text(med)
@@ -115,7 +120,8 @@ def _order_lines(written: str, product: Resolution, who: str, facts: PatientFact
         if shared:
             # A product with more in it than her order ("janumet" beside her metformin) is a duplicate all the same.
             if not (own and set(product.ingredients) <= set(active.ingredients)):
-                out.append(f"{PREFIX}{written} duplicates {order}: both contain {', '.join(shared)}.")
+                verb = "would duplicate" if question else "duplicates"
+                out.append(f"{PREFIX}{written} {verb} {order}: both contain {', '.join(shared)}.")
             continue
         same = sorted({c for i in product.ingredients for c in classes_of(i)}
                       & {c for i in active.ingredients for c in classes_of(i)})
@@ -159,13 +165,14 @@ def _skipped(product: Resolution, skip: list[Resolution]) -> bool:
 
 def safety_lines(query: str, mentions: Iterable[str], patient: PatientRef, facts: PatientFacts | None,
                  skip: Iterable[Resolution] = (), resolver: IngredientResolver = LOCAL,
-                 asked_about: str | None = None, own_orders: bool = False) -> list[str]:
+                 asked_about: str | None = None, own_orders: bool = False, question: bool = False) -> list[str]:
     """Every conflict of the drugs ``query`` names (``mentions``: the extracted names) with ``patient``'s record
     (``facts``; None: the record could not be read, which is said); ``skip``: allergens not to check (of an
     allergy being recorded this turn: naming it is not a plan to give it); ``asked_about``: a patient the
     message names who is not ``patient`` — the drugs are for them, so ``patient``'s record is not used and the
     line says they were not checked; ``own_orders``: the question is about what the patient's own orders are for
-    (a connection question), so a drug named that is one of them is no duplicate."""
+    (a connection question), so a drug named that is one of them is no duplicate; ``question``: the message orders
+    nothing (a question, a plan), and each line about her active orders says so (:data:`QUESTION_TAIL`)."""
     drugs = [(w, p) for w, p in named(query, mentions) if not _skipped(p, list(skip))]
     if not drugs:
         return []
@@ -181,7 +188,9 @@ def safety_lines(query: str, mentions: Iterable[str], patient: PatientRef, facts
     out: list[str] = []
     for written, product in drugs:
         out += _allergy_lines(written, product, who, facts, resolver)
-        out += _order_lines(written, product, who, facts, own_orders)
+        # A line about her orders is said of the message it belongs to: an allergy or age line is true either way.
+        out += [line + QUESTION_TAIL if question else line
+                for line in _order_lines(written, product, who, facts, own_orders, question)]
         out += _age_lines(written, product, who, facts)
         out += _pregnancy_and_kidney_lines(written, product, who, facts)
     return list(dict.fromkeys(out))

@@ -148,7 +148,7 @@ def rule_decision(state: AgentState, tools: ToolRegistry) -> RuleDecision | None
         return RuleDecision("DIRECT", None, f"a message in {NAMES[language]}: this mode understands English requests",
                             scope="off_topic", rule="other_language")
     if GREETING_RE.match(query):
-        return RuleDecision("DIRECT", None, "a greeting", scope="greeting", rule="greeting")
+        return RuleDecision("DIRECT", None, "a greeting or thanks", scope="greeting", rule="greeting")
     if CAPABILITY_RE.match(query):
         return RuleDecision("DIRECT", None, "a question about what the assistant can do", scope="greeting",
                             rule="capabilities")

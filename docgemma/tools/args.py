@@ -13,6 +13,17 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 PatientId = Field(min_length=1, max_length=64, description="Patient ID (not a name)")
+#: The argument that holds the words of a request no field took ("alternate weekdays"): it travels with the
+#: values so the card's check shows them as a finding, but it is no value of the write. No write stores it, no
+#: card shows it as a field, no model is asked for it (issue 46: they were written into the order's note).
+UNREAD = "unread"
+#: Argument names that are never a value the record is given (see :data:`UNREAD`).
+NOT_WRITTEN = frozenset({UNREAD})
+
+
+def value_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The argument names of ``model`` that are values of the call (a card's fields, a model's arguments)."""
+    return tuple(name for name in model.model_fields if name not in NOT_WRITTEN)
 
 
 class ToolArgs(BaseModel):

@@ -28,6 +28,7 @@ from docgemma.browser_guard import BrowserGuard, served_names
 from docgemma.config import ConfigError
 from docgemma.exposure import MIN_TOKEN_CHARS, BearerGate
 from docgemma.exposure import check_exposure as _check_exposure
+from docgemma.tools.args import NOT_WRITTEN
 from docgemma.tools.mcp_approval import MIN_KEY_CHARS
 from docgemma.tools.mcp_writes import WriteGuard
 from docgemma.tools.outcome import ToolOutcome, failure
@@ -54,7 +55,7 @@ def _tool_function(spec: ToolSpec, guard: WriteGuard | None) -> Any:
     parameters = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)] + [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[info.annotation, info],
                           default=inspect.Parameter.empty if info.is_required() else info.default)
-        for name, info in spec.args_model.model_fields.items()
+        for name, info in spec.args_model.model_fields.items() if name not in NOT_WRITTEN  # code's to fill
     ]
     call.__signature__ = inspect.Signature(parameters, return_annotation=ToolOutcome)  # type: ignore[attr-defined]
     call.__annotations__ = {"ctx": Context, "return": ToolOutcome}  # how the SDK finds its context parameter

@@ -3,8 +3,9 @@
 * A prescription: the product as the clinician wrote it ("Augmentin", "amoxicillin and clavulanate",
   "Xyzzolam" — an unknown name stays, and the write check says it could not be verified), dose, frequency
   (any "every <n> <unit>", an implausible one included), route, duration ("for 7 days", "x7d", "7/7",
-  "until review"), indication ("for otitis media"). Words that none of these took are kept in the order's
-  note with a "not understood:" marker, which the card shows as a finding.
+  "until review"), indication ("for otitis media"). Words that none of these took are kept apart, under
+  ``tools.args.UNREAD``: the card shows them as a finding and no write stores them (they once filled the
+  order's note with "not understood: 'otitis media'", which Approve would have written).
 * An allergy: substance and reaction by meaning, not by position — the substance is what the ingredient
   resolver identifies as a drug, class or allergen; the reaction is what the reaction vocabulary names
   ("gets angioedema with lisinopril": substance lisinopril, reaction angioedema).
@@ -21,9 +22,9 @@ from docgemma.clinical.entities import ExtractedEntities
 from docgemma.clinical.function_words import only_function_words
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.clinical.negation import negations, without_negations
+from docgemma.tools.args import UNREAD
 
 NOT_SPECIFIED = "not specified"
-NOT_UNDERSTOOD = "not understood:"
 
 _ORDER_VERB_RE = re.compile(
     r"\b(?:please\s+)?(?:prescribe|prescription\s+(?:of|for)|order|start(?:ing)?|give|commence|begin|initiate|put|"
@@ -262,8 +263,8 @@ def prescription_args(query: str, entities: ExtractedEntities, patient_id: str |
             spans.append(found.span())
             break
     left = _leftover(query, spans)
-    if left:
-        notes.append(f"{NOT_UNDERSTOOD} '{left}'")
+    if left:  # shown on the card as a finding, never written into the note (issue 46)
+        out[UNREAD] = left[:200]
     if notes:
         out["notes"] = "; ".join(notes)[:120]
     return out

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin
 from pydantic import BaseModel
 
 from docgemma.tools.active_patient import ActivePatientRule
+from docgemma.tools.args import NOT_WRITTEN
 from docgemma.tools.outcome import ToolOutcome, failure
 from docgemma.tools.routing import Extractor, FollowUp, Request, Role, keyword_position
 from docgemma.tools.write_checks import PreWriteCheck
@@ -159,6 +160,8 @@ class ToolSpec:
         """``name(arg: type, ...)`` as written in the full_desc list."""
         parts = []
         for fname, info in self.args_model.model_fields.items():
+            if fname in NOT_WRITTEN:  # code's to fill, never a model's (``tools.args.UNREAD``)
+                continue
             default = "" if info.is_required() else f" = {info.default}"
             parts.append(f"{fname}: {_kind(info.annotation)}{default}")
         return f"{self.name}({', '.join(parts)})"

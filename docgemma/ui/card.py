@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from docgemma.ui.markup import escape, patient_header
-from docgemma.workspace import FIELD_LABELS, ApprovalCard, Tools, field_label  # noqa: F401  (FIELD_LABELS: re-exported)
+from docgemma.workspace import (  # noqa: F401  (FIELD_LABELS: re-exported)
+    FIELD_LABELS,
+    NOT_WRITTEN,
+    ApprovalCard,
+    Tools,
+    field_label,
+)
 
 #: Form fields the page has room for (the largest write tool has five values besides the patient).
 MAX_FIELDS = 6
@@ -93,8 +99,9 @@ def fields(card: ApprovalCard, tools: Tools | None = None) -> tuple[list[Field],
     tool = (tools or {}).get(str(card.get("tool", "")))
     for key in tool.fields if tool else ():
         args.setdefault(key, None)
+    # The words no field took are a finding (the check says them), never a field Approve would write (issue 46).
     shown = [Field(k, field_label(k), _shown(v))
-             for k, v in args.items() if k != "patient_id"][:MAX_FIELDS]
+             for k, v in args.items() if k != "patient_id" and k not in NOT_WRITTEN][:MAX_FIELDS]
     general: list[Check] = []
     for check in _checks(card):
         if check.severe:  # at the top, once: it is why a plain approval is refused (see header_markdown)
@@ -231,7 +238,7 @@ def args_json(card: ApprovalCard | None) -> str:
     """The editable arguments as JSON, the ``/edit`` API's input (the page itself edits the fields)."""
     if card is None:
         return ""
-    return json.dumps({k: v for k, v in card["args"].items() if k != "patient_id"}, indent=1)
+    return json.dumps({k: v for k, v in card["args"].items() if k != "patient_id" and k not in NOT_WRITTEN}, indent=1)
 
 
 def approval_markdown(card: ApprovalCard, tools: Tools | None = None) -> str:

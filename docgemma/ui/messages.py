@@ -1,9 +1,10 @@
 """Pure functions turning agent events and results into what the page shows (no Gradio import: plain dicts
 and Markdown strings, so they are tested without a browser).
 
-A chat message is ``{"role", "content", "metadata"?}``, the shape ``gr.Chatbot`` accepts. Each node is a
-collapsible thought (title, status pending → done, duration); a tool call is nested under the step that
-chose it (``parent_id``); the answer streams into a plain message. All text — the clinician's own, the
+A chat message is ``{"role", "content", "metadata"?}``, the shape ``gr.Chatbot`` accepts. The chat keeps the
+clinician's messages and the answers; the steps live in the timeline (``ui/timeline.py``), not under each answer
+(issue 46: 3–9 collapsed step headings per answer made the chat long). While a turn runs, one pending line says
+which step is under way; the answer replaces it. All text — the clinician's own, the
 model's, the tools' and the record's — is escaped: no HTML, no script, no remote images; prompt-template
 echoes in model text are dropped.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from docgemma.ui import wording
+from docgemma.ui import timeline, wording
 from docgemma.ui.markup import DETAIL_LIMIT, clip, demote_headings, escape, patient_header, source_link
 from docgemma.workspace import (
     SWITCH_PREFIX,
@@ -57,27 +58,12 @@ def user_message(text: str) -> Message:
     return {"role": "user", "content": escape(text)}
 
 
-def _last_thought(history: list[Message], node: str, pending_only: bool) -> int | None:
-    for i in range(len(history) - 1, -1, -1):
-        meta = history[i].get("metadata") or {}
-        if str(meta.get("id", "")).startswith(f"{node}:") and (meta.get("status") == "pending" or not pending_only):
-            return i
-    return None
-
-
 def _answer_index(history: list[Message]) -> int:
     last = history[-1] if history else None
     if last and last["role"] == "assistant" and not last.get("metadata"):
         return len(history) - 1
     history.append({"role": "assistant", "content": ""})
     return len(history) - 1
-
-
-def _after_declined_write(history: list[Message]) -> bool:
-    """The last tool call shown in the chat is a write the clinician declined (its title says so)."""
-    index = _last_thought(history, "tool_execute", pending_only=False)
-    title = str((history[index].get("metadata") or {}).get("title", "")) if index is not None else ""
-    return title.endswith(f" — {wording.ERROR_WORDS['declined']}")
 
 
 def shown_steps(timeline: Sequence[TimelineEvent]) -> list[TimelineEvent]:
@@ -113,41 +99,47 @@ def _declined_routes(timeline: Sequence[TimelineEvent]) -> list[bool]:
     return flags
 
 
+#: The id of the one pending line that says which step is under way (never kept: the answer replaces it).
+PROGRESS = "progress"
+
+
+def _is_progress(message: Message) -> bool:
+    return (message.get("metadata") or {}).get("id") == PROGRESS
+
+
+def _progress(history: list[Message], event: NodeStart | NodeEnd) -> None:
+    """The step under way, on one pending line. After a write the clinician declined, the error handling that
+    skips it is no failure: its "Handling a problem" is not shown (see ``shown_steps``)."""
+    last = history[-1] if history and _is_progress(history[-1]) else None
+    if isinstance(event, NodeEnd):
+        if last is not None and wording.is_declined(event.event["node"], event.event["decision"]):
+            last["metadata"] = {**last["metadata"], "declined": True}
+        return
+    if last is not None and event.node == "error_handler" and last["metadata"].get("declined"):
+        return
+    line = {"role": "assistant", "content": "",
+            "metadata": {"title": f"{event.label}…", "id": PROGRESS, "status": "pending"}}
+    if last is not None:
+        history[-1] = line
+    else:
+        history.append(line)
+
+
+def _without_progress(history: list[Message]) -> list[Message]:
+    return [m for m in history if not _is_progress(m)]
+
+
 def apply_event(history: list[Message], event: AgentEvent, names: Names | None = None,
                 born: wording.PatientBorn | None = None, tools: Tools | None = None) -> list[Message]:
-    """Return a new history with ``event`` applied (``names``: patient names for record ids in the steps;
-    ``born``: a patient's birth date and sex, said in the answer instead of their record id; ``tools``: the
-    running tools as the workspace gives them, named by their labels)."""
+    """Return a new history with ``event`` applied (``names``: patient names for record ids; ``born``: a
+    patient's birth date and sex, said in the answer instead of their record id; ``tools``: the running tools as
+    the workspace gives them, named by their labels). A step is not kept in the chat: the timeline tells it."""
     history = [dict(m) for m in history]
-    if isinstance(event, NodeStart) and event.node == "error_handler" and _after_declined_write(history):
-        return history  # nothing failed: the clinician declined the write (see ``shown_steps``)
-    if isinstance(event, NodeStart):
-        meta: dict[str, Any] = {"title": event.label, "id": f"{event.node}:{len(history)}", "status": "pending"}
-        if event.node == "tool_execute":
-            parent = _last_thought(history, "tool_select", pending_only=False)
-            if parent is not None:
-                meta["parent_id"] = history[parent]["metadata"]["id"]
-        history.append({"role": "assistant", "content": "", "metadata": meta})
-    elif isinstance(event, NodeEnd):
-        e = event.event
-        index = _last_thought(history, e["node"], pending_only=True)
-        if index is not None and _after_declined_write(history):
-            e = _after_decline(e) or e
-        if index is not None:
-            calls = _cost(e)
-            decision = wording.step_text(e["decision"], names, tools)
-            detail = wording.step_text(e["detail"], names, tools)
-            history[index] = {
-                "role": "assistant",
-                "content": escape(f"{decision}: {detail}" if detail else decision),
-                "metadata": {
-                    **history[index]["metadata"],
-                    "title": f"{e['label']} — {decision}{calls}",
-                    # No "duration": Gradio prints it raw in the header ("(10.0ms)"); the timeline gives each time.
-                    "status": "done",
-                },
-            }
-    elif isinstance(event, Token):
+    if isinstance(event, (NodeStart, NodeEnd)):
+        _progress(history, event)
+        return history
+    history = _without_progress(history)
+    if isinstance(event, Token):
         index = _answer_index(history)
         # Cleaned as a whole each time: an echo split across chunks is caught once complete.
         content = strip_template_debris(history[index]["content"] + escape(event.text), streaming=True)
@@ -204,9 +196,9 @@ def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending
                        paused_question: str | None = None, image: ImageShown | None = None,
                        born: wording.PatientBorn | None = None, names: Names | None = None,
                        tools: Tools | None = None) -> list[Message]:
-    """The chat of a reopened conversation, whole: every finished turn as it was shown (question, image, its
-    steps, answer with its write confirmations, confidence and sources), patient notes, and a waiting card's
-    pointer (``names``: patient names for record ids in the steps)."""
+    """The chat of a reopened conversation, whole: every finished turn as it was shown (question, image, answer
+    with its write confirmations, confidence and sources; the steps are the timeline's), patient notes, and a
+    waiting card's pointer (``names``: kept for the callers; the chat names no step)."""
     history: list[Message] = [{"role": "assistant", "content": welcome}]
     if entries or pending is not None:
         history.append({"role": "assistant", "content": REOPENED})
@@ -219,7 +211,6 @@ def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending
         if entry.get("image"):
             shown = image(entry) if image else None
             history.append(shown or {"role": "user", "content": IMAGE_GONE})
-        history += step_messages(entry.get("steps", []), len(history), names, tools)
         # The record among the sources comes from the turn's tools and patient, as in the live answer.
         result = TurnResult(answer=str(entry.get("answer", "")), confidence=entry.get("confidence"),
                             sources=list(entry.get("sources", [])), writes=list(entry.get("writes", [])),
@@ -242,25 +233,6 @@ def _text(message: Message) -> str:
 
 def _is_pointer(message: Message) -> bool:
     return message.get("role") == "assistant" and not message.get("metadata") and _text(message).startswith(POINTER_START)
-
-
-def step_messages(steps: Sequence[TimelineEvent], at: int, names: Names | None = None,
-                  tools: Tools | None = None) -> list[Message]:
-    """A finished turn's steps as the chat showed them live (one collapsed thought per step, a tool call nested
-    under the step that chose it), for a reopened conversation; ``at``: the chat's length before them."""
-    out: list[Message] = []
-    parent: str | None = None
-    for e in shown_steps(steps):
-        decision, detail = wording.step_text(e["decision"], names, tools), wording.step_text(e["detail"], names, tools)
-        meta: dict[str, Any] = {"title": f"{e['label']} — {decision}{_cost(e)}", "id": f"{e['node']}:{at + len(out)}",
-                                "status": "done"}
-        if e["node"] == "tool_select":
-            parent = meta["id"]
-        elif e["node"] == "tool_execute" and parent:
-            meta["parent_id"] = parent
-        out.append({"role": "assistant", "content": escape(f"{decision}: {detail}" if detail else decision),
-                    "metadata": meta})
-    return out
 
 
 def approval_pointer(request: ApprovalCard) -> str:
@@ -320,9 +292,12 @@ def write_markdown(confirmation: str) -> str:
 
 
 def final_markdown(result: TurnResult, born: wording.PatientBorn | None = None, tools: Tools | None = None) -> str:
-    """What was written (its kind in words), then the answer with its confidence and sources."""
-    written = "".join(write_markdown(w) for w in result.writes)
-    text = written + demote_headings(escape(wording.answer_text(result.answer, born)))
+    """The answer, then what was written (its kind in words): the end of the answer shows the write, not a
+    look-up's facts before it (issue 46: "Patients found" closed an approved order's answer); then its confidence
+    and sources."""
+    written = "".join(write_markdown(w) for w in result.writes).rstrip()
+    text = demote_headings(escape(wording.answer_text(result.answer, born))).rstrip()
+    text = f"{text}\n\n{written}".strip() if written else text
     if result.confidence:
         text += f"\n\n*Confidence: {result.confidence}*"
     sources = source_line(result, tools)
@@ -337,10 +312,24 @@ NO_LOOKUP = "no look-up"
 
 def timeline_markdown(result: TurnResult | None, pending: bool = False, names: Names | None = None,
                       tools: Tools | None = None) -> str:
-    """The turn's structured steps in clinical words: route, tools, results, retries, decisions, calls and
-    time. With ``pending`` the turn is paused for the clinician's approval: its steps so far, nothing written."""
+    """The turn in two registers (``ui/timeline.py``): what a clinician reads (for whom, what was looked up and
+    found, decided and written), then the engineer's trace behind one closed "Technical details" control. With
+    ``pending`` the turn is paused for the clinician's approval: its steps so far, nothing written."""
     if result is None or not result.timeline:
         return "*No turn yet.*"
+    steps = shown_steps(result.timeline)
+    lines = timeline.clinical_lines(steps, lambda text: wording.step_text(text, names, tools))
+    sources = source_line(result, tools)
+    clinical = "\n".join(
+        [timeline.header(result, pending), "", *(f"{i}. {line}" for i, line in enumerate(lines, 1))]
+        + ([f"\n**Sources:** {sources}"] if sources else []))
+    return timeline.with_details(clinical, trace_markdown(result, pending, names, tools))
+
+
+def trace_markdown(result: TurnResult, pending: bool = False, names: Names | None = None,
+                   tools: Tools | None = None) -> str:
+    """The engineer's trace of a turn: each node's decision and detail as the agent recorded them (rules,
+    probabilities), route, model calls, tokens and time."""
     # A numbered list, not a table: the panel is ~450 px wide at 1440 px, and a five-column table there
     # broke words letter by letter ("Understa/nding"). Each step: label, decision, time, calls; detail below.
     rows = []

@@ -260,6 +260,10 @@ def _patient_panel(gr: Any) -> dict[str, Any]:
     return parts
 
 
+#: The phone's way from the answer to the timeline (shown on narrow screens only: ``ui/style.py``).
+TIMELINE_LINK = "[How this answer was reached: the timeline ↓](#timeline)"
+
+
 def layout() -> Page:
     """The page's components, created inside the caller's ``gr.Blocks`` context: a header (the disclaimer,
     once, and the status line), then three columns at desktop width (conversation | reasoning timeline |
@@ -279,6 +283,8 @@ def layout() -> Page:
             patient_strip = gr.Markdown(NO_ACTIVE, elem_id="patient-strip")
             chatbot = gr.Chatbot(value=[{"role": "assistant", "content": WELCOME}], label="Conversation",
                                  elem_id="chat")
+            # On a phone the timeline sits below the examples (~3,400 px down): one tap away from the answer.
+            gr.Markdown(TIMELINE_LINK, elem_id="timeline-link")
             card = _approval_card(gr)
             with gr.Row():
                 # A class of their own: a browser test tells them from the example requests.

@@ -21,6 +21,8 @@ CSS = """
    question at the top of the view was cut by the "Conversation" label). */
 #chat .bubble-wrap { margin-top: 2.2rem; height: calc(100% - 2.2rem); padding-top: .3rem; }
 #timeline { max-height: 78vh; overflow-y: auto; }
+/* The engineer's trace: one control, closed by default (``ui/timeline.py``). */
+#timeline .technical-details summary { cursor: pointer; font-weight: 600; margin-top: .6em; }
 #header h2 { margin: 0; }
 #header p { margin: .1em 0; }
 .field-checks p { margin: .2em 0; }
@@ -28,9 +30,10 @@ CSS = """
    patient strip on a phone); clip cuts the same overflow without being one. At the top level: Gradio scopes the
    rules inside a media query to the page's content, where this container is not. */
 .gradio-container { overflow: clip !important; }
-/* Wide screens: the patient panel is beside the chat, the strip above it is not needed. */
+/* Wide screens: the patient panel and the timeline are beside the chat; the strip and the link to the timeline
+   are not needed. */
 @media (min-width: 701px) {
-  #patient-strip { display: none !important; }
+  #patient-strip, #timeline-link { display: none !important; }
 }
 /* A phone (390x844): the chat gets most of the height; the active patient's name and safety flags stay in view
    above it while chatting (the panel with them is ~2,500 px further down); the approval card's fields and
@@ -47,6 +50,9 @@ CSS = """
     padding: .25rem .5rem !important; font-size: .85em; line-height: 1.35;
   }
   #patient-strip p { margin: 0; }
+  #timeline-link p { margin: 0; font-size: .9em; }
+  /* The sticky patient strip would cover the timeline's first lines after the link's jump. */
+  #timeline { scroll-margin-top: 25vh; }
   /* What sits above the chat changes height (the strip when another patient becomes active): the browser keeps
      the chat in place, not the header (scroll anchoring), so the chat and the box below it do not move away. */
   #header, #status, #patient-strip { overflow-anchor: none; }

@@ -66,7 +66,7 @@ ARGUMENT_WORDS: Mapping[str, str] = {
     "note_type": "note type", "note_text": "note", "name": "looking for", "query": "search", "condition": "condition",
     "fhir_id": "record item", "resource_type": "reading", "include_notes": "with notes", "date_from": "from",
     "date_to": "to", "start_date": "from", "end_date": "to",
-    "patient_id": "patient", "patient_name": "patient",
+    "patient_id": "patient", "patient_name": "patient", "unread": "words no field took",
 }
 #: FHIR resource types as clinical words.
 RESOURCE_WORDS: Mapping[str, str] = {

@@ -14,7 +14,7 @@ import pytest
 
 from docgemma.agent.assistant import Assistant, TurnResult
 from docgemma.agent.demo_llm import demo_llm
-from docgemma.agent.named_drugs import one_of, safety_lines
+from docgemma.agent.named_drugs import QUESTION_TAIL, one_of, safety_lines
 from docgemma.clinical.drug_classes import CLASSES, DrugClass
 from docgemma.clinical.entities import DrugDictionary
 from docgemma.clinical.ingredients import resolve_local
@@ -164,7 +164,7 @@ def test_co_amoxiclav_for_grace_mensah_says_it_contains_a_penicillin_first(ehr: 
                   "she's got a chest infection, thinking co-amoxiclav 625 three times a day for five days")
     assert result.answer.startswith("Safety: co-amoxiclav contains amoxicillin, a penicillin — Grace Mensah has a "
                                     "recorded penicillin allergy (anaphylaxis).\n\n")
-    assert "did not recognise" in result.answer  # the rest of the reply is as before, after the warning
+    assert "was not recognised" in result.answer  # the rest of the reply is as before, after the warning
 
 
 def test_a_drug_named_with_no_conflict_adds_nothing(ehr: Ehr) -> None:
@@ -214,7 +214,9 @@ def test_a_named_drug_that_interacts_with_an_active_order_is_said_first(ehr: Ehr
 def test_a_named_drug_already_ordered_or_of_the_same_class_is_said(ehr: Ehr) -> None:
     bello = demo_patient(ehr, "Bello")  # aspirin 81 mg
     result = turn(assistant(ehr), "dup", bello, "thinking aspirin 75 mg and naproxen for her")
-    assert f"Safety: aspirin duplicates {bello['name']}'s active order aspirin 81 MG Oral Tablet" in result.answer
+    # Issue 46: a message that orders nothing is not said to duplicate an order, and each line names its question.
+    assert f"Safety: aspirin would duplicate {bello['name']}'s active order aspirin 81 MG Oral Tablet" in result.answer
+    assert all(line.endswith(QUESTION_TAIL) for line in result.answer.split("\n") if "active order" in line)
     assert f"Safety: naproxen is an NSAID, the same class as {bello['name']}'s active order aspirin" in result.answer
 
 
@@ -264,7 +266,7 @@ def test_an_order_approved_this_turn_is_not_called_a_duplicate_of_itself(ehr: Eh
     assert "duplicates" not in done.answer and "Safety:" not in done.answer, done.answer
     # A second order of the same drug in a later turn is a real duplicate and is said.
     again = bot.run_turn("selfdup", "thinking paracetamol for her as well")
-    assert isinstance(again, TurnResult) and "duplicates" in again.answer, again.answer
+    assert isinstance(again, TurnResult) and "would duplicate" in again.answer, again.answer
 
 
 def test_a_drug_changed_away_before_approval_gets_no_safety_line_under_the_written_order(ehr: Ehr) -> None:

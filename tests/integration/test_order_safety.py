@@ -228,7 +228,8 @@ def test_nothing_typed_is_dropped_without_the_card_saying_so(ehr: Ehr) -> None:
     assert args["indication"] == "hypertension" and args["duration"] == "until review"
     words = prescription("Prescribe amoxicillin 500 mg tds for 5 days for otitis media, swallow whole, alternate weekdays")
     assert words["indication"] == "otitis media" and "instructions: swallow whole" in words["notes"]
-    assert "not understood: 'alternate weekdays'" in words["notes"]
+    # Kept apart from the note (issue 46: Approve would have written "not understood: …" into the order).
+    assert words["unread"] == "alternate weekdays" and "not understood" not in words["notes"]
     pid = pid_of(ehr, "Mwangi")
     card = card_for(assistant(ehr), f"Prescribe amoxicillin 500 mg tds for 5 days for patient {pid}, alternate weekdays")
     assert any(w.startswith("NOT UNDERSTOOD: 'alternate weekdays'") for w in card["warnings"])

@@ -366,7 +366,7 @@ def test_demo_model_does_not_repeat_the_write_confirmation(tools: Tools) -> None
     tools.queue("add_allergy", success({"id": "al-1", "status": "created"}))
     assert isinstance(assistant.run_turn("t", "Record a penicillin allergy (hives) for abc-123"), dict)
     r = done(assistant.resume("t", {"action": "approve"}))
-    assert r.answer == "Done: written to the record with the values listed above." and demo.calls == []
+    assert r.answer == "Done: written to the record with the values listed below." and demo.calls == []
 
 
 def test_demo_model_reports_a_declined_write_as_a_decision_not_a_failure(tools: Tools) -> None:

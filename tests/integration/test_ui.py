@@ -44,15 +44,16 @@ DECISION_NOTE, CARD_REF = 9, 10
 CT = Path(pydicom.__file__).parent / "data" / "test_files" / "CT_small.dcm"
 
 
-def test_events_become_thoughts_then_a_streamed_answer() -> None:
+def test_events_become_one_pending_step_then_a_streamed_answer() -> None:
+    """The step under way is one pending line (no "duration": Gradio printed it raw); the answer replaces it and
+    the steps are the timeline's (issue 46), where tool and model text is escaped."""
     history: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
     history = apply_event(history, NodeStart("intent_classify", "Understanding the question"))
-    assert history[-1]["metadata"]["status"] == "pending"
+    assert history[-1]["metadata"]["status"] == "pending" and "duration" not in history[-1]["metadata"]
     history = apply_event(history, NodeEnd(EVENT))
-    thought = history[-1]
-    # No "duration": Gradio printed it raw in the header ("(1.2s)"); the timeline gives each step's time.
-    assert thought["metadata"]["status"] == "done" and "duration" not in thought["metadata"]
-    assert "<b>" not in thought["content"] and "&lt;b&gt;" in thought["content"]  # tool/model text is escaped
+    assert len(history) == 2
+    trace = timeline_markdown(TurnResult(answer="", timeline=[EVENT]))
+    assert "<b>" not in trace and "&lt;b&gt;" in trace  # tool/model text is escaped
     history = apply_event(history, Token("Hyper"))
     history = apply_event(history, Token("tension ![x](https://evil/img.png) <script>alert(1)</script>"))
     assert history[-1]["content"].startswith("Hypertension") and "![x]" not in history[-1]["content"]
@@ -67,14 +68,14 @@ def test_events_become_thoughts_then_a_streamed_answer() -> None:
     assert "Confidence: medium" in history[-1]["content"]
     assert "[Label](https://pubmed.ncbi.nlm.nih.gov/1/)" in history[-1]["content"]
     assert "example.org" not in history[-1]["content"]  # links only to the tools' own hosts
-    assert "javascript:" not in history[-1]["content"] and len(history) == 3
+    assert "javascript:" not in history[-1]["content"] and len(history) == 2  # the question and its answer
 
 
-def test_tool_call_is_nested_under_its_selection_step() -> None:
+def test_the_step_under_way_replaces_the_one_before() -> None:
     history: list[dict[str, Any]] = []
     history = apply_event(history, NodeStart("tool_select", "Choosing a resource"))
     history = apply_event(history, NodeStart("tool_execute", "Consulting: Drug Safety Report"))
-    assert history[1]["metadata"]["parent_id"] == history[0]["metadata"]["id"]
+    assert len(history) == 1 and history[0]["metadata"]["title"] == "Consulting: Drug Safety Report…"
 
 
 def test_panels_text() -> None:
@@ -119,7 +120,7 @@ def test_tool_turn_image_turn_approval_and_bad_upload(served: tuple[str, Assista
     client = Client(url, verbose=False)
     out = client.predict({"text": "Check FDA warnings for Coumadin", "files": []}, [], None, api_name="/respond")
     history = out[0]
-    assert any(t.startswith("Consulting: Drug Safety Report") for t in _titles(history))
+    assert not _titles(history)  # the steps are the timeline's, not the chat's (issue 46)
     assert "dailymed.nlm.nih.gov" in _text(history) and "Confidence:" in _text(history)
     assert "Drug Safety Report" in str(out[TIMELINE])
 
@@ -127,7 +128,7 @@ def test_tool_turn_image_turn_approval_and_bad_upload(served: tuple[str, Assista
         {"text": "What does this image show?", "files": [handle_file(str(CT))]}, history, None, api_name="/respond"
     )
     history = out[0]
-    assert any("image attached" in t for t in _titles(history))
+    assert "image attached" in str(out[TIMELINE]) and not _titles(history)
     assert any(isinstance(m.get("content"), dict) or "file" in str(m.get("content")) for m in history if m["role"] == "user")
 
     bad = tmp_path / "notes.png"

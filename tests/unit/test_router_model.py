@@ -187,3 +187,17 @@ def test_a_topic_at_the_end_is_still_the_search_topic() -> None:
     from docgemma.agent.ask import _topic
 
     assert _topic([], "are there trials for sickle cell disease?") == "sickle cell disease"
+
+
+def test_picked_from_the_list_is_said_only_when_the_clinician_picked() -> None:
+    """Issue 46: "the clinician picked from the list offered" stood in the timeline of a turn whose patient was
+    typed: it was said of every sure rule the classifier's top label did not back."""
+    base: decision.RouteDecision = {
+        "sure": True, "label": "prescribe_medication", "intent": "TOOL_NEEDED", "tool": "search_patient",
+        "reason": "the request names it", "rule": "patient_name", "scope": "clinical", "probability": 0.2,
+        "candidates": [["search_patient", 0.7], ["prescribe_medication", 0.2]]}
+    for alone in ("plan", "untrained", ""):
+        assert "picked" not in decision.describe({**base, "alone": alone}, REG)
+    assert "picked a patient from the list offered" in decision.describe({**base, "alone": "picked"}, REG)
+    typed = _decide("Find patient Amina Okafor and prescribe amoxicillin 500 mg three times daily", active=None)
+    assert typed.get("alone") != "picked" and "picked" not in decision.describe(typed, REG)

@@ -19,6 +19,7 @@ from docgemma.tools import literature_query
 from docgemma.tools.binding import bind_tools, knowledge_clients
 from docgemma.tools.registry import default_registry
 from docgemma.ui.messages import apply_event
+from docgemma.ui.wording import step_text
 from tests.fixture_api import handler
 
 QUESTIONS = [
@@ -44,8 +45,8 @@ def _steps(tmp_path: Path, question: str) -> list[tuple[str, Any]]:
         history = apply_event(history, event)
         if isinstance(event, NodeEnd):
             nodes.append(event.event)
-    shown = [m for m in history if (m.get("metadata") or {}).get("status") == "done"]
-    return [(str(m["content"]), e) for m, e in zip(shown, nodes, strict=False)]
+    # Each step as the timeline's technical details tell it (the chat keeps no steps: issue 46).
+    return [(step_text(f"{e['decision']}: {e['detail']}"), e) for e in nodes]
 
 
 @pytest.mark.parametrize(("question", "terms"), QUESTIONS[:2])

@@ -22,6 +22,7 @@ from docgemma.agent.prefill import prefill
 from docgemma.agent.validation import validate
 from docgemma.clinical.entities import extract_entities
 from docgemma.clinical.function_words import only_function_words
+from docgemma.tools.args import NOT_WRITTEN
 from docgemma.tools.registry import default_registry
 
 REG = default_registry()
@@ -40,7 +41,8 @@ def write_args(query: str) -> dict[str, dict[str, Any]]:
 
 
 def meaningless(args: dict[str, Any]) -> list[str]:
-    return [k for k, v in args.items() if k != "patient_id"
+    # The unread words (``tools.args.NOT_WRITTEN``) are shown as a finding, never a value of the write.
+    return [k for k, v in args.items() if k != "patient_id" and k not in NOT_WRITTEN
             and any(isinstance(x, str) and only_function_words(x) for x in (v if isinstance(v, list) else [v]))]
 
 

@@ -51,7 +51,9 @@ NO_TOOL_CHOSEN = (
 EMPTY_ANSWER = "I was unable to produce an answer this time. Please rephrase the question or try again."
 MODEL_FAILED = "The model failed while writing the answer. Please try again."
 #: A demo model's answer after a write: the chat's confirmation above it lists every value written and each change.
-WRITE_DONE = "Done: written to the record with the values listed above."
+#: "below": every front end shows a turn's writes after its answer (issue 46: a search's "Patients found" closed the
+#: answer, under the write it had been put above).
+WRITE_DONE = "Done: written to the record with the values listed below."
 NOTHING_DONE = "Understood: nothing has been done, and nothing was written to the record."
 #: (answer text, timeline decision)
 Answer = tuple[str, str]
@@ -327,9 +329,13 @@ def _safety_first(state: AgentState, registry: ToolRegistry, trace: NodeTrace,
     # "why is she on lisinopril?": a connection question is about her own orders (no duplicate of them is said).
     own = any(r["tool_name"] in registry and Role.CONNECTIONS in registry[r["tool_name"]].roles
               for r in state.get("tool_results", []))
+    # An order proposed or written this turn is what the lines are about; otherwise they are said of a question.
+    ordered = any(r["tool_name"] in registry and Role.MEDICATION_ORDER in registry[r["tool_name"]].roles
+                  for r in state.get("tool_results", []))
     lines = named_drugs.safety_lines(state["user_query"], mentions, named or patient, facts,
                                      skip=[*_allergens_entered(state, registry), *_changed_away(state)],
-                                     asked_about=other if named and other_facts is None else None, own_orders=own)
+                                     asked_about=other if named and other_facts is None else None, own_orders=own,
+                                     question=not ordered)
     text = "\n".join(lines) + "\n\n" if lines else ""
     if text:
         trace.write(Token(text))

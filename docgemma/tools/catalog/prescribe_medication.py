@@ -7,6 +7,7 @@ from datetime import date
 from typing import Any
 
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from docgemma.clinical import order_hazards, pregnancy, renal
 from docgemma.clinical.allergy import allergy_findings
@@ -22,10 +23,10 @@ from docgemma.clinical.dosing import (
 )
 from docgemma.clinical.ingredients import LOCAL, IngredientResolver, Resolution, classes_of, resolve_local
 from docgemma.fhir import display_text
-from docgemma.tools.args import PatientId, ToolArgs
+from docgemma.tools.args import UNREAD, PatientId, ToolArgs
 from docgemma.tools.drug_labels import DrugLabels
 from docgemma.tools.interaction_check import active_order_interactions
-from docgemma.tools.order_extract import NOT_UNDERSTOOD, prescription_args
+from docgemma.tools.order_extract import prescription_args
 from docgemma.tools.record_tool import Draft, record_write
 from docgemma.tools.routing import Request, Role
 from docgemma.tools.spec import ToolContext, ToolSpec
@@ -45,11 +46,14 @@ class PrescribeMedicationArgs(ToolArgs):
     duration: str | None = Field(default=None, max_length=30, description="e.g. 7 days, until review")
     indication: str | None = Field(default=None, max_length=60, description="what it is for, e.g. otitis media")
     notes: str | None = Field(default=None, max_length=120)
+    #: Words of the order no field took (``tools.args.UNREAD``): a finding on the card, never written; left out of
+    #: the schema a model decodes, it is code's to fill.
+    unread: SkipJsonSchema[str | None] = Field(default=None, max_length=200)
 
 
 def prescription(request: Request) -> dict[str, Any]:
     """The patient and the order as written: product, dose, frequency, route, duration, indication ("not
-    specified" when not stated); words no field took are kept in the note and shown (``order_extract``)."""
+    specified" when not stated); words no field took are kept apart and shown on the card (``order_extract``)."""
     return prescription_args(request.query, request.entities, request.patient_id)
 
 
@@ -94,11 +98,10 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
                       f"{', '.join(sorted(same)).replace('_', ' ')}.")
     found.ran("Duplicate and same-class orders", "the patient's active medication orders")
     active_order_interactions(found, name, product, facts.medications, labels)
-    notes = str(args.get("notes") or "")
-    if NOT_UNDERSTOOD in notes.lower():
-        words = notes[notes.lower().index(NOT_UNDERSTOOD) + len(NOT_UNDERSTOOD):].strip()
-        found.add(f"NOT UNDERSTOOD: {words} — these words of the order were not read into any field; they are "
-                  "kept in the order's note. Check them before approving.")
+    unread = str(args.get(UNREAD) or "").strip()
+    if unread:
+        found.add(f"NOT UNDERSTOOD: '{unread}' — these words of the order were not read into any field and are not "
+                  "written. Check them before approving; type them into a field if they belong to the order.")
     return found.ordered()
 
 
