@@ -113,8 +113,9 @@ def unknown_medicine(name: str, product: Resolution) -> bool:
 def order_checks(found: Findings, name: str, product: Resolution, args: dict[str, Any], facts: PatientFacts) -> None:
     """The checks a pharmacist makes beyond the dose: never-events by route and rate, a high-alert medicine with
     no dose range, pregnancy and breastfeeding, kidney function. Each one's line says what it used."""
+    # The whole order as written, the words no field took included ("IV push" may be only there).
     whole = " ".join(str(args.get(k) or "") for k in ("medication_name", "dosage", "frequency", "duration",
-                                                      "indication", "notes"))
+                                                      "indication", "notes", UNREAD))
     tolerant = any({"opioid", "opioid_synthetic"} & resolve_local(display_text(m)).classes for m in facts.medications)
     for hazard in order_hazards.hazards(name, product.ingredients, str(args.get("dosage", "")), whole, tolerant):
         found.add(hazard.text, hazard.severe)
