@@ -73,11 +73,14 @@ def configured_names(value: str | None) -> list[str]:
     return [_normal(n) for n in (value or "").replace(",", " ").split() if _normal(n)]
 
 
-def served_names(bind_host: str, configured: Iterable[str] = ()) -> ServedNames:
-    """The names a server bound to ``bind_host`` answers to: loopback's, the bound address, ``configured``."""
+def served_names(bind_host: str, configured: Iterable[str] = (), public: Iterable[str] = ()) -> ServedNames:
+    """The names a server bound to ``bind_host`` answers to: loopback's, the bound address, ``configured``;
+    ``public``: a public deployment's names (a Space's host), accepted as its pages' origin without restricting
+    ``Host``."""
     bound = _normal(bind_host)
     extra = {_normal(n) for n in configured if _normal(n)}
-    names = frozenset(LOOPBACK_NAMES | extra | ({bound} if bound not in WILDCARDS else set()))
+    shown = {_normal(n) for n in public if _normal(n)}
+    names = frozenset(LOOPBACK_NAMES | extra | shown | ({bound} if bound not in WILDCARDS else set()))
     if bound in WILDCARDS and not extra:
         log.warning("bound to every address with no host names configured: the Host header is not checked "
                     "(set DOCGEMMA_ALLOWED_HOSTS to the names clients use, to refuse DNS rebinding)")

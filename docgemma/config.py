@@ -57,6 +57,9 @@ class Settings:
     #: Host names our servers answer to besides loopback and their bound address (``DOCGEMMA_ALLOWED_HOSTS``, names
     #: separated by commas; a Hugging Face Space's ``SPACE_HOST`` is added): any other ``Host`` is refused (421).
     allowed_hosts: str | None = None
+    #: A Hugging Face Space's public host name (``SPACE_HOST``): its pages' ``Origin``, but not a ``Host`` check (the
+    #: Space's proxy and health checks may name the server otherwise, and a public server is no DNS-rebinding target).
+    space_host: str | None = None
     data_dir: Path = field(default_factory=lambda: Path.home() / ".docgemma")
     #: Longest clinician message accepted as is; longer ones are truncated with a visible note.
     max_message_chars: int = 4000
@@ -142,7 +145,8 @@ class Settings:
             ehr_token=env.get("DOCGEMMA_EHR_TOKEN") or None,
             mcp_token=env.get("DOCGEMMA_MCP_TOKEN") or None,
             mcp_approval_key=env.get("DOCGEMMA_MCP_APPROVAL_KEY") or None,
-            allowed_hosts=",".join(n for n in (env.get("DOCGEMMA_ALLOWED_HOSTS"), env.get("SPACE_HOST")) if n) or None,
+            allowed_hosts=env.get("DOCGEMMA_ALLOWED_HOSTS") or None,
+            space_host=env.get("SPACE_HOST") or None,
             data_dir=data_dir or defaults.data_dir,
             max_message_chars=_int(env, "DOCGEMMA_MAX_MESSAGE_CHARS", defaults.max_message_chars),
             max_image_bytes=_int(env, "DOCGEMMA_MAX_IMAGE_BYTES", defaults.max_image_bytes),

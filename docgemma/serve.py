@@ -176,7 +176,8 @@ def launch(settings: Settings, on_ready: Callable[[str], None] | None = None) ->
     serve = server.serve_through_gradio if zerogpu else server.serve
     try:
         serve(demo, app.ready, app.metrics, auth=auth, max_file_size=settings.max_image_bytes, host=host, port=port,
-              on_started=started, served=served_names(host, configured_names(settings.allowed_hosts)))
+              on_started=started, served=served_names(host, configured_names(settings.allowed_hosts),
+                                                      public=configured_names(settings.space_host)))
     finally:
         reaper.stop()
         app.store.close()

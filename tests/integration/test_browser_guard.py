@@ -164,11 +164,24 @@ def test_a_deployments_names_come_from_allowed_hosts_and_the_spaces_host() -> No
     from docgemma.browser_guard import configured_names
     from docgemma.config import Settings
 
-    settings = Settings.from_env({"DOCGEMMA_ALLOWED_HOSTS": "clinic.example, Docs.Example.",
-                                  "SPACE_HOST": "user-docgemma.hf.space"})
+    settings = Settings.from_env({"DOCGEMMA_ALLOWED_HOSTS": "clinic.example, Docs.Example."})
     names = configured_names(settings.allowed_hosts)
-    assert names == ["clinic.example", "docs.example", "user-docgemma.hf.space"]
+    assert names == ["clinic.example", "docs.example"]
     served = served_names("0.0.0.0", names)
-    assert served.serves("user-docgemma.hf.space") and served.serves("clinic.example:443")
-    assert not served.serves(ATTACKER)
+    assert served.serves("clinic.example:443") and not served.serves(ATTACKER)
     assert Settings.from_env({}).allowed_hosts is None
+
+
+def test_a_spaces_host_is_its_pages_origin_and_restricts_no_host() -> None:
+    """A Space is a public server behind Hugging Face's proxy, whose health checks may name it by an internal
+    address: its host name is the pages' origin (their writes pass), but no ``Host`` is refused for it (a public
+    server is no DNS-rebinding target); a foreign origin's write is still refused."""
+    from docgemma.browser_guard import _same_origin, configured_names
+    from docgemma.config import Settings
+
+    settings = Settings.from_env({"SPACE_HOST": "user-docgemma.hf.space"})
+    served = served_names("0.0.0.0", configured_names(settings.allowed_hosts),
+                          public=configured_names(settings.space_host))
+    assert served.serves("10.0.3.7:7860") and served.serves("user-docgemma.hf.space")
+    assert _same_origin("https://user-docgemma.hf.space", "10.0.3.7:7860", served)
+    assert not _same_origin(f"http://{ATTACKER}", "user-docgemma.hf.space", served)
