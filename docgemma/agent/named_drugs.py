@@ -28,7 +28,7 @@ from docgemma.clinical.ingredients import (
     conflicts,
     resolve_local,
 )
-from docgemma.clinical.interactions import interactions_between
+from docgemma.clinical.interactions import INTERRUPTING, interactions_between
 from docgemma.clinical.patient import PatientRef
 from docgemma.fhir import display_text
 from docgemma.tools.write_checks import PatientFacts
@@ -202,3 +202,22 @@ def _pregnancy_and_kidney_lines(written: str, product: Resolution, who: str, fac
     found = [f.text for f in pregnancy.findings(written, product.ingredients, product.classes, record)]
     found += [f.text for f in renal.findings(written, product.ingredients, renal.latest(facts.observations))]
     return [f"{PREFIX}{who}: {text}" for text in found]
+
+
+MESSAGE_CHECK = "Interactions with drugs the message names"
+
+
+def order_interactions(query: str, mentions: Iterable[str], ordered: str) -> list[tuple[str, bool]]:
+    """The interactions of the drug being ordered (``ordered``, as the card names it) with the other drugs the
+    message names ("start naproxen; she buys ibuprofen and takes her sister's apixaban"): (finding, severe) each,
+    from the local table; a drug the message names that is the order itself is no interaction."""
+    product = resolve_local(ordered)
+    out: list[tuple[str, bool]] = []
+    for written, other in named(query, mentions):
+        if not other.ingredients or set(other.ingredients) & set(product.ingredients):
+            continue
+        for hit in interactions_between(product.ingredients, other.ingredients):
+            i = hit.interaction
+            out.append((f"INTERACTION WITH A DRUG YOUR MESSAGE NAMES ({i.severity.upper()}): {ordered} with {written} "
+                        f"— {i.effect} (source: {i.source}).", i.severity in INTERRUPTING))
+    return list(dict.fromkeys(out))

@@ -132,3 +132,17 @@ def test_nkda_is_written_as_the_coded_entry_and_a_denial_writes_nothing(ehr: Ehr
         assert isinstance(out, TurnResult), (message, out)
     after = [r for r in ehr.compartment(who["id"]) if r.get("resourceType") == "AllergyIntolerance"]
     assert len(after) == 1
+
+
+@pytest.mark.parametrize("message", ["Prescribe naproxen 500 mg twice daily - she also takes apixaban from her GP",
+                                     "Prescribe ibuprofen 400 mg three times daily; already on rivaroxaban elsewhere"])
+def test_an_order_is_checked_against_the_drugs_the_message_names(ehr: Ehr, message: str) -> None:
+    """Issue 42, item 3: a drug the message names that the record does not hold (from another prescriber) is
+    checked against the order too; a DOAC named beside an NSAID order interrupts the approval."""
+    assistant, who = bot(ehr), patient(ehr, "Garcia")  # no anticoagulant on her record
+    assistant.set_active_patient("t", who)  # type: ignore[arg-type]
+    out = assistant.run_turn("t", message)
+    assert isinstance(out, dict) and out["kind"] == "approval", out
+    hits = [w for w in out["severe"] if w.startswith("INTERACTION WITH A DRUG YOUR MESSAGE NAMES (MAJOR)")]
+    assert hits and out["override_required"], out["warnings"]
+    assert any(c["name"] == "Interactions with drugs the message names" and c["ran"] for c in out["checks"])

@@ -34,7 +34,7 @@ from docgemma.images import DEFAULT_MAX_PIXELS, ImageError
 from docgemma.llm.base import LLM, BackendUnavailable
 from docgemma.tools.outcome import ToolOutcome, failure, format_error
 from docgemma.tools.registry import ToolContext, ToolRegistry, ToolSpec
-from docgemma.tools.review_types import WriteCheck
+from docgemma.tools.review_types import CheckStatus, WriteCheck
 from docgemma.tools.routing import Role
 
 log = logging.getLogger(__name__)
@@ -158,6 +158,8 @@ def _with_named_drugs(spec: ToolSpec, args: dict[str, Any], state: AgentState, w
     write whose own check does not review the drug (a note naming one): an order's and an allergy's checks do."""
     active = state.get("active_patient")
     mentions = state["extracted_entities"]["drug_mentions"]
+    if Role.MEDICATION_ORDER in spec.roles and mentions:
+        return _with_message_drugs(write_check, state["user_query"], mentions)
     if (record_facts is None or active is None or not mentions or args.get("patient_id") != active["id"]
             or spec.roles & {Role.MEDICATION_ORDER, Role.ALLERGY_ENTRY}
             or other_patient_named(state["extracted_entities"], active)):
@@ -173,6 +175,24 @@ def _with_named_drugs(spec: ToolSpec, args: dict[str, Any], state: AgentState, w
         return review
 
     return check
+def _with_message_drugs(write_check: WriteCheck | None, query: str, mentions: list[str]) -> WriteCheck:
+    """An order's card also checks the ordered drug against the other drugs the message names (the record's active
+    orders are the order's own check): an interrupting interaction is severe, and the check is listed."""
+    def check(spec: ToolSpec, args: dict[str, Any], patient: PatientRef | None) -> WriteReview:
+        review = as_review(write_check(spec, args, patient) if write_check else None)
+        if review.get("blocked"):
+            return review
+        found = named_drugs.order_interactions(query, mentions, str(args.get("medication_name") or ""))
+        review["warnings"] = [*(text for text, _severe in found), *review.get("warnings", [])]
+        review["severe"] = [*(text for text, severe in found if severe), *review.get("severe", [])]
+        review["checks"] = [*review.get("checks", []), CheckStatus(
+            name=named_drugs.MESSAGE_CHECK, ran=True, detail="the other drugs your message names, local table of "
+                                                             "interactions that must interrupt")]
+        return review
+
+    return check
+
+
 def _changed(args: dict[str, Any], edits: dict[str, Any]) -> dict[str, Any]:
     """The values of a decision that differ from the card's (an empty field and no value are the same, and so are
     two texts that differ only in surrounding spaces: a form field sends its text stripped)."""
