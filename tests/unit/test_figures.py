@@ -67,8 +67,8 @@ class Figure:
     readers: tuple[Reader, ...]
     formats: tuple[Callable[[Any], str], ...]
 
-    def values(self) -> list[str]:
-        data = _read(RESULTS / self.results)
+    def values(self, results: Path = RESULTS) -> list[str]:
+        data = _read(results / self.results)
         shown = []
         for reader, fmt in zip(self.readers, self.formats, strict=True):
             value = reader(data) if callable(reader) else _at(data, reader)
@@ -724,14 +724,55 @@ def _ui(*path: str) -> Any:
     return _at(json.loads((RESULTS / "results_ui.json").read_text()), path)
 
 
-def _text(doc: str) -> str:
-    return re.sub(r"\s+", " ", (ROOT / doc).read_text())
+def _text(doc: str, root: Path = ROOT) -> str:
+    return re.sub(r"\s+", " ", (root / doc).read_text())
+
+
+def stale(figure: Figure, results: Path = RESULTS, root: Path = ROOT) -> str | None:
+    """What is wrong with a stated figure: None when its document says exactly what its results file holds."""
+    stated = figure.text.format(*figure.values(results))
+    if stated in _text(figure.doc, root):
+        return None
+    return f"{figure.doc} should say: {stated!r} (from bench/results/{figure.results})"
 
 
 @pytest.mark.parametrize("figure", FIGURES, ids=lambda f: f"{f.doc}:{f.text[:50]}")
 def test_each_stated_figure_is_the_one_its_results_file_holds(figure: Figure) -> None:
-    stated = figure.text.format(*figure.values())
-    assert stated in _text(figure.doc), f"{figure.doc} should say: {stated!r} (from bench/results/{figure.results})"
+    assert stale(figure) is None, stale(figure)
+
+
+def test_a_planted_stale_figure_is_reported(tmp_path: Path) -> None:
+    """The check fails on a stale figure (issue 47): a document that says another number than its results file,
+    and a results file rerun to another number than the document says, are each reported with the figure due."""
+    (figure,) = [f for f in FIGURES if f.doc == README and f.text.startswith("After fixing the classes it found")]
+    assert stale(figure) is None  # as committed: the README says what the results file holds
+    results, docs = tmp_path / "results", tmp_path / "docs"
+    results.mkdir()
+    docs.mkdir()
+    held = json.loads((RESULTS / figure.results).read_text())
+    right, cases = held["refused"] + held["written"], held["cases"]
+    (results / figure.results).write_text(json.dumps(held))
+    readme = (ROOT / README).read_text()
+    assert f"After fixing the classes it found: {right} of {cases}" in readme
+
+    # A stale figure planted in the document: one fewer right than the results file holds.
+    (docs / README).write_text(readme.replace(f"found: {right} of {cases}", f"found: {right - 1} of {cases}"))
+    assert stale(figure, results, docs) == (f"README.md should say: 'After fixing the classes it found: {right} of "
+                                            f"{cases}' (from bench/results/{figure.results})")
+
+    # The document as committed, but the bench rerun and its results file moved: the old figure is stale.
+    (docs / README).write_text(readme)
+    assert stale(figure, results, docs) is None
+    (results / figure.results).write_text(json.dumps({**held, "written": held["written"] - 1}))
+    assert f"found: {right - 1} of {cases}" in (stale(figure, results, docs) or "")
+
+    # A figure read with a formatter (thousands, one decimal): a planted "21.7" where the file says otherwise.
+    planted = Figure(README, "ran green in {} min", "run.json", (("total_min",),), (one,))
+    (results / "run.json").write_text(json.dumps({"total_min": 23.04}))
+    (docs / README).write_text("A fresh clone ran green in 21.7 min.")
+    assert stale(planted, results, docs) == "README.md should say: 'ran green in 23.0 min' (from bench/results/run.json)"
+    (docs / README).write_text("A fresh clone ran green in 23.0 min.")
+    assert stale(planted, results, docs) is None
 
 
 #: Claims that were measured untrue on this machine (issue 27) and have no results file: never stated again.
