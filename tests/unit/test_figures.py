@@ -810,3 +810,15 @@ def test_figures_the_code_defines_are_the_codes() -> None:
     assert f"CI fails if a {len(SUBSET)}-turn subset drops below {percent(TOOL_FLOOR)} %" in _text(EVIDENCE)
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert f"all {len(notebooks)} run top to bottom" in _text(WRITEUP)  # tests/integration/test_notebooks.py runs each
+
+
+def test_readme_is_read_in_five_minutes() -> None:
+    """Issue 47: the README stays at most 2,000 words (the long sections live in ``docs/``), its front matter is the
+    Space's config at the very top, and it says near the top, plainly, that MedGemma was not run where this was built."""
+    text = (ROOT / README).read_text()
+    assert text.startswith("---\ntitle: DocGemma Connect\n")
+    assert len(text.split()) <= 2000
+    words = text.split()
+    assert "MedGemma itself was not run where this was built" in " ".join(words[:200])
+    for doc in MOVED:
+        assert f"]({doc})" in text or f"]({doc}#" in text, f"the README links {doc}"
