@@ -4,7 +4,7 @@ together.
 A decision is **sure** only when :func:`docgemma.agent.rules.decide` decided and the learned router
 (:mod:`docgemma.agent.router_model`) agrees — its most probable label is the rule's intent or first tool. (A
 probability threshold chosen on the dev families, 0.76, was required too at first; it left 40 % of the held-out
-families and record questions by MRN unsure, and is no longer applied: see the README's "How decisions are made".)
+families and record questions by MRN unsure, and is no longer applied: see docs/decisions.md, "How decisions are made".)
 A rule the router does not
 back, or the router alone, is **unsure**: a clinically meaningful model decides, shown the candidates; a model
 that is not asks the clinician with buttons (:mod:`docgemma.agent.ask`). One exception: the clinician's pick from a

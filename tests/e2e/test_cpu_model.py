@@ -26,7 +26,7 @@ SUBSET = [
     "Look up Mrs Siobhan O'Brien", "Please order amoxicillin 500 mg PO TID x7 days for pat-44201",
     "chek interactons between warfrin and asprin", "can u look into cipro safty",
 ]
-#: Measured on this model (see the README's "Measured" section); CI fails below these floors.
+#: Measured on this model (see docs/evidence.md, moved from the README's "Measured" section); CI fails below these floors.
 TOOL_FLOOR = 0.80
 INTENT_FLOOR = 0.80
 

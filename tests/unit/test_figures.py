@@ -22,6 +22,16 @@ ROOT = Path(__file__).parents[2]
 RESULTS = ROOT / "bench" / "results"
 README = "README.md"
 WRITEUP = "kaggle_submission/writeup.md"
+#: Where the README's long sections went (issue 47: a README read in five minutes).
+DECISIONS = "docs/decisions.md"
+EVIDENCE = "docs/evidence.md"
+SAFETY = "docs/safety-checks.md"
+RUNNING = "docs/running.md"
+RECORD = "docs/record.md"
+DEPLOYMENT = "docs/deployment.md"
+SETTINGS = "docs/settings.md"
+TOOLS = "docs/tools.md"
+MOVED = [DECISIONS, EVIDENCE, SAFETY, RUNNING, RECORD, DEPLOYMENT, SETTINGS, TOOLS]
 Reader = tuple[Any, ...] | Callable[[Any], Any]
 
 
@@ -57,8 +67,8 @@ class Figure:
     readers: tuple[Reader, ...]
     formats: tuple[Callable[[Any], str], ...]
 
-    def values(self) -> list[str]:
-        data = _read(RESULTS / self.results)
+    def values(self, results: Path = RESULTS) -> list[str]:
+        data = _read(results / self.results)
         shown = []
         for reader, fmt in zip(self.readers, self.formats, strict=True):
             value = reader(data) if callable(reader) else _at(data, reader)
@@ -130,7 +140,7 @@ def _route_row(name: str, route: str) -> Figure:
     row: tuple[str, ...] = ("rows", name, "routes", route)
     before: tuple[str, ...] = ("rows", f"{name}, before (1cb9e14)", "routes", route)
     # The budget is the design's (``eval/budgets.py``), not a measurement: it stands in the text.
-    return Figure(README, f"| {label} | {{}} ({budget}) | {{}} | {{}} ({{}}) | {{}} | {{}} / {{}} ms |", _ROUTES,
+    return Figure(EVIDENCE, f"| {label} | {{}} ({budget}) | {{}} | {{}} ({{}}) | {{}} | {{}} / {{}} ms |", _ROUTES,
                   ((*row, "llm_calls"), (*row, "prompt_tokens"),
                    (*row, "uncached_prompt_tokens"), (*before, "uncached_prompt_tokens"), (*row, "decoded_tokens"),
                    (*row, "agent_overhead_ms_p50"), (*row, "agent_overhead_ms_p95")),
@@ -140,7 +150,7 @@ def _route_row(name: str, route: str) -> Figure:
 def _forced_row(label: str, route: str) -> Figure:
     t: tuple[str, ...] = ("rows", _FORCED_T, "routes", route)
     q: tuple[str, ...] = ("rows", _FORCED_L, "routes", route)
-    return Figure(README, f"| {label} | {{}} | {{}} / {{}} | {{}} / {{}} | {{}} s | {{}} s |", _ROUTES,
+    return Figure(EVIDENCE, f"| {label} | {{}} | {{}} / {{}} | {{}} / {{}} | {{}} s | {{}} s |", _ROUTES,
                   ((*t, "llm_calls"), (*t, "uncached_prompt_tokens"), (*t, "prompt_tokens"), (*t, "decoded_tokens"),
                    (*q, "decoded_tokens"), (*t, "turn_s_p50"), (*q, "turn_s_p50")),
                   (plain, whole, whole, plain, plain, lambda v: whole(v) if v >= 10 else one(v),
@@ -150,14 +160,14 @@ def _forced_row(label: str, route: str) -> Figure:
 def _rules_row(split: str, file: str) -> list[Figure]:
     first = f"results_rules_{split}_firstpass.json" if split != "dev" else "results_rules_dev_baseline.json"
     return [
-        Figure(README, f"| {split} ({{}} turns, `{file}`) | {{}} % / {{}} %", first,
+        Figure(DECISIONS, f"| {split} ({{}} turns, `{file}`) | {{}} % / {{}} %", first,
                (("rules", "turns"), ("rules", "coverage"), ("rules", "precision")), (plain, percent, percent)),
-        Figure(README, "| {} % / {} % | {}/{} ({} %) |", f"results_rules_{split}.json",
+        Figure(DECISIONS, "| {} % / {} % | {}/{} ({} %) |", f"results_rules_{split}.json",
                (("rules", "coverage"), ("rules", "precision"), ("backends", "transformers", "route_and_tool_right"),
                 ("backends", "transformers", "turns"), ("backends", "transformers", "accuracy")),
                (percent, percent, plain, plain, percent)),
     ] + ([] if split == "dev" else [
-        Figure(README, "% ({} wrong) | {}/{} ({} %) |", first,
+        Figure(DECISIONS, "% ({} wrong) | {}/{} ({} %) |", first,
                (lambda d: d["rules"]["covered"] - d["rules"]["right"], ("backends", "transformers", "route_and_tool_right"),
                 ("backends", "transformers", "turns"), ("backends", "transformers", "accuracy")),
                (plain, plain, plain, percent)),
@@ -173,7 +183,7 @@ def _router_row(label: str, *path: str) -> Figure:
     """One row of the README's router table (``python bench/bench_router.py``)."""
     keys = ("classifier_accuracy", "rule_coverage", "rule_precision", "sure_coverage", "sure_precision",
             "route_and_tool_right_top_candidate", "unsure_tool_turns_right_button")
-    return Figure(README, f"| {label} ({{}}) | {{}} % | {{}} % / {{}} % | {{}} % / {{}} % | {{}} % | {{}} % (of {{}}) |",
+    return Figure(DECISIONS, f"| {label} ({{}}) | {{}} % | {{}} % / {{}} % | {{}} % / {{}} % | {{}} % | {{}} % (of {{}}) |",
                   "results_router.json", ((*path, "turns"), *((*path, k) for k in keys), (*path, "unsure_tool_turns")),
                   (plain, *(percent,) * len(keys), plain))
 
@@ -182,21 +192,21 @@ def _families_row(label: str, results: str) -> Figure:
     """One row of the README's table of template families written apart (``bench_router.py --families``)."""
     keys = ("classifier_accuracy", "rule_coverage", "rule_precision", "sure_coverage", "sure_precision",
             "route_and_tool_right_top_candidate", "unsure_tool_turns_right_button")
-    return Figure(README, f"| {label} | {{}} | {{}} % | {{}} % / {{}} % | {{}} % / {{}} % | {{}} % | {{}} % (of {{}}) |",
+    return Figure(DECISIONS, f"| {label} | {{}} | {{}} % | {{}} % / {{}} % | {{}} % / {{}} % | {{}} % | {{}} % (of {{}}) |",
                   results, (("corpus", "turns"), *(("corpus", k) for k in keys), ("corpus", "unsure_tool_turns")),
                   (plain, *(percent,) * len(keys), plain))
 
 
 def _then_row(label: str, results: str) -> Figure:
     """One row of the README's table of what sure turns that begin with the search went on to do."""
-    return Figure(README, f"| {label} | {{}} | {{}} | {{}} | {{}} |", results,
+    return Figure(DECISIONS, f"| {label} | {{}} | {{}} | {{}} | {{}} |", results,
                   (("turns",), ("outcomes", "then the action"), ("outcomes", "asked which patient"), ("outcomes", "stopped")),
                   (plain,) * 4)
 
 
 def _plan_row(label: str, results: str) -> Figure:
     """One row of the README's table counting the rules' plan (the patient search, then the action asked)."""
-    return Figure(README, f"| {label} | {{}} % | {{}} % |", results,
+    return Figure(DECISIONS, f"| {label} | {{}} % | {{}} % |", results,
                   (("corpus", "sure_precision_with_plan"), ("corpus", "route_and_tool_right_with_plan")), (percent, percent))
 
 
@@ -239,7 +249,13 @@ FIGURES: list[Figure] = [
            (str, str, str, str)),
     Figure(README, "After fixing the classes it found: {} of {}", "results_pharmacist_heldout.json",
            (lambda d: d["refused"] + d["written"], ("cases",)), (str, str)),
-    Figure(README, "A fresh clone with an empty pip cache (llama-cpp-python built from source behind the suite) ran green in "
+    # the same two figures where the README's approval-card section went, with its table (issue 47)
+    Figure(SAFETY, "**First pass, run once: {} of {} stopped, {} of {} controls written.**",
+           "results_pharmacist_heldout_first_pass.json", (("refused",), ("to_refuse",), ("written",), ("to_write",)),
+           (str, str, str, str)),
+    Figure(SAFETY, "After fixing the classes it found: {} of {}", "results_pharmacist_heldout.json",
+           (lambda d: d["refused"] + d["written"], ("cases",)), (str, str)),
+    Figure(RUNNING, "A fresh clone with an empty pip cache (llama-cpp-python built from source behind the suite) ran green in "
            "{} min on the 2-core development machine: set-up {}, type-check {}, suite {} (parallel) + {} (serial) + {} "
            "(llama.cpp) and floors {} min", "results_fresh_machine.json",
            (lambda d: _empty_cache_run(d)["total_min"], _phase_min("setup"), _phase_min("type-check"),
@@ -279,7 +295,7 @@ FIGURES: list[Figure] = [
                   "results_router_router_families_heldout_v6.json"),
     _families_row("`bench/data/router_families_heldout_v7.json`, 57 families: **first pass**, run once after the second "
                   "look at v6", "results_router_heldout_v7_first_pass.json"),
-    Figure(README, "| the same, after fixing the classes its first pass showed (a second look) | 2251 | {} % | {} % / {} % | "
+    Figure(DECISIONS, "| the same, after fixing the classes its first pass showed (a second look) | 2251 | {} % | {} % / {} % | "
            "{} % / {} % | {} % | {} % (of {}) |", "results_router_router_families_heldout_v7.json",
            tuple(("corpus", k) for k in ("classifier_accuracy", "rule_coverage", "rule_precision", "sure_coverage",
                                          "sure_precision", "route_and_tool_right_top_candidate",
@@ -308,18 +324,18 @@ FIGURES: list[Figure] = [
     _plan_row("seventh set, first pass (run once on 0185e91)", "results_router_heldout_v7_first_pass.json"),
     _plan_row("seventh set, after its second look", "results_router_router_families_heldout_v7.json"),
     _plan_row("fifth set, after the second looks at the fifth to seventh sets", "results_router_router_families_heldout_v5.json"),
-    Figure(README, "| generated, held-out test families | {} % | {} % |", "results_router.json",
+    Figure(DECISIONS, "| generated, held-out test families | {} % | {} % |", "results_router.json",
            (("corpus", "sure_precision_with_plan"), ("corpus", "route_and_tool_right_with_plan")), (percent, percent)),
-    Figure(README, "Counted by what the turn did, the fifth set's first pass's sure decisions were {} % right (of {}); "
+    Figure(DECISIONS, "Counted by what the turn did, the fifth set's first pass's sure decisions were {} % right (of {}); "
            "after the second looks {} % (of {})", "results_router_heldout_v5_first_pass.json",
            (_by_behaviour("results_router_heldout_v5_first_pass.json", "results_router_then_heldout_v5_first_pass.json"),
             _sure_turns("results_router_heldout_v5_first_pass.json"),
             _by_behaviour("results_router_router_families_heldout_v5.json", "results_router_then_heldout_v5.json"),
             _sure_turns("results_router_router_families_heldout_v5.json")),
            (percent, _thousands, percent, _thousands)),
-    Figure(README, "139 of the first pass's {} wrong sure decisions", "results_router_heldout_v5_first_pass.json",
+    Figure(DECISIONS, "139 of the first pass's {} wrong sure decisions", "results_router_heldout_v5_first_pass.json",
            (lambda d: len(d["corpus"]["wrong_sure"]),), (plain,)),
-    Figure(README, "**On the tenth set's first pass** (run once on 5204f4a, after the ninth set's second look) sure "
+    Figure(DECISIONS, "**On the tenth set's first pass** (run once on 5204f4a, after the ninth set's second look) sure "
            "decisions were right {} % by first tool ({} % with the plan; target 100 %: not met), route + tool {} % ({} % "
            "with the plan; target 97 %: met), unsure tool turns with the right button {} % (target 95 %: not met); on "
            "the ninth set's first pass {} % ({} % with the plan), {} % ({} %) and {} %. After its second look the tenth "
@@ -361,37 +377,37 @@ FIGURES: list[Figure] = [
                   "results_router_router_families_heldout_v9.json"),
     _then_row("ninth set, after its second look (`results_router_then_heldout_v9.md`)", "results_router_then_heldout_v9.json"),
     _plan_row("ninth set, after its second look", "results_router_router_families_heldout_v9.json"),
-    Figure(README, "The rules decide only {} % of the fourth set's turns", "results_router_heldout_v4_first_pass.json",
+    Figure(DECISIONS, "The rules decide only {} % of the fourth set's turns", "results_router_heldout_v4_first_pass.json",
            (("corpus", "rule_coverage"),), (percent,)),
-    Figure(README, "rules and router together decide a turn in p50 {}–{} ms in `python bench/bench_router.py`",
+    Figure(DECISIONS, "rules and router together decide a turn in p50 {}–{} ms in `python bench/bench_router.py`",
            "results_router.json", (lambda d: min(_decide_ms(d)), lambda d: max(_decide_ms(d))), (one, one)),
-    Figure(README, "(`bench/data/issue26_last.json`, {} turns) ran once, under the threshold: sure decisions {} % of turns, "
+    Figure(DECISIONS, "(`bench/data/issue26_last.json`, {} turns) ran once, under the threshold: sure decisions {} % of turns, "
            "{} % right (`bench/results/results_router_issue26_last.md`)", "results_router_issue26_last.json",
            tuple(("golden", "bench/data/issue26_last.json", k) for k in ("turns", "sure_coverage", "sure_precision")),
            (plain, percent, percent)),
     # ── the Space's hardware table (issue 45)
-    Figure(README, "float32, no quantization; {} tokens/s of free text", "results_backends.json",
+    Figure(DEPLOYMENT, "float32, no quantization; {} tokens/s of free text", "results_backends.json",
            (("transformers_backend_vs_raw_generate", "backend_text_tokens_per_s"),), (one,)),
     # ── start-up and shutdown (issue 27: "30-40 s" and "a second or two" did not hold)
-    Figure(README, "loaded by transformers (load {} s in `python -m docgemma bench`", _AGENT, (("cpu_model", "load_s"),),
+    Figure(RUNNING, "loaded by transformers (load {} s in `python -m docgemma bench`", _AGENT, (("cpu_model", "load_s"),),
            (one,)),
-    Figure(README, "the app ready {} s after launch in `python bench/bench_ui.py`", "results_ui.json",
+    Figure(RUNNING, "the app ready {} s after launch in `python bench/bench_ui.py`", "results_ui.json",
            (("launch_to_ready_s",),), (one,)),
-    Figure(README, "stops {} s after SIGTERM (exit status {}", "results_ui.json",
+    Figure(RUNNING, "stops {} s after SIGTERM (exit status {}", "results_ui.json",
            (("shutdown_s",), ("shutdown_exit_code",)), (one, plain)),
-    Figure(README, "| exit {} in {} s after SIGTERM", "results_ui.json",
+    Figure(EVIDENCE, "| exit {} in {} s after SIGTERM", "results_ui.json",
            (("shutdown_exit_code",), ("shutdown_s",)), (plain, one)),
     # ── model calls per route and the agent's own time
-    Figure(README, "| model calls per turn (a clinically meaningful model) | direct {}, single tool {}, three tools {} "
+    Figure(EVIDENCE, "| model calls per turn (a clinically meaningful model) | direct {}, single tool {}, three tools {} "
            "(budgets {}, {}, {})", _AGENT,
            tuple((("llm_calls_per_route", r, k)) for k in ("llm_calls", "seed_budget")
                  for r in ("direct", "single_tool", "multi_tool_3")), (plain,) * 6),
-    Figure(README, "| agent overhead per turn (everything but the model) | p50 {} ms", _AGENT,
+    Figure(EVIDENCE, "| agent overhead per turn (everything but the model) | p50 {} ms", _AGENT,
            (("deterministic_overhead", "p50_ms"),), (whole,)),
-    Figure(README, "on the CPU demo model | {} model calls, {} ms", _ROUTES,
+    Figure(EVIDENCE, "on the CPU demo model | {} model calls, {} ms", _ROUTES,
            (("rows", "transformers", "routes", "single_tool", "llm_calls"),
             lambda d: d["rows"]["transformers"]["routes"]["single_tool"]["turn_s_p50"] * 1000), (plain, whole)),
-    Figure(README, "As shipped, the embedded model makes {} model calls on these routes (agent time {}–{} ms per turn)",
+    Figure(EVIDENCE, "As shipped, the embedded model makes {} model calls on these routes (agent time {}–{} ms per turn)",
            _ROUTES, (lambda d: max(r["llm_calls"] for r in _shipped_routes(d)),
                      lambda d: min(r["agent_overhead_ms_p50"] for r in _shipped_routes(d)),
                      lambda d: max(r["agent_overhead_ms_p50"] for r in _shipped_routes(d))), (plain, whole, whole)),
@@ -399,74 +415,74 @@ FIGURES: list[Figure] = [
     _forced_row("direct", "direct"), _forced_row("single tool", "single_tool"), _forced_row("three tools", "multi_tool"),
     _forced_row("error then retry", "error_retry"),
     # ── tool choice on the embedded CPU model (golden runs; the command is in bench/README.md)
-    Figure(README, "the page's 12 example prompts | {}/{} (before rule-based routing: {}/{},", "golden_model_mode/after.txt",
+    Figure(EVIDENCE, "the page's 12 example prompts | {}/{} (before rule-based routing: {}/{},", "golden_model_mode/after.txt",
            (lambda t: _golden_tool(t, "page_examples.json")[0], lambda t: _golden_tool(t, "page_examples.json")[1],
             lambda t: _golden_tool(_read(RESULTS / "golden_model_mode/before.txt"), "page_examples.json")[0],
             lambda t: _golden_tool(_read(RESULTS / "golden_model_mode/before.txt"), "page_examples.json")[1]),
            (plain,) * 4),
-    Figure(README, "| {}/{}: {} turns decided by rule, all right; {} left to the model", "golden_model_mode/after.jsonl",
+    Figure(EVIDENCE, "| {}/{}: {} turns decided by rule, all right; {} left to the model", "golden_model_mode/after.jsonl",
            (lambda rows: sum(_golden_tool(_read(RESULTS / "golden_model_mode/after.txt"), f)[0]
                              for f in ("clinician_phrasing.json", "page_examples.json")),
             len, lambda rows: sum(map(_by_rule, rows)), lambda rows: sum(not _by_rule(r) for r in rows)), (plain,) * 4),
     # ── memory, concurrency, deployment, the record at scale
-    Figure(README, "| peak memory decoding the largest accepted image | {} MB (before: {} MB)", "results_images.json",
+    Figure(EVIDENCE, "| peak memory decoding the largest accepted image | {} MB (before: {} MB)", "results_images.json",
            (("after", "max_peak_rss_mb_over_cases"), ("before", "max_peak_rss_mb_over_cases")), (whole, whole)),
-    Figure(README, "| exactly 1 in {}/{} trials", "results_writes.json",
+    Figure(EVIDENCE, "| exactly 1 in {}/{} trials", "results_writes.json",
            (("modes", "approve+edit+approve", "trials_with_exactly_one_write"), ("modes", "approve+edit+approve", "trials")),
            (plain, plain)),
-    Figure(README, "| 1 replica {} turns/s, 2 replicas {} turns/s", "results_deploy.json",
+    Figure(EVIDENCE, "| 1 replica {} turns/s, 2 replicas {} turns/s", "results_deploy.json",
            (("throughput", 0, "turns_per_s"), ("throughput", 1, "turns_per_s")), (one, one)),
-    Figure(README, "costs ~{} ms per turn over SQLite (p50 {} vs {} ms)", "results_deploy.json",
+    Figure(EVIDENCE, "costs ~{} ms per turn over SQLite (p50 {} vs {} ms)", "results_deploy.json",
            (("checkpointer", "postgres_cost_per_turn_ms_p50"), ("checkpointer", "postgres", "p50_ms"),
             ("checkpointer", "sqlite", "p50_ms")), (whole, whole, whole)),
-    Figure(README, "| record search at {}k resources, p50/p95 | p50 {}–{} ms, p95 at most {} ms for every search the app "
+    Figure(EVIDENCE, "| record search at {}k resources, p50/p95 | p50 {}–{} ms, p95 at most {} ms for every search the app "
            "makes", "results_ehr_scale.json",
            (lambda d: d["resources"] / 1000, lambda d: min(_ehr_p50(d)), lambda d: max(_ehr_p50(d)),
             lambda d: max(_ehr_p95(d))), (whole, whole, whole, whole)),
-    Figure(README, "(before: up to {} s without a patient filter)", "results_ehr_scale_before.json",
+    Figure(EVIDENCE, "(before: up to {} s without a patient filter)", "results_ehr_scale_before.json",
            (lambda d: max(_ehr_p50(d)) / 1000,), (one,)),
     # ── prompt budgets and backends
-    Figure(README, "a prefix cache serves {} % of the prompt tokens after a turn's first call ({} % with the earlier "
+    Figure(EVIDENCE, "a prefix cache serves {} % of the prompt tokens after a turn's first call ({} % with the earlier "
            "instructions-first prompts)", "results_budgets.json",
            ((_AFTER, "summary", "prefix_share_after_first_call"), (_BEFORE, "summary", "prefix_share_after_first_call")),
            (lambda v: f"{v * 100:.0f}", percent)),
-    Figure(README, "the worst single-tool turn's uncached prompt fell from {} to {} tokens (budget 4,000), and to {} when",
+    Figure(EVIDENCE, "the worst single-tool turn's uncached prompt fell from {} to {} tokens (budget 4,000), and to {} when",
            "results_budgets.json",
            ((_BEFORE, "summary", _ACTIVE, "uncached_tokens", "max"), (_AFTER, "summary", _ACTIVE, "uncached_tokens", "max"),
             (_AFTER, "summary_cache_across_turns", _ACTIVE, "uncached_tokens", "max")), (whole, whole, whole)),
-    Figure(README, "transformers {}×, llama.cpp {}×; llama.cpp decodes {}× faster than transformers on the same GGUF; "
+    Figure(EVIDENCE, "transformers {}×, llama.cpp {}×; llama.cpp decodes {}× faster than transformers on the same GGUF; "
            "its JSON grammar costs {}× per token", "results_backends.json",
            (("transformers_backend_vs_raw_generate", "text_ratio_backend_over_raw_tokens_per_s"),
             ("llamacpp_backend_vs_raw_llama", "text_ratio_backend_over_raw_tokens_per_s"),
             ("transformers_vs_llamacpp_same_gguf", "llamacpp_over_transformers_decode"),
             ("llamacpp_constrained_json_overhead", "grammar_overhead_ratio")), (two, two, one, one)),
     # ── safety benches
-    Figure(README, "{} of {} dangerous generated orders pass a plain approval, {} of {} usual doses are severe",
+    Figure(SAFETY, "{} of {} dangerous generated orders pass a plain approval, {} of {} usual doses are severe",
            "results_dose_orders.json", (("dangerous_passing_plain_approval",), ("dangerous",), ("severe_on_usual",),
                                         ("usual",)), (whole,) * 4),
-    Figure(README, "{} of {} expected conflicts found", "results_allergy_forms.json",
+    Figure(SAFETY, "{} of {} expected conflicts found", "results_allergy_forms.json",
            (("conflicts_found",), ("conflicts_expected",)), (whole, whole)),
-    Figure(README, "expected conflicts found ({} before this resolver)", "results_allergy_forms_before.json",
+    Figure(SAFETY, "expected conflicts found ({} before this resolver)", "results_allergy_forms_before.json",
            (("conflicts_found",),), (whole,)),
     # ── the rule layer on held-out sets (coverage / precision, embedded model end to end)
     *_rules_row("dev", "golden_tests/heldout_dev.json"),
     *_rules_row("test", "golden_tests/heldout_test.json"),
-    Figure(README, "| final ({} turns, `bench/data/heldout_final.json`) | {} % / {} %", "results_rules_final_firstpass.json",
+    Figure(DECISIONS, "| final ({} turns, `bench/data/heldout_final.json`) | {} % / {} %", "results_rules_final_firstpass.json",
            (("rules", "turns"), ("rules", "coverage"), ("rules", "precision")), (plain, percent, percent)),
-    Figure(README, "% ({} wrong) | {}/{} ({} %) | {} % / {} % | {}/{} ({} %) |", "results_rules_final_firstpass.json",
+    Figure(DECISIONS, "% ({} wrong) | {}/{} ({} %) | {} % / {} % | {}/{} ({} %) |", "results_rules_final_firstpass.json",
            (lambda d: d["rules"]["covered"] - d["rules"]["right"], ("backends", "transformers", "route_and_tool_right"),
             ("backends", "transformers", "turns"), ("backends", "transformers", "accuracy"),
             lambda d: _final("coverage"), lambda d: _final("precision"), lambda d: _final("route_and_tool_right"),
             lambda d: _final("turns"), lambda d: _final("accuracy")),
            (plain, plain, plain, percent, percent, percent, plain, plain, percent)),
-    Figure(README, "are routed by rule (right in {}–{} % of those)", "results_rules_final_firstpass.json",
+    Figure(DECISIONS, "are routed by rule (right in {}–{} % of those)", "results_rules_final_firstpass.json",
            (lambda d: min(d["rules"]["precision"], _firstpass("test")),
             lambda d: max(d["rules"]["precision"], _firstpass("test"))),
            (lambda v: f"{v * 100:.0f}",) * 2),
-    Figure(README, "Outlines' own compiler took up to {} s and {} MB per schema on first use", "results_constrained.json",
+    Figure(RUNNING, "Outlines' own compiler took up to {} s and {} MB per schema on first use", "results_constrained.json",
            (lambda d: max(x["build_s"] for x in _outlines_core(d)), lambda d: max(x["build_rss_mb"] for x in _outlines_core(d))),
            (whole, whole)),
-    Figure(README, "so a patient's data is found in {}–{} ms (p50) at {}k", "results_ehr_scale.json",
+    Figure(RECORD, "so a patient's data is found in {}–{} ms (p50) at {}k", "results_ehr_scale.json",
            (lambda d: min(_ehr_p50(d)), lambda d: max(_ehr_p50(d)), lambda d: d["resources"] / 1000), (whole,) * 3),
     # ── the writeup's evidence table (figures that stood there when this test was written)
     Figure(WRITEUP, "| deterministic overhead per turn (instant model) | p50 {} ms ({} turns)", _AGENT,
@@ -708,14 +724,55 @@ def _ui(*path: str) -> Any:
     return _at(json.loads((RESULTS / "results_ui.json").read_text()), path)
 
 
-def _text(doc: str) -> str:
-    return re.sub(r"\s+", " ", (ROOT / doc).read_text())
+def _text(doc: str, root: Path = ROOT) -> str:
+    return re.sub(r"\s+", " ", (root / doc).read_text())
+
+
+def stale(figure: Figure, results: Path = RESULTS, root: Path = ROOT) -> str | None:
+    """What is wrong with a stated figure: None when its document says exactly what its results file holds."""
+    stated = figure.text.format(*figure.values(results))
+    if stated in _text(figure.doc, root):
+        return None
+    return f"{figure.doc} should say: {stated!r} (from bench/results/{figure.results})"
 
 
 @pytest.mark.parametrize("figure", FIGURES, ids=lambda f: f"{f.doc}:{f.text[:50]}")
 def test_each_stated_figure_is_the_one_its_results_file_holds(figure: Figure) -> None:
-    stated = figure.text.format(*figure.values())
-    assert stated in _text(figure.doc), f"{figure.doc} should say: {stated!r} (from bench/results/{figure.results})"
+    assert stale(figure) is None, stale(figure)
+
+
+def test_a_planted_stale_figure_is_reported(tmp_path: Path) -> None:
+    """The check fails on a stale figure (issue 47): a document that says another number than its results file,
+    and a results file rerun to another number than the document says, are each reported with the figure due."""
+    (figure,) = [f for f in FIGURES if f.doc == README and f.text.startswith("After fixing the classes it found")]
+    assert stale(figure) is None  # as committed: the README says what the results file holds
+    results, docs = tmp_path / "results", tmp_path / "docs"
+    results.mkdir()
+    docs.mkdir()
+    held = json.loads((RESULTS / figure.results).read_text())
+    right, cases = held["refused"] + held["written"], held["cases"]
+    (results / figure.results).write_text(json.dumps(held))
+    readme = (ROOT / README).read_text()
+    assert f"After fixing the classes it found: {right} of {cases}" in readme
+
+    # A stale figure planted in the document: one fewer right than the results file holds.
+    (docs / README).write_text(readme.replace(f"found: {right} of {cases}", f"found: {right - 1} of {cases}"))
+    assert stale(figure, results, docs) == (f"README.md should say: 'After fixing the classes it found: {right} of "
+                                            f"{cases}' (from bench/results/{figure.results})")
+
+    # The document as committed, but the bench rerun and its results file moved: the old figure is stale.
+    (docs / README).write_text(readme)
+    assert stale(figure, results, docs) is None
+    (results / figure.results).write_text(json.dumps({**held, "written": held["written"] - 1}))
+    assert f"found: {right - 1} of {cases}" in (stale(figure, results, docs) or "")
+
+    # A figure read with a formatter (thousands, one decimal): a planted "21.7" where the file says otherwise.
+    planted = Figure(README, "ran green in {} min", "run.json", (("total_min",),), (one,))
+    (results / "run.json").write_text(json.dumps({"total_min": 23.04}))
+    (docs / README).write_text("A fresh clone ran green in 21.7 min.")
+    assert stale(planted, results, docs) == "README.md should say: 'ran green in 23.0 min' (from bench/results/run.json)"
+    (docs / README).write_text("A fresh clone ran green in 23.0 min.")
+    assert stale(planted, results, docs) is None
 
 
 #: Claims that were measured untrue on this machine (issue 27) and have no results file: never stated again.
@@ -723,13 +780,13 @@ UNTRUE = [r"30[-–]40 s", r"a second or two", r"0\.5 s, no traceback", r"before
           r"16\.3 ms", r"1,378 tokens", r"19–102 s", r"~11 min"]
 
 
-@pytest.mark.parametrize("doc", [README, WRITEUP])
+@pytest.mark.parametrize("doc", [README, WRITEUP, *MOVED])
 def test_figures_measured_untrue_are_gone(doc: str) -> None:
     text = _text(doc)
     assert not [p for p in UNTRUE if re.search(p, text)]
 
 
-@pytest.mark.parametrize("doc", [README, WRITEUP, "docs/architecture.md", "bench/README.md"])
+@pytest.mark.parametrize("doc", [README, WRITEUP, "docs/architecture.md", "bench/README.md", *MOVED])
 def test_no_document_states_a_test_count(doc: str) -> None:
     """A test count changes with every commit: stated nowhere (no test derives one)."""
     assert not re.search(r"\b\d[\d,]* (?:unit |integration |browser |e2e )?tests? (?:pass|passed|passing)\b",
@@ -744,12 +801,24 @@ def test_figures_the_code_defines_are_the_codes() -> None:
     from docgemma.ui.login_limit import PER_CLIENT, PER_USER, WINDOW_S
     from tests.e2e.test_cpu_model import SUBSET, TOOL_FLOOR
 
-    readme, http = _text(README), HttpClient(frozenset())
-    assert f"above a sourced maximum of {len(TABLE)} drugs" in readme
+    http = HttpClient(frozenset())
+    assert f"above a sourced maximum of {len(TABLE)} drugs" in _text(RECORD)
     assert (f"({ZEROGPU_BASE_S} s + {1 / ZEROGPU_TOKENS_PER_S} s per token it may decode, at most {ZEROGPU_MAX_S} s: "
-            f"a JSON call asks for ~21 s, a 512-token answer for {zerogpu_seconds(max_new_tokens=512)} s)") in readme
-    assert f"{http.connect_timeout_s:.0f} s connect timeout, a {http.deadline_s:.0f} s deadline per call" in readme
-    assert f"({PER_USER} per user, {PER_CLIENT} per address, in {WINDOW_S / 60:.0f} min)" in readme
-    assert f"CI fails if a {len(SUBSET)}-turn subset drops below {percent(TOOL_FLOOR)} %" in readme
+            f"a JSON call asks for ~21 s, a 512-token answer for {zerogpu_seconds(max_new_tokens=512)} s)") in _text(DEPLOYMENT)
+    assert f"{http.connect_timeout_s:.0f} s connect timeout, a {http.deadline_s:.0f} s deadline per call" in _text(TOOLS)
+    assert f"({PER_USER} per user, {PER_CLIENT} per address, in {WINDOW_S / 60:.0f} min)" in _text(SETTINGS)
+    assert f"CI fails if a {len(SUBSET)}-turn subset drops below {percent(TOOL_FLOOR)} %" in _text(EVIDENCE)
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert f"all {len(notebooks)} run top to bottom" in _text(WRITEUP)  # tests/integration/test_notebooks.py runs each
+
+
+def test_readme_is_read_in_five_minutes() -> None:
+    """Issue 47: the README stays at most 2,000 words (the long sections live in ``docs/``), its front matter is the
+    Space's config at the very top, and it says near the top, plainly, that MedGemma was not run where this was built."""
+    text = (ROOT / README).read_text()
+    assert text.startswith("---\ntitle: DocGemma Connect\n")
+    assert len(text.split()) <= 2000
+    words = text.split()
+    assert "MedGemma itself was not run where this was built" in " ".join(words[:200])
+    for doc in MOVED:
+        assert f"]({doc})" in text or f"]({doc}#" in text, f"the README links {doc}"
