@@ -59,8 +59,10 @@ def user_message(text: str) -> Message:
 
 
 def _answer_index(history: list[Message]) -> int:
+    """The message the turn's answer is streamed into: the last one when it is this answer so far, else a new one
+    (after the approval card's line the decision's answer is a message of its own, never appended to that line)."""
     last = history[-1] if history else None
-    if last and last["role"] == "assistant" and not last.get("metadata"):
+    if last and last["role"] == "assistant" and not last.get("metadata") and not _is_pointer(last):
         return len(history) - 1
     history.append({"role": "assistant", "content": ""})
     return len(history) - 1
@@ -142,7 +144,8 @@ def apply_event(history: list[Message], event: AgentEvent, names: Names | None =
     if isinstance(event, Token):
         index = _answer_index(history)
         # Cleaned as a whole each time: an echo split across chunks is caught once complete.
-        content = strip_template_debris(history[index]["content"] + escape(event.text), streaming=True)
+        # The text so far as written here or as the page sent it back (Gradio's content blocks).
+        content = strip_template_debris(_text(history[index]) + escape(event.text), streaming=True)
         history[index] = {"role": "assistant", "content": content}
     elif isinstance(event, ApprovalRequest):
         # The card itself is shown once, below the conversation; the chat only says that one is waiting. A new card

@@ -99,7 +99,7 @@ def test_a_product_that_holds_her_order_is_still_a_duplicate_in_a_connection_que
     # Only the drug that is her order is no duplicate of itself: janumet (sitagliptin and metformin) beside her
     # metformin is one, whatever the question (the review of this change found the line hidden).
     result = ask(ehr, "why is she on metformin? thinking of switching to janumet", "conn-janumet")
-    assert "janumet duplicates Amina Okafor's active order metformin" in result.answer
+    assert "janumet would duplicate Amina Okafor's active order metformin" in result.answer
 
 
 @pytest.mark.parametrize("message", [

@@ -118,3 +118,18 @@ def test_why_a_rule_stood_alone_stays_in_the_technical_details() -> None:
     clinical = clinician_view(shown)
     assert "**Request** — no look-up needed (the write asked for is negated)" in clinical
     assert not _internal(clinical) and "nothing is done or written on this request" in shown
+
+
+def test_the_decisions_answer_is_a_message_of_its_own_after_the_cards_line_as_the_page_sends_it_back() -> None:
+    """Found by the fresh-clone CI after merging: the page (and gradio_client) send the chat back with each message's
+    content as Gradio's blocks, and after the card's line the decision's answer was appended to that line —
+    'can only concatenate list (not "str") to list' on every approval through the Gradio API."""
+    pointer = "**Approval needed before writing to the record:** Prescription for Grace Mensah"
+    history = [{"role": "user", "content": [{"type": "text", "text": "Prescribe paracetamol 500 mg"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": pointer}]}]
+    out = apply_event(history, Token("Written to the record."))
+    assert len(out) == 3 and out[1]["content"] == history[1]["content"]
+    assert out[2] == {"role": "assistant", "content": "Written to the record."}
+    more = apply_event([*out[:2], {"role": "assistant", "content": [{"type": "text", "text": "Written"}]}],
+                       Token(" to the record."))
+    assert more[-1]["content"] == "Written to the record."
