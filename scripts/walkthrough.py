@@ -57,7 +57,7 @@ CAPTION_JS = """(text) => {
 #: The timeline shows a finished (or paused) turn other than the one before: its "model calls" figure is written.
 TIMELINE_CHANGED_JS = """(before) => {
   const t = document.querySelector('#timeline');
-  return !!t && t.innerText !== before && t.innerText.includes('model calls');
+  return !!t && t.textContent !== before && t.textContent.includes('model calls');
 }"""
 
 
@@ -155,7 +155,7 @@ class Driver:
     def ask(self, text: str) -> None:
         """Send ``text`` and wait for the turn's timeline: a turn whose answer is written whole at the end (the
         model's greeting line) leaves the chat still for seconds while it runs (seen: a shot mid-turn)."""
-        before = self.page.locator("#timeline").inner_text()
+        before = self.page.locator("#timeline").text_content()
         box = self.page.locator("#input textarea")
         box.fill(text)
         self.page.wait_for_timeout(400)

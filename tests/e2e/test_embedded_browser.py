@@ -55,13 +55,13 @@ def embedded_app(embedded: Any, tmp_path: Path) -> Iterator[tuple[str, Ehr]]:
 #: written at the end of a turn): the end-of-turn signal (scripts/walkthrough.py waits on the same).
 TIMELINE_CHANGED_JS = """(before) => {
   const t = document.querySelector('#timeline');
-  return !!t && t.innerText !== before && t.innerText.includes('model calls');
+  return !!t && t.textContent !== before && t.textContent.includes('model calls');
 }"""
 
 
 def _ask_and_wait(page: Any, text: str) -> None:  # noqa: F811
     """Send ``text`` and wait for its turn to end (the timeline shows it), then for the chat to stop changing."""
-    before = page.locator("#timeline").inner_text()
+    before = page.locator("#timeline").text_content()
     ask(page, text)
     page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
     _stable(page)
@@ -186,7 +186,7 @@ def test_every_issue_phrasing_in_chromium_is_done_or_asked_never_for_another_pat
         make_active(page, active.name.split()[-1], active.name)
         named = by_mrn[case.patient] if case.patient else active
         _ask_and_wait(page, case.message.replace("{ref}", by_mrn["DG-1001"].id))
-        assert "model calls: 0" in page.locator("#timeline").inner_text(), case.message
+        assert "model calls: 0" in (page.locator("#timeline").text_content() or ""), case.message
         buttons = _buttons(page)
         # The patient the answer is about: the one the case names, else one the message names, else the active one.
         about = {named.name} | {p.name for p in by_mrn.values() if p.name.lower() in case.message.lower()}
@@ -207,7 +207,7 @@ def _allergy_card(page: Any, message: str, substance: str) -> list[str]:  # noqa
     if not page.locator("#approval:visible").count():
         wanted = f"Record an allergy to {substance} for this patient"
         assert wanted in _buttons(page), _buttons(page)
-        before = page.locator("#timeline").inner_text()
+        before = page.locator("#timeline").text_content()
         page.get_by_role("button", name=wanted).click()
         page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
         _stable(page)
@@ -229,18 +229,18 @@ def test_the_written_apart_sets_classes_are_asked_with_the_right_button_in_chrom
 
     _ask_and_wait(page, "any admisions for her recently?")
     assert "When was this patient last seen?" in _buttons(page), _buttons(page)
-    before = page.locator("#timeline").inner_text()
+    before = page.locator("#timeline").text_content()
     page.get_by_role("button", name="When was this patient last seen?").click()
     page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
     _stable(page)
-    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    assert "model calls: 0" in (page.locator("#timeline").text_content() or "")
 
     _ask_and_wait(page, "pt david ochieng")
     assert "Find patient David Ochieng" in _buttons(page), _buttons(page)
 
     values = _allergy_card(page, "she gets hives with eggs - please record it", "eggs")
     assert "eggs" in values, values
-    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    assert "model calls: 0" in (page.locator("#timeline").text_content() or "")
     page.screenshot(path=str(ARTIFACTS / "26_embedded_written_apart_classes.png"), full_page=True)
     decided = page.locator("#chat").inner_text()
     page.locator("#reject:visible").first.click()
@@ -259,7 +259,7 @@ def test_the_fifth_sets_classes_in_chromium(embedded_url: str, page: Any) -> Non
 
     shown = _allergy_card(page, "please document for her: latex -> facial swelling", "latex")
     assert "latex" in shown and any("facial swelling" in v for v in shown), shown
-    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    assert "model calls: 0" in (page.locator("#timeline").text_content() or "")
     decided = page.locator("#chat").inner_text()
     page.locator("#reject:visible").first.click()
     _decided(page, decided)
@@ -272,7 +272,7 @@ def test_the_fifth_sets_classes_in_chromium(embedded_url: str, page: Any) -> Non
     assert "James Wilson" not in answer and "Patient Record" not in answer, answer
     assert "Find patient Tunde Bello" in _buttons(page), _buttons(page)
     assert not any("DG-1009" in b or "this patient" in b for b in _buttons(page)), _buttons(page)
-    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    assert "model calls: 0" in (page.locator("#timeline").text_content() or "")
     page.screenshot(path=str(ARTIFACTS / "26_embedded_fifth_set_classes.png"), full_page=True)
 
 
@@ -291,7 +291,7 @@ def test_the_sixth_sets_classes_in_chromium(embedded_url: str, page: Any) -> Non
     assert "Grace Mensah" not in answer and "sodium" not in answer.lower().split("find patient")[0], answer
     assert "Find patient Otieno" in _buttons(page), _buttons(page)
     assert not any("this patient" in b for b in _buttons(page)), _buttons(page)
-    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    assert "model calls: 0" in (page.locator("#timeline").text_content() or "")
 
     _ask_and_wait(page, "who is DG-1005?")
     assert "Kofi Asante" in page.locator("#chat").inner_text().split("who is DG-1005?")[-1]
@@ -302,7 +302,7 @@ def test_the_sixth_sets_classes_in_chromium(embedded_url: str, page: Any) -> Non
     assert "amlodipine stopped because of ankle swelling" in [str(v).strip().lower() for v in values], values
     # The search by number found one patient, who became the active one (as a search by name does): the card says so.
     assert "Kofi Asante" in page.locator("#approval:visible").first.inner_text()
-    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    assert "model calls: 0" in (page.locator("#timeline").text_content() or "")
     page.screenshot(path=str(ARTIFACTS / "26_embedded_sixth_set_classes.png"), full_page=True)
     decided = page.locator("#chat").inner_text()
     page.locator("#reject:visible").first.click()
@@ -322,14 +322,14 @@ def test_the_eighth_stops_classes_in_chromium(embedded_url: str, page: Any) -> N
     answer = page.locator("#chat").inner_text().split("why is she on lisinopril?")[-1]
     assert "Essential hypertension" in answer and "which record item" not in answer.lower(), answer
     assert "duplicates" not in answer, answer
-    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    assert "model calls: 0" in (page.locator("#timeline").text_content() or "")
 
     _ask_and_wait(page, "what meds is Nwosu on")
     answer = page.locator("#chat").inner_text().split("what meds is Nwosu on")[-1]
     # Amina Okafor's medications (metformin, lisinopril, atorvastatin) are never the answer about Nwosu.
     assert not any(drug in answer.lower() for drug in ("metformin", "lisinopril", "atorvastatin")), answer
     assert "Nwosu" in answer, answer
-    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    assert "model calls: 0" in (page.locator("#timeline").text_content() or "")
     page.screenshot(path=str(ARTIFACTS / "26_embedded_eighth_stop_classes.png"), full_page=True)
 
 
@@ -349,7 +349,7 @@ def test_the_whole_records_medication_map_in_chromium(embedded_url: str, page: A
     assert "no reason recorded on the order" in answer and "Chronic kidney disease" in answer, answer
     assert "which record item" not in answer.lower(), answer
     assert "MedicationRequest" not in answer and not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-", answer), answer
-    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    assert "model calls: 0" in (page.locator("#timeline").text_content() or "")
     page.screenshot(path=str(ARTIFACTS / "26_embedded_medication_map.png"), full_page=True)
 
 
@@ -370,16 +370,16 @@ def test_the_tenth_sets_other_patient_buttons_in_chromium(embedded_url: str, pag
         offered = _buttons(page)
         assert offered and offered[0] == f"Find patient {name}", offered
         assert not any("this patient" in b for b in offered), offered
-        assert "model calls: 0" in page.locator("#timeline").inner_text()
+        assert "model calls: 0" in (page.locator("#timeline").text_content() or "")
     page.screenshot(path=str(ARTIFACTS / "26_embedded_tenth_set_other_patient_buttons.png"), full_page=True)
 
-    before = page.locator("#timeline").inner_text()
+    before = page.locator("#timeline").text_content()
     page.get_by_role("button", name="Find patient Thomas Banda").click()
     page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
     _stable(page)
     answer = page.locator("#chat").inner_text().split("Find patient Thomas Banda")[-1]
     assert "Thomas Banda" in answer, answer
-    assert "model calls: 0" in page.locator("#timeline").inner_text()
+    assert "model calls: 0" in (page.locator("#timeline").text_content() or "")
 
 
 def _card_text(page: Any) -> str:  # noqa: F811
