@@ -183,7 +183,8 @@ def test_write_waits_for_approval_then_writes_once(fake: FakeLLM, assistant: Ass
     blocked = done(assistant.run_turn("t", "something else"))
     assert "pending Prescription" in blocked.answer and tools.calls == []
     r = done(assistant.resume("t", {"action": "approve"}))
-    assert tools.calls == [("prescribe_medication", {**args, "duration": None, "indication": None, "notes": None, "unread": None})]
+    assert tools.calls == [("prescribe_medication", {**args, "duration": None, "indication": None, "notes": None,
+                                                     "unread": None})]
     assert "approved by the clinician" in r.timeline[3]["detail"]
     assert assistant.pending_approval("t") is None
     again = done(assistant.resume("t", {"action": "approve"}))
