@@ -50,7 +50,9 @@ CSS = """
     padding: .25rem .5rem !important; font-size: .85em; line-height: 1.35;
   }
   #patient-strip p { margin: 0; }
-  #timeline-link p { margin: 0; font-size: .9em; }
+  /* One short line that takes no gap of its own: the first example stays in view under it (390x844). */
+  #timeline-link { margin: -8px 0 -8px 0 !important; padding: 0 !important; min-height: 0 !important; }
+  #timeline-link p { margin: 0; font-size: .8em; line-height: 1.2; }
   /* The sticky patient strip would cover the timeline's first lines after the link's jump. */
   #timeline { scroll-margin-top: 25vh; }
   /* What sits above the chat changes height (the strip when another patient becomes active): the browser keeps

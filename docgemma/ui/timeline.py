@@ -34,6 +34,8 @@ _AFTER_FAILURE = {
     "retry_different_args": "tried again with other search terms",
     "ASK_USER": "you are asked how to go on",
 }
+#: The decision of a step a model failure cut off (``agent/assistant.MODEL_DOWN``): its detail is the sentence.
+MODEL_DOWN = "model not answering"
 #: The result check's classes as what was found.
 _FOUND = {"success_rich": "found", "success_partial": "found", "no_results": "nothing found",
           "error_retryable": "failed", "error_fatal": "failed"}
@@ -91,7 +93,9 @@ def clinical_lines(timeline: Sequence[TimelineEvent], text: Callable[[str], str]
     lines: list[str] = []
     for e in timeline:
         node, decision = e["node"], e["decision"].strip()
-        if node == "intent_classify":
+        if decision == MODEL_DOWN:  # the clinician's one sentence for a backend that cannot answer (issue 45)
+            lines.append(f"**{escape(e['label'].removesuffix('…'))}** — {escape(e['detail'])}")
+        elif node == "intent_classify":
             line = _understood(e, text)
             if line:
                 lines.append(line)

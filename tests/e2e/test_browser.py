@@ -96,7 +96,7 @@ def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page
 
     page.locator("#input input[type=file]").set_input_files(str(CT))
     ask(page, "What does this image show?")
-    page.locator("#chat").get_by_text("image attached", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    # The steps are the timeline's (issue 46): the chat shows the image and the turn's answer.
     page.locator("#chat img").first.wait_for(timeout=TIMEOUT_MS)
     page.screenshot(path=str(ARTIFACTS / "02_image_turn.png"), full_page=True)
 
@@ -126,7 +126,7 @@ def test_question_image_and_approved_prescription(app_url: tuple[str, Ehr], page
     page.locator("#send-image").click()
     page.get_by_text("Attached to your next message", exact=False).first.wait_for(timeout=TIMEOUT_MS)
     ask(page, "What does this image show?")
-    page.locator("#chat").get_by_text("image attached", exact=False).last.wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function("document.querySelectorAll('#chat img').length >= 2", timeout=TIMEOUT_MS)
     page.screenshot(path=str(ARTIFACTS / "05_record_image_sent_to_chat.png"), full_page=True)
 
 

@@ -38,6 +38,11 @@ def _edit_and_approve(tab: Any, edits: dict[str, str], written_before: int) -> s
     for label, value in edits.items():
         form[label].fill(value)
     tab.locator("#approve").click()
+    # Values changed on the form are checked again and shown on a new card (issue 43: an approval covers only what
+    # its card was checked on); that card, approved as it stands, writes them.
+    tab.locator("#approval").get_by_text("checked again", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    tab.wait_for_timeout(1500)  # the new card's form and id settle after its notice is drawn
+    tab.locator("#approve").click()
     # The confirmation's badge (the welcome's "nothing is written to the record" matches a case-blind text search).
     confirmations = tab.locator("#chat span.check-ok", has_text="Written to the record")
     confirmations.nth(written_before).wait_for(timeout=TIMEOUT_MS)
