@@ -24,7 +24,19 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from docgemma.agent import answer, ask, modes, named_drugs, other_language, prompts, record_check, render, small_talk, transcript
+from docgemma.agent import (
+    answer,
+    ask,
+    button_check,
+    modes,
+    named_drugs,
+    other_language,
+    prompts,
+    record_check,
+    render,
+    small_talk,
+    transcript,
+)
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.node_settings import NODE_CONFIG
@@ -107,10 +119,11 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
 
 
 def _follow_ups(state: AgentState, registry: ToolRegistry) -> list[str]:
-    """An unsure turn's candidate actions as requests (:func:`docgemma.agent.ask.buttons`), else the follow-ups."""
+    """An unsure turn's candidate actions as requests (:func:`docgemma.agent.ask.buttons`), else the follow-ups; each
+    one the rules decide surely as what it says, since pressing it sends its words (:mod:`docgemma.agent.button_check`)."""
     offline = known_offline()
     asked = ask.buttons(state, registry, offline) if state.get("undecided") else []
-    return asked or answer.follow_ups(state, registry, offline=offline)
+    return asked or button_check.leading(answer.suggestions(state, registry, offline=offline), state, registry)
 
 
 def _record_answer(state: AgentState, registry: ToolRegistry) -> str | None:
