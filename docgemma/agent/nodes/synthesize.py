@@ -110,7 +110,9 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
         return text, "retrieved facts shown as returned (demo model writes no medical text)"
     mode = modes.mode_of(llm)
     if state.get("undecided"):
-        return modes.undecided(mode, known_offline()), "no rule was sure and the demo model was not asked"
+        # "The closest actions are below" only when some are (offline, there may be none).
+        return (modes.undecided(mode, known_offline(), bool(_follow_ups(state, registry))),
+                "no rule was sure and the demo model was not asked")
     if state.get("scope") in ("greeting", "off_topic"):
         return f"{render.DEMO_GREETING} {modes.capabilities(mode, known_offline())}", "greeting (demo model: written by code)"
     if state["extracted_entities"]["has_image"]:
@@ -226,7 +228,7 @@ def _other_language(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answ
     language = detect(state["user_query"])
     if language is None or state.get("tool_results") or state.get("intent") != "DIRECT":
         return None
-    return other_language.reply(language), f"a message in {NAMES[language]}: said in it (no model call)"
+    return other_language.reply(language, known_offline()), f"a message in {NAMES[language]}: said in it (no model call)"
 
 
 CODE_ANSWERS: tuple[Callable[[AgentState, LLM, ToolRegistry], Answer | None], ...] = (
