@@ -48,6 +48,7 @@ from docgemma.agent.validation import other_patient_named
 from docgemma.clinical.ingredients import Resolution, resolve_local
 from docgemma.clinical.language import NAMES, detect
 from docgemma.clinical.patient import PatientRef
+from docgemma.clinical.roster import PatientRoster
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.http import known_offline
 from docgemma.tools.registry import ToolRegistry
@@ -111,7 +112,7 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
     mode = modes.mode_of(llm)
     if state.get("undecided"):
         # "The closest actions are below" only when some are (offline, there may be none).
-        return (modes.undecided(mode, known_offline(), bool(_follow_ups(state, registry))),
+        return (modes.undecided(mode, known_offline(), bool(state.get("follow_ups"))),
                 "no rule was sure and the demo model was not asked")
     if state.get("scope") in ("greeting", "off_topic"):
         return f"{render.DEMO_GREETING} {modes.capabilities(mode, known_offline())}", "greeting (demo model: written by code)"
@@ -120,12 +121,12 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
     return modes.limits(mode, known_offline()), "medical question not answered (demo model)"
 
 
-def _follow_ups(state: AgentState, registry: ToolRegistry) -> list[str]:
+def _follow_ups(state: AgentState, registry: ToolRegistry, roster: PatientRoster | None = None) -> list[str]:
     """An unsure turn's candidate actions as requests (:func:`docgemma.agent.ask.buttons`), else the follow-ups; each
     one the rules decide surely as what it says, since pressing it sends its words (:mod:`docgemma.agent.button_check`)."""
     offline = known_offline()
-    asked = ask.buttons(state, registry, offline) if state.get("undecided") else []
-    return asked or button_check.leading(answer.suggestions(state, registry, offline=offline), state, registry)
+    asked = ask.buttons(state, registry, offline, roster) if state.get("undecided") else []
+    return asked or button_check.leading(answer.suggestions(state, registry, offline=offline), state, registry, roster)
 
 
 def _record_answer(state: AgentState, registry: ToolRegistry) -> str | None:
@@ -358,13 +359,17 @@ def _safety_first(state: AgentState, registry: ToolRegistry, trace: NodeTrace,
 
 
 def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
-               record_facts: record_check.RecordFacts | None = None) -> dict[str, Any]:
+               record_facts: record_check.RecordFacts | None = None,
+               patient_roster: PatientRoster | None = None) -> dict[str, Any]:
     """Write the answer; see the module docstring. ``record_facts`` reads the active patient's allergies and
     active orders, against which a model-written answer is checked."""
     trace = NodeTrace("synthesize", llm)
     safety = _safety_first(state, registry, trace, record_facts)
     prefix = _notes_prefix(state, trace)
     contradicting: list[record_check.Contradiction] = []
+    # The buttons first: the answer to an unsure turn says whether there are any.
+    follow = _follow_ups(state, registry, patient_roster)
+    state = {**state, "follow_ups": follow}
     written = _small_talk(state, llm, registry, trace) or next(
         (found for rule in CODE_ANSWERS if (found := rule(state, llm, registry)) is not None), None)
     if written is not None:
@@ -390,7 +395,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
         "final_response": final,
         "confidence": confidence,
         "sources": sources,
-        "follow_ups": _follow_ups(state, registry),
+        "follow_ups": follow,
         "conversation": conversation,
         "transcript": transcript.appended(state, transcript.turn_entry(state, registry, final, confidence, sources)),
         "timeline": [event],
