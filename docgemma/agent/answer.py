@@ -203,6 +203,8 @@ def suggestions(state: AgentState, registry: ToolRegistry, offline: bool = False
     record's tools are offered. The open "studies on this topic" comes only after a turn that did not fail:
     after a wrong patient id it has nothing to do with what happened."""
     asked = _normalised(state.get("user_query", ""))
+    if (state.get("route_decision") or {}).get("rule") == "closing":
+        return []  # "thanks, that's all": nothing new is offered
     if state.get("scope") in ("greeting", "off_topic"):
         return [q for q in _topics(offline) if _normalised(q[0]) != asked]
     if state.get("undecided"):

@@ -68,6 +68,8 @@ MODEL_FAILED = "The model failed while writing the answer. Please try again."
 #: answer, under the write it had been put above).
 WRITE_DONE = "Done: written to the record with the values listed below."
 NOTHING_DONE = "Understood: nothing has been done, and nothing was written to the record."
+#: The answer to a thanks or goodbye: a closing in the clinician's register, nothing new offered.
+CLOSING_REPLY = "You're welcome. This conversation stays here if you need anything else."
 #: (answer text, timeline decision)
 Answer = tuple[str, str]
 
@@ -173,6 +175,8 @@ def _nothing_asked(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answe
         negated = negated_write(state["user_query"], state["extracted_entities"]["drug_mentions"])
         if negated is not None:
             return negated, "the write asked for is negated: nothing written (no model call)"
+        if (state.get("route_decision") or {}).get("rule") == "closing":
+            return CLOSING_REPLY, "a thanks or goodbye: answered by code (no model call)"
         return NOTHING_DONE, "nothing was asked (no model call)"
     return None
 
