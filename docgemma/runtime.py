@@ -93,13 +93,20 @@ def network_probe(settings: Settings) -> Callable[[], bool]:
     """A check that the knowledge APIs answer (one small openFDA request, 3 s)."""
 
     def probe() -> bool:
-        from docgemma.tools.http import HttpClient, HttpError, hosts_of
+        from urllib.parse import urlsplit
+
+        from docgemma.tools.http import HttpClient, HttpError, hosts_of, note_unreachable
 
         http = HttpClient(hosts_of([settings.openfda_url]), deadline_s=3.0, max_retries=0)
         try:
             http.get_json(f"{settings.openfda_url}/drug/label.json", {"limit": 1}, cache=False)
         except HttpError as exc:
-            return exc.error_type not in ("service_unavailable", "timeout", "offline")
+            if exc.error_type in ("service_unavailable", "timeout", "offline"):
+                # The agent's sentences and buttons follow what the probe found (a connection that times out is
+                # as unreachable as one refused), until a look-up answers.
+                note_unreachable(urlsplit(settings.openfda_url).hostname or "")
+                return False
+            return True
         finally:
             http.close()
         return True

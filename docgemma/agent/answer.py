@@ -7,12 +7,13 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from docgemma.agent.button_fill import is_class_name
 from docgemma.agent.state import AgentState, Confidence, ToolResult
 from docgemma.agent.validation import other_patient_named
 from docgemma.llm.base import clinically_meaningful
 from docgemma.tools.outcome import Source
 from docgemma.tools.registry import ToolRegistry, ToolSpec
-from docgemma.tools.routing import TurnFacts
+from docgemma.tools.routing import Role, TurnFacts
 
 CAPABILITIES = (
     "I can help with: FDA drug safety warnings and drug interactions, medical literature, clinical "
@@ -24,6 +25,10 @@ TOPIC_SUGGESTIONS = (
     "Check interactions between warfarin and aspirin",
     "Find recruiting clinical trials for heart failure",
 )
+#: A next question, and the tool it is for (the one pressing it must run).
+Suggestion = tuple[str, str]
+#: The tool each of :data:`TOPIC_SUGGESTIONS` is for.
+_TOPIC_TOOLS = ("check_drug_safety", "check_drug_interactions", "find_clinical_trials")
 #: Internal vocabulary that must never reach the clinician (besides tool names, added per registry).
 INTERNAL_TERMS = ("TOOL_NEEDED", "success_rich", "success_partial", "no_results", "error_retryable",
                   "error_fatal", "retry_same", "retry_different_args")
@@ -185,33 +190,53 @@ def sources(state: AgentState) -> list[Source]:
 
 
 def follow_ups(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[str]:
-    """Up to three next questions, by rule (no model call): each tool the turn did not try suggests its own
-    (``ToolSpec.follow_up``) from the turn's drugs and patient, the patient record's first. Never the question
-    just asked, nor the look-up the turn already tried (even when it failed). ``offline``: the knowledge
+    """Up to three next questions, by rule (no model call): :func:`suggestions`' requests, unchecked (the synthesize
+    node offers only those the rules decide surely: :mod:`docgemma.agent.button_check`)."""
+    return [text for text, _tool in suggestions(state, registry, offline)][:3]
+
+
+def suggestions(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[Suggestion]:
+    """The next questions, each with the tool it is for, by rule (no model call): each tool the turn did not try
+    suggests its own (``ToolSpec.follow_up``) from the turn's drugs and patient, the patient record's first. Never
+    the question just asked, nor the look-up the turn already tried (even when it failed). ``offline``: the knowledge
     services cannot be reached from here (:func:`docgemma.tools.http.known_offline`), so only the patient
     record's tools are offered. The open "studies on this topic" comes only after a turn that did not fail:
     after a wrong patient id it has nothing to do with what happened."""
     asked = _normalised(state.get("user_query", ""))
+    if (state.get("route_decision") or {}).get("rule") == "closing":
+        return []  # "thanks, that's all": nothing new is offered
     if state.get("scope") in ("greeting", "off_topic"):
-        return [q for q in _topics(offline) if _normalised(q) != asked]
+        return [q for q in _topics(offline) if _normalised(q[0]) != asked]
     if state.get("undecided"):
         return closest_actions(state, registry, offline)
     tried = {r["tool_name"] for r in state.get("tool_results", [])}
     patient, named = suggested_patient(state)
     facts = TurnFacts(
-        drugs=tuple(state["extracted_entities"]["drug_mentions"]),
+        drugs=_single_drugs(state["extracted_entities"]["drug_mentions"]),
         patient_name=patient,
         tried_roles=frozenset(role for name in tried if name in registry for role in registry[name].roles),
     )
-    out: list[str] = [f"Find patient {named}"] if named else []
+    search = _search_tool(registry)
+    out: list[Suggestion] = [(f"Find patient {named}", search)] if named and search else []
     for spec in _offered(registry, offline):
         if spec.follow_up and spec.name not in tried:
-            out += spec.follow_up(facts)
+            out += [(text, spec.name) for text in spec.follow_up(facts)]
     failed = any(r["status"] != "success" and r.get("error_type") != "declined"
                  for r in state.get("tool_results", []))
-    if not out and not offline and not failed:
-        out.append("Find recent studies on this topic")
-    return [q for q in out if _normalised(q) != asked][:3]
+    literature = next((s.name for s in registry if Role.LITERATURE in s.roles), None)
+    if not out and not offline and not failed and literature:
+        out.append(("Find recent studies on this topic", literature))
+    return [q for q in out if _normalised(q[0]) != asked]
+
+
+def _search_tool(registry: ToolRegistry) -> str | None:
+    return next((s.name for s in registry if s.patient_search), None)
+
+
+def _single_drugs(drugs: Iterable[str]) -> tuple[str, ...]:
+    """The drugs a follow-up may name: one drug each, never a class (issue 46: "What are the FDA safety warnings for
+    anti-bacterial agents?", pressed, ran nothing)."""
+    return tuple(d for d in drugs if not is_class_name(d))
 
 
 def suggested_patient(state: AgentState) -> tuple[str | None, str | None]:
@@ -231,20 +256,21 @@ def suggested_patient(state: AgentState) -> tuple[str | None, str | None]:
     return patient["name"], None
 
 
-def closest_actions(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[str]:
-    """Up to three requests the rules act on, nearest to what the message named (a patient's name, its drugs,
-    the active patient), for a turn no rule was sure of; the example requests when it named nothing (offline:
-    only what the patient record can answer)."""
+def closest_actions(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[Suggestion]:
+    """Requests the rules act on, nearest to what the message named (a patient's name, its drugs, the active
+    patient), for a turn no rule was sure of; the example requests when it named nothing (offline: only what the
+    patient record can answer)."""
     entities = state["extracted_entities"]
-    facts = TurnFacts(drugs=tuple(entities["drug_mentions"]), patient_name=suggested_patient(state)[0],
+    facts = TurnFacts(drugs=_single_drugs(entities["drug_mentions"]), patient_name=suggested_patient(state)[0],
                       tried_roles=frozenset())
-    out = [f"Find patient {name}" for name in entities["patient_names"][:1]]
+    search = _search_tool(registry)
+    out: list[Suggestion] = [(f"Find patient {name}", search) for name in entities["patient_names"][:1] if search]
     for spec in _offered(registry, offline):
         if spec.follow_up:
-            out += spec.follow_up(facts)
+            out += [(text, spec.name) for text in spec.follow_up(facts)]
     asked = _normalised(state.get("user_query", ""))
-    unique = [q for q in dict.fromkeys([*out, *_topics(offline)]) if _normalised(q) != asked]
-    return unique[:3]
+    unique = dict.fromkeys(q for q in [*out, *_topics(offline)] if _normalised(q[0]) != asked)
+    return list(unique)
 
 
 def _offered(registry: ToolRegistry, offline: bool) -> list[ToolSpec]:
@@ -253,9 +279,9 @@ def _offered(registry: ToolRegistry, offline: bool) -> list[ToolSpec]:
     return [s for s in sorted(registry, key=lambda s: not s.record) if s.record or not offline]
 
 
-def _topics(offline: bool) -> tuple[str, ...]:
+def _topics(offline: bool) -> tuple[Suggestion, ...]:
     """The example requests for a turn that named nothing: each asks a knowledge service, so none offline."""
-    return () if offline else TOPIC_SUGGESTIONS
+    return () if offline else tuple(zip(TOPIC_SUGGESTIONS, _TOPIC_TOOLS, strict=True))
 
 
 def _normalised(question: str) -> str:

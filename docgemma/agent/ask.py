@@ -15,6 +15,7 @@ from typing import cast
 
 from docgemma.agent import decision
 from docgemma.agent.answer import suggested_patient
+from docgemma.agent.button_check import decided_as, fills
 from docgemma.agent.button_fill import (
     bare_name,
     connection_subject,
@@ -32,6 +33,7 @@ from docgemma.clinical.entities import DRUG_ALIASES, ExtractedEntities, extract_
 from docgemma.clinical.function_words import FUNCTION_WORDS, only_function_words
 from docgemma.clinical.record_concepts import RECORD_CONCEPT_RE, asks_medication_map
 from docgemma.clinical.request_spelling import respelt
+from docgemma.clinical.roster import PatientRoster
 from docgemma.tools.order_extract import allergy_args
 from docgemma.tools.registry import ToolRegistry, ToolSpec
 from docgemma.tools.routing import Role
@@ -261,18 +263,11 @@ def request_for(spec: ToolSpec | None, drugs: list[str], patient: str, query: st
     return None
 
 
-def _decided_as(text: str, state: AgentState, registry: ToolRegistry) -> str | None:
-    """The action the rules and the router surely take on ``text`` in this conversation; None when unsure."""
-    entities = extract_entities(text, has_image=state["extracted_entities"]["has_image"])
-    probe: AgentState = {**state, "user_query": text, "extracted_entities": entities}
-    decided = decision.decide(probe, registry)
-    return decided["label"] if decided["sure"] else None
-
-
-def buttons(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[str]:
+def buttons(state: AgentState, registry: ToolRegistry, offline: bool = False,
+            roster: PatientRoster | None = None) -> list[str]:
     """Up to three requests for the unsure turn's candidate actions, each one the rules then decide surely.
     ``offline``: only the patient record's actions (every other tool asks a public service)."""
-    return [text for text, _label, _action in offered(state, registry, offline)]
+    return [text for text, _label, _action in offered(state, registry, offline, roster)]
 
 
 def _named(state: AgentState) -> tuple[str | None, bool]:
@@ -321,7 +316,8 @@ def _readings(carried: decision.RouteDecision, state: AgentState, registry: Tool
     return list(dict.fromkeys(labels)), writes
 
 
-def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) -> list[tuple[str, str, str]]:
+def offered(state: AgentState, registry: ToolRegistry, offline: bool = False,
+            roster: PatientRoster | None = None) -> list[tuple[str, str, str]]:
     """:func:`buttons` as (request, the candidate action it is for, the action it is surely decided as first: the
     patient search for a patient named who is not the active one); ``bench/bench_router.py`` scores them."""
     carried = cast("decision.RouteDecision | None", state.get("route_decision"))
@@ -371,8 +367,9 @@ def offered(state: AgentState, registry: ToolRegistry, offline: bool = False) ->
         # only one (a button naming them that the rules read as the active patient's record is never offered).
         # A patient given by a record number the roster knows is exactly that patient: the record's own actions.
         wanted = {search} if named and spec is not None and spec.record and not by_id else {label}
-        action = _decided_as(text, state, registry)
-        if action in wanted:
+        action = decided_as(text, state, registry, roster)
+        # Decided surely, and with every argument code reads off it (a demo model is asked for none).
+        if action in wanted and action is not None and fills(registry[action], text, state):
             out.append((text, label, str(action)))
         if len(out) == MAX_BUTTONS:
             break

@@ -42,7 +42,7 @@ DIRECT = "DIRECT"
 #: refusal into an offer to act (its buttons) on a message that asked for nothing, or for nothing to be written.
 #: A message in another language is told, in it, what this mode understands: no action either, and no model call
 #: (the router was trained on English only).
-FAIL_SAFE_RULES = frozenset({"negated_write", "nothing_to_do", "patient_id", "other_language"})
+FAIL_SAFE_RULES = frozenset({"negated_write", "nothing_to_do", "patient_id", "other_language", "closing"})
 #: Rules on a form no reading can mistake, that end in the clinician's approval: a dictated note ("Note: …",
 #: "Document: …") is the note's card, whatever words the note holds (the router read "aims of care … for health"
 #: as a trials search); a question about one record item named by its id ("what came out of the falls visit <id>?").
@@ -173,7 +173,8 @@ def decide(state: AgentState, registry: ToolRegistry, model: RouterModel | None 
     then = ruled is not None and top != label and top in after_search
     sure = ruled is not None and (picked or unknown or safe or top == label or then)
     entities = state["extracted_entities"]
-    if sure and not picked:
+    # A closing is the whole message by its own pattern ("cheers, bye" is no patient "Cheers Bye").
+    if sure and not picked and not (ruled is not None and ruled.rule == "closing"):
         sure = not _unread_patient(state)
     # A drug the dictionary did not read, spelt one slip away ("the drug is donnepezil"): the rules decided without
     # it (a label question read as a general one), so the message is not accounted for (asked, never guessed).

@@ -54,7 +54,8 @@ def build_graph(
     graph.add_node("result_classify", partial(result_classify, llm=llm))
     graph.add_node("router", partial(router, registry=tools))
     graph.add_node("error_handler", partial(error_handler, llm=llm, registry=tools))
-    graph.add_node("synthesize", partial(synthesize, llm=llm, registry=tools, record_facts=record_facts))
+    graph.add_node("synthesize", partial(synthesize, llm=llm, registry=tools, record_facts=record_facts,
+                                               patient_roster=patient_roster))
 
     graph.add_node("thread_update", thread_update)
     graph.add_node("commit_patient", commit_patient, destinations=tuple(NEXT.values()))

@@ -87,14 +87,15 @@ def no_vision(mode: Mode) -> str:
             "the chat; reading it needs MedGemma on a GPU.")
 
 
-def undecided(mode: Mode, offline: bool | None) -> str:
+def undecided(mode: Mode, offline: bool | None, buttons: bool = True) -> str:
     """The answer when no rule was sure of the request and a model not fit to judge it was not asked to guess
-    (one sentence; the closest actions follow as buttons)."""
+    (one sentence; the closest actions follow as buttons, and ``buttons`` False says there are none: offline, a
+    message naming nothing the record answers may have no action to offer)."""
     acts_on = ["a drug's FDA warnings or interactions", "the patient's record", "studies or trials"] if not offline \
         else ["the patient's record"]
     subject = "this demo runs on rules, without a language model:" if mode.rules else \
         f"on this demo ({mode.model}, not fit to judge medical requests)"
     # Said in a clinician's words (issue 46: "code acts on requests…" was the engineer's).
     return (f"{subject[:1].upper()}{subject[1:]} it acts on requests that name what they need — "
-            f"{', '.join(acts_on)} — and this request was not recognised as one, so nothing was guessed: the "
-            "closest actions are below.")
+            f"{', '.join(acts_on)} — and this request was not recognised as one, so nothing was guessed"
+            + (": the closest actions are below." if buttons else "."))

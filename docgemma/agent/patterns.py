@@ -312,6 +312,23 @@ GREETING_RE = phrase(
     r"^\s*(?:ok(?:ay)?,?\s+|great,?\s+)?(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you|thx|cheers|bye|"
     r"goodbye)\b[\s\w,!.?']{0,30}$",
 )
+#: A closing and nothing else ("thanks, that's all", "thank you", "that's all for now", "cheers, bye"): answered by
+#: code as a closing, never with the greeting's introduction or buttons to start something new.
+CLOSING_RE = re.compile(
+    r"^(?:(?:ok|okay|great|perfect|brilliant|lovely|fine|right|good)\s+)*"
+    r"(?:(?:thanks|thank you|thank u|thx|ta|cheers|many thanks)(?:\s+(?:so much|very much|a lot|again|doc))?\s*)?"
+    r"(?:(?:that's|thats|that is|that will be|that'll be|that'd be|it's|its)\s+all(?:\s+(?:for now|for today|i need|"
+    r"thanks|thank you|cheers))?|bye|goodbye|bye for now|see you|nothing else|all done|done for now)?$")
+#: The words a closing turns on: a message of only "ok" or "great" is no closing.
+_CLOSING_WORD_RE = re.compile(r"\b(?:thanks?|thx|ta|cheers|all|bye|goodbye|see you|nothing else)\b")
+
+
+def is_closing(query: str) -> bool:
+    """True when the whole message is a thanks or a goodbye (see :data:`CLOSING_RE`)."""
+    said = " ".join(re.sub(r"[^\w' ]", " ", query.lower().replace("’", "'")).split())
+    return bool(said) and bool(CLOSING_RE.match(said)) and bool(_CLOSING_WORD_RE.search(said))
+
+
 #: "What can you do?": the capabilities, written by code.
 CAPABILITY_RE = phrase(
     r"^\s*(?:so\s+|and\s+)?(?:what\s+(?:can|do)\s+you\s+do|what\s+are\s+you|who\s+are\s+you|how\s+can\s+you\s+help"

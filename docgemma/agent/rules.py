@@ -31,6 +31,7 @@ from docgemma.agent.patterns import (
     connection_asked,
     definition_asked,
     general_image_question,
+    is_closing,
     is_short_record_ask,
     is_write_request,
     negated_write,
@@ -147,6 +148,9 @@ def rule_decision(state: AgentState, tools: ToolRegistry) -> RuleDecision | None
         # Said, not ignored: SYNTHESIZE answers in that language with what this mode understands (no tool, no model).
         return RuleDecision("DIRECT", None, f"a message in {NAMES[language]}: this mode understands English requests",
                             scope="off_topic", rule="other_language")
+    if is_closing(query):
+        # Before the greeting: "thanks, that's all" ends the conversation, it does not start one.
+        return RuleDecision("DIRECT", None, "a thanks or goodbye", scope="acknowledgement", rule="closing")
     if GREETING_RE.match(query):
         return RuleDecision("DIRECT", None, "a greeting or thanks", scope="greeting", rule="greeting")
     if CAPABILITY_RE.match(query):

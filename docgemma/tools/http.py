@@ -48,18 +48,28 @@ class HttpError(Exception):
 #: How long a host that refused or could not be resolved is taken as offline (no new attempt meanwhile).
 OFFLINE_MEMORY_S = 60.0
 _UNREACHABLE: dict[str, float] = {}
+#: The hosts whose latest attempt could not connect. Kept until one of them answers, not only for the minute of
+#: :data:`OFFLINE_MEMORY_S`: a clinic without internet stays without it, and the buttons and greeting offered FDA and
+#: trial look-ups again a minute after the start-up probe had found them unreachable (issue 46).
+_OFFLINE: set[str] = set()
 
 
 def known_offline() -> bool:
-    """True when a tool's API host could not be reached within the last :data:`OFFLINE_MEMORY_S` seconds (the
-    start-up probe or a look-up): the page and the greeting then say the look-ups are not available."""
-    now = time.monotonic()
-    return any(until > now for until in _UNREACHABLE.values())
+    """True when a tool's API host could not be reached at its latest attempt (the start-up probe or a look-up) and
+    has not answered since: the page, the greeting and the buttons then offer no look-up."""
+    return bool(_OFFLINE)
+
+
+def note_unreachable(host: str) -> None:
+    """``host`` could not be reached: offline until it answers, and not tried again for a while."""
+    _UNREACHABLE[host] = time.monotonic() + OFFLINE_MEMORY_S
+    _OFFLINE.add(host)
 
 
 def forget_offline() -> None:
     """Forget which hosts were unreachable (tests; a clinic whose connection came back need not wait)."""
     _UNREACHABLE.clear()
+    _OFFLINE.clear()
 
 
 @dataclass
@@ -141,7 +151,7 @@ class HttpClient:
             except httpx.ConnectError as exc:
                 # No route, no name resolution, connection refused: this machine cannot reach the service. Said
                 # as such (not "try again shortly"), and not tried again for a while (see ``known_offline``).
-                _UNREACHABLE[host] = time.monotonic() + OFFLINE_MEMORY_S
+                note_unreachable(host)
                 raise HttpError("offline", f"cannot connect to {host}") from exc
             except httpx.TimeoutException as exc:
                 error: HttpError = HttpError("timeout", f"{host} did not answer in time")
@@ -150,6 +160,8 @@ class HttpClient:
             except httpx.HTTPError as exc:
                 raise HttpError("service_unavailable", f"{host}: {type(exc).__name__}") from exc
             else:
+                # Any answer shows the host is reachable again (a 4xx too: the network works).
+                _OFFLINE.discard(host)
                 if response.status_code == 200:
                     return response
                 error = _classify(response)

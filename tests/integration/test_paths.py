@@ -241,9 +241,10 @@ def test_bad_inputs_get_clear_messages_and_the_session_goes_on(fake: FakeLLM, to
     fake.enqueue("Answer.")
     r = done(assistant.run_turn("t", "What does this show?", {"filename": "scan.png", "data": b"not an image at all"}))
     assert "not a supported image" in r.answer and r.answer.endswith("Answer.")
-    fake.enqueue("Fine.")
+    calls = len(fake.calls)
     r = done(assistant.run_turn("t", "Thanks"))
-    assert r.answer.startswith("Fine.")
+    # A thanks is a closing, answered by code (tests/integration/test_closings.py).
+    assert r.answer.startswith("You're welcome") and len(fake.calls) == calls
 
 
 def test_image_goes_to_the_vision_call(fake: FakeLLM, assistant: Assistant) -> None:

@@ -37,7 +37,8 @@ def demo_model(*replies: str) -> FakeLLM:
                    clinically_meaningful=False)
 
 
-@pytest.mark.parametrize("message", ["hello", "thanks", "Hello, what can you do?", "good morning!"])
+# "thanks" is a closing, answered by code without the model (tests/integration/test_closings.py).
+@pytest.mark.parametrize("message", ["hello", "hey there", "Hello, what can you do?", "good morning!"])
 def test_a_greeting_makes_exactly_one_model_call_and_code_adds_the_capabilities(message: str) -> None:
     llm = demo_model(LINE)
     result = turn(llm, message)

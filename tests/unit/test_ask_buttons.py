@@ -94,3 +94,17 @@ def test_a_lab_word_is_not_read_as_a_misspelt_drug(word: str) -> None:
 def test_a_name_that_ends_like_a_verb_is_still_a_name(message: str, name: str) -> None:
     """A name is never dropped for its ending: the turn would be answered for the active patient."""
     assert possible_name(message) == name
+
+
+def test_a_button_is_decided_as_the_page_will_read_it_with_the_record_patient_list() -> None:
+    """Issue 46: "Show Fatma Bello's blood pressure" was offered (sure when read without the record's patient list)
+    and, pressed, "not recognised" (INPUT_ASSEMBLY reads the message against the list: "Fatma" beside "Fatima").
+    Each button is now decided as the pressed message will be, against the same list."""
+    message = "what is Fatma Bello blood pressure"
+    state: dict[str, Any] = dict(turn_state(message, active=GRACE, roster=ROSTER))
+    state["route_decision"] = {**decision.decide(state, REG), "sure": False}  # type: ignore[arg-type]
+    offered = ask.offered(state, REG, roster=lambda: ROSTER)  # type: ignore[arg-type]
+    assert offered
+    for text, _label, _action in offered:
+        pressed = decision.decide(turn_state(text, active=GRACE, roster=ROSTER), REG)
+        assert pressed["sure"], text

@@ -129,7 +129,7 @@ def test_follow_ups_come_from_the_tools_not_tried_the_record_first() -> None:
     both = _state(user_query="Is warfarin safe?", extracted_entities=entities, active_patient=grace)
     assert follow_ups(both, default_registry()) == [
         "Show the chart of Grace Mensah", "What are the FDA safety warnings for warfarin?",
-        "Does warfarin interact with Grace Mensah's current medications?"]
+        "Check interactions between warfarin and Grace Mensah's medications"]
     searched = _state(user_query="q", tool_results=[_result("search_medical_literature")])
     assert follow_ups(searched, default_registry()) == ["Are there recruiting clinical trials on this topic?"]
 

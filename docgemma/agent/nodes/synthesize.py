@@ -24,7 +24,19 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from docgemma.agent import answer, ask, modes, named_drugs, other_language, prompts, record_check, render, small_talk, transcript
+from docgemma.agent import (
+    answer,
+    ask,
+    button_check,
+    modes,
+    named_drugs,
+    other_language,
+    prompts,
+    record_check,
+    render,
+    small_talk,
+    transcript,
+)
 from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.node_settings import NODE_CONFIG
@@ -36,6 +48,7 @@ from docgemma.agent.validation import other_patient_named
 from docgemma.clinical.ingredients import Resolution, resolve_local
 from docgemma.clinical.language import NAMES, detect
 from docgemma.clinical.patient import PatientRef
+from docgemma.clinical.roster import PatientRoster
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
 from docgemma.tools.http import known_offline
 from docgemma.tools.registry import ToolRegistry
@@ -55,6 +68,8 @@ MODEL_FAILED = "The model failed while writing the answer. Please try again."
 #: answer, under the write it had been put above).
 WRITE_DONE = "Done: written to the record with the values listed below."
 NOTHING_DONE = "Understood: nothing has been done, and nothing was written to the record."
+#: The answer to a thanks or goodbye: a closing in the clinician's register, nothing new offered.
+CLOSING_REPLY = "You're welcome. This conversation stays here if you need anything else."
 #: (answer text, timeline decision)
 Answer = tuple[str, str]
 
@@ -98,7 +113,9 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
         return text, "retrieved facts shown as returned (demo model writes no medical text)"
     mode = modes.mode_of(llm)
     if state.get("undecided"):
-        return modes.undecided(mode, known_offline()), "no rule was sure and the demo model was not asked"
+        # "The closest actions are below" only when some are (offline, there may be none).
+        return (modes.undecided(mode, known_offline(), bool(state.get("follow_ups"))),
+                "no rule was sure and the demo model was not asked")
     if state.get("scope") in ("greeting", "off_topic"):
         return f"{render.DEMO_GREETING} {modes.capabilities(mode, known_offline())}", "greeting (demo model: written by code)"
     if state["extracted_entities"]["has_image"]:
@@ -106,11 +123,12 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
     return modes.limits(mode, known_offline()), "medical question not answered (demo model)"
 
 
-def _follow_ups(state: AgentState, registry: ToolRegistry) -> list[str]:
-    """An unsure turn's candidate actions as requests (:func:`docgemma.agent.ask.buttons`), else the follow-ups."""
+def _follow_ups(state: AgentState, registry: ToolRegistry, roster: PatientRoster | None = None) -> list[str]:
+    """An unsure turn's candidate actions as requests (:func:`docgemma.agent.ask.buttons`), else the follow-ups; each
+    one the rules decide surely as what it says, since pressing it sends its words (:mod:`docgemma.agent.button_check`)."""
     offline = known_offline()
-    asked = ask.buttons(state, registry, offline) if state.get("undecided") else []
-    return asked or answer.follow_ups(state, registry, offline=offline)
+    asked = ask.buttons(state, registry, offline, roster) if state.get("undecided") else []
+    return asked or button_check.leading(answer.suggestions(state, registry, offline=offline), state, registry, roster)
 
 
 def _record_answer(state: AgentState, registry: ToolRegistry) -> str | None:
@@ -157,6 +175,8 @@ def _nothing_asked(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answe
         negated = negated_write(state["user_query"], state["extracted_entities"]["drug_mentions"])
         if negated is not None:
             return negated, "the write asked for is negated: nothing written (no model call)"
+        if (state.get("route_decision") or {}).get("rule") == "closing":
+            return CLOSING_REPLY, "a thanks or goodbye: answered by code (no model call)"
         return NOTHING_DONE, "nothing was asked (no model call)"
     return None
 
@@ -213,7 +233,7 @@ def _other_language(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answ
     language = detect(state["user_query"])
     if language is None or state.get("tool_results") or state.get("intent") != "DIRECT":
         return None
-    return other_language.reply(language), f"a message in {NAMES[language]}: said in it (no model call)"
+    return other_language.reply(language, known_offline()), f"a message in {NAMES[language]}: said in it (no model call)"
 
 
 CODE_ANSWERS: tuple[Callable[[AgentState, LLM, ToolRegistry], Answer | None], ...] = (
@@ -343,13 +363,17 @@ def _safety_first(state: AgentState, registry: ToolRegistry, trace: NodeTrace,
 
 
 def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
-               record_facts: record_check.RecordFacts | None = None) -> dict[str, Any]:
+               record_facts: record_check.RecordFacts | None = None,
+               patient_roster: PatientRoster | None = None) -> dict[str, Any]:
     """Write the answer; see the module docstring. ``record_facts`` reads the active patient's allergies and
     active orders, against which a model-written answer is checked."""
     trace = NodeTrace("synthesize", llm)
     safety = _safety_first(state, registry, trace, record_facts)
     prefix = _notes_prefix(state, trace)
     contradicting: list[record_check.Contradiction] = []
+    # The buttons first: the answer to an unsure turn says whether there are any.
+    follow = _follow_ups(state, registry, patient_roster)
+    state = {**state, "follow_ups": follow}
     written = _small_talk(state, llm, registry, trace) or next(
         (found for rule in CODE_ANSWERS if (found := rule(state, llm, registry)) is not None), None)
     if written is not None:
@@ -375,7 +399,7 @@ def synthesize(state: AgentState, *, llm: LLM, registry: ToolRegistry,
         "final_response": final,
         "confidence": confidence,
         "sources": sources,
-        "follow_ups": _follow_ups(state, registry),
+        "follow_ups": follow,
         "conversation": conversation,
         "transcript": transcript.appended(state, transcript.turn_entry(state, registry, final, confidence, sources)),
         "timeline": [event],

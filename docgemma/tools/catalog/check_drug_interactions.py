@@ -26,7 +26,8 @@ def follow_up(facts: TurnFacts) -> list[str]:
     if len(facts.drugs) >= 2:
         return [f"Check interactions between {' and '.join(facts.drugs[:3])}"]
     if facts.drugs and facts.patient_name:
-        return [f"Does {facts.drugs[0]} interact with {facts.patient_name}'s current medications?"]
+        # Worded as the rules read an interaction check surely (a question "Does … interact with …" was not).
+        return [f"Check interactions between {facts.drugs[0]} and {facts.patient_name}'s medications"]
     return []
 
 
