@@ -148,13 +148,19 @@ def english(french: str) -> str | None:
 
 
 def _level(entry: dict[str, Any]) -> tuple[str, str]:
-    """(the most serious severity of the entry, its levels as the thesaurus states them with their conditions)."""
+    """(the severity of the entry, its levels as the thesaurus states them with their conditions).
+
+    An entry with several levels (126 of the 3,139) states the more serious ones only under a condition written in
+    words: a dose ("doses anti-inflammatoires d'acide acétylsalicylique"), one named member of a class ("entre
+    l'oxybate de sodium et les opiacés"). Read as its most serious level, "MÉDICAMENTS SÉDATIFS + AUTRES MÉDICAMENTS
+    SÉDATIFS" would contraindicate diazepam with zolpidem. So the entry takes the level that holds for every
+    combination it covers, its least serious, and the card quotes every level with its condition."""
     said, severities = [], []
     for level in entry["severity_levels"]:
         severities.append(LEVELS[fold(level["level"])])
         info = " ".join(level["info"].split())
         said.append(f"{level['level']}" + (f" ({info})" if info else ""))
-    return min(severities, key=RANK.__getitem__), "; ".join(said)
+    return max(severities, key=RANK.__getitem__), "; ".join(said)
 
 
 def build(wheel: Path) -> dict[str, Any]:
