@@ -150,7 +150,7 @@ def english(french: str) -> str | None:
 def _level(entry: dict[str, Any]) -> tuple[str, str]:
     """(the severity of the entry, its levels as the thesaurus states them with their conditions).
 
-    An entry with several levels (126 of the 3,139) states the more serious ones only under a condition written in
+    An entry with several levels (124 of the 3,139) states the more serious ones only under a condition written in
     words: a dose ("doses anti-inflammatoires d'acide acétylsalicylique"), one named member of a class ("entre
     l'oxybate de sodium et les opiacés"). Read as its most serious level, "MÉDICAMENTS SÉDATIFS + AUTRES MÉDICAMENTS
     SÉDATIFS" would contraindicate diazepam with zolpidem. So the entry takes the level that holds for every
