@@ -1,8 +1,8 @@
 """Safety wherever a drug is named: each drug the clinician's message names, while a patient is active, is checked
 by code against that patient's record — recorded allergies (same substance, same class, a related class, or a drug
-or allergen the check cannot identify), active orders (a duplicate, the same class, a major interaction from the
-local table :mod:`docgemma.clinical.interactions`) and age (:mod:`docgemma.clinical.age_cautions`) — and each
-conflict is one line said FIRST in the answer, whatever route the turn took (a question, an unrecognised request, a
+or allergen the check cannot identify), active orders (a duplicate, the same class, an interaction from the local
+table or the ANSM thesaurus, :mod:`docgemma.clinical.interactions`) and age (:mod:`docgemma.clinical.age_cautions`) —
+and each conflict is one line said FIRST in the answer, whatever route the turn took (a question, an unrecognised request, a
 look-up, a record question, a write): "Safety: co-amoxiclav contains amoxicillin, a penicillin — Grace Mensah has a
 recorded penicillin allergy (anaphylaxis)." The model never writes these lines, and a record that cannot be read is
 said, never taken as clean.

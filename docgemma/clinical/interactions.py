@@ -1,10 +1,12 @@
-"""A local table of major drug-drug interactions, each pair with its source: what the prescription card and the
-named-drug safety line check a drug against the patient's active orders with when no FDA label can be read
-(and beside the labels when one can). It is deliberately short: the interactions a prescriber must never miss
+"""The offline drug-drug interactions, each pair with its source: what the prescription card and the named-drug
+safety line check a drug against the patient's active orders with when no FDA label can be read (and beside the
+labels when one can). Two sources: a short hand-written table of the interactions a prescriber must never miss
 (bleeding on warfarin, methotrexate toxicity, hyperkalaemia, nitrate hypotension, serotonin syndrome, QT
-prolongation, statin myopathy, lithium toxicity...). A pair it does not list is NOT a safe pair: the checks that
-use it say which sources were read. Data and one pure function; ingredient names as
-:mod:`docgemma.clinical.ingredients` spells them.
+prolongation, statin myopathy, lithium toxicity...), and the ANSM national thesaurus of October 2020
+(:mod:`docgemma.clinical.ansm`, 3,139 interactions, French texts). Where both state a pair, the more serious
+severity is kept and both sources are cited. A pair neither lists is NOT a safe pair: the checks that use them
+say which sources were read. Data and one pure function; ingredient names as :mod:`docgemma.clinical.ingredients`
+spells them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import product
+
+from docgemma.clinical import ansm
 
 #: Groups of ingredients an interaction is stated for (generic names as the ingredient resolver spells them).
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -97,7 +101,8 @@ class Interaction:
 
     first: str
     second: str
-    #: "contraindicated" or "major" (must interrupt: an override with a reason), "moderate" (a warning).
+    #: "contraindicated" or "major" (must interrupt: an override with a reason), "moderate" (a warning), "minor"
+    #: (the ANSM thesaurus' "à prendre en compte": said, never interrupting).
     severity: str
     effect: str
     source: str
@@ -200,8 +205,9 @@ TABLE: tuple[Interaction, ...] = (
 )
 
 
-#: Most serious first; "contraindicated" and "major" interrupt (an override with a reason), "moderate" warns.
-RANK = {"contraindicated": 0, "major": 1, "moderate": 2}
+#: Most serious first; "contraindicated" and "major" interrupt (an override with a reason), "moderate" warns,
+#: "minor" is said only.
+RANK = ansm.RANK
 INTERRUPTING = frozenset({"contraindicated", "major"})
 
 
@@ -223,18 +229,48 @@ def groups_of(ingredient: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def _local(a: str, b: str) -> Interaction | None:
+    """The most serious entry of the hand-written table between two ingredients, or None."""
+    ga, gb = groups_of(a), groups_of(b)
+    best: Interaction | None = None
+    for entry in TABLE:
+        stated = (entry.first in ga and entry.second in gb) or (entry.second in ga and entry.first in gb)
+        if stated and (best is None or RANK[entry.severity] < RANK[best.severity]):
+            best = entry
+    return best
+
+
+def from_ansm(entry: ansm.Entry) -> Interaction:
+    """A thesaurus entry as an interaction: its mechanism as the thesaurus words it (French), and as its source the
+    thesaurus, the pair as it prints it and its levels with their conditions."""
+    return Interaction(entry.a, entry.b, entry.severity, entry.mechanism,
+                       f"{ansm.SOURCE}: {entry.shown} — {entry.levels}")
+
+
+def _both(local: Interaction, french: Interaction) -> Interaction:
+    """One interaction stated by both sources: the more serious severity, both effects and both sources."""
+    severity = min(local.severity, french.severity, key=RANK.__getitem__)
+    return Interaction(local.first, local.second, severity, f"{local.effect}; ANSM: {french.effect}",
+                       f"{local.source}; {french.source}")
+
+
+def interaction_of(a: str, b: str) -> Interaction | None:
+    """The interaction stated between two ingredients by the local table, the ANSM thesaurus or both, or None."""
+    local, entry = _local(a, b), ansm.between(a, b)
+    french = from_ansm(entry) if entry else None
+    if local and french:
+        return _both(local, french)
+    return local or french
+
+
 def interactions_between(new: tuple[str, ...], active: tuple[str, ...]) -> list[Found]:
-    """Every listed interaction between an ingredient of ``new`` and one of ``active``, contraindicated first
+    """Every stated interaction between an ingredient of ``new`` and one of ``active``, contraindicated first
     (one per pair of ingredients; an ingredient never interacts with itself here: that is a duplicate order)."""
-    out: dict[tuple[str, str], Found] = {}
-    for a, b in product(new, active):
+    out: list[Found] = []
+    for a, b in dict.fromkeys(product(new, active)):
         if a == b:
             continue
-        ga, gb = groups_of(a), groups_of(b)
-        for entry in TABLE:
-            if (entry.first in ga and entry.second in gb) or (entry.second in ga and entry.first in gb):
-                current = out.get((a, b))
-                stronger = current is not None and RANK[entry.severity] < RANK[current.interaction.severity]
-                if current is None or stronger:
-                    out[(a, b)] = Found(a, b, entry)
-    return sorted(out.values(), key=lambda f: RANK[f.interaction.severity])
+        found = interaction_of(a, b)
+        if found:
+            out.append(Found(a, b, found))
+    return sorted(out, key=lambda f: RANK[f.interaction.severity])

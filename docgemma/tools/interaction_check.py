@@ -1,5 +1,6 @@
 """The prescription card's interaction check: the new drug against each of the patient's active orders, in the
-local table of major interactions (:mod:`docgemma.clinical.interactions`, a source per pair) and, when the FDA
+local table of major interactions and the ANSM national thesaurus (:mod:`docgemma.clinical.interactions`, a source
+per pair) and, when the FDA
 label client is bound (``tools/binding.bind_tools``), in both drugs' labels (their drug-interaction, contraindication
 and warning sections naming the other drug, :mod:`docgemma.tools.interactions`). A label service that cannot be
 reached is said on the card ("NOT CHECKED"), never taken as "no interactions".
@@ -19,10 +20,11 @@ from docgemma.tools.write_checks import Findings
 
 CHECK = "Interactions with active medicines"
 LOCAL_SOURCE = ("local table of interactions that must interrupt (ONC high-priority list, Phansalkar 2012; "
-                "anticoagulant, serotonergic, QT, potassium and CYP3A4 pairs; FDA label or BNF source per pair)")
-# Offline the table carries the check by itself (this is for clinics without internet): it ran, and says so.
-OFFLINE = f"{LOCAL_SOURCE}; the FDA label service was not reachable, so this table alone was used"
-UNBOUND = f"{LOCAL_SOURCE}; no FDA label service is configured here, so this table alone was used"
+                "anticoagulant, serotonergic, QT, potassium and CYP3A4 pairs; FDA label or BNF source per pair) and "
+                "the ANSM Thésaurus des interactions médicamenteuses, Oct 2020 (its own texts, in French)")
+# Offline the tables carry the check by themselves (this is for clinics without internet): it ran, and says so.
+OFFLINE = f"{LOCAL_SOURCE}; the FDA label service was not reachable, so these tables alone were used"
+UNBOUND = f"{LOCAL_SOURCE}; no FDA label service is configured here, so these tables alone were used"
 
 
 def _local(found: Findings, name: str, product: Resolution, med: dict[str, Any], active: Resolution) -> None:
