@@ -37,6 +37,9 @@ PREFIX = "Safety: "
 #: Closes each line said of a message that orders nothing (a question, a plan): the line names what it belongs to.
 #: Issue 46: "Safety: apixaban duplicates Margaret Oduya's active order" stood over a question, as if ordered.
 QUESTION_TAIL = " (said of a drug your message names; nothing was ordered)"
+#: An interaction the tables grade "minor" (the ANSM thesaurus' "à prendre en compte") is listed on an order's card
+#: only: above an answer it would be noise (about 230 such pairs among 75 common drugs) that buries what matters.
+SAID = frozenset({"contraindicated", "major", "moderate"})
 #: First letters of an upper-case abbreviation read with a vowel sound ("an NSAID", "an ACE inhibitor").
 _VOWEL_LETTERS = "AEFHILMNORSX"
 
@@ -129,6 +132,8 @@ def _order_lines(written: str, product: Resolution, who: str, facts: PatientFact
             out.append(f"{PREFIX}{written} is {one_of(same[0])}, the same class as {order}.")
         for found in interactions_between(product.ingredients, active.ingredients):
             i = found.interaction
+            if i.severity not in SAID:
+                continue
             out.append(f"{PREFIX}{written} with {order}: {i.severity} interaction — {i.effect} "
                        f"(source: {i.source}).")
     return out

@@ -162,3 +162,21 @@ def test_a_drug_the_message_names_is_checked_against_the_thesaurus(query: str, o
 
     found = order_interactions(query, extract_entities(query)["drug_mentions"], ordered)
     assert len(found) == 1 and found[0][1] is severe and f"source: {ansm.SOURCE}: " in found[0][0], found
+
+
+def test_a_pair_to_take_into_account_is_not_said_above_an_answer() -> None:
+    """Above an answer only what a pharmacist would raise: a "minor" pair (à prendre en compte) stays on an order's
+    card; a moderate or worse one is said."""
+    from docgemma.agent.named_drugs import safety_lines
+    from docgemma.clinical.entities import extract_entities
+
+    patient = {"id": "p1", "name": "Kofi Asante"}
+    on = PatientFacts([], [{"resourceType": "MedicationRequest", "status": "active",
+                            "medicationCodeableConcept": {"text": "tamsulosin 400 microgram capsule"}}])
+    query = "is amlodipine a good choice for his blood pressure?"
+    assert safety_lines(query, extract_entities(query)["drug_mentions"], patient, on, question=True) == []  # type: ignore[arg-type]
+    warfarin = PatientFacts([], [{"resourceType": "MedicationRequest", "status": "active",
+                                  "medicationCodeableConcept": {"text": "apixaban 5 mg tablet"}}])
+    query = "can he take naproxen for his knee?"
+    said = safety_lines(query, extract_entities(query)["drug_mentions"], patient, warfarin, question=True)  # type: ignore[arg-type]
+    assert any("naproxen" in line and "interaction" in line for line in said), said
