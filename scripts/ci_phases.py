@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 #: The phases of a whole `.ci/run`, in order (scripts/dev.sh test, then scripts/dev.sh floors).
-PHASES = ("setup", "lint", "type-check", "suite-parallel", "suite-serial", "suite-llamacpp", "floors")
+PHASES = ("setup", "lint", "type-check", "suite-parallel", "suite-serial", "suite-llamacpp", "figures", "floors")
 
 
 def not_run(rows: list[dict[str, object]]) -> list[str]:

@@ -17,7 +17,9 @@ phase() { printf '%s %s\\n' "$1" "$(date +%s.%N)" >> "$DOCGEMMA_PHASE_LOG"; }
 if [ "$1" = floors ]; then phase floors; sleep 0.1; exit 0; fi
 phase setup; sleep 0.1; phase lint; phase type-check; phase suite-parallel; sleep 0.2; phase suite-serial
 phase suite-llamacpp
-exit "${STUB_SUITE_STATUS:-0}"
+[ "${STUB_SUITE_STATUS:-0}" = 0 ] || exit "$STUB_SUITE_STATUS"
+phase figures
+exit 0
 """
 
 
@@ -41,7 +43,8 @@ def test_each_phase_is_timed_and_written(tmp_path: Path) -> None:
     done, found = run_ci(ci_tree(tmp_path), 0)
     assert done.returncode == 0, done.stderr
     names = [row["phase"] for row in found["phases"]]  # type: ignore[index, union-attr]
-    assert names == ["setup", "lint", "type-check", "suite-parallel", "suite-serial", "suite-llamacpp", "floors"]
+    assert names == ["setup", "lint", "type-check", "suite-parallel", "suite-serial", "suite-llamacpp", "figures",
+                     "floors"]
     seconds = {row["phase"]: row["seconds"] for row in found["phases"]}  # type: ignore[index, union-attr]
     assert seconds["setup"] >= 0.1 and seconds["suite-parallel"] >= 0.2
     assert found["status"] == 0 and "total" in done.stdout and "suite-parallel" in done.stdout
@@ -54,8 +57,8 @@ def test_a_failing_suite_still_writes_the_phases_and_its_status(tmp_path: Path) 
     assert found["status"] == 3
     assert [row["phase"] for row in found["phases"]][-1] == "suite-llamacpp"  # type: ignore[index, union-attr]
     # Issue 47: set -e ended a fresh-clone run in the suite and floors never ran, with no line saying so.
-    assert found["not_run"] == ["floors"]
-    assert "FAILED (exit 3) in or after phase suite-llamacpp; these phases did not run: floors" in done.stdout
+    assert found["not_run"] == ["figures", "floors"]
+    assert "FAILED (exit 3) in or after phase suite-llamacpp; these phases did not run: figures, floors" in done.stdout
 
 
 def test_a_failed_set_up_names_every_phase_that_did_not_run(tmp_path: Path) -> None:
@@ -63,8 +66,10 @@ def test_a_failed_set_up_names_every_phase_that_did_not_run(tmp_path: Path) -> N
     (tree / "scripts" / "dev.sh").write_text(STUB.replace("phase setup; sleep 0.1;", "phase setup; exit 2;"))
     done, found = run_ci(tree, 0)
     assert done.returncode == 2
-    assert found["not_run"] == ["lint", "type-check", "suite-parallel", "suite-serial", "suite-llamacpp", "floors"]
-    assert "these phases did not run: lint, type-check, suite-parallel, suite-serial, suite-llamacpp, floors" in done.stdout
+    assert found["not_run"] == ["lint", "type-check", "suite-parallel", "suite-serial", "suite-llamacpp", "figures",
+                                "floors"]
+    assert ("these phases did not run: lint, type-check, suite-parallel, suite-serial, suite-llamacpp, figures, floors"
+            in done.stdout)
 
 
 def test_the_fresh_machine_bench_records_a_run(tmp_path: Path) -> None:
