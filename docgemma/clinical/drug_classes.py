@@ -318,6 +318,12 @@ SYNONYMS: dict[str, str] = {
     "phenobarbitone": "phenobarbital", "mefenamic": "mefenamic acid", "nalidixic": "nalidixic acid",
     "morphine sulphate": "morphine", "diamorphine hydrochloride": "diamorphine", "ketorolac tromethamine": "ketorolac",
     "amoxicillin sodium": "amoxicillin", "tazobactam sodium": "tazobactam", "sulbactam sodium": "sulbactam",
+    # Names the interaction thesaurus states contraindications for, which an order or an active medicine may use:
+    # an herbal a patient buys (a strong CYP3A4 and P-gp inducer), and GHB under its chemical name.
+    "st johns wort": "st john's wort", "st. john's wort": "st john's wort", "st. johns wort": "st john's wort",
+    "hypericum": "st john's wort", "hypericum perforatum": "st john's wort",
+    "sodium oxybate": "oxybate", "gamma-hydroxybutyric acid": "oxybate", "gamma hydroxybutyrate": "oxybate",
+    "ghb": "oxybate",
 }
 
 #: Products (brands, UK/US compound names, abbreviations) → their ingredients, as the table names them.

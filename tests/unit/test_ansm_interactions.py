@@ -180,3 +180,44 @@ def test_a_pair_to_take_into_account_is_not_said_above_an_answer() -> None:
     query = "can he take naproxen for his knee?"
     said = safety_lines(query, extract_entities(query)["drug_mentions"], patient, warfarin, question=True)  # type: ignore[arg-type]
     assert any("naproxen" in line and "interaction" in line for line in said), said
+
+
+def _interrupting_pairs() -> list[tuple[str, str, str]]:
+    """One (ordered, active, severity) per thesaurus pair that must interrupt, both sides reached through a project
+    ingredient (the first member of each side, alphabetically): generated from the table, not written for it."""
+    members: dict[str, list[str]] = {}
+    for ingredient, names in ansm.thesaurus().terms.items():
+        if not ingredient.endswith("*"):
+            for name in names:
+                members.setdefault(name, []).append(ingredient)
+    out = []
+    for a, b in ansm.thesaurus().pairs:
+        if a in members and b in members:
+            x = sorted(members[a])[0]
+            y = next((m for m in sorted(members[b]) if m != x), None)
+            entry = ansm.between(x, y) if y else None
+            if y and entry and entry.severity in INTERRUPTING:
+                out.append((x, y, entry.severity))
+    return out
+
+
+def _brand(ingredient: str) -> str | None:
+    from docgemma.clinical.drug_classes import PRODUCTS
+    return next((name for name, parts in sorted(PRODUCTS.items()) if parts == (ingredient,)), None)
+
+
+def test_every_interrupting_pair_of_the_thesaurus_stops_a_plain_approve() -> None:
+    """Issue 42's generated set from the tables: each contraindicated or "déconseillée" pair, the order written as
+    a generic with its strength and form, in capitals, or under a brand, beside the other as an active order (also
+    under a brand): a plain Approve never writes it (an override with a reason, or no card at all). Before the
+    herbal and GHB synonyms, 64 of 655 pairs wrote with one click (St John's wort was "not identified")."""
+    pairs = _interrupting_pairs()
+    assert len(pairs) >= 600
+    passed = []
+    for ordered, active, _severity in pairs:
+        forms = {ordered, ordered.upper(), *(b for b in [_brand(ordered)] if b)}
+        for form in forms:
+            _hits, severe = card(form, "10 mg", "once daily", f"{_brand(active) or active} 10 mg tablet")
+            if not severe:
+                passed.append((form, active))
+    assert passed == []
