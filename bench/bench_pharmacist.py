@@ -1,4 +1,5 @@
-"""Issue 42: the prescription card's checks on the held-out set of orders written in a clinical pharmacist's role (not by a licensed pharmacist) apart from the
+"""Issue 42: the prescription card's checks on the held-out set of orders written in a clinical pharmacist's role
+(not by a licensed pharmacist) apart from the
 tables (``tests/fixtures/heldout/pharmacist_orders_v1.json``): orders to stop that do not pass a plain Approve, and
 ordinary orders written with one click, per area.
 

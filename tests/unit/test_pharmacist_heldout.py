@@ -1,4 +1,5 @@
-"""Issue 42's held-out set: orders written in a clinical pharmacist's role (a project helper, not a licensed pharmacist) from clinical knowledge alone, without reading the
+"""Issue 42's held-out set: orders written in a clinical pharmacist's role (a project helper, not a licensed
+pharmacist) from clinical knowledge alone, without reading the
 project's tables or code (``tests/fixtures/heldout/pharmacist_orders_v1.json``; the brief asked for pregnancy and
 breastfeeding, kidney function, interactions, route/rate and high-alert doses, allergies, a third of them ordinary
 orders that must still be written; drugs as clinicians write them: generic, US/UK brands, combinations, salts).
