@@ -27,8 +27,8 @@ TOPIC_SUGGESTIONS = (
 )
 #: A next question, and the tool it is for (the one pressing it must run).
 Suggestion = tuple[str, str]
-#: The tool each of :data:`TOPIC_SUGGESTIONS` is for.
-_TOPIC_TOOLS = ("check_drug_safety", "check_drug_interactions", "find_clinical_trials")
+#: The role of the tool each of :data:`TOPIC_SUGGESTIONS` is for (a tool's name is spelled only in its own module).
+_TOPIC_ROLES = (Role.DRUG_SAFETY, Role.INTERACTIONS, Role.TRIALS)
 #: Internal vocabulary that must never reach the clinician (besides tool names, added per registry).
 INTERNAL_TERMS = ("TOOL_NEEDED", "success_rich", "success_partial", "no_results", "error_retryable",
                   "error_fatal", "retry_same", "retry_different_args")
@@ -206,7 +206,7 @@ def suggestions(state: AgentState, registry: ToolRegistry, offline: bool = False
     if (state.get("route_decision") or {}).get("rule") == "closing":
         return []  # "thanks, that's all": nothing new is offered
     if state.get("scope") in ("greeting", "off_topic"):
-        return [q for q in _topics(offline) if _normalised(q[0]) != asked]
+        return [q for q in _topics(registry, offline) if _normalised(q[0]) != asked]
     if state.get("undecided"):
         return closest_actions(state, registry, offline)
     tried = {r["tool_name"] for r in state.get("tool_results", [])}
@@ -269,7 +269,7 @@ def closest_actions(state: AgentState, registry: ToolRegistry, offline: bool = F
         if spec.follow_up:
             out += [(text, spec.name) for text in spec.follow_up(facts)]
     asked = _normalised(state.get("user_query", ""))
-    unique = dict.fromkeys(q for q in [*out, *_topics(offline)] if _normalised(q[0]) != asked)
+    unique = dict.fromkeys(q for q in [*out, *_topics(registry, offline)] if _normalised(q[0]) != asked)
     return list(unique)
 
 
@@ -279,9 +279,13 @@ def _offered(registry: ToolRegistry, offline: bool) -> list[ToolSpec]:
     return [s for s in sorted(registry, key=lambda s: not s.record) if s.record or not offline]
 
 
-def _topics(offline: bool) -> tuple[Suggestion, ...]:
-    """The example requests for a turn that named nothing: each asks a knowledge service, so none offline."""
-    return () if offline else tuple(zip(TOPIC_SUGGESTIONS, _TOPIC_TOOLS, strict=True))
+def _topics(registry: ToolRegistry, offline: bool) -> tuple[Suggestion, ...]:
+    """The example requests for a turn that named nothing: each asks a knowledge service, so none offline (nor one
+    whose tool this registry lacks)."""
+    if offline:
+        return ()
+    tools = (registry.first(role) for role in _TOPIC_ROLES)
+    return tuple((text, spec.name) for text, spec in zip(TOPIC_SUGGESTIONS, tools, strict=True) if spec)
 
 
 def _normalised(question: str) -> str:

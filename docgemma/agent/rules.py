@@ -139,11 +139,8 @@ def _definition(query: str, state: AgentState, no_patient: bool) -> bool:
     return bool(asked) and not entities["drug_mentions"] and not entities["has_image"]
 
 
-def rule_decision(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
-    """The intent (and first tool) the rules read off the message, before the whole message is accounted for."""
-    query = state.get("user_query", "")
-    entities = state["extracted_entities"]
-    drugs = entities["drug_mentions"]
+def _conversation_act(query: str) -> RuleDecision | None:
+    """Another language, a closing, a greeting or a question about the assistant: nothing to look up."""
     if (language := detect(query)) is not None:
         # Said, not ignored: SYNTHESIZE answers in that language with what this mode understands (no tool, no model).
         return RuleDecision("DIRECT", None, f"a message in {NAMES[language]}: this mode understands English requests",
@@ -156,6 +153,16 @@ def rule_decision(state: AgentState, tools: ToolRegistry) -> RuleDecision | None
     if CAPABILITY_RE.match(query):
         return RuleDecision("DIRECT", None, "a question about what the assistant can do", scope="greeting",
                             rule="capabilities")
+    return None
+
+
+def rule_decision(state: AgentState, tools: ToolRegistry) -> RuleDecision | None:
+    """The intent (and first tool) the rules read off the message, before the whole message is accounted for."""
+    query = state.get("user_query", "")
+    entities = state["extracted_entities"]
+    drugs = entities["drug_mentions"]
+    if (act := _conversation_act(query)) is not None:
+        return act
     if _nothing_to_do(query, state, tools):
         return RuleDecision("DIRECT", None, "the clinician asks for nothing to be done", scope="acknowledgement",
                             rule="nothing_to_do")
