@@ -22,7 +22,8 @@ def make_llm(settings: Settings, provided: Mapping[str, Factory] = MappingProxyT
         from docgemma.llm.transformers_backend import load_transformers_llm
 
         # None (auto): the backend decides by compute dtype.
-        return load_transformers_llm(settings.model, prefix_cache=settings.prefix_cache)
+        return load_transformers_llm(settings.model, prefix_cache=settings.prefix_cache,
+                                     converted_dir=settings.model_cache_dir)
     if settings.backend == "llamacpp":
         from docgemma.llm.llamacpp_backend import load_llamacpp_llm
 

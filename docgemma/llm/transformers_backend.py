@@ -559,11 +559,71 @@ def reuse_by_default(dtype: Any) -> bool:
     return dtype != torch.bfloat16
 
 
-def load_transformers_llm(model: str | None = None, prefix_cache: bool | None = None) -> TransformersLLM:
+#: Written last into a converted model's folder: a folder without it was left half written and is not used.
+CONVERTED_MARK = "docgemma-converted.txt"
+
+
+def converted_folder(gguf: Path, dtype: Any, cache_dir: Path) -> Path:
+    """Where ``gguf`` converted to ``dtype`` is kept: named by the file's SHA-256, so a changed file is converted
+    again and never confused with the copy of another."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with gguf.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return cache_dir / f"{gguf.stem}-{digest.hexdigest()[:16]}-{str(dtype).removeprefix('torch.')}"
+
+
+def _save_dequantized(model: Any, folder: Path) -> None:
+    """``model.save_pretrained`` for a model loaded from a GGUF: transformers has already de-quantized its weights
+    to the compute dtype, but it keeps the GGUF "quantizer" and refuses to save; the weights saved without it are
+    the very tensors in use (a test compares logits), and the live model is left as it was."""
+    quantizer = getattr(model, "hf_quantizer", None)
+    quantization = model.config.__dict__.pop("quantization_config", None)
+    model.hf_quantizer = None
+    try:
+        model.save_pretrained(folder)
+    finally:
+        model.hf_quantizer = quantizer
+        if quantization is not None:
+            model.config.quantization_config = quantization
+
+
+def _keep_converted(model: Any, tokenizer: Any, folder: Path, source: Path) -> None:
+    """Save the model and tokenizer converted from ``source`` into ``folder``, whole or not at all (a sibling
+    folder renamed into place; another process that got there first wins). A cache that cannot be written is said
+    and the app goes on: the next start converts the GGUF again."""
+    import shutil
+
+    partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
+    try:
+        partial.mkdir(parents=True, exist_ok=True)
+        _save_dequantized(model, partial)
+        tokenizer.save_pretrained(partial)
+        (partial / CONVERTED_MARK).write_text(f"converted from {source.name} by docgemma\n")
+        try:
+            partial.rename(folder)
+        except OSError:
+            if not (folder / CONVERTED_MARK).exists():
+                raise
+            shutil.rmtree(partial, ignore_errors=True)  # another start kept the same conversion first
+    except OSError as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        log.warning("could not keep the converted model in %s (%s): the next start converts the GGUF again "
+                    "(DOCGEMMA_MODEL_CACHE picks another folder)", folder.parent, exc.strerror or exc)
+        return
+    log.info("kept the converted model in %s: the next start loads it from there", folder)
+
+
+def load_transformers_llm(model: str | None = None, prefix_cache: bool | None = None,
+                          converted_dir: Path | None = None) -> TransformersLLM:
     """Load ``model`` (see module docstring for what ``None`` means) and return the backend.
 
     ``prefix_cache``: True keeps the previous call's KV cache and reuses its common prefix, False prefills
-    every prompt in full, None decides by compute dtype (:func:`reuse_by_default`).
+    every prompt in full, None decides by compute dtype (:func:`reuse_by_default`). ``converted_dir``: where a GGUF
+    is kept once converted (:func:`converted_folder`), so that later starts skip the conversion; None converts it
+    on every load.
     """
     zerogpu = _zerogpu() is not None  # on ZeroGPU, spaces must be imported before torch initialises CUDA
     torch = _require("torch", "torch==2.13.0  (CPU; GPU platforms bring their own torch)")
@@ -592,9 +652,16 @@ def load_transformers_llm(model: str | None = None, prefix_cache: bool | None = 
     if model.endswith(".gguf"):
         _require("gguf", "gguf")
         path = Path(model)
-        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        loaded = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
-                                                                   dtype=dtype)
+        folder = converted_folder(path, dtype, converted_dir) if converted_dir is not None else None
+        if folder is not None and (folder / CONVERTED_MARK).is_file():
+            tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
+            loaded = transformers.AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype)
+        else:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+            loaded = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
+                                                                       dtype=dtype)
+            if folder is not None:
+                _keep_converted(loaded, tokenizer, folder, path)
         loaded = loaded.to(device).eval()
         embedded = path.name == EMBEDDED_GGUF
         name = EMBEDDED_LABEL if embedded else path.stem

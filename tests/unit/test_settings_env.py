@@ -19,6 +19,14 @@ def test_switches_are_typed() -> None:
     assert Settings.from_env({"DOCGEMMA_TOOL_TRANSPORT": "mcp"}).tool_transport == "mcp"
 
 
+def test_the_model_cache_is_the_users_cache_folder_a_path_or_off(tmp_path: Path) -> None:
+    assert Settings.from_env({"XDG_CACHE_HOME": str(tmp_path)}).model_cache_dir == tmp_path / "docgemma" / "models"
+    assert Settings.from_env({"DOCGEMMA_MODEL_CACHE": str(tmp_path)}).model_cache_dir == tmp_path
+    assert Settings.from_env({"DOCGEMMA_MODEL_CACHE": "off"}).model_cache_dir is None
+    # "off" survives the trip to a subprocess (None is not "the default")
+    assert Settings.from_env(Settings(model_cache_dir=None).to_env()).model_cache_dir is None
+
+
 def test_settings_round_trip_through_the_environment(tmp_path: Path) -> None:
     settings = Settings(backend="fake", data_dir=tmp_path, max_image_pixels=1_000_000, tool_timeout_s=2.5,
                         prefix_cache=False, tool_transport="mcp", openfda_url="http://127.0.0.1:9",
