@@ -97,6 +97,7 @@ MEASURES: dict[str, tuple[str, ...]] = {
     "results_routes.json": ("docgemma/eval/bench_routes.py", "docgemma/eval/metering.py"),
     "results_walkthrough.json": ("scripts/walkthrough.py",),
     "results_fresh_machine.json": ("bench/bench_fresh_machine.py",),
+    "results_restart.json": ("bench/bench_restart.py", "scripts/dev.sh", "docgemma/llm/transformers_backend.py"),
 }
 
 

@@ -267,6 +267,8 @@ FIGURES: list[Figure] = [
            (lambda d: _empty_cache_run(d)["total_min"], _phase_min("setup"), _phase_min("type-check"),
             _phase_min("suite-parallel"), _phase_min("suite-serial"), _phase_min("suite-llamacpp"), _phase_min("floors")),
            (one,) * 7),
+    Figure(README, "so its page is back in {} s here (`bench/results/results_restart.json`)", "results_restart.json",
+           (("restart_to_page_s", "converted_model_cached"),), (one,)),
     Figure("kaggle_submission/walkthrough.md", "The committed run took {} min; the video is {} s ({} MB)",
            "results_walkthrough.json", (("record_min",), ("video_s",), ("video_mb",)), (one, plain, one)),
     # ── how decisions are made (issue 26): the rules and the learned router on held-out sets
