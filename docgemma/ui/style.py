@@ -65,7 +65,19 @@ CSS = """
 """
 
 
+def theme() -> Any:
+    """Gradio's default theme with its text font's bold face whole: the default names Source Sans Pro at weights
+    400 and 600, and Gradio's 600 file is a subset of 55 glyphs (space, "A", "B" and Cyrillic), so every bold
+    heading drew its capital A in another face than the rest (seen in the walkthrough video); the monospace
+    font's 600 file likewise. 700 is Gradio's full bold file of each; text asking for 600 takes it too."""
+    import gradio as gr
+
+    return gr.themes.Default(
+        font=(gr.themes.LocalFont("Source Sans Pro", weights=(400, 700)), "ui-sans-serif", "system-ui", "sans-serif"),
+        font_mono=(gr.themes.LocalFont("IBM Plex Mono", weights=(400, 700)), "ui-monospace", "Consolas", "monospace"))
+
+
 def page_options() -> dict[str, Any]:
-    """Keyword arguments for ``gr.mount_gradio_app`` and ``Blocks.launch``: the CSS, no run history, and no
-    footer link to a run history page."""
-    return {"css": CSS, "run_history": False, "footer_links": ["api", "settings"]}
+    """Keyword arguments for ``gr.mount_gradio_app`` and ``Blocks.launch``: the CSS and the theme, no run history,
+    and no footer link to a run history page."""
+    return {"css": CSS, "theme": theme(), "run_history": False, "footer_links": ["api", "settings"]}
