@@ -249,6 +249,26 @@ def _phase_min(name: str) -> Callable[[Any], float]:
     return lambda data: _empty_cache_run(data)["phases_s"][name] / 60
 
 
+def _first_passes(key: str) -> list[float]:
+    """One corpus figure of each sealed first pass of the sets written apart (v2–v10), run once each."""
+    return [json.loads((RESULTS / f"results_router_heldout_v{v}_first_pass.json").read_text())["corpus"][key]
+            for v in range(2, 11)]
+
+
+def _first_pass_row(v: int) -> Figure:
+    """One row of the writeup's table of sealed first passes (``bench_router.py --families``, run once each): the
+    plan column is "—" on the sets measured before the plan was scored."""
+    def plan(d: Any) -> str:
+        share = d["corpus"].get("sure_precision_with_plan")
+        return "—" if share is None else f"{percent(share)}%"
+    return Figure(WRITEUP, f"| v{v} | {{}} | {{}} | {{}}% / {{}}% | {{}} | {{}}% | {{}}% (of {{}}) |",
+                  f"results_router_heldout_v{v}_first_pass.json",
+                  (("commit",), ("corpus", "turns"), ("corpus", "sure_coverage"), ("corpus", "sure_precision"), plan,
+                   ("corpus", "route_and_tool_right_top_candidate"), ("corpus", "unsure_tool_turns_right_button"),
+                   ("corpus", "unsure_tool_turns")),
+                  (plain, plain, percent, percent, plain, percent, percent, plain))
+
+
 FIGURES: list[Figure] = [
     Figure(README, "**First pass, run once: {} of {} stopped, {} of {} controls written.**",
            "results_pharmacist_heldout_first_pass.json", (("refused",), ("to_refuse",), ("written",), ("to_write",)),
@@ -492,78 +512,84 @@ FIGURES: list[Figure] = [
            (whole, whole)),
     Figure(RECORD, "so a patient's data is found in {}–{} ms (p50) at {}k", "results_ehr_scale.json",
            (lambda d: min(_ehr_p50(d)), lambda d: max(_ehr_p50(d)), lambda d: d["resources"] / 1000), (whole,) * 3),
-    # ── the writeup's evidence table (figures that stood there when this test was written)
-    Figure(WRITEUP, "| deterministic overhead per turn (instant model) | p50 {} ms ({} turns)", _AGENT,
-           (("deterministic_overhead", "p50_ms"), ("deterministic_overhead", "turns")), (one, plain)),
-    Figure(WRITEUP, "| embedded model: load; app launch to ready; first answer token | {} s; {} s; {} s (single tool)",
-           _AGENT, (("cpu_model", "load_s"), lambda d: _ui("launch_to_ready_s"),
-                    lambda d: _ui("Check FDA warnings for dofetilide", "first_token_s")), (one, one, one)),
-    Figure(WRITEUP, "model calls per turn (oracle, {} turns): direct {}, single tool {}, multi-tool {} |", _GOLDEN,
-           (lambda t: sum(v[2] for v in _calls(t).values()), lambda t: _calls(t)["direct"][0],
-            lambda t: _calls(t)["single tool"][0], lambda t: _calls(t)["multi-tool"][0]), (plain,) * 4),
-    Figure(WRITEUP, "| direct {} (max {}), single tool {} (max {}), multi-tool {} (max {}); seed 002's budget", _GOLDEN,
+    # ── the writeup (issue 47 item 4): the held-out evidence leads, the smaller figures follow
+    *[_first_pass_row(v) for v in range(2, 11)],
+    Figure(WRITEUP, "Over these nine first passes, route + tool was right for {}–{}% of turns on phrasings nobody had "
+           "tuned for. Sure decisions by first tool were right {}–{}% of the time", "results_router_heldout_v10_first_pass.json",
+           (lambda _d: min(_first_passes("route_and_tool_right_top_candidate")),
+            lambda _d: max(_first_passes("route_and_tool_right_top_candidate")),
+            lambda _d: min(_first_passes("sure_precision")), lambda _d: max(_first_passes("sure_precision"))),
+           (percent,) * 4),
+    Figure(WRITEUP, "Sure decisions on the first passes were wrong {}–{}% of the time by first tool",
+           "results_router_heldout_v10_first_pass.json",
+           (lambda _d: 1 - max(_first_passes("sure_precision")), lambda _d: 1 - min(_first_passes("sure_precision"))),
+           (lambda v: percent(round(v, 4)),) * 2),
+    Figure(WRITEUP, "**First pass, run once: {} of {} stopped, {} of {} controls written.**",
+           "results_pharmacist_heldout_first_pass.json", (("refused",), ("to_refuse",), ("written",), ("to_write",)),
+           (str, str, str, str)),
+    Figure(WRITEUP, "A project helper, in a clinical pharmacist's role (not a licensed pharmacist), wrote {} orders from "
+           "clinical knowledge without reading the tables: {} that must be stopped, in allergy, interaction, kidney, "
+           "pregnancy and route/high-alert cases, and {} ordinary controls", "results_pharmacist_heldout_first_pass.json",
+           (("cases",), ("to_refuse",), ("to_write",)), (str, str, str)),
+    Figure(WRITEUP, "After fixing the classes it found: {} of {} (`bench/results/results_pharmacist_heldout.json`). Every "
+           "order to stop is now stopped, and the {} left are ordinary orders refused over-cautiously",
+           "results_pharmacist_heldout.json",
+           (lambda d: d["refused"] + d["written"], ("cases",),
+            lambda d: d["cases"] - d["refused"] - d["written"] if d["refused"] == d["to_refuse"] else -1), (str, str, str)),
+    Figure(WRITEUP, "{} of {} class conflicts needed an override, {} of {} cross-reactivity expectations were met, {} of {} "
+           "unrelated drugs were left clean and {} of {} strings that are not drugs failed safe. The {} unrelated drugs not "
+           "left clean", "results_allergy_heldout.json",
+           (("class_conflicts_needing_override", 0), ("class_conflicts_needing_override", 1),
+            ("cross_class_expectations_met", 0), ("cross_class_expectations_met", 1), ("unrelated_left_clean", 0),
+            ("unrelated_left_clean", 1), ("unresolvable_failing_safe", 0), ("unresolvable_failing_safe", 1),
+            lambda d: d["unrelated_left_clean"][1] - d["unrelated_left_clean"][0]), (whole,) * 9),
+    Figure(WRITEUP, "Before the fixes this set led to (commit {}, `bench/results/results_allergy_heldout_before.json`): {} of {} "
+           "and {} of {}.", "results_allergy_heldout_before.json",
+           (("commit",), ("cross_class_expectations_met", 0), ("cross_class_expectations_met", 1),
+            ("unrelated_left_clean", 0), ("unrelated_left_clean", 1)), (plain, whole, whole, whole, whole)),
+    Figure(WRITEUP, "{} of {} dangerous generated orders pass a plain approval, and {} of {} usual doses get a severe finding",
+           "results_dose_orders.json", (("dangerous_passing_plain_approval",), ("dangerous",), ("severe_on_usual",),
+                                        ("usual",)), (whole,) * 4),
+    Figure(WRITEUP, "`python bench/bench_approval_kills.py --trials {}` sends SIGKILL", "results_approval_kills.json",
+           (("trials",),), (plain,)),
+    Figure(WRITEUP, "Of {} kills, {} finished before the kill, {} completed on reopening with the record id named, {} were "
+           "released to be decided again and {} came before the claim. {} of {} writes that had reached the record were "
+           "named on reopening. There were {} violations of \"at most one order per card, exactly one once approved\", and "
+           "reopening took at most {} s.", "results_approval_kills.json",
+           (("trials",), ("outcomes", "finished"), ("outcomes", "recovered_written"), ("outcomes", "recovered_released"),
+            ("outcomes", "no_claim"), ("landed_and_reported",), ("landed",), lambda d: len(d["violations"]),
+            ("reopen_s_max",)), (plain,) * 8 + (two,)),
+    # the commit is bench/README.md's (``--root`` ran ``git archive 40790c1``; the file names only the folder)
+    Figure(WRITEUP, "The code before the fix (40790c1) left {} of {} cards stuck", "results_approval_kills_before.json",
+           (("outcomes", "stuck"), ("trials",)), (plain, plain)),
+    Figure(WRITEUP, "The page is back {} s after a restart with the converted model cached and {} s with "
+           "`DOCGEMMA_MODEL_CACHE=off` (median of {} runs, {} cores)", "results_restart.json",
+           (("restart_to_page_s", "converted_model_cached"), ("restart_to_page_s", "cache_off"),
+            lambda d: len(d["runs"]["converted_model_cached"]), ("cpus",)), (one, one, plain, plain), clock=True),
+    Figure(WRITEUP, "estimated {} s after Run All with assumed pip and load seconds", "results_kaggle_time.json",
+           (("default", "time_to_app_s"),), (whole,)),
+    Figure(WRITEUP, "- Agent overhead per turn, everything but the model: p50 {} ms ({} turns)", _AGENT,
+           (("deterministic_overhead", "p50_ms"), ("deterministic_overhead", "turns")), (one, plain), clock=True),
+    Figure(WRITEUP, "Model calls per turn on those sessions were direct {} (max {}), single tool {} (max {}), multi-tool {} "
+           "(max {}); seed 002's budget", _GOLDEN,
            tuple(_golden_call(r, i) for r in ("direct", "single tool", "multi-tool") for i in (0, 1)),
            (plain,) * 6),
     Figure(WRITEUP, "all {} files pass: {} clinical sessions / {} turns in `clinical_sessions.json`", _GOLDEN,
            (lambda t: _gated_golden_files(),
             lambda t: len(json.loads((ROOT / "golden_tests" / "clinical_sessions.json").read_text())["sessions"]),
             lambda t: sum(v[2] for v in _calls(t).values())), (plain,) * 3),
-    Figure(WRITEUP, "| {} ms vs {} ms; {} ms to a clear \"unavailable\"", "results_tools.json",
-           (("per_call_ms_cached", "in_process_p50"), ("per_call_ms_cached", "mcp_stdio_p50"),
-            lambda d: d["time_to_fail_offline"]["real API hosts, no network"]["seconds"] * 1000), (two, one, whole)),
 ]
 
 
-#: ``python -m docgemma experiment SUITE --backend transformers --limit N`` (the commands are in each report.md),
-#: and ``--backend rules`` for ``rules/``: the writeup's experiment table on the embedded model.
+#: ``python -m docgemma experiment SUITE --backend transformers --limit N`` (the commands are in each report.md):
+#: the node experiments on the embedded model, which the writeup relegates (issue 47: 3–8 cases per variant never lead).
 _EXP = "experiments_embedded"
-_TEMPERATURES = ("t0.0", "t0.3", "t0.5_256", "t0.7", "t1.0")
 
 
 def _exp_rows(suite: str, rules: bool = False) -> list[dict[str, str]]:
     path = RESULTS / _EXP / ("rules" if rules else "") / suite / f"{suite}.csv"
     with path.open(newline="") as f:
         return list(csv.DictReader(f))
-
-
-def _exp(suite: str, variant: str, column: str, category: str | None = None, rules: bool = False) -> float:
-    """One cell of an experiment's CSV: the row of ``variant`` (and ``category``)."""
-    for row in _exp_rows(suite, rules):
-        if row["variant"] == variant and (category is None or row.get("category") == category):
-            return float(row[column])
-    raise KeyError((suite, variant, category))
-
-
-def _right(suite: str, variant: str, category: str | None = None, rules: bool = False, column: str = "accuracy") -> int:
-    """How many of the variant's cases a share stands for (accuracy × n, or decided × n)."""
-    return round(_exp(suite, variant, column, category, rules) * _exp(suite, variant, "n", category, rules))
-
-
-def _exp_calls(suite: str) -> list[dict[str, Any]]:
-    lines = (RESULTS / _EXP / suite / "calls.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-def _outputs(suite: str, variant: str, categories: tuple[str, ...] = ()) -> str:
-    """The one answer the model gave to every case of ``variant`` (a mismatch shows every answer it gave)."""
-    return "/".join(sorted({r["output"] for r in _exp_calls(suite) if r["variant"] == variant
-                            and (not categories or r.get("category") in categories)}))
-
-
-def _sufficiency(expected: str) -> tuple[int, int]:
-    """The model's right answers and the cases whose right answer is ``expected`` ("sufficient" or not)."""
-    rows = [r for r in _exp_calls("anti_patterns") if r["variant"] == "model" and r["category"] == "sufficiency"]
-    truth = [(r["output"] if r["correct"] else ("insufficient" if r["output"] == "sufficient" else "sufficient"), r)
-             for r in rows]
-    mine = [r for t, r in truth if t == expected]
-    return sum(r["correct"] for r in mine), len(mine)
-
-
-def _suite_sizes() -> list[int]:
-    """Labelled cases per suite (the rules run every case)."""
-    return [sum(int(r["n"]) for r in _exp_rows(suite, rules=True))
-            for suite in ("anti_patterns", "intent_classify", "result_classify", "retry_strategy", "stage2_args",
-                          "tool_select")]
 
 
 def _variant_sizes() -> list[int]:
@@ -573,132 +599,9 @@ def _variant_sizes() -> list[int]:
             for r in _exp_rows(suite) if float(r["llm_calls"]) > 0]
 
 
-def _x(suite: str, variant: str, column: str = "accuracy", category: str | None = None,
-       rules: bool = False) -> Callable[[Any], float]:
-    return lambda _d: _exp(suite, variant, column, category, rules)
-
-
-def _r(suite: str, variant: str, category: str | None = None, rules: bool = False,
-       column: str = "accuracy") -> Callable[[Any], int]:
-    return lambda _d: _right(suite, variant, category, rules, column)
-
-
-def _pct(value: Any) -> str:
-    """A share as the writeup writes it, whole: 0.1667 → "17"."""
-    return f"{value * 100:.0f}"
-
-
-def _none(value: Any) -> str:
-    """A count of failures the text states as "no …": "no" when zero, else the count (the text no longer holds)."""
-    return "no" if value == 0 else str(value)
-
-
-def _all_right(share: Any) -> str:
-    return "all right" if share == 1 else f"{_pct(share)}% right"
-
-
-_TS = "tool_select"
-_TS_CSV = f"{_EXP}/{_TS}/{_TS}.csv"
 EXPERIMENT_FIGURES: list[Figure] = [
-    Figure(WRITEUP, "| SmolLM2, n={}: full_desc {}%, short_desc {}%, names only {}% | T |", _TS_CSV,
-           (_x(_TS, "full_desc_1shot", "n"), _x(_TS, "full_desc_1shot"), _x(_TS, "short_desc"), _x(_TS, "names_only")),
-           (whole, _pct, _pct, _pct)),
-    Figure(WRITEUP, "| 0-shot {}%, 1-shot {}%, 3-shot {}% (n={}) | T |", _TS_CSV,
-           (_x(_TS, "0shot"), _x(_TS, "full_desc_1shot"), _x(_TS, "3shot"), _x(_TS, "3shot", "n")), (_pct,) * 3 + (whole,)),
-    Figure(WRITEUP, "| two-stage {}% tool / {}% all args right; joint {}% tool / **{}%** args, critical-last joint {}% / {}% "
-           "(n={}) | T |", _TS_CSV,
-           (_x(_TS, "two_stage"), _x(_TS, "two_stage", "args_correct"), _x(_TS, "joint"), _x(_TS, "joint", "args_correct"),
-            _x(_TS, "joint_critical_last"), _x(_TS, "joint_critical_last", "args_correct"), _x(_TS, "joint", "n")),
-           (_pct,) * 6 + (whole,)),
-    Figure(WRITEUP, "| {}%; {} of {} tools marked suitable per query (n={}) | T |", _TS_CSV,
-           (_x(_TS, "boolean_probe"), _x(_TS, "boolean_probe", "n_suitable"),
-            lambda _d: len(json.loads(next(r for r in _exp_calls(_TS) if r["variant"] == "boolean_probe")["raw"][0])),
-            _x(_TS, "boolean_probe", "n")), (_pct, one, plain, whole)),
-    Figure(WRITEUP, "| {}% vs {}% for the agent's prompt (n={}) | T |", _TS_CSV,
-           (_x(_TS, "reason_then_select"), _x(_TS, "full_desc_1shot"), _x(_TS, "reason_then_select", "n")),
-           (_pct, _pct, whole)),
-    Figure(WRITEUP, "rule vs model on the same {} cases: {}% vs {}%. Over every case: tool rule decides {}/{} ({}%), {}% of "
-           "those right; intent rule decides {}/{}, {}; stage-2 rule fills every expected argument in {}/{}, {} | T, RULES |",
-           _TS_CSV,
-           (_x(_TS, "rule", "n"), _x(_TS, "rule"), _x(_TS, "full_desc_1shot"), _r(_TS, "rule", rules=True, column="decided"),
-            _x(_TS, "rule", "n", rules=True), _x(_TS, "rule", "decided", rules=True),
-            _x(_TS, "rule", "accuracy_when_decided", rules=True),
-            _r("intent_classify", "rule", rules=True, column="decided"), _x("intent_classify", "rule", "n", rules=True),
-            _x("intent_classify", "rule", "accuracy_when_decided", rules=True),
-            _r("stage2_args", "rule", rules=True, column="decided"), _x("stage2_args", "rule", "n", rules=True),
-            _x("stage2_args", "rule", "accuracy_when_decided", rules=True)),
-           (whole, _pct, _pct, whole, whole, _pct, _pct, whole, whole, _all_right, whole, whole, _all_right)),
-    Figure(WRITEUP, "| model (SmolLM2, every case): ask_user {}/{} and skip {}/{} (it answers \"{}\" every time); sufficiency "
-           "{}/{}, no better than chance ({}/{} on sufficient cases, {}/{} on insufficient ones); plans {}/{}. Rules: {}/{} "
-           "| A, RULES |", f"{_EXP}/anti_patterns/anti_patterns.csv",
-           (_r("anti_patterns", "model", "ask_user"), _x("anti_patterns", "model", "n", "ask_user"),
-            _r("anti_patterns", "model", "skip"), _x("anti_patterns", "model", "n", "skip"),
-            lambda _d: _outputs("anti_patterns", "model", ("ask_user", "skip")),
-            _r("anti_patterns", "model", "sufficiency"), _x("anti_patterns", "model", "n", "sufficiency"),
-            lambda _d: _sufficiency("sufficient")[0], lambda _d: _sufficiency("sufficient")[1],
-            lambda _d: _sufficiency("insufficient")[0], lambda _d: _sufficiency("insufficient")[1],
-            _r("anti_patterns", "model", "plan"), _x("anti_patterns", "model", "n", "plan"),
-            lambda _d: sum(_right("anti_patterns", "rule", c, rules=True) for c in ("ask_user", "plan", "skip", "sufficiency")),
-            lambda _d: _suite_sizes()[0]),
-           (whole,) * 4 + (plain,) + (whole,) * 10),
-    Figure(WRITEUP, "| SmolLM2 {}% (answers {} for everything, n={}); the code rule decides {}/{} cases, all right | R, RULES |",
-           f"{_EXP}/result_classify/result_classify.csv",
-           (_x("result_classify", "project"), lambda _d: _outputs("result_classify", "project"),
-            _x("result_classify", "project", "n"), _r("result_classify", "rule", rules=True, column="decided"),
-            _x("result_classify", "rule", "n", rules=True)), (_pct, plain, whole, whole, whole)),
-    Figure(WRITEUP, "| SmolLM2 {}%, identical to the trivial \"always retry_same\" (n={}) | E |",
-           f"{_EXP}/retry_strategy/retry_strategy.csv",
-           (lambda _d: _exp("retry_strategy", "project", "accuracy")
-            if _exp("retry_strategy", "project", "accuracy") == _exp("retry_strategy", "always_retry_same", "accuracy")
-            else -1.0, _x("retry_strategy", "project", "n")), (_pct, whole)),
-    Figure(WRITEUP, "| SmolLM2, n={}: agent prompt {}% (says DIRECT for nearly everything), bare prompt {}%, T=0.3 {}% with {} "
-           "parse errors in {} calls; the rule {}/{} ({}/{} over every case) | I |",
-           f"{_EXP}/intent_classify/intent_classify.csv",
-           (_x("intent_classify", "project", "n"), _x("intent_classify", "project"), _x("intent_classify", "bare_prompt"),
-            _x("intent_classify", "t0.3"), _x("intent_classify", "t0.3", "parse_errors"), _x("intent_classify", "t0.3", "n"),
-            _r("intent_classify", "rule"), _x("intent_classify", "rule", "n"), _r("intent_classify", "rule", rules=True),
-            _x("intent_classify", "rule", "n", rules=True)),
-           (whole, _pct, _pct, _pct, _none, whole, whole, whole, whole, whole)),
-    Figure(WRITEUP, "| SmolLM2, n={}: with hints {}/{}, without hints {}/{} (and the one it",
-           f"{_EXP}/stage2_args/stage2_args.csv",
-           (_x("stage2_args", "with_hints", "n"), _r("stage2_args", "with_hints"), _x("stage2_args", "with_hints", "n"),
-            _r("stage2_args", "without_hints"), _x("stage2_args", "without_hints", "n")), (whole,) * 5),
-    Figure(WRITEUP, "critical-last {}/{} (no null cascade on single-tool schemas this small); the code prefill {}/{} over every "
-           "case | S2 |", f"{_EXP}/stage2_args/stage2_args.csv",
-           (_r("stage2_args", "critical_last"), _x("stage2_args", "critical_last", "n"),
-            _r("stage2_args", "rule", rules=True, column="decided"), _x("stage2_args", "rule", "n", rules=True)), (whole,) * 4),
-    Figure(WRITEUP, "| SmolLM2, n={} per variant: every fact present in {}/{} at T=0.5 / 256 tokens (seed 002: 90% fact rate); "
-           "fact rate {}-{}% at T=0.0-1.0; structured prompt {} words vs {} (seed 002: 2x words); 512 tokens {} words; {} "
-           "tool/source leak and no answer from memory in any variant", f"{_EXP}/synthesize/synthesize.csv",
-           (_x("synthesize", "t0.5_256", "n"), _r("synthesize", "t0.5_256"), _x("synthesize", "t0.5_256", "n"),
-            lambda _d: min(_exp("synthesize", v, "fact_rate") for v in _TEMPERATURES),
-            lambda _d: max(_exp("synthesize", v, "fact_rate") for v in _TEMPERATURES),
-            _x("synthesize", "structured", "words"), _x("synthesize", "t0.5_256", "words"),
-            _x("synthesize", "tokens_512", "words"),
-            lambda _d: sum(float(r["leak"]) + float(r["from_memory"]) for r in _exp_rows("synthesize"))),
-           (whole, whole, whole, _pct, _pct, whole, whole, whole, _none)),
-    Figure(WRITEUP, "it ignored the thinking prefix ({} empty outputs)", f"{_EXP}/synthesize/synthesize.csv",
-           (lambda _d: sum(float(r["empty"]) for r in _exp_rows("synthesize")),), (_none,)),
-    # ── the writeup's results table and limits, from the same runs
-    Figure(WRITEUP, "| intent {}/{}; first tool {}/{} ({} left to the model, {} wrong); stage-2 arguments {}/{}; result class "
-           "{}/{} decided, all right; anti-patterns {}/{} |", f"{_EXP}/rules/{_TS}/{_TS}.csv",
-           (_r("intent_classify", "rule", rules=True), _x("intent_classify", "rule", "n", rules=True),
-            _r(_TS, "rule", rules=True), _x(_TS, "rule", "n", rules=True),
-            lambda _d: _exp(_TS, "rule", "n", rules=True) - _right(_TS, "rule", rules=True, column="decided"),
-            lambda _d: _right(_TS, "rule", rules=True, column="decided") - _right(_TS, "rule", rules=True),
-            _r("stage2_args", "rule", rules=True), _x("stage2_args", "rule", "n", rules=True),
-            _r("result_classify", "rule", rules=True, column="decided"), _x("result_classify", "rule", "n", rules=True),
-            lambda _d: sum(_right("anti_patterns", "rule", c, rules=True) for c in ("ask_user", "plan", "skip", "sufficiency")),
-            lambda _d: _suite_sizes()[0]), (whole,) * 12),
-    Figure(WRITEUP, "(result classification {}% vs 94%, ask_user and skip decisions {}%) and rest on {}-{} cases per variant, so "
-           "one case moves a figure by {}-{} points.", f"{_EXP}/result_classify/result_classify.csv",
-           (_x("result_classify", "project"),
-            lambda _d: max(_exp("anti_patterns", "model", "accuracy", c) for c in ("ask_user", "skip")),
-            lambda _d: min(_variant_sizes()), lambda _d: max(_variant_sizes()),
-            lambda _d: 100 / max(_variant_sizes()), lambda _d: 100 / min(_variant_sizes())),
-           (_pct, _pct, plain, plain, lambda v: f"{v:.0f}", lambda v: f"{v:.0f}")),
-    Figure(WRITEUP, "**The datasets are small and ours:** {}-{} labelled cases per suite", f"{_EXP}/rules/{_TS}/{_TS}.csv",
-           (lambda _d: min(_suite_sizes()), lambda _d: max(_suite_sizes())), (plain, plain)),
+    Figure(WRITEUP, "are on the embedded SmolLM2-135M, on {}–{} cases per variant", f"{_EXP}/tool_select/tool_select.csv",
+           (lambda _d: min(_variant_sizes()), lambda _d: max(_variant_sizes())), (plain, plain)),
 ]
 FIGURES += EXPERIMENT_FIGURES
 
@@ -726,10 +629,6 @@ def _gated_golden_files() -> int:
 def _final(key: str) -> Any:
     data = json.loads((RESULTS / "results_rules_final.json").read_text())
     return data["rules"][key] if key in ("coverage", "precision") else data["backends"]["transformers"][key]
-
-
-def _ui(*path: str) -> Any:
-    return _at(json.loads((RESULTS / "results_ui.json").read_text()), path)
 
 
 def _text(doc: str, root: Path = ROOT) -> str:
@@ -820,6 +719,24 @@ def test_figures_the_code_defines_are_the_codes() -> None:
     assert f"CI fails if a {len(SUBSET)}-turn subset drops below {percent(TOOL_FLOOR)} %" in _text(EVIDENCE)
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert f"all {len(notebooks)} run top to bottom" in _text(WRITEUP)  # tests/integration/test_notebooks.py runs each
+
+
+def test_the_writeups_seed_figures_are_the_studys() -> None:
+    """The writeup's *seed 002* figures are the design study's, on MedGemma 4B (not measured here): the ones
+    ``docgemma/eval/experiments/seed002.py`` keeps and every experiment report prints beside its own result."""
+    from docgemma.eval.experiments.seed002 import REFERENCE
+
+    def study(*key: str) -> str:
+        return REFERENCE[key].split(" (")[0]
+
+    assert {study("anti_patterns", "model", c).split()[0] for c in ("sufficiency", "ask_user", "skip")} == {"0%"}
+    args = re.search(r"(\d+)% → (\d+)%", REFERENCE[("tool_select", "joint_critical_last")])
+    assert args
+    text = _text(WRITEUP)
+    assert (f"(result classification {study('result_classify', 'project')}; sufficiency on sufficient cases, asking "
+            f"the clinician and skipping a failed tool 0%; full plans {study('anti_patterns', 'model', 'plan')}; all "
+            "*seed 002*)").replace("0-10%", "0–10%") in text
+    assert f"dropped argument accuracy from {args.group(1)}% to {args.group(2)}% (*seed 002*)" in text
 
 
 def test_readme_is_read_in_five_minutes() -> None:
