@@ -23,13 +23,15 @@ when the top label's probability exceeds the second's by at least a margin, the 
 **with the rules**: the same where the rules decided and agree with the reader's top label (how the app uses a
 reader: ``docgemma/agent/decision.py``), its margin chosen the same way; and the **decision time** of one turn on
 this CPU (one torch thread: the masked text and flags to the probabilities, the encoder's forward pass included;
-p50 and p95 over 200 turns). The app's routing is not changed by this bench.
+p50 and p95 over 200 turns of each turn's best of three reads, and of its first read, with the load average).
+The app's routing is not changed by this bench.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shlex
 import subprocess
@@ -60,6 +62,7 @@ FLAGS = ("active", "image", "named", "other_patient", "patient_id", "drug1", "dr
 TARGET_PRECISION = 0.995
 SEED = 44
 LATENCY_TURNS = 200
+LATENCY_TRIES = 3
 
 
 @dataclass(frozen=True)
@@ -294,29 +297,40 @@ def pooled(per_fold: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _decide(reader: str, head: Head, row: Row, model: encoder.SentenceEncoder) -> float:
+    """One turn decided by one reader as the app would (masked text and flags to probabilities): milliseconds."""
+    start = time.perf_counter()
+    z = head.bias.copy()
+    if head.sparse is not None:
+        index, values = features(row.example.text, row.example.flags)
+        z += values @ head.sparse[index]
+    if head.dense is not None:
+        vector = model.encode([row.example.text])[0].astype(np.float64)
+        if reader == "minilm":
+            vector = np.concatenate([vector, flag_matrix([row])[0]])
+        z += vector @ head.dense
+    softmax(z[None, :])
+    return (time.perf_counter() - start) * 1000
+
+
 def latency(heads: dict[str, Head], rows: Sequence[Row], model: encoder.SentenceEncoder) -> dict[str, Any]:
-    """One turn at a time, as the app would decide: masked text and flags to probabilities (ms, p50 and p95)."""
+    """One turn at a time, each read ``LATENCY_TRIES`` times by every reader: p50 and p95 over the turns of each
+    turn's best time (what the work costs; a shared machine's scheduler adds the rest), and of its first time."""
     sample = list(rows)[:LATENCY_TURNS]
     model.encode([sample[0].example.text])  # the first call pays for torch's lazy set-up, not a turn
+    # Interleaved (each try of a turn reads it with every reader in turn), so a busy moment falls on all of them.
+    tries: dict[str, list[list[float]]] = {reader: [] for reader in heads}
+    for r in sample:
+        times = [[_decide(reader, head, r, model) for reader, head in heads.items()] for _ in range(LATENCY_TRIES)]
+        for k, reader in enumerate(heads):
+            tries[reader].append([t[k] for t in times])
     out = {}
-    for reader, head in heads.items():
-        times = []
-        for r in sample:
-            start = time.perf_counter()
-            z = head.bias.copy()
-            if head.sparse is not None:
-                index, values = features(r.example.text, r.example.flags)
-                z += values @ head.sparse[index]
-            if head.dense is not None:
-                vector = model.encode([r.example.text])[0].astype(np.float64)
-                if reader == "minilm":
-                    vector = np.concatenate([vector, flag_matrix([r])[0]])
-                z += vector @ head.dense
-            softmax(z[None, :])
-            times.append((time.perf_counter() - start) * 1000)
-        times.sort()
-        out[reader] = {"latency_ms_p50": round(times[len(times) // 2], 2),
-                       "latency_ms_p95": round(times[int(0.95 * len(times))], 2)}
+    for reader, per_turn in tries.items():
+        best, first = sorted(min(t) for t in per_turn), sorted(t[0] for t in per_turn)
+        out[reader] = {"latency_ms_p50": round(best[len(best) // 2], 2),
+                       "latency_ms_p95": round(best[int(0.95 * len(best))], 2),
+                       "first_try_ms_p50": round(first[len(first) // 2], 2),
+                       "first_try_ms_p95": round(first[int(0.95 * len(first))], 2)}
     return out
 
 
@@ -348,8 +362,12 @@ def markdown(out: dict[str, Any]) -> str:
     lines += _table("Leave one set out, the nine written-apart sets pooled", out["leave_one_set_out"])
     for name, fold in out["sets"].items():
         lines += _table(f"Left out: `{name}`", fold, fold["families"])
-    lines += ["## Decision time of one turn (this CPU, one torch thread)", "", "| reader | p50 ms | p95 ms |", "|---|---|---|"]
-    lines += [f"| {r} | {v['latency_ms_p50']} | {v['latency_ms_p95']} |" for r, v in out["latency"].items()]
+    lines += ["## Decision time of one turn (this CPU, one torch thread)", "",
+              f"{LATENCY_TURNS} turns, each read {LATENCY_TRIES} times: p50 / p95 of each turn's best time, and of its "
+              f"first (load average {out['load']['average']} at the start on {out['load']['cpus']} CPUs).", "",
+              "| reader | best of 3: p50 / p95 ms | first try: p50 / p95 ms |", "|---|---|---|"]
+    lines += [f"| {r} | {v['latency_ms_p50']} / {v['latency_ms_p95']} | {v['first_try_ms_p50']} / {v['first_try_ms_p95']} |"
+              for r, v in out["latency"].items()]
     return "\n".join(lines) + "\n"
 
 
@@ -381,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         "families": _strip(results["families"]),
         "leave_one_set_out": pooled([results[name] for name in SETS]),
         "sets": {name: _strip(results[name]) for name in SETS},
+        "load": {"average": round(os.getloadavg()[0], 2), "cpus": os.cpu_count()},
         "latency": latency(results["families"]["_heads"], [rows[i] for i in family_fold.test], model)}
     out["seconds"] = round(time.perf_counter() - started, 1)
     text = markdown(out)
