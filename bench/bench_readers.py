@@ -173,7 +173,7 @@ class Head:
         return out
 
 
-def fit(x: Inputs, y: np.ndarray, n_labels: int) -> Head:
+def fit(x: Inputs, y: np.ndarray, n_labels: int, epochs: int = EPOCHS) -> Head:
     """Full-batch Adam on the mean cross-entropy from zero weights, L2 on the weights (train_router.fit's settings).
     The gradient is written out (softmax minus the truth, through the features); only the buckets the training
     turns use are fitted (the others' gradient is zero, so they stay zero)."""
@@ -196,7 +196,7 @@ def fit(x: Inputs, y: np.ndarray, n_labels: int) -> Head:
     bias = torch.zeros(n_labels, dtype=torch.float64)
     optimiser = torch.optim.Adam([{"params": params, "weight_decay": L2}, {"params": [bias], "weight_decay": 0.0}],
                                  lr=0.05, betas=(0.9, 0.999), eps=1e-8)
-    for _ in range(EPOCHS):
+    for _ in range(epochs):
         z = bias.expand(len(y), n_labels).clone()
         z += sparse @ params[0] if sparse is not None else 0
         z += dense @ params[-1] if dense is not None else 0

@@ -60,3 +60,19 @@ def test_the_margin_is_the_lowest_that_keeps_the_precision() -> None:
     assert bench.margin_for(margins, right, target=1.0) == 0.7
     assert bench.margin_for(margins, right, target=0.8) == 0.5
     assert bench.margin_for(margins, np.array([False] * 5), target=0.995) == 1.01
+
+
+def test_the_bench_trains_the_n_grams_as_train_router_does(rows: list) -> None:
+    """The bench's head trainer (the gradient written out, sparse products) gives train_router.fit's weights."""
+    from docgemma.eval.train_router import fit
+
+    sample = rows[::10]
+    flagged = [bench.Row(Example(r.example.text, ("active",) if i % 2 else (), r.example.label, None, r.example.family,
+                                 r.example.split), r.group) for i, r in enumerate(sample)]
+    labels = tuple(sorted({r.example.label for r in flagged}))
+    y = np.array([labels.index(r.example.label) for r in flagged])
+    head = bench.fit(bench.reader_inputs("ngram", flagged, np.zeros((len(flagged), 1)), list(range(len(flagged)))),
+                     y, len(labels), epochs=60)
+    w, b = fit([r.example for r in flagged], labels, epochs=60)
+    assert head.sparse is not None and len(flagged) > 120
+    assert np.abs(head.sparse - w).max() < 1e-9 and np.abs(head.bias - b).max() < 1e-9
