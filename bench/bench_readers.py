@@ -30,6 +30,7 @@ The app's routing is not changed by this bench.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -134,10 +135,16 @@ class Inputs:
     dense: np.ndarray | None
 
 
+@functools.cache
+def _features(text: str, flags: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """A turn's hashed features, computed once per run (every fold reads every turn again)."""
+    return features(text, flags)
+
+
 def reader_inputs(reader: str, rows: Sequence[Row], vectors: np.ndarray, index: list[int]) -> Inputs:
     sparse = dense = None
     if reader in ("ngram", "both"):
-        parts = [features(rows[i].example.text, rows[i].example.flags) for i in index]
+        parts = [_features(rows[i].example.text, rows[i].example.flags) for i in index]
         starts = np.cumsum([0] + [len(c) for c, _v in parts])
         sparse = (starts, np.concatenate([c for c, _v in parts]), np.concatenate([v for _c, v in parts]).astype(np.float64))
     if reader in ("minilm", "both"):
