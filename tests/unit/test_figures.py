@@ -605,6 +605,52 @@ EXPERIMENT_FIGURES: list[Figure] = [
 ]
 FIGURES += EXPERIMENT_FIGURES
 
+# ── issue 44: the router's n-grams beside a pretrained sentence encoder (python bench/bench_readers.py)
+READERS = "docs/readers.md"
+_READERS = "results_readers.json"
+
+
+def _reader_row(label: str, split: str, reader: str) -> Figure:
+    keys = ("accuracy", "sure_coverage", "sure_precision", "sure_with_rules_coverage", "sure_with_rules_precision")
+    return Figure(READERS, f"| {label} ({{}} turns) | {reader} | {{}} % | {{}} % / {{}} % | {{}} % / {{}} % |", _READERS,
+                  ((split, reader, "turns"), *((split, reader, k) for k in keys)), (str, *(percent,) * 5))
+
+
+def _sets_at_target(reader: str) -> Callable[[Any], int]:
+    return lambda d: sum((f[reader]["sure_precision"] or 0) >= d["settings"]["target_precision"] for f in d["sets"].values())
+
+
+def _lowest_set(reader: str) -> Callable[[Any], float]:
+    return lambda d: min(f[reader]["sure_precision"] or 0 for f in d["sets"].values())
+
+
+def _latency(reader: str, key: str) -> tuple[str, ...]:
+    return ("latency", reader, key)
+
+
+FIGURES += [
+    *(_reader_row(label, split, reader) for label, split in (("corpus families", "families"),
+                                                              ("leave one set out, pooled", "leave_one_set_out"))
+      for reader in ("ngram", "minilm", "both")),
+    Figure(READERS, "measured on its {} test families", _READERS, (("families", "families", "test"),), (str,)),
+    Figure(READERS, "is met per left-out set on {} of 9 sets by ngram, {} of 9 by minilm and {} of 9 by both. The lowest "
+           "sets reach {} %, {} % and {} %.", _READERS,
+           (*(_sets_at_target(r) for r in ("ngram", "minilm", "both")), *(_lowest_set(r) for r in ("ngram", "minilm", "both"))),
+           (str, str, str, percent, percent, percent)),
+    Figure(READERS, "Its pooled sure precision is {} %, against {} % for the n-grams", _READERS,
+           (("leave_one_set_out", "both", "sure_precision"), ("leave_one_set_out", "ngram", "sure_precision")),
+           (percent, percent)),
+    Figure(READERS, "p50 / p95 {} / {} ms for ngram, {} / {} ms for minilm and {} / {} ms for both. The load average was {} "
+           "at the start", _READERS,
+           (*(_latency(r, k) for r in ("ngram", "minilm", "both") for k in ("latency_ms_p50", "latency_ms_p95")),
+            ("load", "average")), (plain,) * 7, clock=True),
+    Figure(README, "the router's n-grams are right on {} % of turns, the encoder with a trained head on {} %, and both "
+           "together on {} %", _READERS,
+           tuple(("leave_one_set_out", r, "accuracy") for r in ("ngram", "minilm", "both")), (percent,) * 3),
+    Figure(README, "One turn takes p95 {} ms with the encoder", _READERS, (_latency("both", "latency_ms_p95"),), (plain,),
+           clock=True),
+]
+
 
 def _firstpass(split: str) -> float:
     return float(json.loads((RESULTS / f"results_rules_{split}_firstpass.json").read_text())["rules"]["precision"])
