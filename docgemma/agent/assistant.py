@@ -184,7 +184,16 @@ class Assistant:
             yield TurnDone(TurnResult(answer=text, notes=[text]))
             return
         ref = self.images.put(attachment["filename"], attachment["data"]) if attachment is not None else None
-        yield from self._run(turn_input(message, ref, turn_id=uuid.uuid4().hex), thread_id)
+        turn_id = uuid.uuid4().hex
+        # Kept in the conversation before the turn runs (the run itself is checkpointed only when it ends or pauses):
+        # a page reloaded mid-answer, or an app restarted, still shows the message (issue 46).
+        self._update(thread_id, ThreadUpdate(sent=TranscriptEntry(question=message, image=ref, turn_id=turn_id)))
+        for event in self._run(turn_input(message, ref, turn_id=turn_id), thread_id):
+            if isinstance(event, TurnDone) and event.result.backend_down:
+                # No answer node ran: the turn's outcome (the one sentence) is kept on its entry all the same.
+                self._update(thread_id, ThreadUpdate(turn_end=TranscriptEntry(turn_id=turn_id,
+                                                                              answer=event.result.answer)))
+            yield event
 
     def stream_resume(self, thread_id: str, decision: dict[str, Any]) -> Iterator[AgentEvent]:
         """Continue a paused write with ``{"action": "approve" | "reject" | "edit" | "override", "args": {...},
