@@ -71,9 +71,9 @@ IMAGE_ONLY = "*(an image, not shown again)*"
 #: A message whose turn's run is gone (issue 46), said only when the turn wrote nothing (``SavedConversation.wrote``);
 #: a turn that wrote an approved card's values first is told with :data:`INTERRUPTED_AFTER_WRITE`.
 INTERRUPTED = ("*This answer was interrupted (the page was reloaded or the app restarted) — nothing was written. "
-               "Press **Send again** to ask it again.*")
+               "Press Send again to ask it again.*")
 INTERRUPTED_AFTER_WRITE = ("*This answer was interrupted (the page was reloaded or the app restarted) after the write "
-                           "you approved was made: it is in the record. Check it before pressing **Send again**.*")
+                           "you approved was made: it is in the record. Check it before pressing Send again.*")
 #: An earlier message left unanswered that way (the button is offered for the last one only).
 NOT_ANSWERED = "*Not answered: the answer was interrupted (the page was reloaded or the app restarted).*"
 #: A reopened page whose turn is still running in this process: the answer follows on this line.

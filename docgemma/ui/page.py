@@ -502,11 +502,13 @@ class Handlers:
             history = [*history, user_message(run.message)] if run is not None and run.message.strip() else history
         else:
             history = history[:-1]  # the "not answered" line transcript_history gives every cut-off message
+        # The previous answer's timeline and follow-ups are not this turn's: they leave the page.
         if run is not None:
-            return {self.page.chatbot: [*history, answering_line()], self.page.timeline: RUNNING_TURN}
+            return {**self.after_turn(None), self.page.chatbot: [*history, answering_line()],
+                    self.page.timeline: RUNNING_TURN}
         question = str((entry or {}).get("question", ""))
         line = INTERRUPTED_AFTER_WRITE if conversation.wrote else INTERRUPTED
-        return {self.page.chatbot: [*history, {"role": "assistant", "content": line}],
+        return {**self.after_turn(None), self.page.chatbot: [*history, {"role": "assistant", "content": line}],
                 self.page.timeline: CUT_OFF_TURN, **self.resend_offered(question)}
 
     def resend_offered(self, question: str) -> dict[Any, Any]:

@@ -68,6 +68,7 @@ def test_a_turn_cut_off_shows_its_message_one_interrupted_line_and_send_again_th
     assert "Find patient Amina Okafor and check her chart" in chat
     assert back[page.send_again]["visible"] and back[page.resend] == QUESTION
     assert back[page.timeline] == CUT_OFF_TURN  # not the previous turn's timeline as if it were this one's
+    assert not any(back[b]["visible"] for b in page.follow_buttons)  # nor its follow-ups
 
     # Send again sends exactly that message: the answer comes, and the offer is gone after the next reload.
     answered = second.last(second.on.respond({"text": back[page.resend], "files": []}, back[page.chatbot],
