@@ -344,7 +344,8 @@ class Assistant:
             config["configurable"]["approved_by"] = approved_by
         start = time.perf_counter()
         # durability="exit": one checkpoint when the run ends or pauses for an approval, instead of one per
-        # step (measured: ~20 → ~16 ms of per-turn overhead). A turn cut off midway is simply not recorded.
+        # step (measured: ~20 → ~16 ms of per-turn overhead). A turn cut off midway leaves its message, kept when
+        # it was sent (stream_turn), which a reopened page shows as interrupted.
         running: NodeStart | None = None  # the node a failure cuts off: its pending step is closed with the sentence
         try:
             for mode, chunk in self.graph.stream(graph_input, config, stream_mode=["updates", "custom"],
@@ -362,8 +363,9 @@ class Assistant:
                 elif on_update is not None and isinstance(chunk, dict):
                     on_update(chunk)
         except BackendUnavailable as down:
-            # No model to fall back on: the turn ends here, unrecorded (durability="exit"), so the conversation
-            # is as it was before the message, and no write ran (a write waits for a card, and an approved
+            # No model to fall back on: the turn ends here, unrecorded (durability="exit"), so the conversation the
+            # prompts read is as it was before the message (stream_turn keeps the message and this sentence for
+            # the page), and no write ran (a write waits for a card, and an approved
             # write that did run is settled by the caller, _carry_out, from the record).
             log.error("model backend unavailable, turn abandoned: %s", down.reason)
             yield from _backend_down(running, (time.perf_counter() - start) * 1000)
