@@ -10,6 +10,7 @@ replica ran it) is the conversation's to tell: its message was kept when sent (`
 
 from __future__ import annotations
 
+import contextvars
 import sys
 import threading
 from collections.abc import Iterator
@@ -32,7 +33,11 @@ class Run:
         #: What ended the turn early, raised again in each follower (as the handler itself would have raised it).
         self._error: BaseException | None = None
         self._changed = threading.Condition()
-        self._thread = threading.Thread(target=self._draw, args=(events,), daemon=True, name="docgemma-turn")
+        # In the sender's context: Gradio keeps its event there (``LocalContext``), which ZeroGPU's ``spaces.GPU``
+        # reads to attach the GPU to a model call; a bare thread would start without it.
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(target=context.run, args=(self._draw, events), daemon=True,
+                                        name="docgemma-turn")
         self._thread.start()
 
     def _draw(self, events: Iterator[AgentEvent]) -> None:

@@ -6,6 +6,7 @@ answer), a turn whose run is gone is said to be interrupted with one Send again,
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,3 +166,17 @@ def test_a_turn_ended_by_a_dead_model_keeps_its_sentence_not_an_interruption() -
     saved = space.saved("t")
     assert saved.unfinished is None
     assert [(e.get("question"), e.get("answer")) for e in saved.transcript] == [(QUESTION, BACKEND_DOWN_SENTENCE)]
+
+
+def test_a_turn_run_sees_the_context_of_the_request_that_sent_it() -> None:
+    """ZeroGPU attaches the GPU from Gradio's request context (context variables): the run's thread has it."""
+    request: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="none")
+    request.set("the sender's event")
+    seen: list[str] = []
+
+    def events() -> Iterator[AgentEvent]:
+        seen.append(request.get())
+        yield from ()
+
+    run = TurnRuns().start("t", events())
+    assert run is not None and run.wait(5) and seen == ["the sender's event"]
