@@ -508,12 +508,18 @@ class Handlers:
                     self.page.timeline: RUNNING_TURN}
         question = str((entry or {}).get("question", ""))
         line = INTERRUPTED_AFTER_WRITE if conversation.wrote else INTERRUPTED
-        return {**self.after_turn(None), self.page.chatbot: [*history, {"role": "assistant", "content": line}],
-                self.page.timeline: CUT_OFF_TURN, **self.resend_offered(question)}
+        updates = {**self.after_turn(None), self.page.chatbot: [*history, {"role": "assistant", "content": line}],
+                   self.page.timeline: CUT_OFF_TURN}
+        image = self.workspace.image((entry or {}).get("image"))
+        if image is not None:  # the message's image goes with it again (attached to the next message sent)
+            updates |= {self.page.queued_image: {"filename": image[0], "data": image[1]},
+                        self.page.queued_note: f"*Attached to your next message: {escape(image[0])}*"}
+        return {**updates, **self.resend_offered(question, image is not None)}
 
-    def resend_offered(self, question: str) -> dict[Any, Any]:
-        """The Send again button for ``question`` (hidden when empty: an image-only message is not resent)."""
-        return {self.page.send_again: _gr().update(visible=bool(question.strip())), self.page.resend: question}
+    def resend_offered(self, question: str, image: bool = False) -> dict[Any, Any]:
+        """The Send again button for ``question`` (and the image queued with it); hidden when there is neither."""
+        return {self.page.send_again: _gr().update(visible=bool(question.strip()) or image),
+                self.page.resend: question}
 
     def follow(self, thread: str, history: list[Any]) -> Iterator[dict[Any, Any]]:
         """After a reload: the answer of the conversation's turn still running here, streamed into the reopened chat

@@ -126,6 +126,8 @@ def test_a_plain_approval_refused_note_survives_the_reload(tmp_path: Path) -> No
     assert "Plain approval refused" in _texts(refused[page.chatbot])[-1]
     waiting = app.on.restore(thread)  # the card still waits: its line says it
     assert "Plain approval refused" in _texts(waiting[page.chatbot])[-1]
+    # The paused turn's message, kept when sent, is shown once (with its card's line), not as interrupted.
+    assert _texts(waiting[page.chatbot]).count(PRESCRIBE) == 1 and not waiting[page.send_again]["visible"]
     rejected = app.last(app.on.decide("reject", "", waiting[page.chatbot], thread, waiting[page.card_id]))
     assert rejected[page.chatbot]
     after = _texts(app.on.restore(thread)[page.chatbot])  # the card is gone; what it said is not
@@ -180,3 +182,30 @@ def test_a_turn_run_sees_the_context_of_the_request_that_sent_it() -> None:
 
     run = TurnRuns().start("t", events())
     assert run is not None and run.wait(5) and seen == ["the sender's event"]
+
+
+def test_send_again_sends_the_cut_off_message_s_image_too(tmp_path: Path) -> None:
+    from io import BytesIO
+
+    from PIL import Image
+
+    data = BytesIO()
+    Image.new("RGB", (32, 32), "white").save(data, format="PNG")
+    first = App.start(tmp_path)
+    thread = new_thread_id()
+    events = first.on.workspace.turn(thread, "", {"filename": "wound.png", "data": data.getvalue()})
+    next(events)
+    events.close()
+    first.store.close()
+
+    second = App.start(tmp_path)
+    page = second.page
+    back = second.on.restore(thread)
+    assert _texts(back[page.chatbot])[-1] == INTERRUPTED
+    assert back[page.send_again]["visible"] and back[page.resend] == ""  # an image-only message: offered all the same
+    assert back[page.queued_image]["data"] == data.getvalue() and "wound.png" in back[page.queued_note]
+    answered = second.last(second.on.respond({"text": back[page.resend], "files": []}, back[page.chatbot], thread,
+                                             back[page.queued_image]))
+    assert INTERRUPTED not in _texts(answered[page.chatbot])[-1]
+    assert second.on.workspace.saved(thread).unfinished is None  # the image turn ran to its end this time
+    second.store.close()
