@@ -92,7 +92,8 @@ def test_a_reload_at_any_moment_keeps_the_message_and_its_outcome(page: Any, tmp
             _send(page, message)
             time.sleep(after_s)
             _reopen(page, message)
-            assert STILL_ANSWERING in chat_text(page), (after_s, chat_text(page))  # under way, said so
+            # Under way, and said so (on a machine slow enough to reload after the 4 s look-up: already answered).
+            assert STILL_ANSWERING in chat_text(page) or answer in chat_text(page), (after_s, chat_text(page))
             _answered(page, answer)  # the answer follows on the reopened page
             assert "Send again" not in chat_text(page)
         _reopen(page, TURNS[1][0])  # after the answer: both turns whole
