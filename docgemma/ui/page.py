@@ -793,7 +793,9 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     demo.load(on.restore, page.saved_thread, session, api_visibility="private").then(
         on.status, None, page.status_md).then(
         # A turn still running when the page was reloaded: its answer follows (waiting is no model work: no limit).
-        on.follow, [page.thread, page.chatbot], outputs, api_visibility="private", concurrency_limit=None)
+        # No loading marks: on nearly every load nothing runs, and the page's parts must not flicker "0.1s".
+        on.follow, [page.thread, page.chatbot], outputs, api_visibility="private", concurrency_limit=None,
+        show_progress="hidden")
     page.new_conversation.click(on.new_conversation, None, session, api_visibility="private")
     # Gradio does not tie the visible label to the textarea: name it for screen readers ourselves.
     demo.load(None, None, None, js=LABEL_INPUT_JS)
