@@ -25,6 +25,7 @@ from docgemma.agent.events import AgentEvent, ApprovalRequest, NodeEnd, NodeStar
 from docgemma.agent.memory import SWITCH_PREFIX
 from docgemma.agent.modes import Mode, capabilities, mode_of
 from docgemma.agent.state import Attachment, PatientRef, TimelineEvent, TranscriptEntry
+from docgemma.agent.transcript import unfinished, written
 from docgemma.clinical.patient import PatientId, PatientListing, from_list_value, list_label, list_value
 from docgemma.config import Settings
 from docgemma.ehr.client import FhirClientError
@@ -131,6 +132,11 @@ class SavedConversation:
     last_turn: TurnResult | None = None
     #: The conversation's active patient (the panel and the list show it).
     active_patient: PatientRef | None = None
+    #: The last message when its turn has not finished: still running, or cut off by a reload or a restart.
+    unfinished: TranscriptEntry | None = None
+    #: True when that turn wrote to the record (an approved card) before it stopped: the page then does not say
+    #: "nothing was written".
+    wrote: bool = False
 
 
 class Workspace:
@@ -196,12 +202,21 @@ class Workspace:
                     if m["role"] != "system" or m["content"].startswith(SWITCH_PREFIX)]
         pending = self.pending(thread)
         question = state.get("user_query") if pending is not None else None
-        kept = state.get("transcript") or [{}]
+        kept = [e for e in state.get("transcript", []) if not e.get("sent")] or [{}]
         # The turn's wall-clock time as the page showed it, kept on its transcript entry (never "0.0 s").
         last = TurnResult.from_state(state, float(kept[-1].get("latency_ms", 0.0))) if state.get("timeline") else None
+        transcript = list(state.get("transcript", []))
+        open_turn = unfinished(transcript)
+        # The checkpoint holds the turn's own state when it paused for a card or its run was stopped (a run saves
+        # when it ends, pauses or is closed); a process killed outright leaves the state before it, when the turn
+        # had reached no card and so written nothing (every write passes one).
+        own = open_turn is not None and open_turn.get("turn_id") == state.get("turn_id")
+        if open_turn is not None and pending is not None and own:
+            transcript.pop()  # the paused turn: its question and its card's line are shown with the card
+            open_turn = None
         return SavedConversation(messages=messages, pending=pending, paused_question=question or None,
-                                 transcript=list(state.get("transcript", [])), last_turn=last,
-                                 active_patient=state.get("active_patient"))
+                                 transcript=transcript, last_turn=last, active_patient=state.get("active_patient"),
+                                 unfinished=open_turn, wrote=own and bool(written(state, self.assistant.registry)))
 
     def image(self, ref: ImageRef | None) -> tuple[str, bytes] | None:
         """A turn's image from the image store (filename, bytes); None when it is no longer kept."""

@@ -184,7 +184,16 @@ class Assistant:
             yield TurnDone(TurnResult(answer=text, notes=[text]))
             return
         ref = self.images.put(attachment["filename"], attachment["data"]) if attachment is not None else None
-        yield from self._run(turn_input(message, ref, turn_id=uuid.uuid4().hex), thread_id)
+        turn_id = uuid.uuid4().hex
+        # Kept in the conversation before the turn runs (the run itself is checkpointed only when it ends or pauses):
+        # a page reloaded mid-answer, or an app restarted, still shows the message (issue 46).
+        self._update(thread_id, ThreadUpdate(sent=TranscriptEntry(question=message, image=ref, turn_id=turn_id)))
+        for event in self._run(turn_input(message, ref, turn_id=turn_id), thread_id):
+            if isinstance(event, TurnDone) and event.result.backend_down:
+                # No answer node ran: the turn's outcome (the one sentence) is kept on its entry all the same.
+                self._update(thread_id, ThreadUpdate(turn_end=TranscriptEntry(turn_id=turn_id,
+                                                                              answer=event.result.answer)))
+            yield event
 
     def stream_resume(self, thread_id: str, decision: dict[str, Any]) -> Iterator[AgentEvent]:
         """Continue a paused write with ``{"action": "approve" | "reject" | "edit" | "override", "args": {...},
@@ -335,7 +344,8 @@ class Assistant:
             config["configurable"]["approved_by"] = approved_by
         start = time.perf_counter()
         # durability="exit": one checkpoint when the run ends or pauses for an approval, instead of one per
-        # step (measured: ~20 → ~16 ms of per-turn overhead). A turn cut off midway is simply not recorded.
+        # step (measured: ~20 → ~16 ms of per-turn overhead). A turn cut off midway leaves its message, kept when
+        # it was sent (stream_turn), which a reopened page shows as interrupted.
         running: NodeStart | None = None  # the node a failure cuts off: its pending step is closed with the sentence
         try:
             for mode, chunk in self.graph.stream(graph_input, config, stream_mode=["updates", "custom"],
@@ -353,8 +363,9 @@ class Assistant:
                 elif on_update is not None and isinstance(chunk, dict):
                     on_update(chunk)
         except BackendUnavailable as down:
-            # No model to fall back on: the turn ends here, unrecorded (durability="exit"), so the conversation
-            # is as it was before the message, and no write ran (a write waits for a card, and an approved
+            # No model to fall back on: the turn ends here, unrecorded (durability="exit"), so the conversation the
+            # prompts read is as it was before the message (stream_turn keeps the message and this sentence for
+            # the page), and no write ran (a write waits for a card, and an approved
             # write that did run is settled by the caller, _carry_out, from the record).
             log.error("model backend unavailable, turn abandoned: %s", down.reason)
             yield from _backend_down(running, (time.perf_counter() - start) * 1000)

@@ -73,6 +73,8 @@ class ToolResult(TypedDict):
     sources: list[Source]
     #: A write's arguments as first proposed, before the clinician's changes (the confirmation lists the changes).
     proposed_args: NotRequired[dict[str, Any]]
+    #: What the approval cards of a write told the clinician ("Plain approval refused: …"), in order.
+    notices: NotRequired[list[str]]
 
 
 class TimelineEvent(TypedDict):
@@ -114,6 +116,13 @@ class TranscriptEntry(TypedDict, total=False):
     #: (they were lost, and the timeline read "0.0 s").
     steps: list[TimelineEvent]
     latency_ms: float
+    #: The turn's id (``AgentState.turn_id``): its finished entry replaces the one written when it was sent.
+    turn_id: str
+    #: True from the moment the message is sent until the turn's outcome replaces the entry: a reload then still
+    #: shows the message, and a turn whose run died is said to be interrupted (issue 46).
+    sent: bool
+    #: The notices and refusals the turn's approval cards showed ("Plain approval refused: …"), in order.
+    notes: list[str]
 
 
 class PatientChange(TypedDict):
@@ -134,6 +143,10 @@ class ThreadUpdate(TypedDict, total=False):
     note: str
     #: The finished turn's steps and time, kept on its transcript entry (see :class:`TranscriptEntry`).
     turn_figures: TranscriptEntry
+    #: The clinician's message, kept the moment it is sent, before the turn runs (``sent`` is set on it).
+    sent: TranscriptEntry
+    #: The outcome of a turn that ended without its answer node (the model backend down): merged into its entry.
+    turn_end: TranscriptEntry
 
 
 class AgentState(TypedDict, total=False):

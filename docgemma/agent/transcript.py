@@ -29,12 +29,37 @@ def turn_entry(state: AgentState, registry: ToolRegistry, answer: str, confidenc
                sources: list[Source]) -> TranscriptEntry:
     """The finished turn of ``state`` as the page shows it."""
     active = state.get("active_patient")
+    results = state.get("tool_results", [])
     return TranscriptEntry(question=state.get("user_query", ""), image=state.get("image_ref"), answer=answer,
                            confidence=confidence, sources=list(sources), writes=written(state, registry),
-                           tools=[{"tool": r["tool_name"], "status": r["status"]} for r in state.get("tool_results", [])],
-                           patient=PatientRef(id=active["id"], name=active["name"]) if active else None)
+                           tools=[{"tool": r["tool_name"], "status": r["status"]} for r in results],
+                           patient=PatientRef(id=active["id"], name=active["name"]) if active else None,
+                           turn_id=state.get("turn_id", ""), notes=[n for r in results for n in r.get("notices", [])])
 
 
 def appended(state: AgentState, entry: TranscriptEntry) -> list[TranscriptEntry]:
-    """The thread's transcript with ``entry`` added (the oldest dropped past :data:`TRANSCRIPT_CAP`)."""
-    return [*state.get("transcript", []), entry][-TRANSCRIPT_CAP:]
+    """The thread's transcript with ``entry`` added (the oldest dropped past :data:`TRANSCRIPT_CAP`). A finished
+    turn's entry takes the place of the one kept when its message was sent (same ``turn_id``): one entry a turn."""
+    kept = state.get("transcript", [])
+    turn = entry.get("turn_id")
+    if turn and not entry.get("sent"):
+        kept = [e for e in kept if not (e.get("sent") and e.get("turn_id") == turn)]
+    return [*kept, entry][-TRANSCRIPT_CAP:]
+
+
+def ended(transcript: list[TranscriptEntry], outcome: TranscriptEntry) -> list[TranscriptEntry]:
+    """``transcript`` with the sent entry of ``outcome``'s turn finished with it (a turn that ended without its
+    answer node: the model backend was down). Unchanged when no such entry waits."""
+    turn = outcome.get("turn_id")
+    out: list[TranscriptEntry] = []
+    for entry in transcript:
+        if turn and entry.get("sent") and entry.get("turn_id") == turn:
+            entry = TranscriptEntry(**{**entry, **outcome})
+            entry.pop("sent", None)
+        out.append(entry)
+    return out
+
+
+def unfinished(transcript: list[TranscriptEntry]) -> TranscriptEntry | None:
+    """The last entry when it is a message whose turn has not finished (running, or cut off)."""
+    return transcript[-1] if transcript and transcript[-1].get("sent") else None

@@ -34,9 +34,30 @@ from docgemma.workspace import (
     strip_template_debris,
 )
 
-__all__ = ["DETAIL_LIMIT", "IMAGE_ONLY", "REOPENED", "WELCOME", "apply_event", "approval_pointer", "clip",
-           "demote_headings", "escape", "final_markdown", "patient_header", "restored_history", "status_line",
-           "summary_markdown", "timeline_markdown", "transcript_history", "user_message"]
+__all__ = [
+    "DETAIL_LIMIT",
+    "IMAGE_ONLY",
+    "INTERRUPTED",
+    "INTERRUPTED_AFTER_WRITE",
+    "NOT_ANSWERED",
+    "REOPENED",
+    "STILL_ANSWERING",
+    "WELCOME",
+    "answering_line",
+    "apply_event",
+    "approval_pointer",
+    "clip",
+    "demote_headings",
+    "escape",
+    "final_markdown",
+    "patient_header",
+    "restored_history",
+    "status_line",
+    "summary_markdown",
+    "timeline_markdown",
+    "transcript_history",
+    "user_message",
+]
 
 Message = dict[str, Any]
 #: The greeting when nothing is known about the installation (the page says what *this* one does: ``ui/modes``).
@@ -47,6 +68,16 @@ WELCOME = (
 REOPENED = ("*Conversation reopened: this browser kept it (only its id). Not yours, or done? Press "
             "**New conversation**.*")
 IMAGE_ONLY = "*(an image, not shown again)*"
+#: A message whose turn's run is gone (issue 46), said only when the turn wrote nothing (``SavedConversation.wrote``);
+#: a turn that wrote an approved card's values first is told with :data:`INTERRUPTED_AFTER_WRITE`.
+INTERRUPTED = ("*This answer was interrupted (the page was reloaded or the app restarted) — nothing was written. "
+               "Press Send again to ask it again.*")
+INTERRUPTED_AFTER_WRITE = ("*This answer was interrupted (the page was reloaded or the app restarted) after the write "
+                           "you approved was made: it is in the record. Check it before pressing Send again.*")
+#: An earlier message left unanswered that way (the button is offered for the last one only).
+NOT_ANSWERED = "*Not answered: the answer was interrupted (the page was reloaded or the app restarted).*"
+#: A reopened page whose turn is still running in this process: the answer follows on this line.
+STILL_ANSWERING = "Still answering this message…"
 IMAGE_GONE = "*(an image, no longer kept on this server)*"
 #: Looks up a patient's name by record id (the page's workspace); None where nothing is known.
 Names = wording.PatientName
@@ -125,6 +156,12 @@ def _progress(history: list[Message], event: NodeStart | NodeEnd) -> None:
         history[-1] = line
     else:
         history.append(line)
+
+
+def answering_line() -> Message:
+    """The pending line of a turn still running when its page was reopened (its first step replaces it)."""
+    return {"role": "assistant", "content": "", "metadata": {"title": STILL_ANSWERING, "id": PROGRESS,
+                                                             "status": "pending"}}
 
 
 def _without_progress(history: list[Message]) -> list[Message]:
@@ -214,6 +251,11 @@ def transcript_history(welcome: str, entries: Sequence[TranscriptEntry], pending
         if entry.get("image"):
             shown = image(entry) if image else None
             history.append(shown or {"role": "user", "content": IMAGE_GONE})
+        if entry.get("sent"):  # sent, never answered: its run was cut off (the caller tells the last one)
+            history.append({"role": "assistant", "content": NOT_ANSWERED})
+            continue
+        # What the turn's cards said ("Plain approval refused: …"), kept once the card is gone.
+        history += [{"role": "assistant", "content": f"*{escape(str(note))}*"} for note in entry.get("notes", [])]
         # The record among the sources comes from the turn's tools and patient, as in the live answer.
         result = TurnResult(answer=str(entry.get("answer", "")), confidence=entry.get("confidence"),
                             sources=list(entry.get("sources", [])), writes=list(entry.get("writes", [])),

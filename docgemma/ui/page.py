@@ -36,7 +36,10 @@ from docgemma.ui.card import MAX_FIELDS, RECHECK, args_json, card_reference, che
 from docgemma.ui.card import fields as card_fields
 from docgemma.ui.card import header_markdown as card_header
 from docgemma.ui.messages import (
+    INTERRUPTED,
+    INTERRUPTED_AFTER_WRITE,
     WELCOME,
+    answering_line,
     apply_event,
     escape,
     restored_history,
@@ -48,6 +51,7 @@ from docgemma.ui.messages import (
 )
 from docgemma.ui.strip import NO_ACTIVE, strip_markdown
 from docgemma.ui.thread_id import new_thread_id, thread_from_browser
+from docgemma.ui.turn_runs import TurnRuns
 from docgemma.ui.uploads import UploadRefused, allowed_roots, checked_path, enable_gradio_check, safe_history
 from docgemma.workspace import (
     ALREADY_HANDLED,
@@ -61,6 +65,7 @@ from docgemma.workspace import (
     Mode,
     PatientMatch,
     PatientRef,
+    SavedConversation,
     TranscriptEntry,
     TurnDone,
     TurnResult,
@@ -100,6 +105,12 @@ DELETE_CACHE = (3600, 86400)
 BROWSER_KEY = "docgemma-conversation"
 BROWSER_SECRET = "docgemma-conversation-id"
 NO_TURN = "*No turn yet.*"
+#: The timeline of a turn cut off before its end (its steps were not kept), and of one still running.
+CUT_OFF_TURN = "*The last turn was interrupted before it finished: its steps were not kept.*"
+RUNNING_TURN = "*The last turn is still running: its steps show here when it ends.*"
+#: A message sent while the conversation's previous turn still runs (a page reopened mid-answer): not sent.
+BUSY = "Your previous message is still being answered: send this one when its answer has arrived."
+SEND_AGAIN = "Send again"
 #: What the patient list shows until a patient is picked (a blank box gave no hint), and after a search that
 #: found nobody. Their value is empty: "Make active patient" then changes nothing.
 CHOOSE_PATIENT = "Choose a patient…"
@@ -204,6 +215,9 @@ class Page:
     new_conversation: Any
     #: The active patient's name and safety flags above the chat (sticky on a phone: ``ui/strip.py``).
     patient_strip: Any
+    #: One button under an interrupted turn that sends its message again, and that message (issue 46).
+    send_again: Any
+    resend: Any
 
     def card_parts(self) -> list[Any]:
         """Every component the approval card's updates touch."""
@@ -289,6 +303,8 @@ def layout() -> Page:
             with gr.Row():
                 # A class of their own: a browser test tells them from the example requests.
                 follow_buttons = [gr.Button(visible=False, size="sm", elem_classes=["follow-up"]) for _ in range(MAX_FOLLOW_UPS)]
+            send_again = gr.Button(SEND_AGAIN, visible=False, variant="primary", size="sm", elem_id="send-again")
+            resend = gr.State("")
             queued_note = gr.Markdown()
             box = gr.MultimodalTextbox(
                 label=INPUT_LABEL,
@@ -317,7 +333,8 @@ def layout() -> Page:
         edit=card["edit"], reject=card["reject"], decision_note=card["decision_note"], follow_buttons=follow_buttons,
         queued_note=queued_note, box=box, patient_query=panel["patient_query"], find=panel["find"],
         matches=panel["matches"], use=panel["use"], patient_md=panel["patient_md"], images=panel["images"],
-        send_image=panel["send_image"], timeline=timeline, patient_strip=patient_strip,
+        send_image=panel["send_image"], timeline=timeline, patient_strip=patient_strip, send_again=send_again,
+        resend=resend,
     )
 
 
@@ -356,6 +373,8 @@ class Handlers:
         #: The running registry's tools: their labels in the steps, their fields on the card, their sources.
         self.tools = workspace.tools
         self.image_store = settings.image_store_path
+        #: The turns running in this process: a turn outlives the page that sent it (a reload follows it).
+        self.runs = TurnRuns()
 
     def roots(self) -> tuple[Path, ...]:
         """The folders a client may name a file in: Gradio's uploads, the image store, our previews."""
@@ -464,11 +483,52 @@ class Handlers:
         else:  # a conversation saved before the transcript was kept: its prompt history is all there is
             history = restored_history(conversation.messages, pending, conversation.paused_question)
         last = self.workspace.paused_turn(thread) if pending is not None else conversation.last_turn
-        return {self.page.thread: thread, self.page.saved_thread: thread, self.page.chatbot: history,
-                self.page.decision_note: escape(settled) if pending is not None else "",
-                self.page.header: header_markdown(self.mode),
-                **self.card(pending), **self.after_turn(last, pending=pending is not None),
-                **self.patient_shown(conversation.active_patient)}
+        updates = {self.page.thread: thread, self.page.saved_thread: thread, self.page.chatbot: history,
+                   self.page.decision_note: escape(settled) if pending is not None else "",
+                   self.page.header: header_markdown(self.mode),
+                   **self.card(pending), **self.after_turn(last, pending=pending is not None),
+                   **self.patient_shown(conversation.active_patient), **self.resend_offered("")}
+        return {**updates, **self.unfinished_turn(thread, conversation, history)}
+
+    def unfinished_turn(self, thread: str, conversation: SavedConversation, history: list[Any]) -> dict[Any, Any]:
+        """A reopened conversation's last message whose turn has not ended (``history`` ends with it, told as not
+        answered): still running here, its answer follows (:meth:`follow`); its run gone, the one line that says
+        so and one button that sends it again. Nothing when the last turn ended."""
+        run = self.runs.running(thread)
+        entry = conversation.unfinished
+        if entry is None and run is None:
+            return {}
+        if entry is None:  # sent a moment ago: the turn has not kept it yet
+            history = [*history, user_message(run.message)] if run is not None and run.message.strip() else history
+        else:
+            history = history[:-1]  # the "not answered" line transcript_history gives every cut-off message
+        # The previous answer's timeline and follow-ups are not this turn's: they leave the page.
+        if run is not None:
+            return {**self.after_turn(None), self.page.chatbot: [*history, answering_line()],
+                    self.page.timeline: RUNNING_TURN}
+        question = str((entry or {}).get("question", ""))
+        line = INTERRUPTED_AFTER_WRITE if conversation.wrote else INTERRUPTED
+        updates = {**self.after_turn(None), self.page.chatbot: [*history, {"role": "assistant", "content": line}],
+                   self.page.timeline: CUT_OFF_TURN}
+        image = self.workspace.image((entry or {}).get("image"))
+        if image is not None:  # the message's image goes with it again (attached to the next message sent)
+            updates |= {self.page.queued_image: {"filename": image[0], "data": image[1]},
+                        self.page.queued_note: f"*Attached to your next message: {escape(image[0])}*"}
+        return {**updates, **self.resend_offered(question, image is not None)}
+
+    def resend_offered(self, question: str, image: bool = False) -> dict[Any, Any]:
+        """The Send again button for ``question`` (and the image queued with it); hidden when there is neither."""
+        return {self.page.send_again: _gr().update(visible=bool(question.strip()) or image),
+                self.page.resend: question}
+
+    def follow(self, thread: str, history: list[Any]) -> Iterator[dict[Any, Any]]:
+        """After a reload: the answer of the conversation's turn still running here, streamed into the reopened chat
+        (its events from the first; the pending line restore left is replaced by its steps)."""
+        run = self.runs.running(thread)
+        if run is None:
+            yield {self.page.chatbot: _gr().skip()}  # nothing runs: the reopened page stays as it is
+            return
+        yield from self.run_events(run.follow(), safe_history(history or [], self.roots()), thread)
 
     def transcript_image(self, entry: TranscriptEntry) -> dict[str, Any] | None:
         """A reopened turn's image as a chat message (a PNG preview), or None when the store no longer has it."""
@@ -489,7 +549,7 @@ class Handlers:
                 self.page.chatbot: [{"role": "assistant", "content": self.welcome()}], self.page.decision_note: "",
                 self.page.header: header_markdown(self.mode),
                 self.page.queued_image: None, self.page.queued_note: "", **self.card(None),
-                **self.after_turn(None), **self.patient_shown(None)}
+                **self.after_turn(None), **self.patient_shown(None), **self.resend_offered("")}
 
     def respond(
         self, message: dict[str, Any], history: list[Any], thread: str, queued: dict[str, Any] | None
@@ -525,6 +585,11 @@ class Handlers:
             attachment = {"filename": path.name, "data": path.read_bytes()}
         elif queued:
             attachment = {"filename": queued["filename"], "data": queued["data"]}
+        run = self.runs.running(thread)
+        if run is not None:  # one turn at a time per conversation: the message stays in the box
+            _gr().Warning(BUSY)
+            yield {self.page.decision_note: f"*{BUSY}*"}
+            return
         previews: list[str] = []
         if attachment:
             png = preview_png(attachment["filename"], attachment["data"], self.max_bytes, self.max_pixels)
@@ -534,7 +599,13 @@ class Handlers:
         try:
             yield {self.page.box: _gr().update(value=None), self.page.queued_image: None, self.page.queued_note: "",
                    self.page.decision_note: ""}
-            yield from self.run_events(self.workspace.turn(thread, text, attachment), history, thread)  # type: ignore[arg-type]
+            # Run apart from this handler: Gradio drops the handler when its page is reloaded, the turn goes on.
+            started = self.runs.start(thread, self.workspace.turn(thread, text, attachment), text)  # type: ignore[arg-type]
+            if started is None:  # another page of this conversation sent one a moment ago
+                _gr().Warning(BUSY)
+                yield {self.page.decision_note: f"*{BUSY}*"}
+                return
+            yield from self.run_events(started.follow(), history, thread)
         finally:
             delete_previews(previews)  # Gradio copied them into its cache when the history was sent
 
@@ -679,6 +750,11 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     chat = [page.box, page.chatbot, page.thread, page.queued_image]
     card = [page.approval_args, page.chatbot, page.thread, page.card_ref]
     page.box.submit(on.respond, chat, outputs, api_name="respond")
+    # Any message sent withdraws the offer to send an interrupted one again (a step of the page only).
+    page.box.submit(lambda: _gr().update(visible=False), None, page.send_again, queue=False, api_visibility="private")
+    page.send_again.click(lambda q: ({"text": q, "files": []}, _gr().update(visible=False)), page.resend,
+                          [page.box, page.send_again], queue=False, api_visibility="private").then(
+        on.respond, chat, outputs, api_visibility="private")
     # The form's fields become the JSON of /approve and /edit first (a step of the page only), so the API keeps its
     # inputs: Approve writes what the form shows, checked again by the agent when it differs from the card.
     form = [page.thread, page.approval_args, *page.field_boxes]
@@ -712,9 +788,14 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     # Not API endpoints: an API client has its own session thread and nothing in a browser to restore.
     session = [page.thread, page.saved_thread, page.chatbot, page.decision_note, page.queued_image, page.queued_note,
                page.header, page.matches, *page.card_parts(), page.timeline, page.patient_md, page.images,
-               page.record_images, *page.follow_buttons, page.patient_strip]
+               page.record_images, *page.follow_buttons, page.patient_strip, page.send_again, page.resend]
     # The status line comes after the restore, so that its showing means the page is the reopened conversation.
-    demo.load(on.restore, page.saved_thread, session, api_visibility="private").then(on.status, None, page.status_md)
+    demo.load(on.restore, page.saved_thread, session, api_visibility="private").then(
+        on.status, None, page.status_md).then(
+        # A turn still running when the page was reloaded: its answer follows (waiting is no model work: no limit).
+        # No loading marks: on nearly every load nothing runs, and the page's parts must not flicker "0.1s".
+        on.follow, [page.thread, page.chatbot], outputs, api_visibility="private", concurrency_limit=None,
+        show_progress="hidden")
     page.new_conversation.click(on.new_conversation, None, session, api_visibility="private")
     # Gradio does not tie the visible label to the textarea: name it for screen readers ourselves.
     demo.load(None, None, None, js=LABEL_INPUT_JS)

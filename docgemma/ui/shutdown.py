@@ -6,8 +6,8 @@ are ended at once, other requests get a short grace period, and the process exit
 
 Without this the server waits for every open connection: a page left open holds its heartbeat stream for
 ever, so a stop took the whole graceful timeout and then printed the cancelled streams' tracebacks. A turn cut
-off this way is lost as it would be if the process died (the conversation keeps its last finished turn); the
-browser's page says the server went away, and a reload reopens the conversation on another replica.
+off this way ends as it would if the process died: its message was kept when sent, and the page reloaded (on
+this process restarted, or another replica) shows it as interrupted, with Send again.
 """
 
 from __future__ import annotations

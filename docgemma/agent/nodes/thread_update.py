@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.state import AgentState, PatientChange, PatientRef, ThreadUpdate, TranscriptEntry
-from docgemma.agent.transcript import appended
+from docgemma.agent.transcript import appended, ended
 
 
 def route_at_start(state: AgentState) -> Literal["thread_update", "input_assembly"]:
@@ -40,4 +40,8 @@ def thread_update(state: AgentState) -> dict[str, Any]:
         out["transcript"] = appended(AgentState(transcript=transcript), TranscriptEntry(note=request["note"]))
     if request.get("turn_figures") and transcript and not transcript[-1].get("note"):
         out["transcript"] = [*transcript[:-1], {**transcript[-1], **request["turn_figures"]}]
+    if request.get("sent"):  # the message, kept before its turn runs: a reload mid-answer still shows it
+        out["transcript"] = appended(AgentState(transcript=transcript), {**request["sent"], "sent": True})
+    if request.get("turn_end"):
+        out["transcript"] = ended(transcript, request["turn_end"])
     return out

@@ -95,9 +95,12 @@ def _active_patient_after(spec: ToolSpec, args: dict[str, Any], outcome: ToolOut
 def _approval(
     spec: ToolSpec, checked: Checked, active: PatientRef | None, write_check: WriteCheck | None, action_id: str,
     has_image: bool,
-) -> tuple[Checked, ToolOutcome | None, str, str]:
+) -> tuple[Checked, ToolOutcome | None, str, str, list[str]]:
     """Show the card and wait for the clinician, card after card: (checked args, error or None, timeline note,
-    override reason). Every edit re-runs every check and is shown as a new card that needs its own approval;
+    override reason, the notices the cards showed). The notices ("Plain approval refused: …") go on the turn's
+    transcript entry: once the card is gone they are still what the clinician was told (issue 46).
+
+    Every edit re-runs every check and is shown as a new card that needs its own approval;
     a severe conflict passes only with an override and a reason. Nothing here writes.
 
     LangGraph replays this node on each resume and ``interrupt`` returns the decisions already made in order,
@@ -106,12 +109,15 @@ def _approval(
     from langgraph.types import interrupt
 
     revision, notice, edited_once = 0, "", False
+    notices: list[str] = []
     while True:
         review = as_review(write_check(spec, checked.args, active) if write_check else None)
         if review.get("blocked"):
             # Nothing to approve: no card, one clear error (ASK_USER, never a retry of the write).
             blocked = str(review["blocked"])
-            return checked, failure("invalid_args", missing_fields=[blocked]), f"not proposed: {blocked}; ", ""
+            return checked, failure("invalid_args", missing_fields=[blocked]), f"not proposed: {blocked}; ", "", notices
+        if notice and notice not in notices[-1:]:
+            notices.append(notice)
         card = approval_request(spec, checked.args, review, action_id=action_id, revision=revision, notice=notice)
         decision = interrupt(card)
         action, edits, reason, card_id = parse_decision(decision)
@@ -120,7 +126,7 @@ def _approval(
             # The approved write reached the record before the process carrying it out died (the Assistant
             # found it under the action's key): finish the turn. The run below finds it under that key again and
             # writes nothing; the card is not re-checked, since the record now holds the write itself.
-            return checked, None, "approved by the clinician; completed after an interruption; ", reason
+            return checked, None, "approved by the clinician; completed after an interruption; ", reason, notices
         if action in ("approve", "override") and card_id and card_id != card["card_id"]:
             notice = STALE
             continue
@@ -147,9 +153,10 @@ def _approval(
                 continue
             with_changes = " after an edit" if edited_once else ""
             if card["override_required"]:
-                return checked, None, f"approved{with_changes} with an override by the clinician (reason: {reason}); ", reason
-            return checked, None, f"approved by the clinician{with_changes}; ", ""
-        return checked, failure("declined"), "declined by the clinician; ", ""
+                return (checked, None, f"approved{with_changes} with an override by the clinician (reason: {reason}); ",
+                        reason, notices)
+            return checked, None, f"approved by the clinician{with_changes}; ", "", notices
+        return checked, failure("declined"), "declined by the clinician; ", "", notices
 
 
 def _with_named_drugs(spec: ToolSpec, args: dict[str, Any], state: AgentState, write_check: WriteCheck | None,
@@ -320,6 +327,7 @@ def tool_execute(
     checked = validate(spec, args, has_image=entities["has_image"])
     outcome, decision_note = _refusal(spec, checked, state)
     override = ""
+    notices: list[str] = []
     proposed: dict[str, Any] = dict(checked.args)
     thread = str((config.get("configurable") or {}).get("thread_id", ""))
     scope = f"{thread}:{len(state.get('conversation', []))}"
@@ -327,8 +335,8 @@ def tool_execute(
         action_id = pending_action_id(thread, state.get("turn_id") or scope, state.get("step_count", 0))
         scope = action_id  # the write's key is this action's id with the exact arguments written (record_io.write)
         checking = _with_named_drugs(spec, checked.args, state, write_check, record_facts)
-        checked, outcome, decision_note, override = _approval(spec, checked, active, checking, action_id,
-                                                              entities["has_image"])
+        checked, outcome, decision_note, override, notices = _approval(spec, checked, active, checking, action_id,
+                                                                       entities["has_image"])
 
     trace = NodeTrace("tool_execute", label=f"Consulting: {spec.label}")
     if outcome is None:
@@ -336,6 +344,8 @@ def tool_execute(
     result, decision = _result(spec, checked.args, outcome)
     if spec.writes and outcome.get("status") == "success":
         result["proposed_args"] = proposed  # the confirmation says what the clinician changed from the proposal
+    if notices:
+        result["notices"] = notices
     detail = decision_note + ("; ".join(repairs) + "; " if repairs else "") + f"arguments: {checked.args}"
     after = _active_patient_after(spec, checked.args, outcome, active)
     update: dict[str, Any] = {
