@@ -735,6 +735,15 @@ def _override_decider(on: Handlers) -> Any:
     return decide
 
 
+def _wire_send_again(page: Page, on: Handlers, chat: list[Any], outputs: list[Any]) -> None:
+    """"Send again" resends an interrupted message; any message sent withdraws that offer (steps of the page only,
+    not API endpoints)."""
+    page.box.submit(lambda: _gr().update(visible=False), None, page.send_again, queue=False, api_visibility="private")
+    page.send_again.click(lambda q: ({"text": q, "files": []}, _gr().update(visible=False)), page.resend,
+                          [page.box, page.send_again], queue=False, api_visibility="private").then(
+        on.respond, chat, outputs, api_visibility="private")
+
+
 def wire(page: Page, on: Handlers, demo: Any) -> None:
     """Connect the components to the handlers. The ``api_name``s are the app's API: /respond, /approve, /edit,
     /reject, /override, /search_patients, /select_patient. A decision's API call names the card it decides on
@@ -750,11 +759,7 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     chat = [page.box, page.chatbot, page.thread, page.queued_image]
     card = [page.approval_args, page.chatbot, page.thread, page.card_ref]
     page.box.submit(on.respond, chat, outputs, api_name="respond")
-    # Any message sent withdraws the offer to send an interrupted one again (a step of the page only).
-    page.box.submit(lambda: _gr().update(visible=False), None, page.send_again, queue=False, api_visibility="private")
-    page.send_again.click(lambda q: ({"text": q, "files": []}, _gr().update(visible=False)), page.resend,
-                          [page.box, page.send_again], queue=False, api_visibility="private").then(
-        on.respond, chat, outputs, api_visibility="private")
+    _wire_send_again(page, on, chat, outputs)
     # The form's fields become the JSON of /approve and /edit first (a step of the page only), so the API keeps its
     # inputs: Approve writes what the form shows, checked again by the agent when it differs from the card.
     form = [page.thread, page.approval_args, *page.field_boxes]

@@ -131,12 +131,7 @@ def _approval(
             notice = STALE
             continue
         if action == "edit":
-            edited = validate(spec, {**checked.args, **edits}, has_image=has_image)
-            if edited.error is not None:
-                fields = ", ".join(str(f) for f in (edited.error.get("details") or {}).get("missing_fields", []))
-                notice = f"The edit was not applied: invalid {fields or 'values'}. Nothing was written."
-                continue
-            checked, notice, edited_once = edited, EDITED, True
+            checked, notice, edited_once = _apply_edit(spec, checked, edits, has_image, edited_once)
             continue
         if action in ("approve", "override"):
             if card["override_required"] and not reason:
@@ -157,6 +152,16 @@ def _approval(
                         reason, notices)
             return checked, None, f"approved by the clinician{with_changes}; ", "", notices
         return checked, failure("declined"), "declined by the clinician; ", "", notices
+
+
+def _apply_edit(spec: ToolSpec, checked: Checked, edits: dict[str, Any], has_image: bool,
+                edited_once: bool) -> tuple[Checked, str, bool]:
+    """The card's edit, validated: (the args to check next, the notice, whether an edit was applied)."""
+    edited = validate(spec, {**checked.args, **edits}, has_image=has_image)
+    if edited.error is not None:
+        fields = ", ".join(str(f) for f in (edited.error.get("details") or {}).get("missing_fields", []))
+        return checked, f"The edit was not applied: invalid {fields or 'values'}. Nothing was written.", edited_once
+    return edited, EDITED, True
 
 
 def _with_named_drugs(spec: ToolSpec, args: dict[str, Any], state: AgentState, write_check: WriteCheck | None,
