@@ -546,6 +546,9 @@ def is_write_request(query: str) -> bool:
 
 
 _STOP_VERB_RE = phrase(r"(?:stop|discontinu|ceas|withdr|withh|suspend|hold|d/c)")
+#: "NKDA", "no known drug allergies", "NKA": a statement the record keeps as a coded entry of its own (SNOMED CT
+#: "no known (drug) allergy"), never an allergy to "not specified"; asked to be written, it is a write.
+NO_KNOWN_ALLERGY_RE = phrase(r"\b(?:nkda|nkma|nka|no\s+known\s+(?:drug\s+|medication\s+|medicine\s+)?allerg(?:y|ies))\b")
 #: What a write records, once the negated statements are blanked: an allergy or reaction, a note, an order.
 _WRITE_CONTENT_RE = phrase(r"\ballerg\w*|\bintoleran\w*|\banaphyla\w*|\bnotes?\b|\bprescri\w*")
 #: A note to save, whatever it says to hold or stop: "WR: …, hold ramipril … - please save", "today's WR entry - …",
@@ -569,8 +572,8 @@ def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
         return None
     named = DrugDictionary.find(query) if drugs is None else drugs
     found = [n for n in negations(query) if not _STOP_VERB_RE.match(n.words) or _drugs_in(n.words, named)]
-    if not found:
-        return None
+    if not found or (all(NO_KNOWN_ALLERGY_RE.fullmatch(n.words) for n in found) and _WRITE_CLAUSE_RE.search(query)):
+        return None  # "document NKDA": the coded "no known drug allergy" entry is a write of its own (add_allergy's)
     rest = without_negations(query)
     if _WRITE_CONTENT_RE.search(rest) or REACTION_WORDS.search(rest) or _ORDER_RE.search(rest):
         return None
@@ -804,6 +807,9 @@ def _order_and_reaction_signals(q: _Request, tools: ToolRegistry, needed: dict[s
     if order and writes and drugs and ordered and (drug_object or not set(needed) & (write_tools - {order.name})):
         _add(needed, order, "put_on" if ordered.group(1).lower().startswith("put") else "order_verb", ordered.start())
     allergy = tools.first(Role.ALLERGY_ENTRY)
+    no_known = NO_KNOWN_ALLERGY_RE.search(q.text)
+    if allergy and writes and no_known and not (order and order.name in needed):
+        _add(needed, allergy, "no_known_allergy", no_known.start())  # "document NKDA": the coded entry
     reaction = REACTION_WORDS.search(q.affirmed)
     allergen = bool(drugs) or _allergen_named(q)
     # A relative's reaction ("her son gets hives with peanuts") is never recorded as the patient's allergy.

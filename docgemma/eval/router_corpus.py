@@ -569,7 +569,15 @@ def load_families(path: Path) -> tuple[Family, ...]:
 
 FAMILIES: tuple[Family, ...] = _KNOWLEDGE + _RECORD + _CANONICAL + tuple(
     Family(f.name, f.label, f.templates, f.active, f.image, f.context, canonical=True, turns=WRITTEN_TURNS)
-    for f in (*load_families(WRITTEN), *load_families(MEASURED)))
+    for f in (*load_families(WRITTEN), *load_families(MEASURED))) + (
+    # Issue 42 item 6: "NKDA" asked to be written is the coded "no known drug allergy" entry (add_allergy's card),
+    # never a negated write. Last, so the turns above stay the same; canonical: the forms the safety tests pin.
+    Family("allergy_nkda", _AL, ("document NKDA for {obj}", "record NKDA", "please record NKDA for {obj}",
+                                 "{Pr} has no known drug allergies, please document", "document no known drug allergies",
+                                 "no known drug allergies - please record that", "add NKDA to {pos} allergy list",
+                                 "NKDA, please document", "Document NKDA for this patient",
+                                 "record no known allergies for {obj}"), active=True, canonical=True),
+)
 
 
 def generate(seed: int = SEED, per_family: int = PER_FAMILY, families: tuple[Family, ...] | None = None,
