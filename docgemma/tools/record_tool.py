@@ -69,7 +69,7 @@ def record_update(spec: ToolSpec, entry: Role, run: RecordRun, written: str, che
     changes the entry with ``Ehr.update`` (version-checked, once per approved action) instead of creating one."""
     return replace(spec, writes=True, needs_patient=True, record=True, active_patient_after=record_patient,
                    pre_write_check=check, binding=client_binding("record", run, format_write, check_needs),
-                   written=written, roles=spec.roles | {entry})
+                   written=written, roles=spec.roles | {entry}, updates=True)
 
 
 def _write_drafted(tool: str, draft: Drafter, ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
