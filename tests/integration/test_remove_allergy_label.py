@@ -163,3 +163,14 @@ def test_no_reason_asks_for_it_and_an_allergy_not_on_record_is_said_so(ehr: Ehr,
     result = bot(ehr, pid).run_turn("t", message)
     assert isinstance(result, TurnResult) and said in result.answer and "nothing was written" in result.answer
     assert ehr.client.read("AllergyIntolerance", entry["id"]) == entry
+
+
+def test_a_put_with_a_stale_if_match_header_is_refused_by_the_embedded_server(ehr: Ehr) -> None:
+    _pid, entry = mensah(ehr)
+    url = f"AllergyIntolerance/{entry['id']}"
+    with pytest.raises(FhirClientError) as refused:
+        ehr.client._request("PUT", url, json={**entry, "criticality": "low"}, headers={"If-Match": 'W/"99"'})
+    assert refused.value.status == 412 and ehr.client.read("AllergyIntolerance", entry["id"]) == entry
+    current = entry["meta"]["versionId"]
+    saved = ehr.client._request("PUT", url, json={**entry, "criticality": "low"}, headers={"If-Match": f'W/"{current}"'})
+    assert saved["criticality"] == "low" and saved["meta"]["versionId"] == str(int(current) + 1)
