@@ -542,10 +542,20 @@ def is_write_request(query: str) -> bool:
         return True
     if is_question(query) or negated_write(query) is not None:
         return False
-    return bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query) or _LIST_NEEDS_RE.search(query))
+    return bool(_WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query) or _LIST_NEEDS_RE.search(query)
+                or LABEL_REMOVAL_RE.search(query))
 
 
 _STOP_VERB_RE = phrase(r"(?:stop|discontinu|ceas|withdr|withh|suspend|hold|d/c)")
+#: An allergy label to remove from the record: "delabel penicillin", "remove the penicillin allergy (label)",
+#: "the penicillin allergy label was removed", "take the codeine allergy off her list" (never a question about one).
+LABEL_REMOVAL_RE = phrase(r"\bde-?label\w*|\b(?:remove|delete|take\s+off|clear|retire|inactivate|mark\s+(?:as\s+)?"
+                          r"(?:inactive|refuted))\b[^.;?]{0,40}?\ballerg\w*|\ballerg\w*\s+label\b[^.;?]{0,30}?"
+                          r"\b(?:removed|taken\s+off|withdrawn)\b|\btake\s+(?:the\s+|her\s+|his\s+)?(?:[\w\-]+\s+){1,3}?allerg\w*"
+                          r"\s+off\b|\ballerg\w*\s+(?:as\s+)?(?:refuted|inactive)\b")
+#: "NKDA", "no known drug allergies", "NKA": a statement the record keeps as a coded entry of its own (SNOMED CT
+#: "no known (drug) allergy"), never an allergy to "not specified"; asked to be written, it is a write.
+NO_KNOWN_ALLERGY_RE = phrase(r"\b(?:nkda|nkma|nka|no\s+known\s+(?:drug\s+|medication\s+|medicine\s+)?allerg(?:y|ies))\b")
 #: What a write records, once the negated statements are blanked: an allergy or reaction, a note, an order.
 _WRITE_CONTENT_RE = phrase(r"\ballerg\w*|\bintoleran\w*|\banaphyla\w*|\bnotes?\b|\bprescri\w*")
 #: A note to save, whatever it says to hold or stop: "WR: …, hold ramipril … - please save", "today's WR entry - …",
@@ -569,8 +579,10 @@ def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
         return None
     named = DrugDictionary.find(query) if drugs is None else drugs
     found = [n for n in negations(query) if not _STOP_VERB_RE.match(n.words) or _drugs_in(n.words, named)]
-    if not found:
-        return None
+    if not found or (all(NO_KNOWN_ALLERGY_RE.fullmatch(n.words) for n in found) and _WRITE_CLAUSE_RE.search(query)):
+        return None  # "document NKDA": the coded "no known drug allergy" entry is a write of its own (add_allergy's)
+    if LABEL_REMOVAL_RE.search(query) and not any(n.kind == "order" for n in found):
+        return None  # "delabel penicillin": removing the label on record is a write of its own (its own card)
     rest = without_negations(query)
     if _WRITE_CONTENT_RE.search(rest) or REACTION_WORDS.search(rest) or _ORDER_RE.search(rest):
         return None
@@ -804,6 +816,9 @@ def _order_and_reaction_signals(q: _Request, tools: ToolRegistry, needed: dict[s
     if order and writes and drugs and ordered and (drug_object or not set(needed) & (write_tools - {order.name})):
         _add(needed, order, "put_on" if ordered.group(1).lower().startswith("put") else "order_verb", ordered.start())
     allergy = tools.first(Role.ALLERGY_ENTRY)
+    no_known = NO_KNOWN_ALLERGY_RE.search(q.text)
+    if allergy and writes and no_known and not (order and order.name in needed):
+        _add(needed, allergy, "no_known_allergy", no_known.start())  # "document NKDA": the coded entry
     reaction = REACTION_WORDS.search(q.affirmed)
     allergen = bool(drugs) or _allergen_named(q)
     # A relative's reaction ("her son gets hives with peanuts") is never recorded as the patient's allergy.
@@ -957,8 +972,25 @@ def _record_signal(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) ->
         _add(needed, tools.first(record_role(q.text)), "record_question", len(q.text))
 
 
+def _label_removal_signal(q: _Request, tools: ToolRegistry, needed: dict[str, Need]) -> None:
+    """An allergy label to remove ("delabel penicillin", "tolerated an amoxicillin challenge, remove the penicillin
+    allergy"): the removal's own card (a status change of the entry on record), never a new allergy entry."""
+    removal = tools.first(Role.ALLERGY_REMOVAL)
+    found = LABEL_REMOVAL_RE.search(q.query)
+    if removal is None or found is None or not q.writes:  # "should we delabel her?" asks, it does not remove
+        return
+    # Never a new allergy entry; "from her chart", "update the record" name where the label is, not a read.
+    for role in (Role.ALLERGY_ENTRY, Role.CHART, Role.RECORD_QUERY):
+        other = tools.first(role)
+        if other is not None and (role is Role.ALLERGY_ENTRY or getattr(needed.get(other.name), "signal", "") in
+                                  ("chart_words", "record_question")):
+            needed.pop(other.name, None)
+    _add(needed, removal, "allergy_label_removal", found.start())
+
+
 #: The rule families, in the order they are applied (a later one reads what the earlier ones found).
-_SIGNALS = (_keyword_signals, _order_and_reaction_signals, _patient_signals, _drug_signals, _record_signal)
+_SIGNALS = (_keyword_signals, _order_and_reaction_signals, _patient_signals, _drug_signals, _record_signal,
+            _label_removal_signal)
 
 
 def tool_signals(state: AgentState, tools: ToolRegistry) -> dict[str, Need]:

@@ -79,8 +79,10 @@ class FhirApi:
             if resource.get("id") not in (None, parts[1]):
                 raise FhirError(400, "invalid", "resource id does not match the URL")
             check_resource({**resource, "id": parts[1]})
+            if_match = {k.lower(): v for k, v in headers.items()}.get("if-match")
             (saved, _), = self.store.transaction([{"resource": {**resource, "id": parts[1]},
-                                                   "request": {"method": "PUT", "url": f"{parts[0]}/{parts[1]}"}}])
+                                                   "request": {"method": "PUT", "url": f"{parts[0]}/{parts[1]}",
+                                                               **({"ifMatch": if_match} if if_match else {})}}])
             return Reply(200 if saved["meta"]["versionId"] != "1" else 201, saved, {})
         raise FhirError(405, "not-supported", f"{method} /{'/'.join(parts)} is not supported")
 
@@ -162,8 +164,8 @@ def _checked_entries(bundle: dict[str, Any]) -> list[dict[str, Any]]:
             check_id(target[0])
             if resource.get("id") not in (None, target[0]):
                 raise FhirError(400, "invalid", f"Bundle.entry[{n}]: resource id does not match request.url")
-        if not isinstance(request.get("ifNoneExist", ""), str):
-            raise FhirError(400, "invalid", f"Bundle.entry[{n}].request.ifNoneExist must be a string")
+        if not isinstance(request.get("ifNoneExist", ""), str) or not isinstance(request.get("ifMatch", ""), str):
+            raise FhirError(400, "invalid", f"Bundle.entry[{n}].request.ifNoneExist and ifMatch must be strings")
         try:
             check_resource(resource)
         except FhirError as exc:

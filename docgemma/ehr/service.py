@@ -248,6 +248,48 @@ class Ehr:
         return saved, created
 
 
+    def update(self, resource: dict[str, Any], *, version: str, action: str, step: str, approved_by: str = "",
+               conversation: str = "") -> tuple[dict[str, Any], bool]:
+        """Replace ``resource`` (an entry on record, by its id) with its Provenance in one transaction, only if
+        ``version`` is still the current one (``If-Match``: a change made since it was read is never overwritten;
+        the server answers 412). ``action`` names the approved action: a second update under it (a retry) finds
+        the first one's Provenance and writes nothing; returns (the resource as on record, updated)."""
+        validate_resource(resource)
+        kind, rid = str(resource["resourceType"]), str(resource["id"])
+        prov_id = _update_provenance_id(action)
+        done = self.updated_by_action(action)
+        if done is not None:
+            return done, False
+        patient = (resource.get("subject") or resource.get("patient") or {}).get("reference", "")
+        provenance = write_provenance(f"{kind}/{rid}", patient, step=step, override_reason="",
+                                      approved_by=approved_by, conversation=conversation, activity="UPDATE")
+        validate_resource(provenance)
+        entries: list[dict[str, Any]] = [
+            {"resource": resource, "request": {"method": "PUT", "url": f"{kind}/{rid}", "ifMatch": f'W/"{version}"'}},
+            {"fullUrl": f"urn:uuid:{prov_id}", "resource": provenance,
+             "request": {"method": "POST", "url": "Provenance", "ifNoneExist": f"_id={prov_id}"}},
+        ]
+        saved = self.client.transaction(entries)[0]["resource"]
+        if patient:
+            self.recompile(patient.split("/")[-1])
+        return saved, True
+
+
+    def updated_by_action(self, action: str) -> dict[str, Any] | None:
+        """The resource the approved action ``action`` already updated (:meth:`update`, found by its Provenance),
+        as on record now; None when the action updated nothing yet."""
+        found = self.client.search("Provenance", [("_id", _update_provenance_id(action))], limit=1)
+        if not found:
+            return None
+        kind, rid = str(found[0]["target"][0]["reference"]).split("/")[:2]
+        return self.client.read(kind, rid)
+
+
+def _update_provenance_id(action: str) -> str:
+    """The Provenance id of the update made by approved action ``action``: one per action, so a retry finds it."""
+    return _urn_uuid(hashlib.sha256(f"{action}:update-provenance".encode()).hexdigest()).removeprefix("urn:uuid:")
+
+
 def _urn_uuid(hexdigits: str) -> str:
     """The first 32 hex digits as a ``urn:uuid:`` in the 8-4-4-4-12 form."""
     h = hexdigits
@@ -260,7 +302,7 @@ def _participant(code: str, who: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_provenance(target: str, patient: str, *, step: str, override_reason: str, approved_by: str,
-                     conversation: str) -> dict[str, Any]:
+                     conversation: str, activity: str = "CREATE") -> dict[str, Any]:
     """The Provenance of an approved write: who verified it, the agent step that assembled it, an override's
     reason, and the conversation it came from."""
     from docgemma.fhir import now
@@ -270,7 +312,7 @@ def write_provenance(target: str, patient: str, *, step: str, override_reason: s
         # The patient is a second target so the Provenance sits in the patient's compartment.
         "target": [{"reference": target}, *([{"reference": patient}] if patient else [])],
         "recorded": now(),
-        "activity": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v3-DataOperation", "code": "CREATE"}]},
+        "activity": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v3-DataOperation", "code": activity}]},
         **({"reason": [{"text": f"Clinician override of a severe finding: {override_reason}"}]}
            if override_reason else {}),
         **({"entity": [conversation_entity(conversation)]} if conversation else {}),

@@ -363,6 +363,7 @@ class FhirStore:
                     resource_id = str(existing["id"])
                 elif method == "PUT":
                     resource_id = str(request.get("url", "")).split("/")[-1] or str(resource.get("id", ""))
+                    _check_version(db, resource_type, resource_id, request.get("ifMatch"))
                 elif full_url.startswith("urn:uuid:") and ID_RE.match(full_url[9:]):
                     resource_id = full_url[9:]
                 else:
@@ -378,6 +379,20 @@ class FhirStore:
                 else:
                     results.append((self._put(db, _rewrite(resource, mapping)), True))
             return results
+
+
+def _check_version(db: sqlite3.Connection, resource_type: str, resource_id: str, if_match: Any) -> None:
+    """A version-checked update (``If-Match: W/"<versionId>"``): refused (412) when the resource is gone or another
+    version is current, so an update made on what the writer read never overwrites a change it did not see."""
+    if not if_match:
+        return
+    wanted = str(if_match).removeprefix("W/").strip('"')
+    row = db.execute("SELECT version FROM resources WHERE type = ? AND id = ?", (resource_type, resource_id)).fetchone()
+    if row is None:
+        raise FhirError(404, "not-found", f"{resource_type}/{resource_id} is not on record")
+    if str(row[0]) != wanted:
+        raise FhirError(412, "conflict", f"{resource_type}/{resource_id} is at version {row[0]}, not {wanted}: "
+                        "it changed since it was read")
 
 
 def _rewrite(value: Any, mapping: dict[str, str]) -> Any:

@@ -123,6 +123,7 @@ _L, _T = _role(Role.LITERATURE), _role(Role.TRIALS)
 _P = next(s.name for s in _REG if s.patient_search)
 _C, _Q, _X, _H = _role(Role.CHART), _role(Role.RECORD_QUERY), _role(Role.CONNECTIONS), _role(Role.RECORD_HISTORY)
 _RX, _AL, _NO = _role(Role.MEDICATION_ORDER), _role(Role.ALLERGY_ENTRY), _role(Role.NOTE_ENTRY)
+_RM = _role(Role.ALLERGY_REMOVAL)
 _IM = next(s.name for s in _REG if s.needs_image)
 
 _KNOWLEDGE: tuple[Family, ...] = (
@@ -551,7 +552,7 @@ def splits(seed: int = SEED) -> dict[str, Split]:
     canonical families always train)."""
     rng = random.Random(seed)
     out: dict[str, Split] = {f.name: "train" for f in FAMILIES if f.canonical}
-    for label in sorted({f.label for f in FAMILIES}):
+    for label in sorted({f.label for f in FAMILIES}, key=lambda label: (label in LATER_LABELS, label)):
         names = sorted(f.name for f in FAMILIES if f.label == label and not f.canonical)
         rng.shuffle(names)
         for i, name in enumerate(names):
@@ -569,7 +570,48 @@ def load_families(path: Path) -> tuple[Family, ...]:
 
 FAMILIES: tuple[Family, ...] = _KNOWLEDGE + _RECORD + _CANONICAL + tuple(
     Family(f.name, f.label, f.templates, f.active, f.image, f.context, canonical=True, turns=WRITTEN_TURNS)
-    for f in (*load_families(WRITTEN), *load_families(MEASURED)))
+    for f in (*load_families(WRITTEN), *load_families(MEASURED))) + (
+    # Issue 42 item 6: "NKDA" asked to be written is the coded "no known drug allergy" entry (add_allergy's card),
+    # never a negated write. Last, so the turns above stay the same; canonical: the forms the safety tests pin.
+    Family("allergy_nkda", _AL, ("document NKDA for {obj}", "record NKDA", "please record NKDA for {obj}",
+                                 "{Pr} has no known drug allergies, please document", "document no known drug allergies",
+                                 "no known drug allergies - please record that", "add NKDA to {pos} allergy list",
+                                 "NKDA, please document", "Document NKDA for this patient",
+                                 "record no known allergies for {obj}"), active=True, canonical=True),
+) + (
+    # Issue 42 item 6: removing an allergy label on record (a status change of the entry, with its reason). Last,
+    # so the turns above stay the same; its label is split after the others' (``LATER_LABELS``).
+    Family("rm_delabel", _RM, ("delabel {pos} {allergen} allergy: negative challenge",
+                               "de-label {allergen} for {obj} - tolerated a test dose",
+                               "please delabel the {allergen} allergy, negative skin test"), active=True),
+    Family("rm_remove", _RM, ("remove {pos} {allergen} allergy, {pr} tolerated a full course",
+                              "remove the {allergen} allergy from {pos} record - entered in error",
+                              "please remove the {allergen} allergy label, negative oral challenge"), active=True),
+    Family("rm_challenge", _RM, ("{Pr} tolerated an oral {allergen} challenge today, remove the allergy label",
+                                 "passed a {allergen} challenge - please remove the allergy",
+                                 "negative {allergen} skin test, remove the allergy label"), active=True),
+    Family("rm_take_off", _RM, ("take the {allergen} allergy off {pos} list, it was entered in error",
+                                "take {pos} {allergen} allergy off the record - wrong patient",
+                                "can you take the {allergen} allergy off, {pr} has had it since without problems"),
+           active=True),
+    Family("rm_mark_refuted", _RM, ("mark {pos} {allergen} allergy as refuted: tolerated challenge",
+                                    "mark the {allergen} allergy inactive, negative testing",
+                                    "inactivate the {allergen} allergy - tolerated a course last month"), active=True),
+    Family("rm_label_removed", _RM, ("{allergen} allergy label was removed after a negative challenge, update the record",
+                                     "the allergy clinic delabelled {obj} from {allergen}, please record",
+                                     "{allergen} allergy label removed by the allergy clinic - please update"),
+           active=True),
+    # The short forms without a reason (the card then asks for it): the forms the tests pin, always trained.
+    Family("rm_short", _RM, ("delabel {drug}", "delabel {allergen}", "de-label {pos} {allergen} allergy",
+                             "remove {pos} {allergen} allergy", "remove the {allergen} allergy label",
+                             "delabel {obj} from {drug}", "take the {allergen} allergy off"), active=True,
+           canonical=True, context=False),
+    Family("rm_clear", _RM, ("clear the {allergen} allergy from {pos} chart - tolerated a test dose",
+                             "delete the {allergen} allergy entry, it was a mistake",
+                             "retire {pos} {allergen} allergy, reason: negative challenge"), active=True),
+)
+#: Labels added after the corpus was first split: shuffled after the others, so the earlier families keep theirs.
+LATER_LABELS = (_RM,)
 
 
 def generate(seed: int = SEED, per_family: int = PER_FAMILY, families: tuple[Family, ...] | None = None,

@@ -31,7 +31,9 @@ def write_lookup(ehr: Ehr, tools: ToolRegistry) -> Callable[[str, str], str | No
         if not kind:
             return None
         try:
-            found = ehr.written_by_action(kind, action_key(action_id, tool))
+            key = action_key(action_id, tool)
+            # A created resource names the action; an updated one is found by the update's Provenance.
+            found = ehr.written_by_action(kind, key) or ehr.updated_by_action(key)
         except FhirClientError as exc:
             raise ConnectionError(f"the record did not answer (HTTP {exc.status})") from exc
         return f"{found['resourceType']}/{found['id']}" if found else None

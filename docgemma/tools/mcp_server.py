@@ -76,7 +76,7 @@ def build_server(registry: ToolRegistry, *, guard: WriteGuard | None = None) -> 
             continue
         server.add_tool(
             _tool_function(spec, guard), name=spec.name, title=spec.label, description=spec.full_desc,
-            annotations=ToolAnnotations(title=spec.label, read_only_hint=not spec.writes, destructive_hint=False,
+            annotations=ToolAnnotations(title=spec.label, read_only_hint=not spec.writes, destructive_hint=spec.updates,
                                         open_world_hint=not spec.record),
             structured_output=True,
         )

@@ -62,6 +62,16 @@ def record_write(spec: ToolSpec, entry: Role, draft: Drafter, written: str, chec
                    written=written, roles=spec.roles | {entry})
 
 
+def record_update(spec: ToolSpec, entry: Role, run: RecordRun, written: str, check: PreWriteCheck | None = None,
+                  check_needs: tuple[str, ...] = ()) -> ToolSpec:
+    """``spec`` as a change of an entry already on one patient's record (a ``written`` resource): what a write
+    declares (the approval card with its pre-write ``check``, the confirmation), with ``run`` as its executor, which
+    changes the entry with ``Ehr.update`` (version-checked, once per approved action) instead of creating one."""
+    return replace(spec, writes=True, needs_patient=True, record=True, active_patient_after=record_patient,
+                   pre_write_check=check, binding=client_binding("record", run, format_write, check_needs),
+                   written=written, roles=spec.roles | {entry}, updates=True)
+
+
 def _write_drafted(tool: str, draft: Drafter, ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
     resource, what = draft(args, context)
     return write(ehr, tool, args, context, resource, what)

@@ -24,6 +24,7 @@ from docgemma.tools.catalog import (
     get_patient_timeline,
     prescribe_medication,
     query_patient_data,
+    remove_allergy_label,
     save_clinical_note,
     search_medical_literature,
     search_patient,
@@ -47,6 +48,7 @@ CATALOG: tuple[ModuleType, ...] = (
     get_patient_timeline,
     prescribe_medication,
     add_allergy,
+    remove_allergy_label,
     save_clinical_note,
     analyze_medical_image,
 )

@@ -49,6 +49,9 @@ class Role(str, Enum):
     TRIALS = "trials"
     #: Documenting an adverse reaction to a substance ("record that she had a rash with doxycycline").
     ALLERGY_ENTRY = "allergy_entry"
+    #: Removing an allergy label on record that no longer applies ("delabel penicillin: tolerated a challenge"):
+    #: a status change of the entry, never a new allergy entry.
+    ALLERGY_REMOVAL = "allergy_removal"
     #: Saving a note the clinician dictates ("Note for Grace Mensah: …", "Progress note, <patient>: …").
     NOTE_ENTRY = "note_entry"
 

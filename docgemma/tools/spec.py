@@ -142,6 +142,9 @@ class ToolSpec:
     binding: Binding | None = None
     #: A write tool's FHIR resource type: where an approved write is looked up by its idempotency key.
     written: str = ""
+    #: A write that changes an entry already on record (``record_tool.record_update``) rather than adding one: MCP
+    #: says so (``destructiveHint``).
+    updates: bool = False
 
     def matches(self, query: str) -> bool:
         """True when ``query`` says one of the tool's keywords."""

@@ -25,7 +25,8 @@ from tests.fixture_api import serve
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).parents[2]
 RECORD_TOOLS = {"search_patient", "get_patient_chart", "query_patient_data", "explore_connections",
-                "get_patient_timeline", "prescribe_medication", "add_allergy", "save_clinical_note"}
+                "get_patient_timeline", "prescribe_medication", "add_allergy", "save_clinical_note",
+                "remove_allergy_label"}
 CALLS: dict[str, dict[str, Any]] = {
     "check_drug_safety": {"drug_name": "Coumadin"},
     "check_drug_interactions": {"drug_names": ["warfarin", "aspirin"]},
@@ -70,6 +71,8 @@ def check_client(client: McpToolClient, env: dict[str, str], writes: bool) -> No
         # Structured output with a schema; record tools are a closed world, knowledge sources an open one.
         assert {"status", "data", "error_type"} <= set(tool.output_schema["properties"])
         assert tool.annotations.open_world_hint is (name not in RECORD_TOOLS)
+        # Only a change of an entry already on record is more than additive (a label removed).
+        assert tool.annotations.destructive_hint is registry[name].updates
     local = in_process(env)
     for name, args in CALLS.items():
         assert client.call(name, args) == local[name], name

@@ -317,7 +317,9 @@ def test_once_nightly_is_once_daily_in_the_written_order(ehr: Ehr) -> None:
 
 @pytest.mark.parametrize(("message", "said"), [
     ("He is NOT allergic to latex, please record that", "'NOT allergic to latex' is not recorded as an allergy"),
-    ("No known drug allergies, please document", "is not recorded as an allergy"),
+    # "No known drug allergies, please document" is the coded NKDA entry's card (tests/integration/
+    # test_allergy_negation.py): refused for Grace Mensah, whose penicillin allergy is on record.
+    ("Denies any drug allergies, please document", "is not recorded as an allergy"),
     ("She doesn't take amlodipine anymore, please add that", "is not a prescription"),
     ("stop amlodipine", "is not a prescription"),
 ])

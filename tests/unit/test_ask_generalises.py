@@ -226,7 +226,7 @@ def test_open_studies_near_a_place_are_trials_with_the_place_used(message: str) 
 
 
 @pytest.mark.parametrize("message", ["He is NOT allergic to latex, please record that",
-                                     "No known drug allergies - please save", "stop lisinopril"])
+                                     "Denies any drug allergies - please save", "stop lisinopril"])
 def test_a_denied_allergy_or_a_stop_alone_stays_a_negated_write(message: str) -> None:
     decided = rules.rule_decision(_state(message), REG)  # type: ignore[arg-type]
     assert decided is not None and decided.rule == "negated_write"

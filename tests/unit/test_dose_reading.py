@@ -183,7 +183,9 @@ def state(query: str) -> Any:
 @pytest.mark.parametrize(("query", "said"), [
     ("He is NOT allergic to latex, please record that", "'NOT allergic to latex' is not recorded as an allergy"),
     ("Patient denies allergies, please document", "'denies allergies' is not recorded as an allergy"),
-    ("No known drug allergies - please record", "'No known drug allergies' is not recorded as an allergy"),
+    # "No known drug allergies - please record" is the coded NKDA entry's card since issue 42 item 6
+    # (tests/integration/test_allergy_negation.py); a denial stays a negated write.
+    ("Denies any drug allergies - please record", "'Denies any drug allergies' is not recorded as an allergy"),
     ("Record that she is not allergic to aspirin", "'not allergic to aspirin' is not recorded as an allergy"),
     ("She is no longer on amlodipine, please record that", "'no longer on amlodipine' is not a prescription"),
     ("stop amlodipine", "'stop amlodipine' is not a prescription"),

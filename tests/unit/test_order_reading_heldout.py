@@ -127,8 +127,6 @@ NEGATED = [
     "She is not allergic to penicillin, please document that",
     "Record that he has no allergy to sulfa drugs",
     "Patient denies any drug allergies, please record",
-    "NKDA - please document",
-    "No known allergies, add that to her chart",
     "He never had a reaction to amoxicillin, document that",
     "Please record that a latex allergy was ruled out",
     "She's no longer on metformin, please record that",
@@ -149,6 +147,10 @@ def test_a_negated_write_request_never_becomes_the_write(query: str) -> None:
 
 POSITIVE = [
     ("She is allergic to latex, please record that", "add_allergy"),
+    # Issue 42 item 6: "NKDA" asked to be written is the coded "no known drug allergy" entry (its own card, refused
+    # while an active drug allergy is on record), no longer a negated write.
+    ("NKDA - please document", "add_allergy"),
+    ("No known allergies, add that to her chart", "add_allergy"),
     ("Prescribe amoxicillin 500 mg tds, she is not allergic to penicillin", "prescribe_medication"),
     ("Stop metformin and start sitagliptin 50 mg daily", "prescribe_medication"),
 ]

@@ -91,9 +91,10 @@ def test_missing_fields_schema_keeps_order_types_and_bounds() -> None:
 
 
 def test_registry_has_the_v3_and_patient_data_tools_with_labels_and_write_flags() -> None:
-    assert len(REGISTRY.names) == 13
+    assert len(REGISTRY.names) == 14
     assert {"query_patient_data", "explore_connections", "get_patient_timeline"} <= set(REGISTRY.names)
-    assert {s.name for s in REGISTRY if s.writes} == {"prescribe_medication", "add_allergy", "save_clinical_note"}
+    assert {s.name for s in REGISTRY if s.writes} == {"prescribe_medication", "add_allergy", "save_clinical_note",
+                                                      "remove_allergy_label"}
     assert REGISTRY.label("check_drug_safety") == "Drug Safety Report"
     listing = REGISTRY.tool_list()
     assert "check_drug_interactions(drug_names: list[str])" in listing

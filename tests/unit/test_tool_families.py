@@ -11,7 +11,7 @@ from docgemma.tools.routing import TurnFacts, about_first_drug
 
 def test_every_write_tool_has_the_shared_executor_confirmation_and_one_entry_role() -> None:
     writes = [s for s in default_registry() if s.writes]
-    assert len(writes) == 3
+    assert len(writes) == 4  # three creates (record_tool.record_write) and one update (record_tool.record_update)
     for spec in writes:
         assert spec.binding is not None and spec.binding.needs == "record"
         assert spec.binding.formatter is format_write and spec.written and len(spec.roles) == 1

@@ -42,7 +42,8 @@ def test_tool_flags_replace_name_checks() -> None:
     # makes that patient the active one, and the page says so).
     assert {s.name for s in registry if s.active_patient_after} == \
         {s.name for s in registry if s.needs_patient or s.patient_search}
-    assert {s.name for s in registry if s.pre_write_check} == {"prescribe_medication", "add_allergy"}
+    assert {s.name for s in registry if s.pre_write_check} == {"prescribe_medication", "add_allergy",
+                                                               "remove_allergy_label"}
     assert all(s.writes for s in registry if s.pre_write_check)
     assert {s.name for s in registry if s.lookup} == {"check_drug_safety", "check_drug_interactions",
                                                        "search_medical_literature", "find_clinical_trials"}
@@ -57,6 +58,7 @@ def test_roles_replace_name_lookups() -> None:
         Role.RECORD_HISTORY: "get_patient_timeline", Role.MEDICATION_ORDER: "prescribe_medication",
         Role.LITERATURE: "search_medical_literature", Role.CONNECTIONS: "explore_connections",
         Role.TRIALS: "find_clinical_trials", Role.ALLERGY_ENTRY: "add_allergy", Role.NOTE_ENTRY: "save_clinical_note",
+        Role.ALLERGY_REMOVAL: "remove_allergy_label",
     }
     assert all(sum(role in s.roles for s in registry) == 1 for role in Role)
     assert [s.name for s in registry if s.needs_image] == ["analyze_medical_image"]

@@ -81,12 +81,7 @@ def allergy_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingredien
         return found
     coded = no_allergy(substance)
     if coded:
-        found.ran("Allergies already recorded", "the patient's allergy list")
-        for recorded_allergy in facts.allergies:
-            if not no_allergy(display_text(recorded_allergy)):
-                found.add(f"CONTRADICTS THE ALLERGY LIST (SEVERE): '{coded[1]}' while the list holds "
-                          f"'{allergy_line(recorded_allergy)}'. Review the list first.", severe=True)
-        return found
+        return _no_known_check(found, coded, facts, resolver)
     new = resolver.allergen(substance)
     found.ran("Allergies already recorded", "the patient's allergy list, by ingredient and class")
     for recorded_allergy in facts.allergies:
@@ -100,6 +95,35 @@ def allergy_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingredien
             found.add(f"RELATED ALLERGY ON RECORD: '{allergy_line(recorded_allergy)}' is of the same drug class.")
     _active_medications(found, substance, args, facts, resolver)
     return found
+
+
+def _no_known_check(found: Findings, coded: tuple[str, str], facts: PatientFacts,
+                    resolver: IngredientResolver) -> Findings:
+    """'No known drug allergy' while an active drug allergy is on the list (or 'no known allergy' while any active
+    allergy is) is refused, not a finding to override: the list would contradict itself. The entry on record is
+    changed first (removing a label is a status change of that entry, with its reason)."""
+    found.ran("Allergies already recorded", "the patient's active allergy list")
+    drug_only = coded == NKDA_CODE
+    contradicting = [a for a in facts.allergies if not drug_only or _drug_allergy(a, resolver)]
+    if contradicting:
+        found.blocked = (f"'{coded[1]}' contradicts the active allergy list, which holds "
+                         f"{', '.join(repr(allergy_line(a)) for a in contradicting)}; nothing was written. If that "
+                         "allergy no longer applies, remove its label first (a status change of the entry, with the "
+                         "reason)")
+    for other in facts.allergies:
+        if other not in contradicting:
+            found.add(f"ON THE ALLERGY LIST (not a drug): '{allergy_line(other)}' stays recorded beside "
+                      f"'{coded[1]}'.")
+    return found
+
+
+def _drug_allergy(resource: dict[str, Any], resolver: IngredientResolver) -> bool:
+    """A medication allergy, failing safe: so categorised, or a substance the resolver does not know as a non-drug
+    (latex, a food, a sting) and whose category does not say it is one."""
+    categories = set(resource.get("category") or [])
+    if "medication" in categories:
+        return True
+    return not categories & {"food", "environment", "biologic"} and not resolver.allergen(display_text(resource)).non_drug
 
 
 def _active_medications(found: Findings, substance: str, args: dict[str, Any], facts: PatientFacts,

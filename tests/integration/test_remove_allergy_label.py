@@ -1,0 +1,176 @@
+"""Issue 42 item 6: removing an allergy label is a status change of the entry on record, with the reason, on its
+own card: inactive and refuted, the reason in a note, version-checked (a stale version is refused with a clear
+sentence), with its Provenance, once per approval; an allergy not on record is said so and nothing is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from docgemma.ehr.client import FhirClientError
+from docgemma.ehr.service import Ehr
+from docgemma.fhir import concept_code
+from docgemma.tools.catalog.remove_allergy_label import (
+    SPEC,
+    RemoveAllergyLabelArgs,
+    label_check,
+    remove_label,
+)
+from docgemma.tools.spec import ToolContext
+from docgemma.tools.write_checks import PatientFacts, active_allergies
+
+
+@pytest.fixture
+def ehr(tmp_path: Path) -> Ehr:
+    return Ehr.embedded(tmp_path / "record.sqlite")
+
+
+def mensah(ehr: Ehr) -> tuple[str, dict[str, Any]]:
+    """Grace Mensah and her penicillin allergy (anaphylaxis) on record."""
+    pid = str(ehr.client.search("Patient", [("name", "Mensah")])[0]["id"])
+    [entry] = [a for a in ehr.client.search("AllergyIntolerance", [("patient", pid)])
+               if "penicillin" in str(a.get("code")).lower()]
+    return pid, entry
+
+
+def args(pid: str, substance: str = "penicillin", reason: str = "tolerated an amoxicillin oral challenge") -> Any:
+    return RemoveAllergyLabelArgs(patient_id=pid, substance=substance, reason=reason)
+
+
+def provenances(ehr: Ehr, target: str) -> list[dict[str, Any]]:
+    return [p for p in ehr.client.search("Provenance", [("patient", target.split("/")[0])], limit=1000)
+            if any(t.get("reference") == target for t in p.get("target", []))]
+
+
+def test_the_card_names_the_entry_it_changes_and_refuses_an_allergy_not_on_record(ehr: Ehr) -> None:
+    pid, entry = mensah(ehr)
+    facts = PatientFacts(active_allergies(ehr.client.search("AllergyIntolerance", [("patient", pid)])), [])
+    found = label_check(args(pid).model_dump(), facts)
+    assert not found.blocked and f"AllergyIntolerance/{entry['id']}" in found.warnings[0]
+    assert "tolerated an amoxicillin oral challenge" in found.warnings[0]
+    missing = label_check(args(pid, "latex").model_dump(), facts)
+    assert "no active allergy to 'latex' is on record" in missing.blocked and "nothing was written" in missing.blocked
+
+
+def test_a_reason_is_required() -> None:
+    with pytest.raises(ValidationError):
+        RemoveAllergyLabelArgs(patient_id="p", substance="penicillin")  # type: ignore[call-arg]
+    assert "reason" in SPEC.args_model.model_json_schema()["required"]
+
+
+def test_the_label_becomes_inactive_and_refuted_with_the_reason_once(ehr: Ehr) -> None:
+    pid, entry = mensah(ehr)
+    context = ToolContext(scope="card-1", approved_by="Dr Test", conversation="c1")
+    first = remove_label(ehr, args(pid), context)
+    assert first["status"] == "success" and first["data"]["created"], first
+    saved = ehr.client.read("AllergyIntolerance", entry["id"])
+    assert concept_code(saved, "clinicalStatus") == "inactive"
+    assert concept_code(saved, "verificationStatus") == "refuted"
+    assert saved["note"][-1]["text"] == "Allergy label removed: tolerated an amoxicillin oral challenge"
+    assert saved["code"] == entry["code"] and saved["id"] == entry["id"]  # the same entry, changed: no new one
+    assert int(saved["meta"]["versionId"]) == int(entry["meta"]["versionId"]) + 1
+    assert active_allergies(ehr.client.search("AllergyIntolerance", [("patient", pid)])) == []
+    [prov] = [p for p in ehr.client.search("Provenance", [("_count", "1000")], limit=5000)
+              if any(t.get("reference") == f"AllergyIntolerance/{entry['id']}" for t in p.get("target", []))]
+    assert prov["activity"]["coding"][0]["code"] == "UPDATE"
+    from docgemma.tools.ehr_tools import write_lookup
+    from docgemma.tools.registry import default_registry
+
+    # An interrupted approval's recovery finds what the action changed (by the update's Provenance).
+    assert write_lookup(ehr, default_registry())(SPEC.name, "card-1") == f"AllergyIntolerance/{entry['id']}"
+    assert write_lookup(ehr, default_registry())(SPEC.name, "card-never") is None
+    again = remove_label(ehr, args(pid), context)  # the same approval replayed: nothing more
+    assert again["status"] == "success" and not again["data"]["created"]
+    assert ehr.client.read("AllergyIntolerance", entry["id"])["meta"]["versionId"] == saved["meta"]["versionId"]
+    assert len(ehr.client.read("AllergyIntolerance", entry["id"])["note"]) == len(saved["note"])
+
+
+def test_a_stale_version_is_refused_and_nothing_is_written(ehr: Ehr, monkeypatch: pytest.MonkeyPatch) -> None:
+    pid, entry = mensah(ehr)
+    with pytest.raises(FhirClientError) as refused:
+        ehr.update({**entry, "note": [{"text": "x"}]}, version="999", action="a-stale", step="test")
+    assert refused.value.status == 412
+    # Another writer changes the entry after the tool read it: the update on what it read is refused.
+    changed = {**entry, "criticality": "low"}
+    ehr.client.transaction([{"resource": changed, "request": {"method": "PUT", "url": f"AllergyIntolerance/{entry['id']}"}}])
+    current = ehr.client.read("AllergyIntolerance", entry["id"])
+    search = ehr.client.search
+    monkeypatch.setattr(ehr.client, "search", lambda kind, params, limit=500: [entry] if kind == "AllergyIntolerance"
+                        else search(kind, params, limit))
+    outcome = remove_label(ehr, args(pid), ToolContext(scope="card-2"))
+    assert outcome["status"] == "error" and "changed since it was read" in str(outcome["details"]), outcome
+    assert ehr.client.read("AllergyIntolerance", entry["id"]) == current
+
+
+def test_an_allergy_not_on_record_writes_nothing(ehr: Ehr) -> None:
+    pid, entry = mensah(ehr)
+    outcome = remove_label(ehr, args(pid, "latex"), ToolContext(scope="card-3"))
+    assert outcome["status"] == "error" and "nothing was written" in str(outcome["details"])
+    assert ehr.client.read("AllergyIntolerance", entry["id"]) == entry
+
+
+# ── through the agent (demo model: the rules' path), on its own card ───────────────────────────────────────
+
+
+def bot(ehr: Ehr, pid: str) -> Any:
+    from docgemma.agent.assistant import Assistant
+    from docgemma.agent.demo_llm import demo_llm
+    from docgemma.tools.binding import ToolClients, bind_tools
+    from docgemma.tools.ehr_tools import record_write_check
+    from docgemma.tools.registry import default_registry
+
+    assistant = Assistant(demo_llm(), bind_tools(default_registry(), ToolClients(record=ehr)),
+                          patient_context=ehr.patient_context, write_check=record_write_check(ehr))
+    assistant.set_active_patient("t", {"id": pid, "name": "Grace Mensah"})
+    return assistant
+
+
+@pytest.mark.parametrize("message", ["tolerated amoxicillin challenge, remove the penicillin allergy",
+                                     "delabel penicillin: negative skin test",
+                                     "Remove the penicillin allergy label, reason: entered in error"])
+def test_a_delabel_request_gets_its_own_card_and_the_approval_changes_the_entry_once(ehr: Ehr, message: str) -> None:
+    from docgemma.agent.assistant import TurnResult
+
+    pid, entry = mensah(ehr)
+    assistant = bot(ehr, pid)
+    card = assistant.run_turn("t", message)
+    assert isinstance(card, dict) and card["kind"] == "approval" and card["tool"] == SPEC.name, card
+    assert card["args"]["substance"] == "penicillin" and card["args"]["reason"]
+    assert any(f"AllergyIntolerance/{entry['id']}" in w for w in card["warnings"])
+    before = len(ehr.client.search("AllergyIntolerance", [("patient", pid)]))
+    done = assistant.resume("t", {"action": "approve", "card_id": card["card_id"]})
+    assert isinstance(done, TurnResult)
+    saved = ehr.client.read("AllergyIntolerance", entry["id"])
+    assert (concept_code(saved, "clinicalStatus"), concept_code(saved, "verificationStatus")) == ("inactive", "refuted")
+    assert saved["note"][-1]["text"] == f"Allergy label removed: {card['args']['reason']}"
+    assert len(ehr.client.search("AllergyIntolerance", [("patient", pid)])) == before  # changed, never added
+    assistant.resume("t", {"action": "approve", "card_id": card["card_id"]})  # a second click: nothing more
+    assert ehr.client.read("AllergyIntolerance", entry["id"])["meta"] == saved["meta"]
+
+
+@pytest.mark.parametrize(("message", "said"), [
+    ("delabel penicillin", "the reason the label no longer applies"),
+    ("penicillin allergy label was removed (delabelled)", "the reason the label no longer applies"),
+    ("remove the latex allergy, reason: entered in error", "no active allergy to 'latex' is on record"),
+])
+def test_no_reason_asks_for_it_and_an_allergy_not_on_record_is_said_so(ehr: Ehr, message: str, said: str) -> None:
+    from docgemma.agent.assistant import TurnResult
+
+    pid, entry = mensah(ehr)
+    result = bot(ehr, pid).run_turn("t", message)
+    assert isinstance(result, TurnResult) and said in result.answer and "nothing was written" in result.answer
+    assert ehr.client.read("AllergyIntolerance", entry["id"]) == entry
+
+
+def test_a_put_with_a_stale_if_match_header_is_refused_by_the_embedded_server(ehr: Ehr) -> None:
+    _pid, entry = mensah(ehr)
+    url = f"AllergyIntolerance/{entry['id']}"
+    with pytest.raises(FhirClientError) as refused:
+        ehr.client._request("PUT", url, json={**entry, "criticality": "low"}, headers={"If-Match": 'W/"99"'})
+    assert refused.value.status == 412 and ehr.client.read("AllergyIntolerance", entry["id"]) == entry
+    current = entry["meta"]["versionId"]
+    saved = ehr.client._request("PUT", url, json={**entry, "criticality": "low"}, headers={"If-Match": f'W/"{current}"'})
+    assert saved["criticality"] == "low" and saved["meta"]["versionId"] == str(int(current) + 1)
