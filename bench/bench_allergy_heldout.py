@@ -1,6 +1,6 @@
 """The allergy check on a product list written apart from its class table (tests/fixtures/heldout/): how many
 expected conflicts need an override, cross-reactivity warnings given, unrelated drugs left clean, and strings that
-are not drugs failing safe.
+are not drugs failing safe (no card, the clinician asked which medicine was meant, or a card that needs an override).
 
     python bench/bench_allergy_heldout.py [--label before] [--code PATH]
 
@@ -28,12 +28,14 @@ def figures() -> dict[str, Any]:
     products = json.loads((DATA / "allergy_products.json").read_text())
     unresolvable = json.loads((DATA / "unresolvable_drugs.json").read_text())["strings"]
 
+    def allergy_record(allergy: str) -> dict[str, Any]:
+        return {"resourceType": "AllergyIntolerance", "code": {"text": allergy}, "criticality": "high",
+                "clinicalStatus": {"coding": [{"code": "active"}]},
+                "reaction": [{"manifestation": [{"text": "anaphylaxis"}]}]}
+
     def check(allergy: str, drug: str) -> tuple[bool, bool]:
-        record: dict[str, Any] = {"resourceType": "AllergyIntolerance", "code": {"text": allergy},
-                                  "criticality": "high", "clinicalStatus": {"coding": [{"code": "active"}]},
-                                  "reaction": [{"manifestation": [{"text": "anaphylaxis"}]}]}
         found = prescription_check({"medication_name": drug, "dosage": "", "frequency": ""},
-                                   PatientFacts([record], []))
+                                   PatientFacts([allergy_record(allergy)], []))
         about = [w for w in found.warnings if "ALLERG" in w or "CROSS" in w or "VERIFIED" in w]
         return bool(about), any(w in about for w in found.severe)
 
@@ -49,7 +51,14 @@ def figures() -> dict[str, Any]:
                 cross_ok.append(severe if case["severity_expected"] == "conflict" else warned)
     unrelated = [not check(a, d)[0] for cls, drugs in products["unrelated"].items()
                  for a in products["classes"][cls]["recorded_allergy_examples"] for d in drugs]
-    safe = [check("penicillin", s)[1] for s in unresolvable]
+    def fails_safe(drug: str) -> bool:
+        """No plain approval: no card at all (the clinician is asked which medicine was meant: issue 42), or a
+        card whose allergy line needs an override."""
+        found = prescription_check({"medication_name": drug, "dosage": "", "frequency": ""},
+                                   PatientFacts([allergy_record("penicillin")], []))
+        return bool(found.blocked) or check("penicillin", drug)[1]
+
+    safe = [fails_safe(s) for s in unresolvable]
     return {"class_conflicts_needing_override": [sum(conflicts), len(conflicts)],
             "cross_class_expectations_met": [sum(cross_ok), len(cross_ok)],
             "unrelated_left_clean": [sum(unrelated), len(unrelated)],
