@@ -20,8 +20,9 @@ probability, the rule's words and the model calls.
 
 Runtime budget: CI runs the suite on 2 cores within 90 minutes and is at ~35 already. Every session's turns run
 (the multi-turn sessions are the paths that carry context, cards and picks); of the single turns, the first
-``SINGLE_PER_FILE`` of each file. Measured here (2 shared cores, the model loaded in-process by app.py): see the
-commit message; the counts are asserted so that a shrinking run fails rather than passes quietly."""
+``SINGLE_PER_FILE`` of each file: 42 conversations, 204 turns (17 approval cards decided). Measured here on 2
+shared cores: 330-390 s of turns, 5.7-6.5 min with the app's start (all 417 turns would take ~11 min). The counts
+are asserted so that a shrinking run fails rather than passes quietly."""
 
 from __future__ import annotations
 
@@ -53,6 +54,14 @@ TIMELINE_CHANGED_JS = """(before) => {
   const t = document.querySelector('#timeline');
   return !!t && t.textContent !== before && t.textContent.includes('model calls');
 }"""
+#: The turn is over: the chat's last line is not the pending line of a step under way ("Choosing a resource…",
+#: tests/unit/test_page_text.py: the step under way is one pending line, which the answer replaces) nor "Still
+#: answering this message…". The timeline changes before that, and a slow model call keeps the chat still for
+#: seconds: a run that read the view then found "Choosing a resource" in the chat.
+SETTLED_JS = """() => {
+  const lines = document.querySelector('#chat').innerText.split('\\n').map(l => l.trim()).filter(Boolean);
+  return !/^[^.!?\\n]{1,60}\u2026$/.test(lines[lines.length - 1] || '');
+}"""
 #: The clinician's view as the browser shows it: innerText leaves out a closed <details>'s content.
 VIEW_JS = """() => {
   const text = (sel) => [...document.querySelectorAll(sel)].map(e => e.innerText).join('\\n');
@@ -72,6 +81,16 @@ def conversations() -> list[tuple[str, list[dict[str, Any]]]]:
         if data.get("single_turn"):
             out.append((f"{file}:single", list(data["single_turn"][:SINGLE_PER_FILE])))
     return out
+
+
+def _settled(page: Any) -> None:  # noqa: F811
+    """Wait until the turn is over (no pending step line) and the chat has not changed for 0.6 s."""
+    for _ in range(3):
+        page.wait_for_function(SETTLED_JS, timeout=TIMEOUT_MS)
+        _stable(page)
+        if page.evaluate(SETTLED_JS):
+            return
+    raise AssertionError("the turn never settled")
 
 
 def _stable(page: Any) -> None:  # noqa: F811
@@ -94,7 +113,7 @@ def _send(page: Any, turn: dict[str, Any]) -> None:  # noqa: F811
     before = page.locator("#timeline").text_content()
     ask(page, turn["user_input"])
     page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
-    _stable(page)
+    _settled(page)
 
 
 def _decide(page: Any, turn: dict[str, Any]) -> str:  # noqa: F811
@@ -107,7 +126,7 @@ def _decide(page: Any, turn: dict[str, Any]) -> str:  # noqa: F811
     chosen.click()
     page.wait_for_function("(before) => document.querySelector('#chat').innerText !== before", arg=before,
                            timeout=TIMEOUT_MS)
-    _stable(page)
+    _settled(page)
     return card
 
 
