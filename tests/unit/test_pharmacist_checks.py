@@ -311,7 +311,8 @@ def test_nkda_is_the_coded_entry_and_counts_as_no_allergy() -> None:
     assert active_allergies([resource]) == []
     found = allergy_check({"patient_id": "p", "substance": "NKDA", "reaction": "not applicable"},
                           PatientFacts([{"resourceType": "AllergyIntolerance", "code": {"text": "penicillin"}}], []))
-    assert any(w.startswith("CONTRADICTS THE ALLERGY LIST") for w in found.severe)
+    # Refused outright, no override (issue 42 item 6): the active label is removed on a card of its own first.
+    assert "contradicts the active allergy list" in found.blocked and "remove its label first" in found.blocked
 
 
 def test_a_real_allergy_is_still_written() -> None:
