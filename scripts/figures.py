@@ -160,7 +160,7 @@ def moved_results(rerun_results: Path, benches: Sequence[Rerun]) -> list[str]:
 
 
 #: Keys whose values differ from one run to the next on the same code: when and where it ran, and clock times.
-VOLATILE = ("command", "commit", "date", "seconds", "tree", "load", "_ms", "_s_p", "ms_p")
+VOLATILE = ("command", "commit", "date", "seconds", "tree", "load", "_ms", "_s_p", "ms_p", "wall_s")
 
 
 def _steady(value: object) -> object:
