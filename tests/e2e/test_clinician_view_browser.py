@@ -37,6 +37,7 @@ import pytest
 
 from tests.conftest import free_port
 from tests.e2e.test_browser import ARTIFACTS, CT, TIMEOUT_MS, ask, page  # noqa: F401  (fixture)
+from tests.e2e.test_embedded_browser import _stable
 from tests.e2e.test_restart_browser import AppProcess
 from tests.unit.test_page_text import CLINICIAN_VIEW, ENGINEERING
 
@@ -87,23 +88,10 @@ def _settled(page: Any) -> None:  # noqa: F811
     """Wait until the turn is over (no pending step line) and the chat has not changed for 0.6 s."""
     for _ in range(3):
         page.wait_for_function(SETTLED_JS, timeout=TIMEOUT_MS)
-        _stable(page)
+        _stable(page, quiet_s=0.6, poll_ms=150)
         if page.evaluate(SETTLED_JS):
             return
     raise AssertionError("the turn never settled")
-
-
-def _stable(page: Any) -> None:  # noqa: F811
-    """Wait until the chat has not changed for 0.6 s."""
-    deadline, last, since = time.monotonic() + TIMEOUT_MS / 1000, None, time.monotonic()
-    while time.monotonic() < deadline:
-        text = page.locator("#chat").inner_text()
-        if text != last:
-            last, since = text, time.monotonic()
-        elif time.monotonic() - since > 0.6:
-            return
-        page.wait_for_timeout(150)
-    raise AssertionError("the chat never stopped changing")
 
 
 def _send(page: Any, turn: dict[str, Any]) -> None:  # noqa: F811

@@ -67,16 +67,16 @@ def _ask_and_wait(page: Any, text: str) -> None:  # noqa: F811
     _stable(page)
 
 
-def _stable(page: Any) -> None:  # noqa: F811
-    """Wait until the chat has not changed for a second."""
+def _stable(page: Any, quiet_s: float = 1.0, poll_ms: int = 200) -> None:  # noqa: F811
+    """Wait until the chat has not changed for ``quiet_s`` seconds."""
     deadline, last, since = time.monotonic() + TIMEOUT_MS / 1000, None, time.monotonic()
     while time.monotonic() < deadline:
         text = page.locator("#chat").inner_text()
         if text != last:
             last, since = text, time.monotonic()
-        elif time.monotonic() - since > 1:
+        elif time.monotonic() - since > quiet_s:
             return
-        page.wait_for_timeout(200)
+        page.wait_for_timeout(poll_ms)
     raise AssertionError("the chat never stopped changing")
 
 def _buttons(page: Any) -> list[str]:  # noqa: F811
