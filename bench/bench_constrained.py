@@ -17,7 +17,10 @@ transformers logits processor, compact JSON), and Outlines 1.3 with each of its 
 whitespace pattern, the other two allow any whitespace). ``outlines_core`` builds a whole token automaton
 per schema (tens of seconds, GBs): it runs on the first ``--outlines-core-schemas`` schemas only (default 3)
 so that the run fits this machine. llguidance and xgrammar come from PyPI; where they are not installed
-here, ``PYTHONPATH`` may point at a ``pip install --target`` directory.
+here, ``PYTHONPATH`` may point at a ``pip install --target`` directory (the 2026-12-03 rerun:
+``pip install --no-deps --target /tmp/cx outlines==1.3.3 outlines_core xgrammar genson cloudpickle diskcache
+apache-tvm-ffi``, then ``PYTHONPATH=.:/tmp/cx``; --no-deps so that it brings no second torch). A backend that is
+not installed fails the run and saves nothing; one that runs and fails is a row with its error.
 """
 
 from __future__ import annotations
@@ -275,6 +278,13 @@ def main() -> int:
         results = sorted(kept + results, key=lambda r: BACKENDS.index(r["backend"]))
     text = summary_md(results, command) + NOTES
     print(text)
+    missing = [r["backend"] for r in results if "No module named" in r.get("error", "")]
+    if missing:
+        # A backend that fails is a finding (its row keeps the error); one not installed here is not: the saved rows
+        # are kept rather than replaced by an empty row, and the run fails so that it cannot pass quietly without it.
+        print(f"bench_constrained: {', '.join(missing)} not installed here (see the docstring); nothing saved",
+              file=sys.stderr)
+        return 1
     if args.save:
         OUT_JSON.write_text(json.dumps({"command": command, "results": results}, indent=1) + "\n")
         OUT_MD.write_text(text)

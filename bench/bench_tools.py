@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from docgemma.config import Settings
 from docgemma.tools.binding import bind_tools, knowledge_clients
+from docgemma.tools.http import forget_offline
 from docgemma.tools.mcp_client import McpToolClient
 from docgemma.tools.registry import ToolContext, default_registry
 from tests.fixture_api import serve
@@ -75,6 +76,9 @@ def main() -> int:
     offline = {}
     for label, settings in (("real API hosts, no network", Settings()),
                             ("closed local port", Settings(openfda_url="http://127.0.0.1:9"))):
+        # Each case measures a first failure: the offline memory (tools/http.py) would otherwise answer the later
+        # cases at once from the earlier one's (the same loopback host), and time nothing of their own.
+        forget_offline()
         spec = bind_tools(default_registry(), knowledge_clients(settings))["check_drug_safety"]
         start = time.perf_counter()
         out = spec.run(spec.args_model(drug_name="warfarin"), ToolContext())
@@ -90,6 +94,7 @@ def main() -> int:
         filler.setblocking(False)
         filler.connect_ex(("127.0.0.1", port))
         fillers.append(filler)
+    forget_offline()
     spec = bind_tools(default_registry(), knowledge_clients(Settings(openfda_url=f"http://127.0.0.1:{port}")))["check_drug_safety"]
     start = time.perf_counter()
     out = spec.run(spec.args_model(drug_name="warfarin"), ToolContext())
