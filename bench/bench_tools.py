@@ -34,6 +34,40 @@ CALLS: dict[str, dict[str, Any]] = {
 }
 
 
+def time_to_fail_offline() -> dict[str, dict[str, Any]]:
+    """Seconds until a drug look-up fails, and how, for each way a host can be out of reach: each case its own first
+    failure."""
+    offline = {}
+    for label, settings in (("real API hosts, no network", Settings()),
+                            ("closed local port", Settings(openfda_url="http://127.0.0.1:9"))):
+        # Each case measures a first failure: the offline memory (tools/http.py) would otherwise answer the later
+        # cases at once from the earlier one's (the same loopback host), and time nothing of their own.
+        forget_offline()
+        spec = bind_tools(default_registry(), knowledge_clients(settings))["check_drug_safety"]
+        start = time.perf_counter()
+        out = spec.run(spec.args_model(drug_name="warfarin"), ToolContext())
+        offline[label] = {"seconds": round(time.perf_counter() - start, 3), "error_type": out.get("error_type")}
+    # A host that never answers the connection (SYNs dropped: a full listen backlog on loopback).
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))
+        fillers.append(filler)
+    forget_offline()
+    spec = bind_tools(default_registry(), knowledge_clients(Settings(openfda_url=f"http://127.0.0.1:{port}")))["check_drug_safety"]
+    start = time.perf_counter()
+    out = spec.run(spec.args_model(drug_name="warfarin"), ToolContext())
+    offline["host that never answers"] = {"seconds": round(time.perf_counter() - start, 3), "error_type": out.get("error_type")}
+    for sock in (listener, *fillers):
+        sock.close()
+    return offline
+
+
 def main() -> int:
     figures: dict[str, Any] = {}
     with serve() as base:
@@ -73,35 +107,7 @@ def main() -> int:
         figures["per_call_ms_cached"] = {"in_process_p50": round(statistics.median(local), 3),
                                          "mcp_stdio_p50": round(statistics.median(remote), 3)}
 
-    offline = {}
-    for label, settings in (("real API hosts, no network", Settings()),
-                            ("closed local port", Settings(openfda_url="http://127.0.0.1:9"))):
-        # Each case measures a first failure: the offline memory (tools/http.py) would otherwise answer the later
-        # cases at once from the earlier one's (the same loopback host), and time nothing of their own.
-        forget_offline()
-        spec = bind_tools(default_registry(), knowledge_clients(settings))["check_drug_safety"]
-        start = time.perf_counter()
-        out = spec.run(spec.args_model(drug_name="warfarin"), ToolContext())
-        offline[label] = {"seconds": round(time.perf_counter() - start, 3), "error_type": out.get("error_type")}
-    # A host that never answers the connection (SYNs dropped: a full listen backlog on loopback).
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    fillers = []
-    for _ in range(3):
-        filler = socket.socket()
-        filler.setblocking(False)
-        filler.connect_ex(("127.0.0.1", port))
-        fillers.append(filler)
-    forget_offline()
-    spec = bind_tools(default_registry(), knowledge_clients(Settings(openfda_url=f"http://127.0.0.1:{port}")))["check_drug_safety"]
-    start = time.perf_counter()
-    out = spec.run(spec.args_model(drug_name="warfarin"), ToolContext())
-    offline["host that never answers"] = {"seconds": round(time.perf_counter() - start, 3), "error_type": out.get("error_type")}
-    for sock in (listener, *fillers):
-        sock.close()
-    figures["time_to_fail_offline"] = offline
+    figures["time_to_fail_offline"] = time_to_fail_offline()
     print(json.dumps(figures, indent=1))
     return 0
 
