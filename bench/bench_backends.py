@@ -55,6 +55,10 @@ CONTEXT = ("You are a clinical decision-support assistant for a hospital physici
 ENDINGS = ["Classify the next request: check FDA warnings for dofetilide and list boxed warnings.",
            "Write two sentences for the clinician about monitoring dofetilide in this patient."]
 DECODE_TOKENS = 64
+#: The cap of a constrained JSON call: the answer must close within it, or it does not validate and the bench stops.
+#: SmolLM2 under the grammar wrote 74 and 166 tokens on the two endings (2026-12-03: the tool list grew, and 64 cut
+#: the first); the time measured is per token, so the cap only has to be large enough.
+JSON_TOKENS = 256
 
 
 def turn(ending: str) -> list[Message]:
@@ -93,7 +97,7 @@ def transformers_overhead(tf: Any, reps: int) -> dict[str, Any]:
 
     list(tf.generate_text(messages, temperature=0.0, max_tokens=DECODE_TOKENS))
     text_tokens = tf.last_usage.decoded_tokens
-    tf.generate_json(messages, schema, temperature=0.0, max_tokens=DECODE_TOKENS)
+    tf.generate_json(messages, schema, temperature=0.0, max_tokens=JSON_TOKENS)
     json_tokens = tf.last_usage.decoded_tokens
 
     def raw_text() -> None:
@@ -123,7 +127,7 @@ def llamacpp_overhead(lc: Any, reps: int) -> dict[str, Any]:
     grammar = lc.grammar(schema)
     list(lc.generate_text(messages, temperature=0.0, max_tokens=DECODE_TOKENS))
     text_tokens = lc.last_usage.decoded_tokens
-    lc.generate_json(messages, schema, temperature=0.0, max_tokens=DECODE_TOKENS)
+    lc.generate_json(messages, schema, temperature=0.0, max_tokens=JSON_TOKENS)
     json_tokens = lc.last_usage.decoded_tokens
 
     def raw(max_tokens: int, grammar: Any = None) -> None:
@@ -195,7 +199,7 @@ def grammar_overhead(lc: Any, reps: int) -> dict[str, Any]:
 
     # A grammar call may finish before N tokens (the JSON closes): count what it decoded.
     lc.prefix_cache = False
-    lc.generate_json(turn(ENDINGS[0]), schema, temperature=0.0, max_tokens=DECODE_TOKENS)
+    lc.generate_json(turn(ENDINGS[0]), schema, temperature=0.0, max_tokens=JSON_TOKENS)
     n = lc.last_usage.decoded_tokens - 1  # without the end-of-turn token
     lc.prefix_cache = True
     times = interleaved({"grammar_1": run(1, True), "grammar_n": run(n, True), "free_1": run(1, False),
@@ -282,7 +286,7 @@ def server_vs_in_process(lc: Any, threads: int, reps: int, extra_path: str | Non
             tokens = lc.last_usage.decoded_tokens
 
             def remote_json() -> None:
-                payload = remote._payload(messages, 0.0, DECODE_TOKENS, ())
+                payload = remote._payload(messages, 0.0, JSON_TOKENS, ())
                 payload["response_format"] = {"type": "json_object", "schema": schema.model_json_schema()}
                 schema.model_validate_json(remote._post(payload)["choices"][0]["message"]["content"])
 
@@ -291,7 +295,7 @@ def server_vs_in_process(lc: Any, threads: int, reps: int, extra_path: str | Non
                 "server_text": lambda: list(remote.generate_text(messages, temperature=0.0, max_tokens=tokens)),
                 "in_process_text": lambda: list(lc.generate_text(messages, temperature=0.0, max_tokens=tokens)),
                 "server_json": remote_json,
-                "in_process_json": lambda: lc.generate_json(messages, schema, temperature=0.0, max_tokens=DECODE_TOKENS),
+                "in_process_json": lambda: lc.generate_json(messages, schema, temperature=0.0, max_tokens=JSON_TOKENS),
             }, reps)
             remote_usage = remote.last_usage
         finally:
