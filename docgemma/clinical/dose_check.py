@@ -116,7 +116,7 @@ def review_dose(ingredients: tuple[str, ...], name: str, dosage: str, frequency:
             _maxima(out, row, amount, timing)
         _weekly(out, row, frequency, timing)
     if timing is not None:
-        out.ran("Frequency", "a frequency this system reads, at most hourly")
+        out.ran("Frequency", f"read as {timing.described()}")
     _age(out, row, drug, patient)
     _weight_check(out, row, drug, amount, timing, patient)
     return out
@@ -154,6 +154,12 @@ def _read_frequency(out: DoseReview, frequency: str) -> Frequency | None:
         return None
     if timing.scheduled and timing.count != 1 and timing.interval_hours < MIN_INTERVAL_H:
         out.add(f"IMPLAUSIBLE FREQUENCY: '{frequency}' means a dose more often than every hour.")
+    if timing.bare_once:
+        # "once" alone is a one-off order, or "once daily" cut short: one dose in a day either way, so every daily
+        # check below reads the same numbers; the order is written as one dose, and the card says so.
+        out.add(f"FREQUENCY READ AS ONE DOSE: '{frequency}' is written as a single dose (not repeated); its daily "
+                "total is the one of once daily, so the daily maxima were checked the same for either. If you meant "
+                "a repeated dose, write its frequency.", severe=False)
     return timing
 
 
@@ -233,6 +239,12 @@ def _maxima(out: DoseReview, row: DoseLimit, amount: float, timing: Frequency | 
         if total > row.total * _SLACK:
             out.add(f"TOTAL DOSE ABOVE MAXIMUM: {fmt(total)} {unit} per {_per(row)} of {row.drug} is above "
                     f"{fmt(row.total)} {unit} per {_per(row)} ({row.source}).{why}")
+        if timing.bare_once and row.per_days > 1 and amount * row.per_days > row.total * _SLACK:
+            # Over a day "once" and "once daily" are the same total; over a week they are not: the order is written
+            # as one dose, and the card says what once daily would have been.
+            out.add(f"IF MEANT AS ONCE DAILY: {fmt(amount * row.per_days)} {unit} per {_per(row)} of {row.drug} would "
+                    f"be above {fmt(row.total)} {unit} per {_per(row)} ({row.source}); 'once' is written as one dose "
+                    f"only.{why}", severe=False)
 
 
 def _weekly(out: DoseReview, row: DoseLimit, frequency: str, timing: Frequency | None) -> None:

@@ -170,3 +170,37 @@ def test_bench_targets_on_a_sample_through_the_real_write_check() -> None:
     assert result["dangerous"] > 1000 and result["usual"] > 50
     assert result["dangerous_passing_plain_approval"] == 0, result["passed"][:5]
     assert result["severe_on_usual_rate"] <= 0.02, result["false_severe"][:5]
+
+
+def warnings(drug: str, dose: str, frequency: str) -> list[tuple[str, bool]]:
+    review = review_dose(resolve_local(drug).ingredients, drug, dose, frequency, ADULT)
+    return [(f.text, f.severe) for f in review.findings]
+
+
+@pytest.mark.parametrize(("drug", "dose"), [("vincristine", "2 mg"), ("potassium chloride", "10 mmol"),
+                                            ("ceftriaxone", "2 g"), ("ondansetron", "4 mg")])
+def test_once_is_one_dose_checked_like_once_daily_and_the_card_says_so(drug: str, dose: str) -> None:
+    """Issue 42 (h081, h083): a one-off order written "once" was refused as an unreadable frequency."""
+    found = warnings(drug, dose, "once")
+    assert not any(severe for _text, severe in found), found
+    assert any(text.startswith("FREQUENCY READ AS ONE DOSE: 'once' is written as a single dose") for text, _ in found)
+    review = review_dose(resolve_local(drug).ingredients, drug, dose, "once", ADULT)
+    assert [c.detail for c in review.checks if c.name == "Frequency"] == ["read as a single dose"]
+
+
+@pytest.mark.parametrize(("drug", "dose", "frequency"), [
+    ("methotrexate", "10 mg", "once daily"), ("methotrexate", "10 mg", "daily"), ("vincristine", "2 mg", "once daily"),
+    ("potassium chloride", "60 mmol", "once"), ("vincristine", "3 mg", "once"), ("digoxin", "250 mg", "once"),
+])
+def test_once_checks_the_same_numbers_and_once_daily_keeps_its_meaning(drug: str, dose: str, frequency: str) -> None:
+    assert any(severe for _text, severe in warnings(drug, dose, frequency))
+
+
+@pytest.mark.parametrize("drug", ["methotrexate", "alendronate", "vincristine"])
+def test_once_for_a_drug_limited_per_week_says_what_once_daily_would_be(drug: str) -> None:
+    """Over a day "once" and "once daily" are the same total; over a week they are not: the order is written as one
+    dose, and the card says that once daily would be above the weekly maximum."""
+    dose = {"methotrexate": "10 mg", "alendronate": "70 mg", "vincristine": "2 mg"}[drug]
+    found = warnings(drug, dose, "once")
+    said = [text for text, severe in found if text.startswith("IF MEANT AS ONCE DAILY:") and not severe]
+    assert said and "per 7 days" in said[0], found

@@ -66,9 +66,8 @@ FIRST_PASS = {"refuse_right": 51, "refuse_total": 62, "write_right": 29, "write_
 KNOWN_MISSES = {
     "h069": "a tablet count whose strength is in the product name without a unit ('500/125 tablets'): the dose check "
             "cannot read the strength and refuses (over-cautious)",
-    "h081": "a one-off order written 'once' is not read as a frequency (deliberately: 'once' alone is ambiguous), and "
-            "a potassium infusion named with its diluent has no dose range: refused (over-cautious)",
-    "h083": "a one-off order written 'once' is not read as a frequency: refused (over-cautious)",
+    "h081": "a potassium infusion named with its diluent ('in 100 mL sodium chloride 0.9%') reads the diluent as a "
+            "second active ingredient, with no dose range for the pair: refused (over-cautious)",
 }
 
 
