@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass, field
 
 from docgemma.clinical.body_weight import ADULT_YEARS, Weight
-from docgemma.clinical.dose_table import DoseLimit, limit_for
+from docgemma.clinical.dose_table import DoseLimit, limit_for, reference_ingredient
 from docgemma.clinical.dosing import Dose, Frequency, dose_refusal, parse_dose, parse_frequency
+from docgemma.clinical.name_strength import unitless_strength
 
 __all__ = ["SANITY_MAX", "DoseCheck", "DoseFinding", "DosePatient", "DoseReview", "review_dose"]
 
@@ -105,7 +106,9 @@ def review_dose(ingredients: tuple[str, ...], name: str, dosage: str, frequency:
     amount = None
     if dose is not None and dose.value > 0 and dose.family != "body_mass":
         _sanity(out, dose)
-        amount = None if row is None else _in_row_unit(out, row, dose, parse_dose(name))
+        if row is not None:
+            strength, unread = _strength(out, row, ingredients, name, dose)
+            amount = _in_row_unit(out, row, dose, strength, unread)
     timing = _read_frequency(out, frequency)
     if row is None:
         out.skipped("Dose range", f"no dose range is known here for {drug}; check the dose against the formulary "
@@ -171,9 +174,30 @@ def _sanity(out: DoseReview, dose: Dose) -> None:
                 "for any single dose.")
 
 
-def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose, strength: Dose | None = None) -> float | None:
-    """The dose in the row's unit, or None after a severe finding saying why it cannot be checked. ``strength``: a
-    mass the product's name gives ("co-amoxiclav 500/125 tablets"), the strength of one tablet of a count dose."""
+def _strength(out: DoseReview, row: DoseLimit, ingredients: tuple[str, ...], name: str,
+              dose: Dose) -> tuple[Dose | None, str]:
+    """The strength of one tablet (capsule, puff) of a count dose: a mass the product's name gives ("amoxicillin
+    500 mg capsules"), or a combination's strength its name writes with no unit ("co-amoxiclav 500/125 tablets"),
+    read where that is safe (:mod:`.name_strength`) and said on the card; with why such a strength was not read."""
+    strength = parse_dose(name)
+    if dose.family != "count" or (strength is not None and strength.family == "mass"):
+        return strength, ""
+    read = unitless_strength(name, ingredients, row)
+    if read is None or read.refused:
+        return strength, read.refused if read else ""
+    unsure = (f"; which number is which ingredient is not certain here, so the reading with the most "
+              f"{reference_ingredient(row)} was checked (the stricter)" if read.uncertain else "")
+    out.add(f"STRENGTH READ FROM THE PRODUCT NAME: '{read.written}' in '{name}' has no unit; one {dose.display} was "
+            f"read as {read.shown()}, the only unit that puts every ingredient within its per-dose range{unsure}. "
+            "Confirm the strength.", severe=False)
+    return Dose(read.reference_mg, "mg", "mg", "mass", combination=True), ""
+
+
+def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose, strength: Dose | None = None,
+                 unread: str = "") -> float | None:
+    """The dose in the row's unit, or None after a severe finding saying why it cannot be checked. ``strength``: the
+    strength of one tablet of a count dose as the product's name gives it (:func:`_strength`); ``unread``: why a
+    strength the name writes was not read."""
     said = f"{fmt(dose.value)} {dose.display}"
     if dose.combination and "+" not in row.drug:
         out.add(f"DOSE CANNOT BE CHECKED: {said} is a combination strength; {row.drug} is one drug.")
@@ -191,7 +215,7 @@ def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose, strength: Dose | N
             and row.unit == "mg" and (not strength.combination or "+" in row.drug):
         return dose.value * strength.mg
     if dose.family == "count":
-        return _count(out, row, dose)
+        return _count(out, row, dose, unread)
     if dose.family == "units" and row.unit == "mg" and row.units_per_mg:
         return dose.value / row.units_per_mg
     if dose.family == "volume":
@@ -203,7 +227,7 @@ def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose, strength: Dose | N
     return None
 
 
-def _count(out: DoseReview, row: DoseLimit, dose: Dose) -> float | None:
+def _count(out: DoseReview, row: DoseLimit, dose: Dose, unread: str = "") -> float | None:
     said = f"{fmt(dose.value)} {dose.display}"
     if row.count_max is not None and dose.value > row.count_max:
         out.add(f"DOSE ABOVE MAXIMUM: {said} per dose of {row.drug} is above {fmt(row.count_max)} per dose "
@@ -211,8 +235,9 @@ def _count(out: DoseReview, row: DoseLimit, dose: Dose) -> float | None:
     if row.count_mg is not None:
         return dose.value * row.count_mg
     if row.count_max is None:
+        why = f" ({unread})" if unread else ""
         out.add(f"DOSE CANNOT BE CHECKED: {said} of {row.drug}: the strength of one {dose.display} is not known "
-                f"here; write the dose in {row.unit}.")
+                f"here{why}; write the dose in {row.unit}.")
     return None
 
 

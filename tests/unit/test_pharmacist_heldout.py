@@ -64,8 +64,6 @@ FIRST_PASS = {"refuse_right": 51, "refuse_total": 62, "write_right": 29, "write_
 #: What this set still finds, by class, with why it is left (each an xfail that must keep failing until fixed, so a
 #: fix shows up and the list cannot rot). The other 91 cases hold.
 KNOWN_MISSES = {
-    "h069": "a tablet count whose strength is in the product name without a unit ('500/125 tablets'): the dose check "
-            "cannot read the strength and refuses (over-cautious)",
     "h081": "a potassium infusion named with its diluent ('in 100 mL sodium chloride 0.9%') reads the diluent as a "
             "second active ingredient, with no dose range for the pair: refused (over-cautious)",
 }
