@@ -62,11 +62,10 @@ FIRST_PASS = {"refuse_right": 51, "refuse_total": 62, "write_right": 29, "write_
 
 
 #: What this set still finds, by class, with why it is left (each an xfail that must keep failing until fixed, so a
-#: fix shows up and the list cannot rot). The other 91 cases hold.
-KNOWN_MISSES = {
-    "h081": "a potassium infusion named with its diluent ('in 100 mL sodium chloride 0.9%') reads the diluent as a "
-            "second active ingredient, with no dose range for the pair: refused (over-cautious)",
-}
+#: fix shows up and the list cannot rot). None now: all 94 cases hold. The last three, ordinary orders refused, were
+#: fixed as classes: "once" as the whole frequency (h081, h083), a combination's strength written without a unit
+#: (h069), a medicine named with its infusion fluid (h081).
+KNOWN_MISSES: dict[str, str] = {}
 
 
 def _cases(expect: str) -> list[Any]:
