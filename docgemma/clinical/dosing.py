@@ -384,7 +384,11 @@ _FREQUENCY_SPAN_RE = re.compile(
     r"|\b(?:on\s+)?alternate\s+days?\b"
     r"|\b(?:b\.i\.d\.?|t\.i\.d\.?|q\.i\.d\.?|q\.d\.?|o\.d\.?|bid|tid|qid|qds|tds|bd|od|qd|qhs|qam|qpm|nocte|mane"
     r"|daily|nightly|hourly|weekly|fortnightly|monthly|at night|at bedtime|in the morning|in the evening"
-    r"|stat|single dose|one dose|one[- ]off|once|twice|thrice|continuous(?:ly)?(?:\s+infusion)?)\b",
+    r"|stat|single dose|one dose|one[- ]off|twice|thrice|continuous(?:ly)?(?:\s+infusion)?)\b"
+    # "once" alone is a frequency (one dose) where the order ends with it or goes on with its route, time or the
+    # patient; "once cultures are back", "once he is eating" is a conjunction, not the order's frequency.
+    r"|\bonce(?=\s*$|\s*[,.;:)!]|\s+(?:only|now|stat|today|tonight|then|for|prn|as\s+(?:needed|required)|before|after|"
+    r"at|iv|i\.v\.|im|sc|sq|po|pr|sl|orally|by\s+mouth|intravenous(?:ly)?|intramuscular(?:ly)?|subcut\w*)\b)",
     re.IGNORECASE,
 )
 _AS_NEEDED_RE = re.compile(r"\b(?:prn|as needed|when needed|as required|if needed)\b", re.IGNORECASE)

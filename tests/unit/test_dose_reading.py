@@ -162,6 +162,17 @@ def test_once_as_the_whole_frequency_is_one_dose_and_says_how_it_was_read(text: 
     assert dosage_instruction("2 mg", text)["timing"] == {"repeat": {"count": 1}}
 
 
+@pytest.mark.parametrize(("message", "words"), [
+    ("Give vincristine 2 mg once", "once"), ("Give vincristine 2 mg once IV", "once"), ("Give X 5 mg once.", "once"),
+    ("Give ceftriaxone 2 g once for Grace Mensah", "once"), ("Give KCl 10 mmol once, over 1 hour", "once"),
+    # "once" as a conjunction is no frequency: it was taken as one, and the order's own ("qds") left unread.
+    ("Prescribe paracetamol 1 g, once he is eating qds", "qds"), ("Prescribe X 500 mg, review once cultures back", None),
+])
+def test_once_is_the_orders_frequency_only_where_it_ends_the_order(message: str, words: str | None) -> None:
+    found = frequency_match(message)
+    assert (found[0] if found else None) == words
+
+
 @pytest.mark.parametrize(("text", "per_day"), [
     ("once daily", 1.0), ("once a day", 1.0), ("once nightly", 1.0), ("once in the morning", 1.0),
     ("once weekly", 1 / 7), ("once a week", 1 / 7), ("once monthly", 1 / 30), ("once every 2 weeks", 1 / 14),
