@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from docgemma.agent.button_fill import is_class_name
+from docgemma.agent.patterns import no_allergy_statement
 from docgemma.agent.state import AgentState, Confidence, ToolResult
 from docgemma.agent.validation import other_patient_named
 from docgemma.llm.base import clinically_meaningful
@@ -205,6 +206,8 @@ def suggestions(state: AgentState, registry: ToolRegistry, offline: bool = False
     asked = _normalised(state.get("user_query", ""))
     if (state.get("route_decision") or {}).get("rule") == "closing":
         return []  # "thanks, that's all": nothing new is offered
+    if (state.get("route_decision") or {}).get("rule") == "no_allergy_statement":
+        return no_allergy_offers(state, registry)
     if state.get("scope") in ("greeting", "off_topic"):
         return [q for q in _topics(registry, offline) if _normalised(q[0]) != asked]
     if state.get("undecided"):
@@ -227,6 +230,21 @@ def suggestions(state: AgentState, registry: ToolRegistry, offline: bool = False
     if not out and not offline and not failed and literature:
         out.append(("Find recent studies on this topic", literature))
     return [q for q in out if _normalised(q[0]) != asked]
+
+
+def no_allergy_offers(state: AgentState, registry: ToolRegistry) -> list[Suggestion]:
+    """The writes a message that only says there is no allergy may mean ("sulfa - negative"), for the active patient:
+    the coded "no known drug allergy" entry (a drug or class named, or none), and the removal of the label of each
+    substance named (its card asks for the reason, never guessed). None without an active patient."""
+    statement = no_allergy_statement(state.get("user_query", ""))
+    add, remove = registry.first(Role.ALLERGY_ENTRY), registry.first(Role.ALLERGY_REMOVAL)
+    if statement is None or state.get("active_patient") is None:
+        return []
+    out: list[Suggestion] = [("Record NKDA for this patient", add.name)] if statement.drugs and add else []
+    if remove is not None:
+        out += [(f"Remove the {substance} allergy label for this patient", remove.name)
+                for substance in statement.substances]
+    return out
 
 
 def _search_tool(registry: ToolRegistry) -> str | None:

@@ -38,11 +38,13 @@ from docgemma.tools.routing import Role
 
 DIRECT = "DIRECT"
 #: Rule decisions that withhold an action or fail safe ("don't prescribe yet", "NOT allergic to latex, record
-#: that", an id that cannot be a patient's): they stand whatever the router reads, because a veto would turn a
-#: refusal into an offer to act (its buttons) on a message that asked for nothing, or for nothing to be written.
+#: that", "sulfa - negative" with no write asked, an id that cannot be a patient's): they stand whatever the router
+#: reads, because a veto would turn a refusal into an offer to act (its buttons) on a message that asked for nothing,
+#: or for nothing to be written (a statement of no allergy offers only the writes code reads it may mean).
 #: A message in another language is told, in it, what this mode understands: no action either, and no model call
 #: (the router was trained on English only).
-FAIL_SAFE_RULES = frozenset({"negated_write", "nothing_to_do", "patient_id", "other_language", "closing"})
+FAIL_SAFE_RULES = frozenset({"negated_write", "no_allergy_statement", "nothing_to_do", "patient_id", "other_language",
+                             "closing"})
 #: Rules on a form no reading can mistake, that end in the clinician's approval: a dictated note ("Note: …",
 #: "Document: …") is the note's card, whatever words the note holds (the router read "aims of care … for health"
 #: as a trials search); a question about one record item named by its id ("what came out of the falls visit <id>?").

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from docgemma.agent.state import AgentState
 from docgemma.clinical.drug_spelling import one_edit
 from docgemma.clinical.entities import DrugDictionary
+from docgemma.clinical.function_words import only_function_words
 from docgemma.clinical.ingredients import resolve_local
 from docgemma.clinical.negation import negations, not_written, without_negations
 from docgemma.clinical.note_head import dash_note
@@ -594,6 +595,54 @@ def negated_write(query: str, drugs: list[str] | None = None) -> str | None:
             return None
     asked = _WRITE_CLAUSE_RE.search(query) or _ORDER_RE.search(query)
     return not_written(found) if asked or any(n.kind == "order" for n in found) else None
+
+
+#: The words of a negated allergy statement that name no substance ("no known", "allergy", "- negative", "ruled out",
+#: "tolerated … challenge"): what is left of the statement without them is its substance, if any.
+_NO_ALLERGY_WORDS_RE = phrase(
+    r"\b(?:not|no|never|none|nil|known|negative|allerg\w*|intoleran\w*|sensitivit\w*|reactions?|label|removed|taken|"
+    r"off|withdrawn|de-?label\w*|tolerated|challenge|test|dose|oral|skin|ruled|out|excluded|disprov\w*|refuted|false|"
+    r"wrong|incorrect|true|real|mistaken|passed|course|developed|reacted|denies|denied|deny|denying|actually|really|"
+    r"truly|even|documented|recorded|previous|history|is|are|was|were|has|have|been|had|a|an|the|any|to|with|of|from|"
+    r"does|do|did|doesn'?t|don'?t|didn'?t|isn'?t|nkda|nka|nkfa|nkma|drug|drugs|medication|medicine)\b|n't\b|[-–:,.;]")
+#: A statement about allergies in its own words (a result "COVID - negative" is none: it names no allergen either).
+_ALLERGY_WORD_RE = phrase(r"allerg|intoleran|sensitivit|\bnk(?:d|f|m)?a\b|reaction|\blabel|challenge|test\s+dose")
+
+
+@dataclass(frozen=True)
+class NoAllergy:
+    """A message that only says there is no allergy, with no write asked ("sulfa - negative", "penicillin: none
+    known", "NKDA"): its statements as typed, the substances they name (each one the resolver identifies), and
+    whether "no known drug allergies" is one of its readings (a drug or drug class named, or no substance)."""
+
+    said: tuple[str, ...]
+    substances: tuple[str, ...]
+    drugs: bool
+
+
+def no_allergy_statement(query: str) -> NoAllergy | None:
+    """The statement when the whole message is negated allergy statements (:mod:`docgemma.clinical.negation`), with
+    no write verb, no question and nothing else said; None otherwise (a write asked for is :func:`negated_write`'s).
+    Each statement names an allergen the resolver identifies, or says "allergy" in its own words: a result such as
+    "COVID - negative" is no allergy statement."""
+    if dictation(query) or is_question(query) or is_write_request(query) or LABEL_REMOVAL_RE.search(query):
+        return None
+    found = negations(query)
+    if not found or any(n.kind != "allergy" for n in found) or not only_function_words(without_negations(query)):
+        return None
+    substances: list[str] = []
+    drugs = True
+    for negation in found:
+        rest = " ".join(_NO_ALLERGY_WORDS_RE.sub(" ", negation.words).split())
+        allergen = resolve_local(rest) if rest else None
+        if allergen is not None and not (allergen.ingredients or allergen.classes or allergen.non_drug):
+            return None  # a word the resolver does not know ("COVID", "troponin"): not read as an allergen
+        if allergen is None and not _ALLERGY_WORD_RE.search(negation.words):
+            return None
+        if allergen is not None:
+            substances.append(rest)
+            drugs = drugs and not allergen.non_drug
+    return NoAllergy(tuple(n.words for n in found), tuple(dict.fromkeys(substances)), drugs)
 
 
 #: "how's her troponin compared with last time?": a result's trend, not the visits.

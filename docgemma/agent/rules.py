@@ -35,6 +35,7 @@ from docgemma.agent.patterns import (
     is_short_record_ask,
     is_write_request,
     negated_write,
+    no_allergy_statement,
     record_role,
     remaining_tools,
     request_part,
@@ -171,6 +172,11 @@ def rule_decision(state: AgentState, tools: ToolRegistry) -> RuleDecision | None
         # answer says what was not written and why (SYNTHESIZE, by code).
         return RuleDecision("DIRECT", None, "the write asked for is negated: nothing to write", scope="acknowledgement",
                             rule="negated_write")
+    if no_allergy_statement(query) is not None and not any(s.lookup and s.matches(query) for s in tools):
+        # "sulfa - negative", "penicillin: none known": no write asked, none made; the answer says how it was read and
+        # offers the writes it may mean, each a button of its own (SYNTHESIZE, by code).
+        return RuleDecision("DIRECT", None, "a statement that there is no allergy, with no write asked",
+                            scope="acknowledgement", rule="no_allergy_statement")
     no_patient = not PATIENT_REF_RE.search(query) and not entities["patient_ids"] and not entities["patient_names"]
     if _definition(query, state, no_patient):
         return RuleDecision("DIRECT", None, "a definition (nothing to look up)", rule="definition")

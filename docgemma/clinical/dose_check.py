@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass, field
 
 from docgemma.clinical.body_weight import ADULT_YEARS, Weight
-from docgemma.clinical.dose_table import DoseLimit, limit_for
+from docgemma.clinical.dose_table import DoseLimit, limit_for, reference_ingredient
 from docgemma.clinical.dosing import Dose, Frequency, dose_refusal, parse_dose, parse_frequency
+from docgemma.clinical.name_strength import unitless_strength
 
 __all__ = ["SANITY_MAX", "DoseCheck", "DoseFinding", "DosePatient", "DoseReview", "review_dose"]
 
@@ -105,7 +106,9 @@ def review_dose(ingredients: tuple[str, ...], name: str, dosage: str, frequency:
     amount = None
     if dose is not None and dose.value > 0 and dose.family != "body_mass":
         _sanity(out, dose)
-        amount = None if row is None else _in_row_unit(out, row, dose, parse_dose(name))
+        if row is not None:
+            strength, unread = _strength(out, row, ingredients, name, dose)
+            amount = _in_row_unit(out, row, dose, strength, unread)
     timing = _read_frequency(out, frequency)
     if row is None:
         out.skipped("Dose range", f"no dose range is known here for {drug}; check the dose against the formulary "
@@ -116,7 +119,7 @@ def review_dose(ingredients: tuple[str, ...], name: str, dosage: str, frequency:
             _maxima(out, row, amount, timing)
         _weekly(out, row, frequency, timing)
     if timing is not None:
-        out.ran("Frequency", "a frequency this system reads, at most hourly")
+        out.ran("Frequency", f"read as {timing.described()}")
     _age(out, row, drug, patient)
     _weight_check(out, row, drug, amount, timing, patient)
     return out
@@ -154,6 +157,12 @@ def _read_frequency(out: DoseReview, frequency: str) -> Frequency | None:
         return None
     if timing.scheduled and timing.count != 1 and timing.interval_hours < MIN_INTERVAL_H:
         out.add(f"IMPLAUSIBLE FREQUENCY: '{frequency}' means a dose more often than every hour.")
+    if timing.bare_once:
+        # "once" alone is a one-off order, or "once daily" cut short: one dose in a day either way, so every daily
+        # check below reads the same numbers; the order is written as one dose, and the card says so.
+        out.add(f"FREQUENCY READ AS ONE DOSE: '{frequency}' is written as a single dose (not repeated); its daily "
+                "total is the one of once daily, so the daily maxima were checked the same for either. If you meant "
+                "a repeated dose, write its frequency.", severe=False)
     return timing
 
 
@@ -165,9 +174,30 @@ def _sanity(out: DoseReview, dose: Dose) -> None:
                 "for any single dose.")
 
 
-def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose, strength: Dose | None = None) -> float | None:
-    """The dose in the row's unit, or None after a severe finding saying why it cannot be checked. ``strength``: a
-    mass the product's name gives ("co-amoxiclav 500/125 tablets"), the strength of one tablet of a count dose."""
+def _strength(out: DoseReview, row: DoseLimit, ingredients: tuple[str, ...], name: str,
+              dose: Dose) -> tuple[Dose | None, str]:
+    """The strength of one tablet (capsule, puff) of a count dose: a mass the product's name gives ("amoxicillin
+    500 mg capsules"), or a combination's strength its name writes with no unit ("co-amoxiclav 500/125 tablets"),
+    read where that is safe (:mod:`.name_strength`) and said on the card; with why such a strength was not read."""
+    strength = parse_dose(name)
+    if dose.family != "count" or (strength is not None and strength.family == "mass"):
+        return strength, ""
+    read = unitless_strength(name, ingredients, row)
+    if read is None or read.refused:
+        return strength, read.refused if read else ""
+    unsure = (f"; which number is which ingredient is not certain here, so the reading with the most "
+              f"{reference_ingredient(row)} was checked (the stricter)" if read.uncertain else "")
+    out.add(f"STRENGTH READ FROM THE PRODUCT NAME: '{read.written}' in '{name}' has no unit; one {dose.display} was "
+            f"read as {read.shown()}, the only unit that puts every ingredient within its per-dose range{unsure}. "
+            "Confirm the strength.", severe=False)
+    return Dose(read.reference_mg, "mg", "mg", "mass", combination=True), ""
+
+
+def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose, strength: Dose | None = None,
+                 unread: str = "") -> float | None:
+    """The dose in the row's unit, or None after a severe finding saying why it cannot be checked. ``strength``: the
+    strength of one tablet of a count dose as the product's name gives it (:func:`_strength`); ``unread``: why a
+    strength the name writes was not read."""
     said = f"{fmt(dose.value)} {dose.display}"
     if dose.combination and "+" not in row.drug:
         out.add(f"DOSE CANNOT BE CHECKED: {said} is a combination strength; {row.drug} is one drug.")
@@ -185,7 +215,7 @@ def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose, strength: Dose | N
             and row.unit == "mg" and (not strength.combination or "+" in row.drug):
         return dose.value * strength.mg
     if dose.family == "count":
-        return _count(out, row, dose)
+        return _count(out, row, dose, unread)
     if dose.family == "units" and row.unit == "mg" and row.units_per_mg:
         return dose.value / row.units_per_mg
     if dose.family == "volume":
@@ -197,7 +227,7 @@ def _in_row_unit(out: DoseReview, row: DoseLimit, dose: Dose, strength: Dose | N
     return None
 
 
-def _count(out: DoseReview, row: DoseLimit, dose: Dose) -> float | None:
+def _count(out: DoseReview, row: DoseLimit, dose: Dose, unread: str = "") -> float | None:
     said = f"{fmt(dose.value)} {dose.display}"
     if row.count_max is not None and dose.value > row.count_max:
         out.add(f"DOSE ABOVE MAXIMUM: {said} per dose of {row.drug} is above {fmt(row.count_max)} per dose "
@@ -205,8 +235,9 @@ def _count(out: DoseReview, row: DoseLimit, dose: Dose) -> float | None:
     if row.count_mg is not None:
         return dose.value * row.count_mg
     if row.count_max is None:
+        why = f" ({unread})" if unread else ""
         out.add(f"DOSE CANNOT BE CHECKED: {said} of {row.drug}: the strength of one {dose.display} is not known "
-                f"here; write the dose in {row.unit}.")
+                f"here{why}; write the dose in {row.unit}.")
     return None
 
 
@@ -233,6 +264,12 @@ def _maxima(out: DoseReview, row: DoseLimit, amount: float, timing: Frequency | 
         if total > row.total * _SLACK:
             out.add(f"TOTAL DOSE ABOVE MAXIMUM: {fmt(total)} {unit} per {_per(row)} of {row.drug} is above "
                     f"{fmt(row.total)} {unit} per {_per(row)} ({row.source}).{why}")
+        if timing.bare_once and row.per_days > 1 and amount * row.per_days > row.total * _SLACK:
+            # Over a day "once" and "once daily" are the same total; over a week they are not: the order is written
+            # as one dose, and the card says what once daily would have been.
+            out.add(f"IF MEANT AS ONCE DAILY: {fmt(amount * row.per_days)} {unit} per {_per(row)} of {row.drug} would "
+                    f"be above {fmt(row.total)} {unit} per {_per(row)} ({row.source}); 'once' is written as one dose "
+                    f"only.{why}", severe=False)
 
 
 def _weekly(out: DoseReview, row: DoseLimit, frequency: str, timing: Frequency | None) -> None:

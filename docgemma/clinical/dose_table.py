@@ -29,7 +29,9 @@ class DoseLimit:
     ``min_age``: contraindicated below that age in years, ``age_source`` says who says so.
     ``count_mg``: mg per puff/tablet where one strength is standard; ``count_max``: most puffs per dose.
     ``mg_per_mmol``: a mass order converted to mmol; ``meq_per_mmol``: mEq in one mmol (2 for Mg, Ca);
-    ``units_per_mg``: a drug also ordered in units (enoxaparin anti-Xa units, benzylpenicillin)."""
+    ``units_per_mg``: a drug also ordered in units (enoxaparin anti-Xa units, benzylpenicillin).
+    ``parts``: for a combination checked as its first ingredient, the most of each other ingredient in one dose (mg,
+    from the row's source), so a strength its name writes without a unit can be read (:mod:`.name_strength`)."""
 
     drug: str
     unit: str
@@ -54,6 +56,7 @@ class DoseLimit:
     mg_per_mmol: float | None = None
     meq_per_mmol: float = 1.0
     units_per_mg: float | None = None
+    parts: tuple[tuple[str, float], ...] = ()
 
 
 OPIOID = "ISMP high-alert medicine (opioid): the limit is the opioid-naive starting dose"
@@ -106,7 +109,8 @@ TABLE: tuple[DoseLimit, ...] = (
     _r("amoxicillin", "mg", 500, "three times daily", 1000, 3000, "US label (Amoxil)", kg=30, kg_day=90,
        child_dose=1000, child_source=f"{BNFC} (high dose 30 mg/kg, max 1 g, three times daily)"),
     _r("amoxicillin+clavulanate", "mg", 500, "three times daily", 1000, 3000,
-       "US label (Augmentin), as amoxicillin", kg=30, kg_day=90, child_dose=1000,
+       "US label (Augmentin), as amoxicillin; clavulanate at most 200 mg (BNF: IV 1.2 g = 1 g + 200 mg)",
+       parts=(("clavulanate", 200),), kg=30, kg_day=90, child_dose=1000,
        child_source=f"{BNFC} (as amoxicillin, 30 mg/kg three times daily)"),
     _r("flucloxacillin", "mg", 500, "four times daily", 2000, 8000, f"{BNF} (oral 0.5-1 g, IV up to 2 g, 4 times daily)",
        kg=50, kg_day=200, child_dose=2000, child_source=f"{BNFC} (up to 50 mg/kg four times daily)"),
@@ -147,7 +151,8 @@ TABLE: tuple[DoseLimit, ...] = (
     _r("trimethoprim", "mg", 200, "twice daily", 200, 400, BNF, kg=4, kg_day=8, child_dose=200,
        child_source=f"{BNFC} (4 mg/kg twice daily)"),
     _r("sulfamethoxazole+trimethoprim", "mg", 800, "twice daily", 2400, 9600,
-       "US label (Bactrim, as sulfamethoxazole; PCP up to 100 mg/kg/day)", kg=30, kg_day=120, child_dose=2400,
+       "US label (Bactrim, as sulfamethoxazole; PCP up to 100 mg/kg/day; trimethoprim a fifth of it, at most 480 mg "
+       "a dose)", parts=(("trimethoprim", 480),), kg=30, kg_day=120, child_dose=2400,
        child_source=f"{BNFC} (as sulfamethoxazole; PCP 120 mg/kg/day in divided doses)"),
     _r("gentamicin", "mg", 350, "once daily", 560, 560, f"{BNF} (5-7 mg/kg once daily, to 80 kg)", kg=7,
        kg_day=7, kg_all=True, child_source=f"{BNFC} (7 mg/kg once daily)"),
@@ -164,7 +169,8 @@ TABLE: tuple[DoseLimit, ...] = (
     _r("meropenem", "mg", 1000, "three times daily", 2000, 6000, "US label (Merrem)", kg=40, kg_day=120,
        child_dose=2000, child_source=f"{BNFC} (10-40 mg/kg every 8 hours)"),
     _r("piperacillin+tazobactam", "mg", 4000, "three times daily", 4000, 16000,
-       "US label (Zosyn, as piperacillin)", kg=90, kg_day=360, child_dose=4000,
+       "US label (Zosyn, as piperacillin; 4.5 g = 4 g + tazobactam 500 mg)", parts=(("tazobactam", 500),), kg=90,
+       kg_day=360, child_dose=4000,
        child_source=f"{BNFC} (as piperacillin, 90 mg/kg every 6-8 hours)"),
     _r("fosfomycin", "mg", 3000, "once only", 3000, 3000, "US label (Monurol)"),
     # Antifungals, antivirals, anthelmintics
@@ -201,9 +207,12 @@ TABLE: tuple[DoseLimit, ...] = (
     _r("zidovudine", "mg", 300, "twice daily", 300, 600, "US label (Retrovir)"),
     _r("nevirapine", "mg", 200, "twice daily", 200, 400, "US label (Viramune)"),
     _r("abacavir", "mg", 600, "once daily", 600, 600, "US label (Ziagen)"),
-    _r("lopinavir+ritonavir", "mg", 400, "twice daily", 800, 800, "US label (Kaletra, as lopinavir)"),
+    _r("lopinavir+ritonavir", "mg", 400, "twice daily", 800, 800,
+       "US label (Kaletra, as lopinavir; 800/200 mg once daily: ritonavir at most 200 mg)", parts=(("ritonavir", 200),)),
     # Antimalarials
-    _r("artemether+lumefantrine", "mg", 80, "twice daily", 80, 160, f"{WHO} (as artemether, 4 tablets twice daily)"),
+    _r("artemether+lumefantrine", "mg", 80, "twice daily", 80, 160,
+       f"{WHO} (as artemether, 4 tablets of 20/120 mg twice daily: lumefantrine at most 480 mg)",
+       parts=(("lumefantrine", 480),)),
     _r("artesunate", "mg", 160, "once only", 300, 600, f"{WHO} (2.4 mg/kg IV at 0, 12, 24 h)", kg=3, kg_day=6,
        kg_all=True, child_source=f"{WHOC} (3 mg/kg under 20 kg, 2.4 mg/kg above)"),
     _r("chloroquine", "mg", 600, "once only", 620, 1000, f"{WHO} (as base, 10 mg/kg then 5 mg/kg)", kg=10, kg_day=15,
@@ -213,7 +222,9 @@ TABLE: tuple[DoseLimit, ...] = (
     _r("primaquine", "mg", 15, "once daily", 45, 30, f"{WHO} (0.25-0.5 mg/kg daily; 0.75 mg/kg weekly)", kg=0.75,
        kg_day=0.5, child_source=f"{WHOC} (0.25-0.5 mg/kg daily)"),
     _r("mefloquine", "mg", 250, "once weekly", 750, 1250, f"{WHO} (treatment 15 mg/kg then 10 mg/kg)"),
-    _r("atovaquone+proguanil", "mg", 250, "once daily", 1000, 1000, "US label (Malarone, as atovaquone)"),
+    _r("atovaquone+proguanil", "mg", 250, "once daily", 1000, 1000,
+       "US label (Malarone, as atovaquone; treatment 4 tablets of 250/100 mg: proguanil at most 400 mg)",
+       parts=(("proguanil", 400),)),
     _r("hydroxychloroquine", "mg", 200, "twice daily", 800, 800, "US label (Plaquenil; malaria loading 800 mg)"),
     # Cardiovascular
     _r("lisinopril", "mg", 10, "once daily", 80, 80, "US label (Zestril)"),
@@ -453,6 +464,28 @@ def _key(ingredients: tuple[str, ...] | list[str]) -> str:
 
 
 _BY_NAME: dict[str, DoseLimit] = {_key(row.drug.split("+")): row for row in TABLE}
+
+
+def same_ingredient(a: str, b: str) -> bool:
+    """One ingredient under two of its names ("paracetamol", "acetaminophen")."""
+    return _key([a]) == _key([b])
+
+
+def reference_ingredient(row: DoseLimit) -> str:
+    """The ingredient a combination's figures are given as (its first: "amoxicillin" of amoxicillin+clavulanate)."""
+    return row.drug.split("+")[0]
+
+
+def part_max_mg(ingredient: str, row: DoseLimit) -> float | None:
+    """The most of ``ingredient`` in one dose of ``row``'s product, in mg: the row's own maximum for the ingredient
+    it is checked as, its ``parts`` for the others, else the ingredient's own row; None when none is in mg."""
+    if row.unit == "mg" and same_ingredient(ingredient, reference_ingredient(row)):
+        return row.dose
+    part = next((most for name, most in row.parts if same_ingredient(name, ingredient)), None)
+    if part is not None:
+        return part
+    own = limit_for((ingredient,))
+    return own.dose if own is not None and own.unit == "mg" else None
 
 
 def limit_for(ingredients: tuple[str, ...] | list[str]) -> DoseLimit | None:

@@ -119,6 +119,8 @@ class Frequency:
     count: int | None = None
     #: False for "as needed" with no schedule: no Timing.repeat, and no daily total can be computed.
     scheduled: bool = True
+    #: A single dose written as "once" alone (see ``_BARE_ONCE_RE``): the card says how it was read.
+    bare_once: bool = False
 
     @property
     def interval_hours(self) -> float:
@@ -129,6 +131,19 @@ class Frequency:
     def per_day(self) -> float:
         """Doses per day (a single dose counts once)."""
         return 1.0 if self.count == 1 else 24.0 / self.interval_hours
+
+    def described(self) -> str:
+        """How the frequency was read, in words for the card: "a single dose", "3 doses a day", "one dose every
+        7 days", "no schedule, as needed"."""
+        needed = " as needed" if self.as_needed else ""
+        if self.count == 1:
+            return f"a single dose{needed}"
+        if not self.scheduled:
+            return "no schedule, as needed"
+        if self.interval_hours <= 24 * 1.000001:  # a float's slack: "every 24 hours" is once a day
+            per_day = self.per_day
+            return f"{per_day:.3g} dose{'' if per_day == 1 else 's'} a day{needed}"
+        return f"one dose every {self.interval_hours / 24:.3g} days{needed}"
 
 
 def _is_combination(top: float, bottom: float) -> bool:
@@ -237,8 +252,14 @@ _TIME_OF_DAY_RE = re.compile(r"\b(?:(?:every|each|a|per)\s+(?:morning|evening|ni
                              r"in\s+the\s+(?:morning|evening)|mane|nocte)\b")
 #: Twice a day at two times of day: "in the morning and at night", "morning and evening".
 _TWO_TIMES_OF_DAY_RE = re.compile(r"\b(?:in\s+the\s+)?mornings?\s+and\s+(?:at\s+|in\s+the\s+)?(?:night|evening|bedtime)s?\b")
-#: A single dose: only with words that say so. "once" alone may be "once daily" cut short: it is not read.
+#: A single dose: words that say so ("stat", "once only", "single dose").
 _SINGLE_DOSE_RE = re.compile(r"\b(?:stat|once\s+only|single\s+dose|one\s+dose|one\s+time\s+only|one\s+off|once\s+now)\b")
+#: "once" as the whole frequency (an order's frequency field, "(as needed)" aside): a one-off order, the frequency
+#: "Once" of the order entry systems. It could be "once daily" cut short; both readings give one dose in a day, so the
+#: daily checks read the same numbers either way, and the card says which reading was written
+#: (:attr:`Frequency.bare_once`). "once daily", "once weekly", "once nightly" keep their meanings: they are read
+#: before this, and anything else after "once" is not this form.
+_BARE_ONCE_RE = re.compile(r"^\s*once\s*$")
 _AS_NEEDED_WORDS_RE = re.compile(r"\b(?:prn|as needed|when needed|as required|if needed)\b")
 _ORDINALS = {"other": 2.0, "second": 2.0, "third": 3.0, "fourth": 4.0}
 
@@ -319,10 +340,10 @@ def _times(t: str, as_needed: bool) -> Frequency | Literal[False] | None:
 def parse_frequency(text: str) -> Frequency | None:
     """Common ways of writing a frequency (``twice daily``, ``bid``, ``q.i.d.``, ``every 6 hours``, ``q8h``,
     ``q15m``, ``every five minutes``, ``every half hour``, ``every 2nd day``, ``fortnightly``, ``/5min``,
-    ``weekly``, ``twelve times daily``, ``once nightly``, ``morning and evening``, ``as needed``, ``stat``); None
-    when none is recognised. "once" alone is not read (a single dose needs words that say so: "once only",
-    "stat", "single dose"), nor is "continuously" without a rate (a continuous infusion's dose is a rate, e.g.
-    "2 mg/hour", which is read as hourly)."""
+    ``weekly``, ``twelve times daily``, ``once nightly``, ``morning and evening``, ``as needed``, ``stat``,
+    ``once``); None when none is recognised. "once" as the whole frequency is a single dose (``_BARE_ONCE_RE``);
+    "continuously" without a rate is not read (a continuous infusion's dose is a rate, e.g. "2 mg/hour", which is
+    read as hourly)."""
     t = _normalised(text)
     as_needed = bool(_AS_NEEDED_WORDS_RE.search(t))
     for reader in (_interval, _times, _rate):
@@ -338,6 +359,8 @@ def parse_frequency(text: str) -> Frequency | None:
             return Frequency(1, 1.0, unit, as_needed)
     if _SINGLE_DOSE_RE.search(t):
         return Frequency(count=1, as_needed=as_needed)
+    if _BARE_ONCE_RE.match(_AS_NEEDED_WORDS_RE.sub(" ", t)):
+        return Frequency(count=1, as_needed=as_needed, bare_once=True)
     return Frequency(as_needed=True, scheduled=False) if as_needed else None
 
 
@@ -361,7 +384,11 @@ _FREQUENCY_SPAN_RE = re.compile(
     r"|\b(?:on\s+)?alternate\s+days?\b"
     r"|\b(?:b\.i\.d\.?|t\.i\.d\.?|q\.i\.d\.?|q\.d\.?|o\.d\.?|bid|tid|qid|qds|tds|bd|od|qd|qhs|qam|qpm|nocte|mane"
     r"|daily|nightly|hourly|weekly|fortnightly|monthly|at night|at bedtime|in the morning|in the evening"
-    r"|stat|single dose|one dose|one[- ]off|once|twice|thrice|continuous(?:ly)?(?:\s+infusion)?)\b",
+    r"|stat|single dose|one dose|one[- ]off|twice|thrice|continuous(?:ly)?(?:\s+infusion)?)\b"
+    # "once" alone is a frequency (one dose) where the order ends with it or goes on with its route, time or the
+    # patient; "once cultures are back", "once he is eating" is a conjunction, not the order's frequency.
+    r"|\bonce(?=\s*$|\s*[,.;:)!]|\s+(?:only|now|stat|today|tonight|then|for|prn|as\s+(?:needed|required)|before|after|"
+    r"at|iv|i\.v\.|im|sc|sq|po|pr|sl|orally|by\s+mouth|intravenous(?:ly)?|intramuscular(?:ly)?|subcut\w*)\b)",
     re.IGNORECASE,
 )
 _AS_NEEDED_RE = re.compile(r"\b(?:prn|as needed|when needed|as required|if needed)\b", re.IGNORECASE)

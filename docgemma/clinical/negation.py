@@ -93,6 +93,29 @@ def without_negations(text: str) -> str:
     return out
 
 
+def no_allergy_read(said: tuple[str, ...], substances: tuple[str, ...], drugs: bool, patient: str | None) -> str:
+    """What a message that only says there is no allergy ("sulfa - negative", "penicillin: none known") was read as,
+    that nothing was written, and the writes it may mean for ``patient`` (the active one; None: no patient open)."""
+    quoted = " and ".join(f"'{s}'" for s in said)
+    drug = any(re.search(r"(?i)\bdrug|\bmedic|\bnk[dm]a\b", s) for s in said)
+    what = f"no {' or '.join(substances)} allergy" if substances else f"no known {'drug ' if drug else ''}allergy"
+    head = (f"{quoted} {'reads' if len(said) == 1 else 'read'} as a statement that there is {what}, with no write "
+            "asked; nothing was written to the record.")
+    if not patient:
+        return (f"{head} To record it, open the patient's record first, then say what to write: 'record NKDA', or "
+                "'remove the <substance> allergy label, reason: …'.")
+    meant = []
+    if drugs:
+        meant.append(f"{patient} has no known drug allergies at all: record NKDA (refused while an active drug allergy "
+                     "is on record)")
+    if substances:
+        meant.append(f"a {' or '.join(substances)} allergy label on {patient}'s record no longer applies: remove it, "
+                     "with the reason (a challenge or test passed, or entered in error)")
+    if len(meant) == 1:
+        return f"{head} If you meant to record it: {meant[0]}. It is checked on its own card."
+    return f"{head} If you meant to record it, say which: {'; or '.join(meant)}. Each is checked on its own card."
+
+
 def not_written(found: list[Negation]) -> str:
     """The one sentence that says what was not written and why."""
     allergies = [f"'{n.words}'" for n in found if n.kind == "allergy"]

@@ -17,8 +17,13 @@ PatientId = Field(min_length=1, max_length=64, description="Patient ID (not a na
 #: values so the card's check shows them as a finding, but it is no value of the write. No write stores it, no
 #: card shows it as a field, no model is asked for it (issue 46: they were written into the order's note).
 UNREAD = "unread"
-#: Argument names that are never a value the record is given (see :data:`UNREAD`).
-NOT_WRITTEN = frozenset({UNREAD})
+#: The record entry a write changes, as its check read it for the card: a versioned reference
+#: ("AllergyIntolerance/<id>/_history/<versionId>"). The check puts it on the card (``write_checks.Findings.pins``),
+#: so the card's id and digest (and an MCP approval's signature) cover it, and the write changes the entry only while
+#: it is still that version. Code's to fill, never a model's, and no field of the card.
+ENTRY = "entry"
+#: Argument names that are never a value the record is given (see :data:`UNREAD`, :data:`ENTRY`).
+NOT_WRITTEN = frozenset({UNREAD, ENTRY})
 
 
 def value_fields(model: type[BaseModel]) -> tuple[str, ...]:

@@ -28,7 +28,6 @@ from docgemma.browser_guard import BrowserGuard, served_names
 from docgemma.config import ConfigError
 from docgemma.exposure import MIN_TOKEN_CHARS, BearerGate
 from docgemma.exposure import check_exposure as _check_exposure
-from docgemma.tools.args import NOT_WRITTEN
 from docgemma.tools.mcp_approval import MIN_KEY_CHARS
 from docgemma.tools.mcp_writes import WriteGuard
 from docgemma.tools.outcome import ToolOutcome, failure
@@ -52,10 +51,13 @@ def _tool_function(spec: ToolSpec, guard: WriteGuard | None) -> Any:
             return guard.run(spec, args, ctx.request_context.meta)
         return spec.run(args, ToolContext())
 
+    # Every field is taken, the ones code fills (``NOT_WRITTEN``: the unread words, the entry a card was built on)
+    # included, so the app's signed arguments arrive whole (the SDK drops a keyword its signature lacks, and the
+    # signature check then refused the call); those are still left out of the published schema (``SkipJsonSchema``).
     parameters = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)] + [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[info.annotation, info],
                           default=inspect.Parameter.empty if info.is_required() else info.default)
-        for name, info in spec.args_model.model_fields.items() if name not in NOT_WRITTEN  # code's to fill
+        for name, info in spec.args_model.model_fields.items()
     ]
     call.__signature__ = inspect.Signature(parameters, return_annotation=ToolOutcome)  # type: ignore[attr-defined]
     call.__annotations__ = {"ctx": Context, "return": ToolOutcome}  # how the SDK finds its context parameter

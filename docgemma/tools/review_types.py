@@ -46,6 +46,8 @@ class WriteReview(TypedDict, total=False):
     checks: list[CheckStatus]
     #: The write cannot be proposed at all (e.g. the patient does not exist): no card, this error instead.
     blocked: str
+    #: Arguments the check read off the record for the write to be made against (``write_checks.Findings.pins``).
+    pins: dict[str, str]
 
 
 #: Safety review before a write (who the patient is, allergy conflicts, duplicate orders, dose): the approval card.

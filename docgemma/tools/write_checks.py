@@ -56,6 +56,10 @@ class Findings:
     checks: list[CheckRun] = field(default_factory=list)
     #: The write cannot be proposed at all (a medicine no source knows): no card, this instead ("" when it can).
     blocked: str = ""
+    #: Arguments the check read off the record that the write must be made against (``tools.args.ENTRY``: the version
+    #: of the entry a label removal changes): they become arguments of the card, so that the card's id and digest
+    #: cover them and the approved write refuses a record changed since the card was built.
+    pins: dict[str, str] = field(default_factory=dict)
 
     def add(self, text: str, severe: bool = False) -> None:
         self.warnings.append(text)
@@ -76,7 +80,7 @@ class Findings:
         """Severe findings first (the card shows them before duplicate orders and notes), order kept otherwise."""
         severe = set(self.severe)
         return Findings(sorted(self.warnings, key=lambda w: w not in severe), list(self.severe), list(self.checks),
-                        self.blocked)
+                        self.blocked, dict(self.pins))
 
 
 #: A write tool's own check: its arguments and the patient's facts → warnings.

@@ -41,7 +41,8 @@ NAMED_TOOL = [
     (r"What is .+ treating\?|What is linked to |Which of .+ medications is for which condition",
      "explore_connections"),
     (r"Prescribe ", "prescribe_medication"),
-    (r"Record an allergy to ", "add_allergy"),
+    (r"Record an allergy to |Record NKDA for ", "add_allergy"),
+    (r"Remove the .+ allergy label for ", "remove_allergy_label"),
     (r"Note for ", "save_clinical_note"),
     (r"Analyse the attached image", "analyze_medical_image"),
 ]

@@ -174,3 +174,113 @@ def test_a_put_with_a_stale_if_match_header_is_refused_by_the_embedded_server(eh
     current = entry["meta"]["versionId"]
     saved = ehr.client._request("PUT", url, json={**entry, "criticality": "low"}, headers={"If-Match": f'W/"{current}"'})
     assert saved["criticality"] == "low" and saved["meta"]["versionId"] == str(int(current) + 1)
+
+
+# ── the version the card showed is the one the approval writes on (issue 42 follow-up) ─────────────────────────
+
+
+def bump(ehr: Ehr, entry_id: str) -> dict[str, Any]:
+    """Another writer changes the entry (its criticality): a new version on record."""
+    current = ehr.client.read("AllergyIntolerance", entry_id)
+    ehr.client.transaction([{"resource": {**current, "criticality": "low"},
+                             "request": {"method": "PUT", "url": f"AllergyIntolerance/{entry_id}"}}])
+    changed = ehr.client.read("AllergyIntolerance", entry_id)
+    assert changed["meta"]["versionId"] != current["meta"]["versionId"]
+    return changed
+
+
+def test_the_card_carries_the_version_it_was_built_on_and_shows_it(ehr: Ehr) -> None:
+    from docgemma.ui.card import args_json, fields
+
+    pid, entry = mensah(ehr)
+    card = bot(ehr, pid).run_turn("t", "delabel penicillin: negative skin test")
+    assert isinstance(card, dict) and card["kind"] == "approval"
+    version = entry["meta"]["versionId"]
+    assert card["args"]["entry"] == f"AllergyIntolerance/{entry['id']}/_history/{version}"
+    assert any(f"[AllergyIntolerance/{entry['id']}, version {version}]" in w for w in card["warnings"])
+    # Code's to fill: no field of the form, nothing an API edit is given to change.
+    assert "entry" not in {f.key for f in fields(card)[0]} and '"entry"' not in args_json(card)
+    assert "entry" not in SPEC.args_model.model_json_schema()["properties"]
+
+
+def test_an_entry_changed_after_the_card_was_shown_is_not_written_on_approve(ehr: Ehr) -> None:
+    """The approval is replayed against the record as it is now: the entry's version is part of the card, so the card
+    approved is not the one the record gives any more; nothing is written and a new card shows the entry as it is."""
+    from docgemma.agent.nodes.tool_execute import STALE
+
+    pid, entry = mensah(ehr)
+    assistant = bot(ehr, pid)
+    card = assistant.run_turn("t", "delabel penicillin: negative skin test")
+    assert isinstance(card, dict) and card["kind"] == "approval"
+    changed = bump(ehr, entry["id"])
+    again = assistant.resume("t", {"action": "approve", "card_id": card["card_id"]})
+    assert ehr.client.read("AllergyIntolerance", entry["id"]) == changed  # nothing written
+    assert isinstance(again, dict) and again["notice"] == STALE and "Nothing was written" in again["notice"]
+    assert again["args"]["entry"].endswith(f"/_history/{changed['meta']['versionId']}")
+    assistant.resume("t", {"action": "approve", "card_id": again["card_id"]})  # the new card, approved: written
+    saved = ehr.client.read("AllergyIntolerance", entry["id"])
+    assert concept_code(saved, "verificationStatus") == "refuted" and saved["criticality"] == "low"
+
+
+def test_an_entry_changed_between_the_approvals_check_and_the_write_is_refused(ehr: Ehr) -> None:
+    """The narrowest window: the entry changes after the approval's replay has checked it (the card still matches)
+    and before the write. The write is made on the card's version (If-Match): refused, nothing written."""
+    from docgemma.agent.assistant import Assistant, TurnResult
+    from docgemma.agent.demo_llm import demo_llm
+    from docgemma.tools.binding import ToolClients, bind_tools
+    from docgemma.tools.ehr_tools import record_write_check
+    from docgemma.tools.registry import default_registry
+
+    pid, entry = mensah(ehr)
+    check, calls = record_write_check(ehr), []
+
+    def racing(spec: Any, args: dict[str, Any], active: Any) -> Any:
+        review = check(spec, args, active)
+        calls.append(1)
+        if len(calls) == 2:  # the approval's replay: the card matches, then another writer changes the entry
+            bump(ehr, entry["id"])
+        return review
+
+    assistant = Assistant(demo_llm(), bind_tools(default_registry(), ToolClients(record=ehr)),
+                          patient_context=ehr.patient_context, write_check=racing)
+    assistant.set_active_patient("t", {"id": pid, "name": "Grace Mensah"})
+    card = assistant.run_turn("t", "delabel penicillin: negative skin test")
+    assert isinstance(card, dict)
+    before = ehr.client.read("AllergyIntolerance", entry["id"])
+    done = assistant.resume("t", {"action": "approve", "card_id": card["card_id"]})
+    assert isinstance(done, TurnResult), done
+    assert "changed since it was read" in done.answer and "nothing was written" in done.answer, done.answer
+    after = ehr.client.read("AllergyIntolerance", entry["id"])
+    assert concept_code(after, "clinicalStatus") == "active" and int(after["meta"]["versionId"]) == \
+        int(before["meta"]["versionId"]) + 1  # only the other writer's change
+
+
+def test_the_write_refuses_an_entry_other_than_the_cards_or_another_version(ehr: Ehr) -> None:
+    pid, entry = mensah(ehr)
+    version = entry["meta"]["versionId"]
+    for stale in (f"AllergyIntolerance/{entry['id']}/_history/{int(version) + 5}",
+                  f"AllergyIntolerance/not-{entry['id']}/_history/{version}"):
+        outcome = remove_label(ehr, args(pid).model_copy(update={"entry": stale}), ToolContext(scope=f"card-{stale}"))
+        assert outcome["status"] == "error" and "changed since it was read" in str(outcome["details"]), outcome
+        assert ehr.client.read("AllergyIntolerance", entry["id"]) == entry
+    right = args(pid).model_copy(update={"entry": f"AllergyIntolerance/{entry['id']}/_history/{version}"})
+    assert remove_label(ehr, right, ToolContext(scope="card-right"))["status"] == "success"
+
+
+def test_an_mcp_call_carries_the_entry_without_publishing_it() -> None:
+    """Over MCP the app signs the card's arguments: a field code fills must arrive (it was dropped, and the signature
+    no longer matched), and is still left out of the schema a client sees."""
+    from mcp.server.mcpserver.utilities.func_metadata import func_metadata
+
+    from docgemma.tools.mcp_server import _tool_function
+    from docgemma.tools.registry import default_registry
+
+    registry = default_registry()
+    for name in ("remove_allergy_label", "prescribe_medication"):
+        meta = func_metadata(_tool_function(registry[name], None), skip_names=["ctx"])
+        published = meta.arg_model.model_json_schema()["properties"]
+        assert "entry" not in published and "unread" not in published
+    meta = func_metadata(_tool_function(registry["remove_allergy_label"], None), skip_names=["ctx"])
+    sent = {"patient_id": "p", "substance": "penicillin", "reason": "negative skin test",
+            "entry": "AllergyIntolerance/a/_history/2"}
+    assert meta.arg_model.model_validate(sent).model_dump_one_level()["entry"] == sent["entry"]

@@ -6,8 +6,8 @@ Three classes, each from one case of the issue, with held-out variants written b
   aspirin … Check interactions between clopidogrel, aspirin, and pantoprazole.");
 * the request sentence's drug is the one looked up; a drug of a context sentence is set aside ("His B12 came back
   at 98. Folate is normal. Check safety profile of cyanocobalamin injection.");
-* "once nightly" is once a day at night; "once" is a single dose only with words that say so (stat, once only,
-  single dose).
+* "once nightly" is once a day at night; a single dose is said with words that say so (stat, once only,
+  single dose; since issue 42 also "once" as the whole frequency, ``tests/unit/test_dose_reading.py``).
 
 First pass, before the fix (``decide`` + the tool's extractor on each message): lists 1 of 6 kept every drug (the
 five whose context sentence named two drugs lost the rest of the list at the first comma); request-sentence drug 0

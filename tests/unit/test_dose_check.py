@@ -170,3 +170,83 @@ def test_bench_targets_on_a_sample_through_the_real_write_check() -> None:
     assert result["dangerous"] > 1000 and result["usual"] > 50
     assert result["dangerous_passing_plain_approval"] == 0, result["passed"][:5]
     assert result["severe_on_usual_rate"] <= 0.02, result["false_severe"][:5]
+
+
+def warnings(drug: str, dose: str, frequency: str) -> list[tuple[str, bool]]:
+    review = review_dose(resolve_local(drug).ingredients, drug, dose, frequency, ADULT)
+    return [(f.text, f.severe) for f in review.findings]
+
+
+@pytest.mark.parametrize(("drug", "dose"), [("vincristine", "2 mg"), ("potassium chloride", "10 mmol"),
+                                            ("ceftriaxone", "2 g"), ("ondansetron", "4 mg")])
+def test_once_is_one_dose_checked_like_once_daily_and_the_card_says_so(drug: str, dose: str) -> None:
+    """Issue 42 (h081, h083): a one-off order written "once" was refused as an unreadable frequency."""
+    found = warnings(drug, dose, "once")
+    assert not any(severe for _text, severe in found), found
+    assert any(text.startswith("FREQUENCY READ AS ONE DOSE: 'once' is written as a single dose") for text, _ in found)
+    review = review_dose(resolve_local(drug).ingredients, drug, dose, "once", ADULT)
+    assert [c.detail for c in review.checks if c.name == "Frequency"] == ["read as a single dose"]
+
+
+@pytest.mark.parametrize(("drug", "dose", "frequency"), [
+    ("methotrexate", "10 mg", "once daily"), ("methotrexate", "10 mg", "daily"), ("vincristine", "2 mg", "once daily"),
+    ("potassium chloride", "60 mmol", "once"), ("vincristine", "3 mg", "once"), ("digoxin", "250 mg", "once"),
+])
+def test_once_checks_the_same_numbers_and_once_daily_keeps_its_meaning(drug: str, dose: str, frequency: str) -> None:
+    assert any(severe for _text, severe in warnings(drug, dose, frequency))
+
+
+@pytest.mark.parametrize("drug", ["methotrexate", "alendronate", "vincristine"])
+def test_once_for_a_drug_limited_per_week_says_what_once_daily_would_be(drug: str) -> None:
+    """Over a day "once" and "once daily" are the same total; over a week they are not: the order is written as one
+    dose, and the card says that once daily would be above the weekly maximum."""
+    dose = {"methotrexate": "10 mg", "alendronate": "70 mg", "vincristine": "2 mg"}[drug]
+    found = warnings(drug, dose, "once")
+    said = [text for text, severe in found if text.startswith("IF MEANT AS ONCE DAILY:") and not severe]
+    assert said and "per 7 days" in said[0], found
+
+
+@pytest.mark.parametrize(("name", "count", "read"), [
+    ("co-amoxiclav 500/125 tablets", "1 tablet", "amoxicillin 500 mg + clavulanate 125 mg"),
+    ("co-amoxiclav 250/125", "2 tablets", "amoxicillin 250 mg + clavulanate 125 mg"),
+    ("Augmentin 875/125 tablets", "1 tablet", "amoxicillin 875 mg + clavulanate 125 mg"),
+    # Named trimethoprim first by the table, written sulfamethoxazole first: the numbers are not read by name order.
+    ("co-trimoxazole 800/160 tablets", "1 tablet", "trimethoprim 160 mg + sulfamethoxazole 800 mg"),
+    ("co-trimoxazole 400/80 tablets", "2 tablets", "trimethoprim 80 mg + sulfamethoxazole 400 mg"),
+])
+def test_a_combination_strength_written_without_a_unit_is_read_per_ingredient(name: str, count: str, read: str) -> None:
+    """Issue 42 (h069): the UK way of naming a combination's strength ("co-amoxiclav 500/125 tablets") was refused
+    as a tablet of unknown strength; it is read in mg where every ingredient then fits, and the card says so."""
+    found = warnings(name, count, "twice daily")
+    assert not any(severe for _text, severe in found), found
+    said = [t for t, _ in found if t.startswith("STRENGTH READ FROM THE PRODUCT NAME:")]
+    assert said and read in said[0] and name in said[0], found
+
+
+@pytest.mark.parametrize(("name", "count", "heading"), [
+    # Read as mg, then checked: too many tablets is still above the maximum.
+    ("co-amoxiclav 500/125 tablets", "3 tablets", "DOSE ABOVE MAXIMUM: 1,500 mg"),
+    ("co-trimoxazole 400/80 tablets", "8 tablets", "DOSE ABOVE MAXIMUM: 3,200 mg"),
+    # A strength in grams (or micrograms) read as mg fits no per-dose range: not read, the dose cannot be checked.
+    ("piperacillin/tazobactam 4/0.5 tablets", "2 tablets", "DOSE CANNOT BE CHECKED"),
+    ("co-amoxiclav 1/0.2 tablets", "1 tablet", "DOSE CANNOT BE CHECKED"),
+    ("co-amoxiclav 500000/125000 tablets", "1 tablet", "DOSE CANNOT BE CHECKED"),
+    ("co-amoxiclav 500/125/5 tablets", "1 tablet", "DOSE CANNOT BE CHECKED"),
+])
+def test_a_unitless_strength_never_makes_a_wrong_dose_look_fine(name: str, count: str, heading: str) -> None:
+    found = warnings(name, count, "twice daily")
+    assert any(severe and text.startswith(heading) for text, severe in found), found
+
+
+def test_an_inhaler_strength_in_micrograms_is_never_read_as_mg() -> None:
+    """"250/50" of an inhaler is micrograms: read as mg it is far above any single dose of either ingredient, so it is
+    refused whatever the combination's own row (one is made up here: the table has no inhaler combination)."""
+    from docgemma.clinical.dose_table import DoseLimit
+    from docgemma.clinical.name_strength import unitless_strength
+
+    row = DoseLimit("fluticasone+salmeterol", "mg", 0.25, "twice daily", 1, 2, "test row")
+    for name in ("Seretide 250/50", "fluticasone/salmeterol 500/50 inhaler", "fluticasone/salmeterol 100/50"):
+        read = unitless_strength(name, ("fluticasone", "salmeterol"), row)
+        assert read is not None and read.refused and not read.amounts, (name, read)
+    assert unitless_strength("Augmentin 875/125 mg tablets", ("amoxicillin", "clavulanate"),
+                             limit_for(("amoxicillin", "clavulanate"))) is None  # a unit written: read as before

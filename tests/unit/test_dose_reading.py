@@ -3,7 +3,7 @@
 * numbers by locale-safe rules (``docgemma.clinical.numbers``): "5,000" thousands, "2,5" a decimal comma, "1.000",
   "5 000", ".5", "1e4" refused with the form to write; words read by a small parser or refused; the sign kept;
 * the order's fields: the drug's name never takes a dose's sign or number; a dose that cannot be read reaches the
-  order as typed; every typed frequency is kept ("once nightly" is once daily, "once" alone no single dose);
+  order as typed; every typed frequency is kept ("once nightly" is once daily; "once" alone, issue 42, one dose);
 * a negated write request ("NOT allergic to latex", "stop X", "no longer on X") never becomes the positive write.
 """
 
@@ -15,7 +15,14 @@ import pytest
 
 from docgemma.agent.patterns import is_write_request, negated_write, remaining_tools
 from docgemma.agent.rules import decide
-from docgemma.clinical.dosing import canonical_dose, dose_refusal, frequency_match, parse_dose, parse_frequency
+from docgemma.clinical.dosing import (
+    canonical_dose,
+    dosage_instruction,
+    dose_refusal,
+    frequency_match,
+    parse_dose,
+    parse_frequency,
+)
 from docgemma.clinical.entities import extract_entities
 from docgemma.clinical.numbers import Refused, read_number
 from docgemma.tools.order_extract import allergy_args, prescription_args
@@ -140,9 +147,50 @@ def test_a_single_dose_needs_words_that_say_so(text: str) -> None:
     assert timing is not None and timing.count == 1
 
 
-@pytest.mark.parametrize("text", ["once", "continuously", "whenever"])
+@pytest.mark.parametrize("text", ["continuously", "whenever", "once more", "once or twice", "once then review"])
 def test_a_frequency_without_one_reading_is_not_read(text: str) -> None:
     assert parse_frequency(text) is None
+
+
+@pytest.mark.parametrize("text", ["once", "Once", "ONCE", " once ", "once prn", "once as needed"])
+def test_once_as_the_whole_frequency_is_one_dose_and_says_how_it_was_read(text: str) -> None:
+    """Issue 42 (h081, h083): "once" in an order's frequency field is the one-off order of the order entry systems;
+    it was refused as unreadable. It is written as one dose (Timing.repeat.count 1), and the card says so."""
+    timing = parse_frequency(text)
+    assert timing is not None and timing.count == 1 and timing.bare_once and timing.per_day == 1.0
+    assert timing.described().startswith("a single dose")
+    assert dosage_instruction("2 mg", text)["timing"] == {"repeat": {"count": 1}}
+
+
+@pytest.mark.parametrize(("message", "words"), [
+    ("Give vincristine 2 mg once", "once"), ("Give vincristine 2 mg once IV", "once"), ("Give X 5 mg once.", "once"),
+    ("Give ceftriaxone 2 g once for Grace Mensah", "once"), ("Give KCl 10 mmol once, over 1 hour", "once"),
+    # "once" as a conjunction is no frequency: it was taken as one, and the order's own ("qds") left unread.
+    ("Prescribe paracetamol 1 g, once he is eating qds", "qds"), ("Prescribe X 500 mg, review once cultures back", None),
+])
+def test_once_is_the_orders_frequency_only_where_it_ends_the_order(message: str, words: str | None) -> None:
+    found = frequency_match(message)
+    assert (found[0] if found else None) == words
+
+
+@pytest.mark.parametrize(("text", "per_day"), [
+    ("once daily", 1.0), ("once a day", 1.0), ("once nightly", 1.0), ("once in the morning", 1.0),
+    ("once weekly", 1 / 7), ("once a week", 1 / 7), ("once monthly", 1 / 30), ("once every 2 weeks", 1 / 14),
+])
+def test_once_with_a_period_keeps_its_meaning(text: str, per_day: float) -> None:
+    timing = parse_frequency(text)
+    assert timing is not None and timing.count is None and not timing.bare_once
+    assert timing.per_day == pytest.approx(per_day)
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("once", "a single dose"), ("stat", "a single dose"), ("tds", "3 doses a day"), ("once daily", "1 dose a day"),
+    ("every 6 hours as needed", "4 doses a day as needed"), ("once weekly", "one dose every 7 days"),
+    ("prn", "no schedule, as needed"),
+])
+def test_the_card_says_how_the_frequency_was_read(text: str, said: str) -> None:
+    timing = parse_frequency(text)
+    assert timing is not None and timing.described() == said
 
 
 def order(message: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from docgemma.clinical import interactions, order_hazards, pregnancy, renal
+from docgemma.clinical import interactions, order_hazards, pregnancy, renal, vehicles
 from docgemma.clinical.drug_classes import CLASSES, PRODUCTS
 from docgemma.clinical.entities import extract_entities
 from docgemma.clinical.ingredients import resolve_local
@@ -241,6 +241,67 @@ def test_iv_potassium_within_its_rate_is_no_never_event() -> None:
     assert order_hazards.hazards("KCl", ("potassium chloride",), "40 mmol", "40 mmol IV over 4 hours") == []
 
 
+KCL_BAG = "potassium chloride 10 mmol in 100 mL sodium chloride 0.9%"
+
+
+@pytest.mark.parametrize(("name", "dosage", "notes"), [
+    (KCL_BAG, "10 mmol", "IV infusion over 1 hour via peripheral line"),
+    ("KCl 20 mmol in 1 L glucose 5%", "20 mmol", "IV over 4 hours"),
+    ("potassium chloride 20 mmol in 1000 ml 0.9% NaCl", "20 mmol", "IV over 2 hours"),
+    ("potassium chloride 20 mmol in 1 L glucose 4% and sodium chloride 0.18%", "20 mmol", "IV over 8 hours"),
+    ("vancomycin 1 g in 250 mL water for injections", "1 g", "IV over 2 hours"),
+])
+def test_a_medicine_named_with_its_infusion_fluid_is_the_medicine(name: str, dosage: str, notes: str) -> None:
+    """Issue 42 (h081): the diluent was read as a second active ingredient, so the pair had no dose range (and
+    sodium chloride counted as a concentrated electrolyte): an ordinary potassium infusion needed an override."""
+    found = rx(name, dosage, "once", notes)
+    assert not found.severe and not found.blocked, found.warnings
+    assert not any("HIGH-ALERT MEDICINE WITHOUT A DOSE RANGE" in w or "NOT CHECKED — DOSE RANGE" in w
+                   for w in found.warnings)
+    [diluent] = [c for c in found.checks if c.name == "Diluent"]
+    assert diluent.ran and "not an active ingredient" in diluent.detail and diluent.detail.startswith(
+        ("sodium chloride", "glucose", "water for injections"))
+
+
+@pytest.mark.parametrize(("dosage", "frequency", "notes", "said"), [
+    ("10 mmol", "once", "IV push", "NEVER EVENT — IV POTASSIUM"),
+    ("10 mmol", "once", "IV bolus", "NEVER EVENT — IV POTASSIUM"),
+    ("40 mmol", "once", "IV over 1 hour", "NEVER EVENT — IV POTASSIUM"),  # 40 mmol/hour: faster than 20
+    ("10 mmol", "once", "IV", "NEVER EVENT — IV POTASSIUM"),  # no infusion time
+    ("60 mmol", "once", "IV over 6 hours", "DOSE ABOVE MAXIMUM"),
+    ("10 mmol", "every 15 minutes", "IV over 1 hour", "IMPLAUSIBLE FREQUENCY"),
+])
+def test_a_potassium_bag_named_with_its_diluent_keeps_every_never_event(dosage: str, frequency: str, notes: str,
+                                                                         said: str) -> None:
+    found = rx(KCL_BAG, dosage, frequency, notes)
+    assert any(said in w for w in found.severe), found.warnings
+
+
+@pytest.mark.parametrize("name", ["potassium chloride 20 mmol in 100 mL sodium chloride 3%",
+                                  "potassium chloride 20 mmol in 100 mL glucose 50%"])
+def test_a_fluid_that_is_no_standard_vehicle_stays_an_ingredient(name: str) -> None:
+    """Hypertonic saline or glucose is no vehicle: it stays part of the order, and what it is is checked."""
+    found = rx(name, "20 mmol", "once", "IV over 2 hours")
+    assert any(w.startswith("HIGH-ALERT MEDICINE WITHOUT A DOSE RANGE") for w in found.severe), found.warnings
+    assert not [c for c in found.checks if c.name == "Diluent"]
+
+
+@pytest.mark.parametrize(("name", "dosage"), [("potassium chloride 200 mmol in 1 L glucose 50%", "200 mmol"),
+                                              ("potassium chloride xyzzy", "200 mmol"), ("warfarin blorp", "50 mg")])
+def test_a_high_alert_medicine_named_with_a_word_not_recognised_needs_an_override(name: str, dosage: str) -> None:
+    """Found while testing the diluent: the dose range applies only to a product every word of which is recognised, and
+    the high-alert guard looked at the range of the ingredients alone, so 200 mmol of potassium was one click."""
+    found = rx(name, dosage, "once", "IV over 10 hours")
+    assert any(w.startswith("HIGH-ALERT MEDICINE WITHOUT A DOSE RANGE") and "not recognised" in w
+               for w in found.severe), found.warnings
+
+
+def test_the_diluent_is_no_duplicate_of_an_active_infusion() -> None:
+    facts = PatientFacts([], [order("sodium chloride 0.9% 1000 mL IV")], birth_date="1960-04-02", gender="male")
+    found = rx(KCL_BAG, "10 mmol", "once", "IV over 1 hour", facts=facts)
+    assert not [w for w in found.warnings if w.startswith("DUPLICATE ORDER")], found.warnings
+
+
 def test_it_the_pronoun_is_no_intrathecal_route() -> None:
     assert order_hazards.hazards("vincristine", ("vincristine",), "2 mg", "vincristine 2 mg IV, give it slowly") == []
     assert order_hazards.hazards("vincristine", ("vincristine",), "2 mg", "vincristine 2 mg IT")
@@ -325,3 +386,4 @@ def test_every_row_of_every_table_cites_a_source() -> None:
     assert all(r.source.strip() for r in renal.TABLE)
     assert all(i.source.strip() for i in interactions.TABLE)
     assert order_hazards.POTASSIUM_SOURCE and order_hazards.VINCA_SOURCE and order_hazards.HIGH_ALERT_SOURCE
+    assert all(v.source.strip() for v in vehicles.VEHICLES)

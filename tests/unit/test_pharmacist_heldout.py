@@ -62,14 +62,10 @@ FIRST_PASS = {"refuse_right": 51, "refuse_total": 62, "write_right": 29, "write_
 
 
 #: What this set still finds, by class, with why it is left (each an xfail that must keep failing until fixed, so a
-#: fix shows up and the list cannot rot). The other 91 cases hold.
-KNOWN_MISSES = {
-    "h069": "a tablet count whose strength is in the product name without a unit ('500/125 tablets'): the dose check "
-            "cannot read the strength and refuses (over-cautious)",
-    "h081": "a one-off order written 'once' is not read as a frequency (deliberately: 'once' alone is ambiguous), and "
-            "a potassium infusion named with its diluent has no dose range: refused (over-cautious)",
-    "h083": "a one-off order written 'once' is not read as a frequency: refused (over-cautious)",
-}
+#: fix shows up and the list cannot rot). None now: all 94 cases hold. The last three, ordinary orders refused, were
+#: fixed as classes: "once" as the whole frequency (h081, h083), a combination's strength written without a unit
+#: (h069), a medicine named with its infusion fluid (h081).
+KNOWN_MISSES: dict[str, str] = {}
 
 
 def _cases(expect: str) -> list[Any]:

@@ -41,12 +41,13 @@ from docgemma.agent.events import Token
 from docgemma.agent.memory import switch_marker, switched
 from docgemma.agent.node_settings import NODE_CONFIG
 from docgemma.agent.nodes.error_handler import SKIP_ERRORS
-from docgemma.agent.patterns import is_short_record_question, negated_write
+from docgemma.agent.patterns import is_short_record_question, negated_write, no_allergy_statement
 from docgemma.agent.state import AgentState, ToolResult
 from docgemma.agent.trace import NodeTrace
 from docgemma.agent.validation import other_patient_named
 from docgemma.clinical.ingredients import Resolution, resolve_local
 from docgemma.clinical.language import NAMES, detect
+from docgemma.clinical.negation import no_allergy_read
 from docgemma.clinical.patient import PatientRef
 from docgemma.clinical.roster import PatientRoster
 from docgemma.llm.base import LLM, LLMError, Message, clinically_meaningful
@@ -175,6 +176,12 @@ def _nothing_asked(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answe
         negated = negated_write(state["user_query"], state["extracted_entities"]["drug_mentions"])
         if negated is not None:
             return negated, "the write asked for is negated: nothing written (no model call)"
+        statement = no_allergy_statement(state["user_query"])
+        if statement is not None:
+            patient = state.get("active_patient")
+            return (no_allergy_read(statement.said, statement.substances, statement.drugs,
+                                    patient["name"] if patient else None),
+                    "a statement that there is no allergy: nothing written, the writes it may mean offered (no model call)")
         if (state.get("route_decision") or {}).get("rule") == "closing":
             return CLOSING_REPLY, "a thanks or goodbye: answered by code (no model call)"
         return NOTHING_DONE, "nothing was asked (no model call)"

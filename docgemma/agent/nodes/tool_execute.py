@@ -111,7 +111,7 @@ def _approval(
     revision, notice, edited_once = 0, "", False
     notices: list[str] = []
     while True:
-        review = as_review(write_check(spec, checked.args, active) if write_check else None)
+        checked, review = _reviewed(spec, checked, active, write_check, has_image)
         if review.get("blocked"):
             # Nothing to approve: no card, one clear error (ASK_USER, never a retry of the write).
             blocked = str(review["blocked"])
@@ -152,6 +152,23 @@ def _approval(
                         reason, notices)
             return checked, None, f"approved by the clinician{with_changes}; ", "", notices
         return checked, failure("declined"), "declined by the clinician; ", "", notices
+
+
+def _reviewed(spec: ToolSpec, checked: Checked, active: PatientRef | None, write_check: WriteCheck | None,
+              has_image: bool) -> tuple[Checked, WriteReview]:
+    """The write's safety review, and the arguments its card shows: with the values the check read off the record
+    for the write to be made against (``WriteReview.pins``: the version of the entry a label removal changes), so the
+    card's id and digest cover them, a replay after the record changed shows a new card, and the approved write
+    refuses an entry changed since (a version the arguments cannot hold blocks the card: never dropped)."""
+    review = as_review(write_check(spec, checked.args, active) if write_check else None)
+    pins = review.get("pins") or {}
+    if review.get("blocked") or all(checked.args.get(k) == v for k, v in pins.items()):
+        return checked, review
+    pinned = validate(spec, {**checked.args, **pins}, has_image=has_image)
+    if pinned.error is not None:
+        return checked, WriteReview(blocked=f"the record's entry as read for the card ({', '.join(pins.values())}), "
+                                            "which this write's arguments cannot hold; nothing was written")
+    return pinned, review
 
 
 def _apply_edit(spec: ToolSpec, checked: Checked, edits: dict[str, Any], has_image: bool,

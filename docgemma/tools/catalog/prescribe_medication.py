@@ -22,6 +22,7 @@ from docgemma.clinical.dosing import (
     parse_frequency,
 )
 from docgemma.clinical.ingredients import LOCAL, IngredientResolver, Resolution, classes_of, resolve_local
+from docgemma.clinical.vehicles import named_with
 from docgemma.fhir import display_text
 from docgemma.tools.args import UNREAD, PatientId, ToolArgs
 from docgemma.tools.drug_labels import DrugLabels
@@ -64,7 +65,9 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
     and a child's mg/kg: :mod:`docgemma.clinical.dose_check`), duplicate orders, interactions with the active
     orders (``labels``: the FDA label client, when bound), and words of the order that no field took."""
     found = Findings([], [])
-    name = str(args.get("medication_name", ""))
+    # "potassium chloride 10 mmol in 100 mL sodium chloride 0.9%": the medicine is checked; the infusion fluid it is
+    # named with is its vehicle, not a second active ingredient (:mod:`docgemma.clinical.vehicles`).
+    name, vehicle = named_with(str(args.get("medication_name", "")))
     product = resolver.resolve(name)
     if unknown_medicine(name, product):
         # No check can vouch for a name no source knows (an invented or mistyped drug): no card, a question.
@@ -79,6 +82,9 @@ def prescription_check(args: dict[str, Any], facts: PatientFacts, resolver: Ingr
     # service answers: name it as conditional, never as consulted (the card may say the service is unreachable).
     found.ran("Allergies and drug classes", "ingredients and classes: WHO ATC, FDA EPC, BNF (local table)"
               + ("; FDA labels for a product the table does not know, when reachable" if resolver is not LOCAL else ""))
+    if vehicle is not None:
+        found.ran("Diluent", f"{vehicle.shown()} read as the infusion fluid {name} is given in, not an active "
+                             f"ingredient ({vehicle.vehicle.source})")
     dose_review = review_dose(product.ingredients if product.resolved else (), name, str(args.get("dosage", "")),
                               str(args.get("frequency", "")), dose_patient(facts))
     add_dose_review(found, dose_review)
@@ -122,10 +128,13 @@ def order_checks(found: Findings, name: str, product: Resolution, args: dict[str
     found.ran("Route and rate", "never-events: IV potassium (push, bolus, rate), intrathecal vinca alkaloids, "
                                 "fentanyl patches for the opioid-naive")
     alert = order_hazards.high_alert(product.ingredients, product.classes)
-    if alert and limit_for(product.ingredients) is None:
-        found.add(f"HIGH-ALERT MEDICINE WITHOUT A DOSE RANGE: {name} is a high-alert medicine ({alert}) and no dose "
-                  f"range is known here, so the dose could not be checked; confirm it against the formulary and "
-                  f"give the reason (source: {order_hazards.HIGH_ALERT_SOURCE}).", severe=True)
+    # The dose check applies a range only to a product every word of which is recognised: a high-alert medicine named
+    # with a word it does not know ("potassium chloride 200 mmol in glucose 50%") had its dose unchecked, one click.
+    unread = "" if product.resolved else f"the words '{' '.join(product.unresolved)}' of its name are not recognised"
+    if alert and (unread or limit_for(product.ingredients) is None):
+        found.add(f"HIGH-ALERT MEDICINE WITHOUT A DOSE RANGE: {name} is a high-alert medicine ({alert}) and "
+                  f"{unread or 'no dose range is known here'}, so the dose could not be checked; confirm it against "
+                  f"the formulary and give the reason (source: {order_hazards.HIGH_ALERT_SOURCE}).", severe=True)
     age = age_years(facts.birth_date)
     record = pregnancy.status(facts.conditions, facts.observations, facts.gender, age)
     listed = pregnancy.rows_for(product.ingredients, product.classes)

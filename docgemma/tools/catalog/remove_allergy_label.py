@@ -1,8 +1,9 @@
 """remove_allergy_label: removes an allergy label that no longer applies (a negative challenge, a negative test, a
 label in error) after the clinician approves its own card. Removing is a status change of the entry on record,
 never a new entry and never a deletion: the AllergyIntolerance becomes clinicalStatus inactive and
-verificationStatus refuted, with the reason in a note; the update is version-checked (``If-Match``: an entry
-changed since it was read is refused, not overwritten), carries its Provenance and is made once per approval.
+verificationStatus refuted, with the reason in a note; the update is version-checked against the version the card
+was built on (``If-Match``: an entry changed between the card and the approval is refused, not overwritten), carries
+its Provenance and is made once per approval.
 
 Its pre-write check finds the entry: an allergy not on record as active refuses the card (nothing to remove).
 A reason is required: without one the clinician is asked for it."""
@@ -13,13 +14,14 @@ import re
 from typing import Any
 
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from docgemma.clinical.allergy import allergy_line
 from docgemma.clinical.ingredients import LOCAL, IngredientResolver
 from docgemma.ehr.client import FhirClientError
 from docgemma.ehr.service import Ehr, action_key, idempotency_key
 from docgemma.fhir import display_text, now
-from docgemma.tools.args import PatientId, ToolArgs
+from docgemma.tools.args import ENTRY, PatientId, ToolArgs
 from docgemma.tools.outcome import ToolOutcome, failure, success
 from docgemma.tools.record_io import fail
 from docgemma.tools.record_tool import record_update
@@ -37,6 +39,9 @@ class RemoveAllergyLabelArgs(ToolArgs):
     patient_id: str = PatientId
     substance: str = Field(min_length=2, max_length=60, description="The allergy on record to remove (its substance)")
     reason: str = Field(min_length=3, max_length=160, description="Why the label no longer applies (required)")
+    #: The entry as the card read it (``tools.args.ENTRY``, "AllergyIntolerance/<id>/_history/<version>"): filled by
+    #: the card's check, never by a model; the removal changes that entry only while it is still that version.
+    entry: SkipJsonSchema[str | None] = Field(default=None, max_length=160)
 
 
 #: The substance of the label: "remove the penicillin allergy", "delabel penicillin", "penicillin allergy label".
@@ -141,8 +146,15 @@ def label_check(args: dict[str, Any], facts: PatientFacts, resolver: IngredientR
                          f"{', '.join(repr(allergy_line(a)) for a in entries)}); name the one to remove")
     else:
         entry = entries[0]
-        found.add(f"LABEL TO REMOVE: '{allergy_line(entry)}' [AllergyIntolerance/{entry.get('id')}] becomes inactive "
-                  f"and refuted; the reason is kept in its note: '{args.get('reason') or '?'}'.")
+        version = str((entry.get("meta") or {}).get("versionId") or "")
+        if not version:
+            found.blocked = (f"the version of the '{allergy_line(entry)}' entry, which this record does not give: a "
+                             "removal is made only on the version the card showed; nothing was written")
+            return found
+        # The version read now is the one the card shows and the approval covers (``Findings.pins``).
+        found.pins[ENTRY] = f"{WRITTEN}/{entry.get('id')}/_history/{version}"
+        found.add(f"LABEL TO REMOVE: '{allergy_line(entry)}' [{WRITTEN}/{entry.get('id')}, version {version}] becomes "
+                  f"inactive and refuted; the reason is kept in its note: '{args.get('reason') or '?'}'.")
     return found
 
 
@@ -155,8 +167,16 @@ def delabelled(entry: dict[str, Any], reason: str, who: str) -> dict[str, Any]:
             "note": [*entry.get("note", []), note]}
 
 
+def changed_since(substance: str) -> ToolOutcome:
+    """The refusal of a removal whose entry changed after the card was built: nothing is written."""
+    return failure("invalid_args", missing_fields=[
+        f"a fresh look at the allergy list (the {substance} entry changed since it was read; nothing was written)"])
+
+
 def remove_label(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome:
-    """The approved removal: the entry read now, changed only if it is still the version read (``If-Match``)."""
+    """The approved removal, made on the entry the card showed: changed only while it is still the version the card
+    was built on (``entry``, sent as ``If-Match``); a call without a card (no ``entry``: an unattended MCP client)
+    reads the entry now and version-checks against that."""
     a: Any = args
     tool = "remove_allergy_label"
     action = action_key(context.scope, tool) if context.scope else idempotency_key(a.patient_id, tool, a.model_dump())
@@ -172,15 +192,15 @@ def remove_label(ehr: Ehr, args: BaseModel, context: ToolContext) -> ToolOutcome
                 f"one active allergy to '{a.substance}' on record (found {len(entries)}; nothing was written)"])
         entry = entries[0]
         version = str(entry.get("meta", {}).get("versionId", ""))
+        if a.entry is not None:
+            shown, _, version = str(a.entry).partition("/_history/")
+            if shown != f"{WRITTEN}/{entry.get('id')}":
+                return changed_since(a.substance)
         saved, changed = ehr.update(delabelled(entry, a.reason, context.approved_by), version=version,
                                     action=action, step=tool, approved_by=context.approved_by,
                                     conversation=context.conversation)
     except FhirClientError as exc:
-        if exc.status == 412:
-            return failure("invalid_args", missing_fields=[
-                f"a fresh look at the allergy list (the {a.substance} entry changed since it was read; nothing "
-                "was written)"])
-        return fail(exc)
+        return changed_since(a.substance) if exc.status == 412 else fail(exc)
     return success(_removed(saved, a.reason, changed))
 
 
