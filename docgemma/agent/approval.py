@@ -146,6 +146,23 @@ def approval_request(spec: ToolSpec, args: dict[str, Any], review: WriteReview, 
     })
 
 
+#: The resume value's key for a message the clinician sent while the card waited (set only by the Assistant, never by
+#: a caller's decision: ``assistant.DECISION_KEYS`` leaves it out). The card waits on, with :func:`unsent_notice`.
+UNSENT = "unsent"
+#: How much of each unsent message the notice quotes.
+UNSENT_QUOTE = 200
+
+
+def unsent_notice(messages: list[str], label: str) -> str:
+    """The card's notice after messages sent while it waited: they were not sent, and what to do. It is kept like
+    the card's other notices (on the card while it waits, then on the turn's transcript entry), so that a reload
+    still shows the refusal (issue 46)."""
+    quoted = "; ".join(f"“{m[:UNSENT_QUOTE]}{'…' if len(m) > UNSENT_QUOTE else ''}”" for m in messages)
+    which = "Your message was" if len(messages) == 1 else "Your messages were"
+    return (f"{which} not sent while this card waits: {quoted}. Approve, edit or reject the {label} first, then "
+            "send it again.")
+
+
 def decision_digest(decision: Any) -> str:
     """The argument digest a decision says it was made on ("" when it names none: the card as shown)."""
     return str(decision.get("args_hash") or "") if isinstance(decision, dict) else ""

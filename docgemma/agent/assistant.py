@@ -27,6 +27,7 @@ from docgemma.agent.approval import (
     RECOVERED_RELEASED,
     RECOVERED_UNKNOWN,
     RECOVERED_WRITTEN,
+    UNSENT,
     ApprovalCard,
     withdrawn_note,
 )
@@ -73,6 +74,11 @@ WriteLookup = Callable[[str, str], str | None]
 #: The parts of a decision a caller may send (anything else, such as a recovery marker, is the Assistant's own).
 #: What a decision carries (kept with its claim, so a recovered write names the same approver).
 DECISION_KEYS = ("action", "args", "args_hash", "reason", "card_id", "approved_by")
+
+
+def first_decide(pending: ApprovalCard) -> str:
+    """The answer to a message sent while ``pending`` waits."""
+    return f"Please approve, edit or reject the pending {pending['label']} first."
 
 
 class Assistant:
@@ -178,8 +184,11 @@ class Assistant:
                 # The decision on this card died with its process: settle it first (the message is not sent).
                 yield from self._recover(thread_id, pending, held, unsent=True)
                 return
-            text = (BEING_WRITTEN if held is not None and self._alive(held) and held.owner != self.owner else
-                    f"Please approve, edit or reject the pending {pending['label']} first.")
+            if held is None:  # nobody is deciding the card: the refusal is kept with it
+                yield from self._unsent(thread_id, pending, message, attachment is not None)
+                return
+            # A decision on the card is being carried out: the graph is not this message's to touch; said only.
+            text = BEING_WRITTEN if self._alive(held) and held.owner != self.owner else first_decide(pending)
             yield ApprovalRequest(pending)
             yield TurnDone(TurnResult(answer=text, notes=[text]))
             return
@@ -194,6 +203,24 @@ class Assistant:
                 self._update(thread_id, ThreadUpdate(turn_end=TranscriptEntry(turn_id=turn_id,
                                                                               answer=event.result.answer)))
             yield event
+
+    def _unsent(self, thread_id: str, pending: ApprovalCard, message: str, image: bool) -> Iterator[AgentEvent]:
+        """A message sent while a card waits is not sent. The card waits on, as a new card whose notice says so
+        (``approval.unsent_notice``); kept in the paused run's checkpoint, then on the turn's transcript entry with
+        the card's other notices, the refusal is in the chat after a reload too (issue 46: it was a line that a
+        reload lost). Claimed like a decision, so that a click on the card at the same moment does one or the other."""
+        card = str(pending.get("card_id", ""))
+        won, held = self.claims.claim(thread_id, card, self.owner, self.lease_s, {"action": UNSENT})
+        if not won:  # decided a moment ago: that decision's answer follows; this message is said not sent only
+            text = BEING_WRITTEN if self._alive(held) and held.owner != self.owner else ALREADY_HANDLED
+            yield TurnDone(TurnResult(answer=text, notes=[text]))
+            return
+        said = message.strip() or "(an image)"
+        if image and message.strip():
+            said += " (with an image)"
+        yield from self._carry_out(thread_id, card, Command(resume={UNSENT: said, "card_id": card}))
+        text = first_decide(pending)
+        yield TurnDone(TurnResult(answer=text, notes=[text]))
 
     def stream_resume(self, thread_id: str, decision: dict[str, Any]) -> Iterator[AgentEvent]:
         """Continue a paused write with ``{"action": "approve" | "reject" | "edit" | "override", "args": {...},

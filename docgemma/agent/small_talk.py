@@ -49,6 +49,9 @@ CLAIM_RE = re.compile(
     r"(?:help|assist)(?:ing)?\s+(?:you\s+)?with|project|service|since|editing|company|i\s*'?ve\s+been)\b",
     re.IGNORECASE,
 )
+#: A greeting's answer as the clinician's timeline says it, whoever wrote its line: the decision's closing
+#: parenthetical says who, for the technical details (``ui/timeline.py``).
+GREETED = "a greeting and what this assistant can do"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -99,10 +102,10 @@ def reply(state: AgentState, trace: NodeTrace, registry: ToolRegistry, code_gree
     try:
         written = "".join(trace.llm.generate_text(messages, temperature=0.0, max_tokens=MAX_TOKENS))
     except LLMError as failed:
-        return f"{code_greeting} {capabilities}", f"greeting written by code (the model failed: {failed})"
+        return f"{code_greeting} {capabilities}", f"{GREETED} (written by code: the model failed: {failed})"
     line, why = kept(written, registry)
     if line is None:
-        return f"{code_greeting} {capabilities}", f"greeting written by code ({why})"
+        return f"{code_greeting} {capabilities}", f"{GREETED} (written by code: {why})"
     return (f"{line}\n\n{capabilities}",
-            "greeting line written by the demo model (checked by code: nothing clinical); the list of what it can do "
-            "written by code")
+            f"{GREETED} (greeting line written by the demo model, checked by code: nothing clinical; the list of what "
+            "it can do written by code)")

@@ -39,8 +39,17 @@ MODEL_DOWN = "model not answering"
 #: The result check's classes as what was found.
 _FOUND = {"success_rich": "found", "success_partial": "found", "no_results": "nothing found",
           "error_retryable": "failed", "error_fatal": "failed"}
-#: Parentheticals and clauses of the engineer's register that a decision may carry.
-_ENGINEERING = re.compile(r"\s*\((?:no model call[^)]*|demo model: written by code|p=[\d.]+)\)|;?\s*used: .*$")
+#: Parentheticals and clauses of the engineer's register that a decision may carry: the model-call and probability
+#: notes, and the rules' account of the message ("; used: amoxicillin (drug)…", "; nothing to account for").
+_ENGINEERING = re.compile(r"\s*\((?:no model call[^)]*|p=[\d.]+)\)|;?\s*used: .*$|;\s*nothing to account for$")
+#: A decision's closing parenthetical in the engineer's words (``agent/nodes/synthesize.Answer``: "a thanks or goodbye,
+#: acknowledged; nothing else was asked (no model call: answered by code)"); it may hold one nested pair, as a
+#: reason quoted in it does.
+_WHO_WROTE = re.compile(r"\s*\((?:no model call|written by code|greeting line written by)(?:[^()]|\([^()]*\))*\)\s*$")
+#: The agent speaks of "the clinician"; the clinician's timeline speaks to them.
+_YOU = (("the clinician's message", "your message"), ("approved by the clinician", "approved by you"),
+        ("declined by the clinician", "declined by you"), ("the clinician asks", "you ask"),
+        ("the clinician picked", "you picked"), ("asked the clinician", "asked you"))
 _RULE_REASON = re.compile(r"^(?:decided by rule[^:]*|unsure[^:]*): ")
 #: Why a rule stood alone, in the engineer's words (``agent/decision._rule_alone``): the trace keeps them.
 _RULE_HEADS = re.compile(r"^(?:nothing is done or written on this request, or an id that is no patient's is said"
@@ -49,8 +58,14 @@ _RULE_HEADS = re.compile(r"^(?:nothing is done or written on this request, or an
 
 
 def _plain(text: str) -> str:
-    """A decision without the engineer's parentheticals ("(no model call)", "(p=0.97)")."""
-    return _ENGINEERING.sub("", text).strip()
+    """A decision without the engineer's parentheticals ("(no model call)", "(p=0.97)"), said to the clinician."""
+    return _to_you(_ENGINEERING.sub("", _WHO_WROTE.sub("", text)).strip())
+
+
+def _to_you(text: str) -> str:
+    for theirs, yours in _YOU:
+        text = text.replace(theirs, yours)
+    return text
 
 
 def _reason(detail: str) -> str:
@@ -60,10 +75,28 @@ def _reason(detail: str) -> str:
     return _plain(reason)
 
 
+#: The model's reading of a request no rule was sure of (``agent/nodes/intent_classify._by_model``): its summary.
+_MODEL_READ = re.compile(r"; model asked\. (?:model output unusable; intent decided from the extracted entities\. )?")
+
+
+def _by_model(decision: str, detail: str, text: Callable[[str], str]) -> str:
+    """A request no rule was sure of, which the model then classified (or, its output unusable, the drugs and
+    patients the message names decided): what it was read as. What happens next follows: the look-ups, the answer."""
+    summary = escape(text(_MODEL_READ.split(detail, maxsplit=1)[-1]))  # the model's words, as it wrote them
+    if "model output unusable" in detail:
+        read = "read from the drugs and patients it names" if decision == "TOOL_NEEDED" else \
+            "no look-up needed: it names no drug or patient"
+        return f"**Request** — not certain what was asked; {read}"
+    how = "read by the model" if decision == "TOOL_NEEDED" else "no look-up needed, as the model read it"
+    return f"**Request** — {how}" + (f": {summary}" if summary else "")
+
+
 def _understood(e: TimelineEvent, text: Callable[[str], str]) -> str | None:
     decision, detail = e["decision"], e["detail"]
+    if decision == "not decided":  # the answer's line says what the clinician is offered
+        return "**Request** — not certain what was asked"
     if detail.startswith("unsure"):
-        return "**Request** — not certain what was asked: you are offered choices"
+        return _by_model(decision, detail, text)
     reason = escape(text(_reason(detail)))  # the rule's words may quote the message: escaped like all text
     if decision == "DIRECT":
         return f"**Request** — no look-up needed ({reason})" if reason else "**Request** — no look-up needed"
@@ -75,7 +108,7 @@ def _understood(e: TimelineEvent, text: Callable[[str], str]) -> str | None:
 def _looked_up(e: TimelineEvent, text: Callable[[str], str]) -> str:
     what = e["label"].removeprefix("Consulting: ")
     decision = e["decision"].strip()
-    details = text(e["detail"].replace("approved by the clinician; ", "approved by you; ").replace("\n", " "))
+    details = text(_to_you(e["detail"]).replace("\n", " "))  # the detail quotes the record: only "you" is said
     if wording.is_declined(e["node"], decision):
         outcome = "declined by you: nothing written"
     elif decision == "success" and "approved by the clinician" in e["detail"]:

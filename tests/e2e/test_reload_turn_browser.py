@@ -3,8 +3,9 @@ backend (embedded record, SQLite conversations), its FDA look-ups answered by a 
 that an answer is under way for seconds. The page is reloaded 0.2 s and 1 s into an answer, and after it: each time
 the message and the turn's outcome (its answer) are on the page. Then the app process is killed mid-answer and
 started again: the reloaded page shows the message, one "interrupted" line and one Send again, which answers it.
-Screenshots of that state (desktop and phone) go to test-artifacts/ (looked at, and committed as
-docs/screenshots/46_reload_*)."""
+A message sent while an approval card waits is refused in the chat, and a reload shows the refusal with the card
+still waiting; once the card is decided the refusal stays. Screenshots of those states (desktop and phone) go to
+test-artifacts/ (looked at, and committed as docs/screenshots/46_reload_*)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,10 @@ TURNS = [("Check FDA warnings for dofetilide", "Drug: dofetilide"),
          ("Check FDA warnings for warfarin", "Drug: warfarin"),
          ("Check FDA warnings for metformin", "Drug: metformin")]
 CHAT = "(document.querySelector('#chat')?.innerText ?? '')"
+#: A write that waits for its card (a severe finding: penicillin allergy), and a message sent while it waits.
+PRESCRIBE = "Prescribe amoxicillin 500 mg three times daily for Grace Mensah"
+WHILE_WAITING = "What is her latest creatinine?"
+NOT_SENT = "Your message was not sent while this card waits"
 
 
 @pytest.fixture
@@ -130,5 +135,50 @@ def test_a_reload_at_any_moment_keeps_the_message_and_its_outcome(page: Any, tmp
         _reopen(page, message)
         chat = chat_text(page)
         assert answer in chat and "Press Send again" not in chat and chat.count(message) == 2
+    finally:
+        app.stop()
+
+
+def test_a_message_refused_while_a_card_waits_is_still_said_after_a_reload(page: Any, tmp_path: Path) -> None:  # noqa: F811
+    ARTIFACTS.mkdir(exist_ok=True)
+    app = AppProcess(tmp_path, free_port(), "fake")
+    try:
+        app.start()
+        page.set_viewport_size({"width": 1440, "height": 900})
+        page.goto(app.url + "/", wait_until="domcontentloaded")
+        page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+        _send(page, PRESCRIBE)
+        page.locator("#reject").wait_for(state="visible", timeout=TIMEOUT_MS)
+        _send(page, WHILE_WAITING)
+        page.wait_for_function(f"() => {CHAT}.includes({NOT_SENT!r})", timeout=TIMEOUT_MS)
+        assert "Please approve, edit or reject the pending Prescription first." in chat_text(page)
+
+        _reopen(page, NOT_SENT)  # the refusal is in the reopened conversation, with the card that still waits
+        # The status line is filled after the restore: once it shows, the card's reference is the restored one (a
+        # click before it was taken for a stale card's).
+        page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+        page.locator("#reject").wait_for(state="visible", timeout=TIMEOUT_MS)
+        chat = chat_text(page)
+        assert f"{NOT_SENT}: “{WHILE_WAITING}”" in chat and chat.count(PRESCRIBE) == 1
+        assert chat.rindex("Approval needed before writing to the record") < chat.rindex(NOT_SENT)
+        assert "Severe" in page.locator("#approval").first.inner_text()  # the card itself, with its findings
+        assert not page.locator("#send-again").is_visible()
+        for name, size, above in (("desktop", (1440, 900), 260), ("phone", (390, 844), 240)):
+            page.set_viewport_size({"width": size[0], "height": size[1]})
+            page.wait_for_timeout(300)
+            # The chat's line with the refusal near the top, the card under it.
+            page.locator("#chat").get_by_text(NOT_SENT, exact=False).last.evaluate(
+                "e => e.scrollIntoView({block: 'start'})")
+            page.evaluate(f"() => window.scrollBy(0, -{above})")
+            page.screenshot(path=str(ARTIFACTS / f"46_reload_refused_while_card_waits_{name}.png"), full_page=False)
+        page.set_viewport_size({"width": 1440, "height": 900})
+
+        page.locator("#reject").click()  # the reopened card is the one that waits: its decision is taken
+        page.wait_for_function(f"() => {CHAT}.includes('you declined the Prescription')", timeout=TIMEOUT_MS)
+        page.locator("#reject").wait_for(state="hidden", timeout=TIMEOUT_MS)
+        _reopen(page, PRESCRIBE)  # the card is gone; what it said is not
+        chat = chat_text(page)
+        assert chat.count(NOT_SENT) == 1 and chat.index(PRESCRIBE) < chat.index(NOT_SENT)
+        assert not page.locator("#reject").is_visible()
     finally:
         app.stop()

@@ -73,6 +73,22 @@ ENGINEERING = {
     "fail-safe wording": r"nothing is done or written on this request|code acts on requests",
     "intent": r"needs a look-up|answer directly",
     "step heading": r"Reading the request|Understanding the question|Choosing a resource|Deciding the next step",
+    # Who wrote or decided, in the engineer's words ("answered by code", "arguments by rule", "no rule was sure"):
+    # the clinician reads what was answered, the trace who did it. "by rule" alone: "decided by rule" is above.
+    "who decided": r"\bby code\b|(?<!decided )\bby rule\b|\bno rule (?:was sure|decided)\b|\brule said\b",
+    # The timeline's "demo model" clauses ("(demo model has no vision)", "the demo model was not asked"); the
+    # answer's own "a small demo model that runs without a GPU", "this demo model does not guess" and the model's
+    # name ("SmolLM2-135M-Instruct (embedded CPU demo model — …)") say what the clinician is talking to, and stay.
+    "demo model": r"(?<!a small )(?<!this )(?<!CPU )\bdemo model\b",
+    # The agent's resources ("every resource failed", "no resource chosen", "which resource to consult"), not a
+    # clinical "resource-limited setting".
+    "resource": r"\b(?:which|every|first|next|no|this) resources?\b(?![\w-])|\bresources? (?:chosen|failed)\b",
+    # The result check's words, not a clinical "classified as stage 3".
+    "result check": r"classified from the tool|\bthe tool's status\b|model classified the result|classified as "
+                    r"partial",
+    # The graph's words, not a lymph or AV node.
+    "graph": r"\b(?:synthesize|router|graph|agent's|each) nodes?\b|\btool calls?\b",
+    "accounting": r"nothing to account for|\bfirst resource:",
 }
 CLINICIAN_VIEW = {**_INTERNAL, **ENGINEERING}
 
@@ -170,6 +186,29 @@ def test_every_example_prompts_page_text_is_clinical_and_true(tmp_path: Any, mon
     image = uploads_with_image(tmp_path, monkeypatch)
     app = App.start(tmp_path)
     found = scan(app, list(EXAMPLES), image)
+    app.store.close()
+    assert not found, found
+
+
+#: Turns the examples do not cover, each answered by code with its own timeline line (issue 46: "a thanks or
+#: goodbye: answered by code", "no rule was sure and the demo model was not asked", "greeting (demo model: written by
+#: code)", "(demo model has no vision)", "every resource failed" reached the clinician's view).
+BY_CODE = ["hello", "what can you do?", "thanks, that's all", "don't prescribe anything yet",
+           "He is NOT allergic to latex, please record that", "Bonjour, je voudrais voir le dossier",
+           "Check ICD I10 coding guidance", "What is hypertension?", "Find patient Amina Okafor and check her chart",
+           "What were her last kidney function results?", "Check FDA warnings for dofetilide", "What does this image show?"]
+
+
+def test_the_answers_code_writes_are_told_in_clinical_words(tmp_path: Any, monkeypatch: Any) -> None:
+    """Each answer code writes (a closing, an acknowledgement, a negated write, another language, an unsure request,
+    a greeting, a medical question or an image the demo cannot answer, the retrieved facts, a failed look-up) is
+    told in the clinician's words; who wrote it stays in the technical details."""
+    from tests.unit.test_page_session import App
+
+    _embedded(monkeypatch)
+    image = uploads_with_image(tmp_path, monkeypatch)
+    app = App.start(tmp_path)
+    found = scan(app, BY_CODE, image)
     app.store.close()
     assert not found, found
 

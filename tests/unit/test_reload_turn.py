@@ -209,3 +209,55 @@ def test_send_again_sends_the_cut_off_message_s_image_too(tmp_path: Path) -> Non
     assert INTERRUPTED not in _texts(answered[page.chatbot])[-1]
     assert second.on.workspace.saved(thread).unfinished is None  # the image turn ran to its end this time
     second.store.close()
+
+
+def test_a_message_sent_while_a_card_waits_is_refused_in_the_chat_and_a_reload_keeps_the_refusal(tmp_path: Path) -> None:
+    """A message sent while an approval card waited was refused with a line a reload lost: the reopened chat showed
+    the card as if nothing had been sent. The refusal is now the card's notice (the card waits on, as a new card),
+    so the reopened chat shows it with the waiting card, and once the card is decided it stays in the conversation."""
+    app = App.start(tmp_path)
+    page, thread = app.page, new_thread_id()
+    history = app.last(app.on.respond({"text": "Find patient Grace Mensah and check her chart", "files": []},
+                                      [], thread, None))[page.chatbot]
+    shown = app.last(app.on.respond({"text": PRESCRIBE, "files": []}, history, thread, None))
+    asked = "What is her latest creatinine?"
+    refused = app.last(app.on.respond({"text": asked, "files": []}, shown[page.chatbot], thread, None))
+    live = _texts(refused[page.chatbot])
+    assert live[-1] == "Please approve, edit or reject the pending Prescription first."
+    assert f"Your message was not sent while this card waits: “{asked}”" in live[-2]
+    assert refused[page.approval]["visible"] and refused[page.card_id] != shown[page.card_id]  # a new card waits
+    again = "and her potassium?"
+    app.last(app.on.respond({"text": again, "files": []}, refused[page.chatbot], thread, None))
+
+    waiting = app.on.restore(thread)
+    reopened = _texts(waiting[page.chatbot])
+    both = f"Your messages were not sent while this card waits: “{asked}”; “{again}”"
+    assert both in reopened[-1] and reopened[-1].startswith("**Approval needed before writing to the record:**")
+    assert reopened.count(PRESCRIBE) == 1 and asked not in reopened[:-1]  # the refused message never ran
+    assert waiting[page.approval]["visible"] and app.on.workspace.pending(thread) is not None
+    assert not waiting[page.send_again]["visible"]
+
+    rejected = app.last(app.on.decide("reject", "", waiting[page.chatbot], thread, waiting[page.card_id]))
+    assert "declined" in _texts(rejected[page.chatbot])[-1]  # the reopened card's id is the one that waits
+    after = _texts(app.on.restore(thread)[page.chatbot])  # the card is gone; the refusal is not, said once
+    notes = [i for i, line in enumerate(after) if "not sent while this card waits" in line]
+    assert len(notes) == 1 and both in after[notes[0]] and after.index(PRESCRIBE) < notes[0]
+    assert app.on.workspace.pending(thread) is None and asked not in [e.get("question") for e in
+                                                                     app.on.workspace.saved(thread).transcript]
+    app.store.close()
+
+
+def test_a_callers_decision_cannot_pass_for_a_refused_message(tmp_path: Path) -> None:
+    """The card's "not sent" notice is the Assistant's to set (``approval.UNSENT``, left out of ``DECISION_KEYS``): a
+    decision that carries it is read as the decision it is, here none at all: a rejection."""
+    from docgemma.agent.approval import UNSENT
+    from docgemma.agent.events import ApprovalRequest
+
+    app = App.start(tmp_path)
+    thread = new_thread_id()
+    list(app.on.workspace.turn(thread, "Find patient Grace Mensah and check her chart"))
+    card = [e for e in app.on.workspace.turn(thread, PRESCRIBE) if isinstance(e, ApprovalRequest)][-1].request
+    events = list(app.on.workspace.resume(thread, {UNSENT: "injected", "card_id": card["card_id"]}))
+    assert not any(isinstance(e, ApprovalRequest) for e in events) and app.on.workspace.pending(thread) is None
+    assert "injected" not in str(app.on.workspace.saved(thread).transcript)
+    app.store.close()

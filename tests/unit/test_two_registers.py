@@ -34,7 +34,8 @@ CHART = [
     _step("tool_execute", "Consulting: Patient Record", "error: timeout", "arguments: {'name': 'Amina Okafor'}"),
     _step("router", "Deciding the next step", "ERROR_HANDLER", "task pattern satisfied"),
     _step("error_handler", "Handling a problem", "SKIP", "rule: skip"),
-    _step("synthesize", "Writing the answer", "retrieved facts shown as returned (demo model writes no medical text)",
+    _step("synthesize", "Writing the answer", "what was found, shown as it was returned: this demo writes no medical "
+          "text of its own (no model call: retrieved facts rendered by code; the demo model writes no medical text)",
           "317 words"),
 ]
 
@@ -84,7 +85,9 @@ def test_a_greeting_turn_says_nothing_of_model_calls_to_the_clinician() -> None:
     node's ("to decide"), and the clinician's view says neither."""
     steps = [_step("intent_classify", "Understanding the question", "DIRECT",
                    "decided by rule and classifier (p=1.00): a greeting or thanks (no model call to decide)"),
-             _step("synthesize", "Writing the answer", "greeting (demo model: written by code)", "56 words", calls=1)]
+             _step("synthesize", "Writing the answer", "a greeting and what this assistant can do (greeting line written "
+                   "by the demo model, checked by code: nothing clinical; the list of what it can do written by code)",
+                   "56 words", calls=1)]
     shown = timeline_markdown(TurnResult(answer="Hello.", timeline=steps))
     clinical = clinician_view(shown)
     assert "model call" not in clinical and "**Request** — no look-up needed (a greeting or thanks)" in clinical
@@ -133,3 +136,59 @@ def test_the_decisions_answer_is_a_message_of_its_own_after_the_cards_line_as_th
     more = apply_event([*out[:2], {"role": "assistant", "content": [{"type": "text", "text": "Written"}]}],
                        Token(" to the record."))
     assert more[-1]["content"] == "Written to the record."
+
+
+def _clinical(steps: list[Any]) -> str:
+    return clinician_view(timeline_markdown(TurnResult(answer="x", timeline=steps)))
+
+
+def test_who_wrote_the_answer_stays_in_the_technical_details_even_with_a_reason_in_brackets() -> None:
+    """The answer's line is what was answered; who wrote it (code, the demo model) and why a line was not shown,
+    which may quote a failure with its own brackets, is the trace's."""
+    decision = "a greeting and what this assistant can do (written by code: the model failed: backend (port 8080) down)"
+    shown = timeline_markdown(TurnResult(answer="x", timeline=[_step("synthesize", "Writing the answer", decision, "")]))
+    assert "**Answer** — a greeting and what this assistant can do\n" in clinician_view(shown) + "\n"
+    assert "the model failed: backend (port 8080) down" in shown and not _internal(clinician_view(shown))
+
+
+def test_a_request_the_model_classified_is_not_told_as_one_the_clinician_is_offered_choices_for() -> None:
+    """Every request no rule was sure of read "not certain what was asked: you are offered choices", also when a
+    model fit to judge then classified it and the turn went on to its look-ups (no choice was offered)."""
+    unsure = "unsure: no rule decided; classifier said Drug Safety Report (p=0.41)"
+    read = _clinical([_step("intent_classify", "Understanding the question", "TOOL_NEEDED",
+                            f"{unsure}; model asked. Boxed warnings for dofetilide (hint: Drug Safety Report)", 1)])
+    assert "**Request** — read by the model: Boxed warnings for dofetilide (suggested: Drug Safety Report)" in read
+    direct = _clinical([_step("intent_classify", "Understanding the question", "DIRECT",
+                              f"{unsure}; model asked. What hypertension is", 1)])
+    assert "**Request** — no look-up needed, as the model read it: What hypertension is" in direct
+    failed = _clinical([_step("intent_classify", "Understanding the question", "TOOL_NEEDED",
+                              f"{unsure}; model asked. model output unusable; intent decided from the extracted "
+                              "entities. warfarin for Grace?", 1)])
+    assert "**Request** — not certain what was asked; read from the drugs and patients it names" in failed
+    # Not asked (a demo model): the answer's line says whether the closest actions are offered.
+    demo = _clinical([_step("intent_classify", "Understanding the question", "not decided",
+                            f"{unsure}; the current model is not fit to judge it: not asked (no model call), the "
+                            "clinician is asked"),
+                      _step("synthesize", "Writing the answer", "not certain what was asked: nothing was guessed (no "
+                            "model call: no rule was sure and the demo model was not asked)", "40 words")])
+    assert "**Request** — not certain what was asked\n" in demo and "offered" not in demo
+    assert "**Answer** — not certain what was asked: nothing was guessed" in demo
+    for clinical in (read, direct, failed, demo):
+        assert not _internal(clinical), _internal(clinical)
+
+
+def test_the_clinicians_timeline_speaks_to_the_clinician() -> None:
+    """"the clinician picked a patient", "declined by the clinician", "the clinician asks for nothing" were read
+    by the clinician."""
+    steps = [_step("intent_classify", "Understanding the question", "TOOL_NEEDED",
+                   "decided by rule: the clinician picked a patient from the list offered: the request names what it "
+                   "needs (Patient Record) (no model call to decide)"),
+             _step("tool_execute", "Consulting: Prescription", "error: declined",
+                   "declined by the clinician; arguments: {'medication_name': 'amoxicillin'}"),
+             _step("intent_classify", "Understanding the question", "DIRECT",
+                   "decided by rule and classifier (p=0.99): the clinician asks for nothing to be done (no model call "
+                   "to decide)")]
+    clinical = _clinical(steps)
+    assert "**Request** — you picked a patient from the list offered" in clinical
+    assert "**Prescription** — declined by you; medication: amoxicillin → declined by you: nothing written" in clinical
+    assert "no look-up needed (you ask for nothing to be done)" in clinical and "the clinician" not in clinical

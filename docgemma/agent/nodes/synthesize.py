@@ -59,7 +59,7 @@ from docgemma.tools.write_checks import PatientFacts
 SHORT_REPLY_TOKENS = 96
 CONVERSATION_CAP = 20
 NO_TOOL_CHOSEN = (
-    "I could not work out which resource to consult for this request, so I have not answered from "
+    "I could not work out what to look up for this request, so I have not answered from "
     "general knowledge. Could you rephrase it, naming the drug, patient or condition?"
 )
 EMPTY_ANSWER = "I was unable to produce an answer this time. Please rephrase the question or try again."
@@ -71,7 +71,9 @@ WRITE_DONE = "Done: written to the record with the values listed below."
 NOTHING_DONE = "Understood: nothing has been done, and nothing was written to the record."
 #: The answer to a thanks or goodbye: a closing in the clinician's register, nothing new offered.
 CLOSING_REPLY = "You're welcome. This conversation stays here if you need anything else."
-#: (answer text, timeline decision)
+#: (answer text, timeline decision). A decision is the clinician's line first ("a thanks or goodbye, acknowledged"),
+#: then the engineer's words in a closing parenthetical ("(no model call: answered by code)"): the page's timeline
+#: leaves that out of the clinician's view and keeps it in the technical details (``ui/timeline.py``, issue 46).
 Answer = tuple[str, str]
 
 
@@ -111,17 +113,22 @@ def _demo_answer(state: AgentState, llm: LLM, registry: ToolRegistry) -> tuple[s
         if declined:
             labels = " and ".join(dict.fromkeys(r["tool_label"] for r in declined))
             text += f"\n\nNothing was written to the record: you declined the {labels}."
-        return text, "retrieved facts shown as returned (demo model writes no medical text)"
+        return text, ("what was found, shown as it was returned: this demo writes no medical text of its own (no model "
+                      "call: retrieved facts rendered by code; the demo model writes no medical text)")
     mode = modes.mode_of(llm)
     if state.get("undecided"):
-        # "The closest actions are below" only when some are (offline, there may be none).
-        return (modes.undecided(mode, known_offline(), bool(state.get("follow_ups"))),
-                "no rule was sure and the demo model was not asked")
+        # "The closest actions are below" only when some are (offline, there may be none): the timeline says the same.
+        offered = bool(state.get("follow_ups"))
+        told = "the closest actions are offered" if offered else "nothing was guessed"
+        return (modes.undecided(mode, known_offline(), offered),
+                f"not certain what was asked: {told} (no model call: no rule was sure and the demo model was not asked)")
     if state.get("scope") in ("greeting", "off_topic"):
-        return f"{render.DEMO_GREETING} {modes.capabilities(mode, known_offline())}", "greeting (demo model: written by code)"
+        return (f"{render.DEMO_GREETING} {modes.capabilities(mode, known_offline())}",
+                f"{small_talk.GREETED} (no model call: demo model, written by code)")
     if state["extracted_entities"]["has_image"]:
-        return modes.no_vision(mode), "image not analysed (demo model has no vision)"
-    return modes.limits(mode, known_offline()), "medical question not answered (demo model)"
+        return modes.no_vision(mode), "image not analysed: this demo reads no images (no model call: demo model, no vision)"
+    return (modes.limits(mode, known_offline()),
+            "medical question not answered: this demo writes no medical text (no model call: demo model)")
 
 
 def _follow_ups(state: AgentState, registry: ToolRegistry, roster: PatientRoster | None = None) -> list[str]:
@@ -167,7 +174,7 @@ def _succeeded(state: AgentState) -> list[ToolResult]:
 def _clarification(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
     """A clarification question from the deterministic ask_user rules."""
     request = state.get("clarification_request")
-    return (str(request), "asked the clinician (no model call)") if request else None
+    return (str(request), "a question back to you before going on (no model call: asked the clinician)") if request else None
 
 
 def _nothing_asked(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
@@ -183,8 +190,8 @@ def _nothing_asked(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answe
                                     patient["name"] if patient else None),
                     "a statement that there is no allergy: nothing written, the writes it may mean offered (no model call)")
         if (state.get("route_decision") or {}).get("rule") == "closing":
-            return CLOSING_REPLY, "a thanks or goodbye: answered by code (no model call)"
-        return NOTHING_DONE, "nothing was asked (no model call)"
+            return CLOSING_REPLY, "a thanks or goodbye, acknowledged; nothing else was asked (no model call: answered by code)"
+        return NOTHING_DONE, "you asked for nothing to be done: nothing done or written (no model call)"
     return None
 
 
@@ -199,7 +206,8 @@ def _patient_selected(state: AgentState, llm: LLM, registry: ToolRegistry) -> An
 def _no_tool_chosen(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
     """A tool-needing turn where no tool could be chosen."""
     if state.get("intent") == "TOOL_NEEDED" and not state.get("tool_results"):
-        return NO_TOOL_CHOSEN, "no resource chosen (no model call)"
+        return NO_TOOL_CHOSEN, ("not certain what to look up: nothing looked up or answered from general knowledge; you are "
+                                "asked to rephrase (no model call: no resource chosen)")
     return None
 
 
@@ -208,7 +216,8 @@ def _declined(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | N
     results = state.get("tool_results", [])
     if results and not _succeeded(state) and all(r["error_type"] == "declined" for r in results):
         labels = " and ".join(dict.fromkeys(r["tool_label"] for r in results))
-        return f"Nothing was written to the record: you declined the {labels}.", "declined (no model call)"
+        return (f"Nothing was written to the record: you declined the {labels}.",
+                "declined by you: nothing written (no model call)")
     return None
 
 
@@ -220,13 +229,14 @@ def _all_failed(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer |
     errors = state.get("error_messages") or [str(r["error"]) for r in results]
     offline = all(r["error_type"] == "offline" for r in results)
     lasting = all(r["error_type"] in SKIP_ERRORS for r in results)
-    return all_failed_answer(errors, offline, lasting), "every resource failed: no answer from model memory"
+    return all_failed_answer(errors, offline, lasting), ("nothing could be retrieved: not answered from general knowledge "
+                                                         "(no model call: every resource failed)")
 
 
 def _record_line(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
     """A short question one record read answered, in the tool's own line."""
     line = _record_answer(state, registry)
-    return (line, "the record's facts in one line, by code (no model call)") if line is not None else None
+    return (line, "the record's entries in one line, as recorded (no model call: written by code)") if line is not None else None
 
 
 def _not_meaningful(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answer | None:
@@ -240,7 +250,9 @@ def _other_language(state: AgentState, llm: LLM, registry: ToolRegistry) -> Answ
     language = detect(state["user_query"])
     if language is None or state.get("tool_results") or state.get("intent") != "DIRECT":
         return None
-    return other_language.reply(language, known_offline()), f"a message in {NAMES[language]}: said in it (no model call)"
+    name = NAMES[language]
+    return (other_language.reply(language, known_offline()),
+            f"a message in {name}: answered in {name} with what is understood here (no model call)")
 
 
 CODE_ANSWERS: tuple[Callable[[AgentState, LLM, ToolRegistry], Answer | None], ...] = (

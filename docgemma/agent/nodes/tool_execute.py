@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 
 from docgemma.agent import named_drugs
 from docgemma.agent.approval import (
+    UNSENT,
     ApprovalCard,
     WriteReview,
     approval_request,
@@ -21,6 +22,7 @@ from docgemma.agent.approval import (
     decision_digest,
     parse_decision,
     pending_action_id,
+    unsent_notice,
 )
 from docgemma.agent.memory import switched
 from docgemma.agent.patterns import is_write_request
@@ -97,35 +99,35 @@ def _approval(
     has_image: bool,
 ) -> tuple[Checked, ToolOutcome | None, str, str, list[str]]:
     """Show the card and wait for the clinician, card after card: (checked args, error or None, timeline note,
-    override reason, the notices the cards showed). The notices ("Plain approval refused: …") go on the turn's
-    transcript entry: once the card is gone they are still what the clinician was told (issue 46).
-
-    Every edit re-runs every check and is shown as a new card that needs its own approval;
-    a severe conflict passes only with an override and a reason. Nothing here writes.
+    override reason, the notices the cards showed). The notices ("Plain approval refused: …", a message not sent
+    while the card waited) go on the turn's transcript entry: once the card is gone they are still what the
+    clinician was told (issue 46). Every edit re-runs every check and is shown as a new card that needs its own
+    approval; a severe conflict passes only with an override and a reason. Nothing here writes.
 
     LangGraph replays this node on each resume and ``interrupt`` returns the decisions already made in order,
-    so the loop is deterministic: the same cards are rebuilt, and only the last one waits.
-    """
+    so the loop is deterministic: the same cards are rebuilt, and only the last one waits."""
     from langgraph.types import interrupt
 
     revision, notice, edited_once = 0, "", False
     notices: list[str] = []
+    unsent: list[str] = []  # the messages sent while this card waited, since its last decision
     while True:
         checked, review = _reviewed(spec, checked, active, write_check, has_image)
         if review.get("blocked"):
             # Nothing to approve: no card, one clear error (ASK_USER, never a retry of the write).
             blocked = str(review["blocked"])
             return checked, failure("invalid_args", missing_fields=[blocked]), f"not proposed: {blocked}; ", "", notices
-        if notice and notice not in notices[-1:]:
-            notices.append(notice)
+        _kept(notices, notice, extends=len(unsent) > 1)
         card = approval_request(spec, checked.args, review, action_id=action_id, revision=revision, notice=notice)
         decision = interrupt(card)
         action, edits, reason, card_id = parse_decision(decision)
         revision += 1
+        unsent = _unsent(decision, unsent)
+        if unsent:  # not a decision: the card waits on (a new card), saying the messages were not sent
+            notice = unsent_notice(unsent, spec.label)
+            continue
         if isinstance(decision, dict) and decision.get("recovered"):
-            # The approved write reached the record before the process carrying it out died (the Assistant
-            # found it under the action's key): finish the turn. The run below finds it under that key again and
-            # writes nothing; the card is not re-checked, since the record now holds the write itself.
+            # The approved write reached the record before its process died: the run below finds it, writes nothing.
             return checked, None, "approved by the clinician; completed after an interruption; ", reason, notices
         if action in ("approve", "override") and card_id and card_id != card["card_id"]:
             notice = STALE
@@ -169,6 +171,26 @@ def _reviewed(spec: ToolSpec, checked: Checked, active: PatientRef | None, write
         return checked, WriteReview(blocked=f"the record's entry as read for the card ({', '.join(pins.values())}), "
                                             "which this write's arguments cannot hold; nothing was written")
     return pinned, review
+
+
+def _unsent(decision: Any, before: list[str]) -> list[str]:
+    """The messages sent while the card waited since its last decision, with this resume's (the Assistant's
+    ``approval.UNSENT``: a message the card refused); [] when this resume is a decision. A new card follows each
+    (so that the claim the message took is not the next click's), and says them all."""
+    if isinstance(decision, dict) and UNSENT in decision:
+        return [*before, str(decision[UNSENT])]
+    return []
+
+
+def _kept(notices: list[str], notice: str, extends: bool) -> None:
+    """The card's notice added to the turn's ``notices`` once. ``extends``: it names the unsent messages the last
+    notice named and one more, and takes its place (said once, not once per message)."""
+    if not notice or notice in notices[-1:]:
+        return
+    if extends and notices:
+        notices[-1] = notice
+    else:
+        notices.append(notice)
 
 
 def _apply_edit(spec: ToolSpec, checked: Checked, edits: dict[str, Any], has_image: bool,
