@@ -24,6 +24,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 APPROVAL_ARGS = 2  # position of the editable arguments in /respond's outputs (value components only)
+#: Position of the card's reference (its id and version) in /respond's outputs: a decision names the card it is for,
+#: and is refused for any other (docgemma/ui/card.py). A checkout from before that (--root) needs the bench of its day.
+CARD_REF = 10
 MODES = {"approve+edit+approve": ("/approve", "/edit", "/approve"),
          "approve+edit+reject": ("/approve", "/edit", "/reject")}
 
@@ -83,14 +86,16 @@ def main() -> int:
                 client = Client(url, verbose=False)
                 out = client.predict({"text": f"Prescribe lisinopril 10 mg once daily for patient {pid}", "files": []},
                                      [], None, api_name="/respond")
-                history, card_args = out[0], str(out[APPROVAL_ARGS])
+                history, card_args, card = out[0], str(out[APPROVAL_ARGS]), out[CARD_REF]
                 edited = card_args.replace("10 mg", "20 mg")
                 before = counts()
-                jobs = [client.submit(edited if b == "/edit" else card_args, history, api_name=b) for b in buttons]
-                for job in jobs:
-                    job.result()
+                jobs = [client.submit(edited if b == "/edit" else card_args, history, card, api_name=b) for b in buttons]
+                done = [job.result() for job in jobs]
                 burst = counts()
-                client.predict(edited, history, api_name="/approve")  # the edited card, if the edit won
+                # The edited card, if the edit won: the card its answer shows (an edit makes a new card); if a click
+                # before it won, this approval names a card that is gone and is refused.
+                after_edit = done[buttons.index("/edit")][CARD_REF] or card
+                client.predict(edited, history, after_edit, api_name="/approve")
                 after = counts()
                 per_trial.append({"requests": after[0] - before[0], "provenance": after[1] - before[1],
                                   "requests_in_burst": burst[0] - before[0]})
