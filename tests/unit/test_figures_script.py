@@ -63,3 +63,10 @@ def test_a_results_file_older_than_the_code_it_measures_is_stale(tmp_path: Path,
     _git(repo, "commit", "-q", "-m", "change", when="2026-11-03T00:00:00")
     (stale,) = figures.stale_by_age(repo)
     assert stale.startswith("results_x.json: written before the last change to bench/bench_x.py")
+
+
+def test_ci_fails_on_a_results_file_older_than_its_code() -> None:
+    # Issue 47: a figure is never older than what it measures. CI's figures phase passes --strict-age, so a dated
+    # results file (scripts/figures.py MEASURES) fails it rather than being only said.
+    dev = (Path(__file__).resolve().parents[2] / "scripts" / "dev.sh").read_text()
+    assert "python scripts/figures.py --check --strict-age" in dev
