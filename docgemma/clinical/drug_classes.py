@@ -581,6 +581,10 @@ FORM_WORDS = frozenset({
     "generic", "the", "a", "an", "of", "dose-pack", "dosepak", "liquigels", "liquigel", "gelcaps", "softgel",
     "softgels", "chewables", "susp.", "tab.", "cap.", "inj.", "mg/ml", "mg/5ml", "%", "w/v", "w/w", "ready-to-use",
     "continus", "retard", "depot", "uno", "once", "million", "mu", "mega", "international", "mill",
+    # Insulin preparations (BNF "Insulin" preparations: soluble, isophane/NPH, biphasic; human or animal): the
+    # preparation, not another ingredient. Unread, they made every "insulin isophane" order a high-alert medicine
+    # "not recognised", a severe finding on a usual dose (the dose bench's usual orders found it).
+    "isophane", "nph", "soluble", "neutral", "biphasic", "human",
 })
 
 #: Allergens that are not drugs (foods, latex, venoms, environment, contrast aside): no drug conflicts with them.

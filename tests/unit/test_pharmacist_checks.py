@@ -296,6 +296,15 @@ def test_a_high_alert_medicine_named_with_a_word_not_recognised_needs_an_overrid
                for w in found.severe), found.warnings
 
 
+@pytest.mark.parametrize("name", ["insulin isophane", "NPH insulin", "biphasic isophane insulin", "soluble insulin",
+                                  "human insulin"])
+def test_an_insulin_preparation_word_is_read_and_a_usual_dose_written(name: str) -> None:
+    """The guard above made "insulin isophane 20 units twice daily" (a usual dose in the dose bench) severe: the
+    preparation words of insulin were not recognised. They are the preparation, not a word the guard must stop."""
+    found = rx(name, "20 units", "twice daily", "")
+    assert not found.severe and not found.blocked, found.warnings
+
+
 def test_the_diluent_is_no_duplicate_of_an_active_infusion() -> None:
     facts = PatientFacts([], [order("sodium chloride 0.9% 1000 mL IV")], birth_date="1960-04-02", gender="male")
     found = rx(KCL_BAG, "10 mmol", "once", "IV over 1 hour", facts=facts)
