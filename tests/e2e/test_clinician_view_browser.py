@@ -21,8 +21,8 @@ probability, the rule's words and the model calls.
 
 Runtime: every golden and held-out turn is sent (the done-when of issue 46 names them all): 79 conversations, 419
 turns, 37 approval cards decided: 601 s of turns, 10.3 min with the app's start, measured here on 2 cores at load
-0.4-1 (2026-12-03; the earlier cap of 204 turns took 5.7-6.5 min). The counts are asserted so that a shrinking run
-fails rather than passes quietly."""
+0.4-1, 743 s at load ~2 (2026-12-03; the earlier cap of 204 turns took 5.7-6.5 min). The counts are asserted so
+that a shrinking run fails rather than passes quietly."""
 
 from __future__ import annotations
 
