@@ -153,11 +153,16 @@ UNSENT = "unsent"
 UNSENT_QUOTE = 200
 
 
+def quote(message: str) -> str:
+    """``message`` in quotation marks, cut at :data:`UNSENT_QUOTE` characters (a notice says which message)."""
+    return f"“{message[:UNSENT_QUOTE]}{'…' if len(message) > UNSENT_QUOTE else ''}”"
+
+
 def unsent_notice(messages: list[str], label: str) -> str:
     """The card's notice after messages sent while it waited: they were not sent, and what to do. It is kept like
     the card's other notices (on the card while it waits, then on the turn's transcript entry), so that a reload
     still shows the refusal (issue 46)."""
-    quoted = "; ".join(f"“{m[:UNSENT_QUOTE]}{'…' if len(m) > UNSENT_QUOTE else ''}”" for m in messages)
+    quoted = "; ".join(quote(m) for m in messages)
     which = "Your message was" if len(messages) == 1 else "Your messages were"
     return (f"{which} not sent while this card waits: {quoted}. Approve, edit or reject the {label} first, then "
             "send it again.")

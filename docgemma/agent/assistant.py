@@ -29,6 +29,7 @@ from docgemma.agent.approval import (
     RECOVERED_WRITTEN,
     UNSENT,
     ApprovalCard,
+    quote,
     withdrawn_note,
 )
 from docgemma.agent.claims import CardClaims, Claim, MemoryClaims, crash_point, holding, owner_gone, process_owner
@@ -182,15 +183,16 @@ class Assistant:
             held = self.claims.get(thread_id, str(pending.get("card_id", "")))
             if held is not None and not held.done and not self._alive(held):
                 # The decision on this card died with its process: settle it first (the message is not sent).
-                yield from self._recover(thread_id, pending, held, unsent=True)
+                yield from self._recover(thread_id, pending, held, unsent=(message, attachment is not None))
                 return
             if held is None:  # nobody is deciding the card: the refusal is kept with it
                 yield from self._unsent(thread_id, pending, message, attachment is not None)
                 return
-            # A decision on the card is being carried out: the graph is not this message's to touch; said only.
+            # A decision on the card is being carried out: the graph is not this message's to touch; the message
+            # goes back to the page (``unsent``), which keeps it for a reload.
             text = BEING_WRITTEN if self._alive(held) and held.owner != self.owner else first_decide(pending)
             yield ApprovalRequest(pending)
-            yield TurnDone(TurnResult(answer=text, notes=[text]))
+            yield TurnDone(TurnResult(answer=text, notes=[text], unsent=message))
             return
         ref = self.images.put(attachment["filename"], attachment["data"]) if attachment is not None else None
         turn_id = uuid.uuid4().hex
@@ -204,22 +206,24 @@ class Assistant:
                                                                               answer=event.result.answer)))
             yield event
 
-    def _unsent(self, thread_id: str, pending: ApprovalCard, message: str, image: bool) -> Iterator[AgentEvent]:
+    def _unsent(self, thread_id: str, pending: ApprovalCard, message: str, image: bool,
+                lead: str = "") -> Iterator[AgentEvent]:
         """A message sent while a card waits is not sent. The card waits on, as a new card whose notice says so
         (``approval.unsent_notice``); kept in the paused run's checkpoint, then on the turn's transcript entry with
         the card's other notices, the refusal is in the chat after a reload too (issue 46: it was a line that a
-        reload lost). Claimed like a decision, so that a click on the card at the same moment does one or the other."""
+        reload lost). Claimed like a decision, so that a click on the card at the same moment does one or the other.
+        ``lead`` (a recovery's account of the card) comes before the answer's sentence."""
         card = str(pending.get("card_id", ""))
         won, held = self.claims.claim(thread_id, card, self.owner, self.lease_s, {"action": UNSENT})
-        if not won:  # decided a moment ago: that decision's answer follows; this message is said not sent only
+        if not won:  # decided a moment ago: that decision's answer follows; the message goes back to the page
             text = BEING_WRITTEN if self._alive(held) and held.owner != self.owner else ALREADY_HANDLED
-            yield TurnDone(TurnResult(answer=text, notes=[text]))
+            yield TurnDone(TurnResult(answer=text, notes=[text], unsent=message))
             return
         said = message.strip() or "(an image)"
         if image and message.strip():
             said += " (with an image)"
         yield from self._carry_out(thread_id, card, Command(resume={UNSENT: said, "card_id": card}))
-        text = first_decide(pending)
+        text = f"{lead}\n\n{first_decide(pending)}" if lead else first_decide(pending)
         yield TurnDone(TurnResult(answer=text, notes=[text]))
 
     def stream_resume(self, thread_id: str, decision: dict[str, Any]) -> Iterator[AgentEvent]:
@@ -317,10 +321,12 @@ class Assistant:
                 self.claims.release(thread_id, card, self.owner)
 
     def _recover(self, thread_id: str, pending: ApprovalCard, held: Claim, *, clicked: str = "",
-                 unsent: bool = False) -> Iterator[AgentEvent]:
+                 unsent: tuple[str, bool] | None = None) -> Iterator[AgentEvent]:
         """Settle a claim whose process died (its lease ran out): take it over (one process only), look the write
         up in the record by the action's idempotency key, then finish the turn when the write is there or put the
-        card back to pending when it is not, and say which. The clinician's new click or message is not applied."""
+        card back to pending when it is not, and say which. The clinician's new click or message (``unsent``: its
+        text, and whether an image went with it) is not applied; the message is kept, for a reload to show: on the
+        card that waits again (its notice), or quoted in the note of the write that had landed."""
         card = held.card_id
         if not self.claims.take_over(held, self.owner, self.lease_s):
             yield TurnDone(TurnResult(answer=BEING_WRITTEN, notes=[BEING_WRITTEN]))  # another process took it
@@ -337,13 +343,15 @@ class Assistant:
         if not record:
             self.claims.release(thread_id, card, self.owner)
             text = RECOVERED_RELEASED if self.find_write is not None else RECOVERED_UNKNOWN
-            if unsent:
-                text += " Your message was not sent: decide on the card, then send it again."
+            if unsent is not None:  # kept as the card's notice, as when no decision was under way (issue 46)
+                lead = f"{text} Your message was not sent: decide on the card, then send it again."
+                yield from self._unsent(thread_id, pending, *unsent, lead=lead)
+                return
             yield ApprovalRequest(pending)
             yield TurnDone(TurnResult(answer=text, notes=[text]))
             return
         self.claims.advance(thread_id, card, self.owner, "written", record_id=record, lease_s=self.lease_s)
-        after = (" Your message was not sent: send it again." if unsent else
+        after = (f" Your message was not sent: {quote(unsent[0] or '(an image)')}; send it again." if unsent else
                  f" Your '{clicked}' changed nothing." if clicked and clicked not in ("approve", "override") else "")
 
         def note(what: str) -> str:
@@ -353,7 +361,10 @@ class Assistant:
             return RECOVERED_WRITTEN.format(label=pending["label"].lower(), what=shown, record=record) + after
 
         resume: Command[Any] = Command(resume={**held.decision, "card_id": card, "recovered": record})
-        yield from self._carry_out(thread_id, card, resume, note=note)
+        for event in self._carry_out(thread_id, card, resume, note=note):
+            if isinstance(event, TurnDone) and unsent is not None:
+                event.result.unsent = unsent[0]  # the page puts it back in the box (and keeps it for a reload)
+            yield event
 
     def _noted(self, thread_id: str, result: TurnResult, note: str) -> TurnResult:
         """``result`` with ``note`` leading its answer, and the note kept in the conversation for a reopened page."""

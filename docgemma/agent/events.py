@@ -67,6 +67,10 @@ class TurnResult:
     writes: list[str] = field(default_factory=list)
     #: True when the turn was abandoned because the model backend could not answer (nothing recorded or written).
     backend_down: bool = False
+    #: The clinician's message when this turn refused it and nothing in the conversation keeps it (another process
+    #: was carrying out a decision on the waiting card): the page holds it and puts it back in the box, also after
+    #: a reload (issue 46). Empty when the message was sent, or kept as the waiting card's notice.
+    unsent: str = ""
 
     @property
     def ran(self) -> bool:

@@ -51,7 +51,7 @@ from docgemma.ui.messages import (
 )
 from docgemma.ui.strip import NO_ACTIVE, strip_markdown
 from docgemma.ui.thread_id import new_thread_id, thread_from_browser
-from docgemma.ui.turn_runs import TurnRuns
+from docgemma.ui.turn_runs import Held, TurnRuns
 from docgemma.ui.uploads import UploadRefused, allowed_roots, checked_path, enable_gradio_check, safe_history
 from docgemma.workspace import (
     ALREADY_HANDLED,
@@ -111,6 +111,8 @@ RUNNING_TURN = "*The last turn is still running: its steps show here when it end
 #: A message sent while the conversation's previous turn still runs (a page reopened mid-answer): not sent.
 BUSY = "Your previous message is still being answered: send this one when its answer has arrived."
 SEND_AGAIN = "Send again"
+#: A reopened page's box, given back the message the conversation refused without sending it (issue 46).
+HELD_BACK = "Your last message was not sent; it is back in the box: send it when ready."
 #: What the patient list shows until a patient is picked (a blank box gave no hint), and after a search that
 #: found nobody. Their value is empty: "Make active patient" then changes nothing.
 CHOOSE_PATIENT = "Choose a patient…"
@@ -437,7 +439,10 @@ class Handlers:
         shown = result if pending is None else self.workspace.paused_turn(thread)
         # A refusal before the graph ran (an empty message) did not touch the conversation: the panel stays.
         patient = self.patient_shown(shown.active_patient) if shown is not None and shown.ran else {}
-        yield {self.page.chatbot: history, **self.card(pending), **patient,
+        # A message the turn refused and kept nowhere (TurnRuns holds it for a reload) goes back in the box.
+        back = {self.page.box: _gr().update(value={"text": result.unsent, "files": []})} \
+            if result is not None and result.unsent else {}
+        yield {self.page.chatbot: history, **self.card(pending), **patient, **back,
                **self.after_turn(shown, pending=pending is not None)}
 
     def card(self, pending: ApprovalCard | None) -> dict[Any, Any]:
@@ -488,7 +493,22 @@ class Handlers:
                    self.page.header: header_markdown(self.mode),
                    **self.card(pending), **self.after_turn(last, pending=pending is not None),
                    **self.patient_shown(conversation.active_patient), **self.resend_offered("")}
-        return {**updates, **self.unfinished_turn(thread, conversation, history)}
+        return {**updates, **self.unfinished_turn(thread, conversation, history), **self.held_back(thread, updates)}
+
+    def held_back(self, thread: str, updates: dict[Any, Any]) -> dict[Any, Any]:
+        """The message this conversation refused without keeping it (``TurnRuns.hold``), back in the reopened
+        page's box with the note that says why (after the note ``updates`` gives); nothing when there is none."""
+        held = self.runs.held(thread)
+        if held is None:
+            return {}
+        why = BUSY if self.runs.running(thread) is not None else HELD_BACK
+        shown = updates.get(self.page.decision_note) or ""
+        back = {self.page.box: _gr().update(value={"text": held.text, "files": []}),
+                self.page.decision_note: f"{shown}\n\n*{why}*" if shown else f"*{why}*"}
+        if held.attachment is not None:  # its image is attached to the next message again
+            back |= {self.page.queued_image: held.attachment,
+                     self.page.queued_note: f"*Attached to your next message: {escape(held.attachment['filename'])}*"}
+        return back
 
     def unfinished_turn(self, thread: str, conversation: SavedConversation, history: list[Any]) -> dict[Any, Any]:
         """A reopened conversation's last message whose turn has not ended (``history`` ends with it, told as not
@@ -586,9 +606,8 @@ class Handlers:
         elif queued:
             attachment = {"filename": queued["filename"], "data": queued["data"]}
         run = self.runs.running(thread)
-        if run is not None:  # one turn at a time per conversation: the message stays in the box
-            _gr().Warning(BUSY)
-            yield {self.page.decision_note: f"*{BUSY}*"}
+        if run is not None:  # one turn at a time per conversation: the message stays in the box, and a reload
+            yield from self.busy(thread, text, attachment)  # gives it back there
             return
         previews: list[str] = []
         if attachment:
@@ -600,14 +619,28 @@ class Handlers:
             yield {self.page.box: _gr().update(value=None), self.page.queued_image: None, self.page.queued_note: "",
                    self.page.decision_note: ""}
             # Run apart from this handler: Gradio drops the handler when its page is reloaded, the turn goes on.
-            started = self.runs.start(thread, self.workspace.turn(thread, text, attachment), text)  # type: ignore[arg-type]
+            started = self.runs.start(thread, self.workspace.turn(thread, text, attachment), text,  # type: ignore[arg-type]
+                                      attachment)
             if started is None:  # another page of this conversation sent one a moment ago
-                _gr().Warning(BUSY)
-                yield {self.page.decision_note: f"*{BUSY}*"}
+                yield from self.busy(thread, text, attachment, back=True)
                 return
             yield from self.run_events(started.follow(), history, thread)
         finally:
             delete_previews(previews)  # Gradio copied them into its cache when the history was sent
+
+    def busy(self, thread: str, text: str, attachment: dict[str, Any] | None,
+             back: bool = False) -> Iterator[dict[Any, Any]]:
+        """A message refused because the conversation's previous turn still runs: said, and held for a reloaded
+        page (``TurnRuns.hold``). ``back``: the box was already emptied for sending, so the message is put back."""
+        self.runs.hold(thread, Held(text, attachment))
+        _gr().Warning(BUSY)
+        shown: dict[Any, Any] = {}
+        if back:
+            shown[self.page.box] = _gr().update(value={"text": text, "files": []})
+            if attachment is not None:  # its image waits with it, attached to the next message
+                shown |= {self.page.queued_image: attachment,
+                          self.page.queued_note: f"*Attached to your next message: {escape(attachment['filename'])}*"}
+        yield {**shown, self.page.decision_note: f"*{BUSY}*"}
 
     def fields_json(self, thread: str, current: str, *values: str | None) -> str:
         """The card's form fields as the JSON arguments a re-check sends (unchanged when no card waits)."""
@@ -792,7 +825,7 @@ def wire(page: Page, on: Handlers, demo: Any) -> None:
     page.send_image.click(on.queue_image, [page.selected, page.record_images], [page.queued_image, page.queued_note])
     # Not API endpoints: an API client has its own session thread and nothing in a browser to restore.
     session = [page.thread, page.saved_thread, page.chatbot, page.decision_note, page.queued_image, page.queued_note,
-               page.header, page.matches, *page.card_parts(), page.timeline, page.patient_md, page.images,
+               page.box, page.header, page.matches, *page.card_parts(), page.timeline, page.patient_md, page.images,
                page.record_images, *page.follow_buttons, page.patient_strip, page.send_again, page.resend]
     # The status line comes after the restore, so that its showing means the page is the reopened conversation.
     demo.load(on.restore, page.saved_thread, session, api_visibility="private").then(

@@ -13,9 +13,25 @@ from __future__ import annotations
 import contextvars
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
+from docgemma.agent.events import TurnDone
 from docgemma.workspace import AgentEvent
+
+#: How many conversations' unsent messages this process keeps (the oldest is let go first): a bound on memory.
+HELD_MAX = 1000
+
+
+@dataclass(frozen=True)
+class Held:
+    """A message the conversation refused without keeping it anywhere (its previous turn still ran, or another
+    process was carrying out a decision on its card): what the clinician typed, and the image that went with it."""
+
+    text: str
+    attachment: dict[str, Any] | None = None
 
 
 class TurnFailed(RuntimeError):
@@ -83,16 +99,45 @@ class TurnRuns:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._runs: dict[str, Run] = {}
+        #: Per conversation, the last message it refused and kept nowhere else: a reloaded page puts it back in the
+        #: box (issue 46: a reload emptied the box, and the typed message was gone). In this process only: an app
+        #: restart loses it, as it loses the running turn that caused the refusal.
+        self._held: OrderedDict[str, Held] = OrderedDict()
 
-    def start(self, thread: str, events: Iterator[AgentEvent], message: str = "") -> Run | None:
-        """Run ``events`` as the conversation's turn; None (nothing started) while another turn of it runs."""
+    def hold(self, thread: str, held: Held) -> None:
+        """Keep ``held`` as the conversation's unsent message (replacing an earlier one)."""
+        with self._lock:
+            self._held[thread] = held
+            self._held.move_to_end(thread)
+            while len(self._held) > HELD_MAX:
+                self._held.popitem(last=False)
+
+    def held(self, thread: str) -> Held | None:
+        """The conversation's unsent message, until the next turn of the conversation starts."""
+        with self._lock:
+            return self._held.get(thread)
+
+    def _holding(self, thread: str, events: Iterator[AgentEvent], attachment: dict[str, Any] | None
+                 ) -> Iterator[AgentEvent]:
+        """``events``, holding the message of a turn that refused it without keeping it (``TurnResult.unsent``):
+        held by the run itself, so that it is kept whether or not a page is still following."""
+        for event in events:
+            if isinstance(event, TurnDone) and event.result.unsent:
+                self.hold(thread, Held(event.result.unsent, attachment))
+            yield event
+
+    def start(self, thread: str, events: Iterator[AgentEvent], message: str = "",
+              attachment: dict[str, Any] | None = None) -> Run | None:
+        """Run ``events`` as the conversation's turn; None (nothing started) while another turn of it runs. A turn
+        that starts is the message sent: the conversation's unsent message, if any, is let go (the box was sent)."""
         with self._lock:
             running = self._runs.get(thread)
             if running is not None and not running.done:
                 return None
             for ended in [t for t, r in self._runs.items() if r.done]:  # finished runs are the conversation's now
                 del self._runs[ended]
-            run = self._runs[thread] = Run(events, message)
+            self._held.pop(thread, None)
+            run = self._runs[thread] = Run(self._holding(thread, events, attachment), message)
             return run
 
     def running(self, thread: str) -> Run | None:

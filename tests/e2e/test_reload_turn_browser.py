@@ -182,3 +182,50 @@ def test_a_message_refused_while_a_card_waits_is_still_said_after_a_reload(page:
         assert not page.locator("#reject").is_visible()
     finally:
         app.stop()
+
+
+def test_a_message_refused_while_the_previous_answer_runs_is_back_in_the_box_after_a_reload(
+        page: Any, tmp_path: Path, slow_openfda: str) -> None:  # noqa: F811
+    """Issue 46: a message sent while the previous answer still ran was refused (BUSY) and left in the box; a reload
+    emptied the box and the note, and the typed message was gone. Now the reopened page has it back in the box, with
+    the note (BUSY while the answer runs, HELD_BACK once it has come), and sending it clears both."""
+    from docgemma.ui.page import BUSY, HELD_BACK
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    app = AppProcess(tmp_path, free_port(), "fake")
+    app.env["DOCGEMMA_OPENFDA_URL"] = slow_openfda
+    (first, answer), (second, second_answer) = TURNS[0], TURNS[1]
+    note, box = page.locator("#decision-note"), page.locator("#input textarea")
+    try:
+        app.start()
+        page.set_viewport_size({"width": 1440, "height": 900})
+        page.goto(app.url + "/", wait_until="domcontentloaded")
+        page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+        _send(page, first)
+        _reopen(page, first)  # mid-answer: the reopened page follows it; a message sent now is refused
+        page.locator("#status").get_by_text("Model:", exact=False).first.wait_for(timeout=TIMEOUT_MS)
+        ask(page, second)
+        note.get_by_text(BUSY, exact=False).wait_for(timeout=TIMEOUT_MS)
+
+        _reopen(page, first)  # the answer still runs: the refused message is back in the box, with its note
+        note.get_by_text(BUSY, exact=False).wait_for(timeout=TIMEOUT_MS)
+        assert box.input_value() == second and second not in chat_text(page)
+        page.screenshot(path=str(ARTIFACTS / "46_reload_busy_running_desktop.png"), full_page=False)
+
+        _answered(page, answer)
+        _reopen(page, first)  # answered since: the message still waits in the box, said not sent
+        note.get_by_text(HELD_BACK, exact=False).wait_for(timeout=TIMEOUT_MS)
+        assert box.input_value() == second and BUSY not in note.inner_text()
+        for name, size in (("desktop", (1440, 900)), ("phone", (390, 844))):
+            page.set_viewport_size({"width": size[0], "height": size[1]})
+            page.wait_for_timeout(300)
+            box.scroll_into_view_if_needed()
+            page.screenshot(path=str(ARTIFACTS / f"46_reload_busy_answered_{name}.png"), full_page=False)
+        page.set_viewport_size({"width": 1440, "height": 900})
+
+        box.press("Enter")  # sent as it stands
+        _answered(page, second_answer)
+        _reopen(page, second)
+        assert box.input_value() == "" and HELD_BACK not in note.inner_text()
+    finally:
+        app.stop()

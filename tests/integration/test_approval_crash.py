@@ -111,6 +111,11 @@ def test_kill_9_at_each_step_single_process_on_sqlite(step: str, landed: bool, t
         # at once (the lease is a minute long).
         answer = restarted.ask(op="turn", thread=thread, message="What are her allergies?")
         assert "Your message was not sent" in str(answer["answer"]) and time.time() < died + LEASE_S / 2
+        if not landed:  # the card waits again as a new card, its notice quoting the message (kept for a reload)
+            waiting = restarted.ask(op="pending", thread=thread)["card_id"]
+            assert waiting != card and restarted.ask(op="decide", thread=thread, card_id=card,
+                                                     action="approve") == {"answer": ALREADY_HANDLED, "writes": []}
+            card = str(waiting)
         check_outcome(answer, landed, restarted, thread, card, orders, before)
     finally:
         restarted.stop()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from docgemma.agent.assistant import Assistant
-from docgemma.agent.events import AgentEvent, TurnDone
+from docgemma.agent.events import AgentEvent, TurnDone, TurnResult
 from docgemma.llm.base import BACKEND_DOWN_SENTENCE, BackendUnavailable
 from docgemma.llm.fake import FakeLLM
 from docgemma.tools.registry import default_registry
@@ -139,7 +139,7 @@ def test_a_plain_approval_refused_note_survives_the_reload(tmp_path: Path) -> No
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the run's thread reports it
 def test_a_turn_run_is_followed_from_its_first_event_and_an_error_reaches_the_follower() -> None:
     runs = TurnRuns()
-    done = TurnDone.__new__(TurnDone)
+    done = TurnDone(TurnResult(answer=""))  # a whole event: the run reads its result (TurnRuns holds an unsent one)
 
     def events() -> Iterator[AgentEvent]:
         yield done
