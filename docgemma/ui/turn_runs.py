@@ -18,8 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from docgemma.agent.events import TurnDone
-from docgemma.workspace import AgentEvent
+from docgemma.workspace import AgentEvent, TurnDone
 
 #: How many conversations' unsent messages this process keeps (the oldest is let go first): a bound on memory.
 HELD_MAX = 1000
