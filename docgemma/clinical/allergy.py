@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from docgemma.clinical.ingredients import LOCAL, Conflict, IngredientResolver, Resolution, conflicts
-from docgemma.fhir import display_text
+from docgemma.fhir import codings, display_text
+
+#: SNOMED CT codes of "no known (drug, food, environmental) allergy" entries: a statement, not an allergen.
+NO_KNOWN_ALLERGY = frozenset({"409137002", "716186003", "429625007", "428607008", "428197003"})
+
+
+def is_no_known_allergy(entry: dict[str, Any]) -> bool:
+    """True for a coded "no known (drug) allergy" entry (NKDA, as ``add_allergy`` writes it): no allergen."""
+    return any(c.get("code") in NO_KNOWN_ALLERGY for c in codings(entry, ("code",)))
 
 #: Reaction words that make an allergy severe whatever its recorded criticality.
 SEVERE_REACTIONS = ("anaphyla", "angioedema", "angio-oedema", "stevens-johnson", "toxic epidermal", "dress",

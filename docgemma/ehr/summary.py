@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
+from docgemma.clinical.allergy import is_no_known_allergy
 from docgemma.clinical.ingredients import LOCAL, conflicts
 from docgemma.fhir import concept_code, display_text, encounter_reference, reference_id
 
@@ -457,11 +458,14 @@ def _orientation(chart: _Chart, skipped: int) -> list[str]:
 def _safety(chart: _Chart) -> list[str]:
     """Allergies, drug-allergy conflicts, polypharmacy, pregnancy, anticoagulation, renal function, age, images."""
     safety: list[str] = []
-    for allergy in chart.allergies:
+    # A coded "no known drug allergy" entry is a statement, not an allergen: it stood in the panel's safety list as
+    # "ALLERGY: No known drug allergy" (seen after NKDA was approved); the Allergies section still lists it.
+    allergens = [a for a in chart.allergies if not is_no_known_allergy(a)]
+    for allergy in allergens:
         reactions = [display_text({"code": m}) for r in allergy.get("reaction", []) for m in r.get("manifestation", [])]
         crit = f", criticality {allergy['criticality']}" if allergy.get("criticality") else ""
         safety.append(f"ALLERGY: {display_text(allergy)}" + (f" — {', '.join(reactions)}" if reactions else "") + crit)
-    safety += drug_allergy_conflicts(chart.meds, chart.allergies)
+    safety += drug_allergy_conflicts(chart.meds, allergens)
     if len(chart.meds) >= 5:
         safety.append(f"POLYPHARMACY: {len(chart.meds)} active medications.")
     text_all = " ".join(display_text(c).lower() for c in chart.active)

@@ -79,7 +79,8 @@ def record_write_check(ehr: Ehr) -> WriteCheck:
             # (the card names the patient once, in its header: the check does not repeat the name).
             identity = CheckStatus(name="Patient identity", ran=True, detail="on the record, named by name and birth date")
             checks = [identity, *(CheckStatus(name=c.name, ran=c.ran, detail=c.detail) for c in found.checks)]
-            return WriteReview(warnings=found.warnings, severe=severe, patient=card, checks=checks, pins=found.pins)
+            return WriteReview(warnings=found.warnings, severe=severe, patient=card, checks=checks, pins=found.pins,
+                               needs=found.needs)
 
         return tolerant(review, resources)
 

@@ -48,6 +48,8 @@ class WriteReview(TypedDict, total=False):
     blocked: str
     #: Arguments the check read off the record for the write to be made against (``write_checks.Findings.pins``).
     pins: dict[str, str]
+    #: A value the card must be given before an approval can write (``write_checks.Findings.needs``).
+    needs: str
 
 
 #: Safety review before a write (who the patient is, allergy conflicts, duplicate orders, dose): the approval card.

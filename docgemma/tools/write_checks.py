@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from docgemma.clinical.allergy import is_no_known_allergy
 from docgemma.ehr.summary import ACTIVE_MED
-from docgemma.fhir import codings, concept_code
+from docgemma.fhir import concept_code
 
 __all__ = ["CheckRun", "Findings", "PatientFacts", "PreWriteCheck", "active_allergies", "active_orders"]
 
@@ -60,6 +61,9 @@ class Findings:
     #: of the entry a label removal changes): they become arguments of the card, so that the card's id and digest
     #: cover them and the approved write refuses a record changed since the card was built.
     pins: dict[str, str] = field(default_factory=dict)
+    #: A value the write cannot be made without that the card can still take (a label removal's reason): the card is
+    #: shown, so the clinician fills it in there, and an approval of the card without it is refused ("" when none).
+    needs: str = ""
 
     def add(self, text: str, severe: bool = False) -> None:
         self.warnings.append(text)
@@ -80,15 +84,11 @@ class Findings:
         """Severe findings first (the card shows them before duplicate orders and notes), order kept otherwise."""
         severe = set(self.severe)
         return Findings(sorted(self.warnings, key=lambda w: w not in severe), list(self.severe), list(self.checks),
-                        self.blocked, dict(self.pins))
+                        self.blocked, dict(self.pins), self.needs)
 
 
 #: A write tool's own check: its arguments and the patient's facts → warnings.
 PreWriteCheck = Callable[[dict[str, Any], PatientFacts], Findings]
-
-
-#: SNOMED CT codes of "no known (drug, food, environmental) allergy" entries: a statement, not an allergen.
-NO_KNOWN_ALLERGY = frozenset({"409137002", "716186003", "429625007", "428607008", "428197003"})
 
 
 def active_allergies(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -97,7 +97,7 @@ def active_allergies(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in resources if r.get("resourceType") == "AllergyIntolerance"
             and concept_code(r, "clinicalStatus") in ("active", "")
             and concept_code(r, "verificationStatus") not in ("refuted", "entered-in-error")
-            and not any(c.get("code") in NO_KNOWN_ALLERGY for c in codings(r, ("code",)))]
+            and not is_no_known_allergy(r)]
 
 
 def active_orders(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -34,6 +34,7 @@ FIELD_WORDS: Mapping[str, tuple[str, ...]] = {
     "route": ("ROUTE",),
     "medication_name": ("ALLERGY CONFLICT", "DUPLICATE ORDER", "INTERACTION"),
     "substance": ("ALREADY RECORDED",),
+    "reason": ("REASON NEEDED",),
 }
 #: Multi-line fields.
 LONG_FIELDS = frozenset({"note_text", "notes"})
@@ -131,10 +132,18 @@ def _sentence_case(head: str) -> str:
     return " ".join(words)[:1].upper() + " ".join(words)[1:]
 
 
+#: A record entry's reference with its version in a finding ("[AllergyIntolerance/<id>, version 1]": the entry a label
+#: removal changes, which the card's id and digest cover).
+_ENTRY_REFERENCE = re.compile(r"\s*\[[A-Za-z]+/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}, "
+                              r"version ([^\]\s]+)\]")
+
+
 def check_text(text: str) -> str:
     """A check as the card says it: its capitalised heading in sentence case, a severity in its parenthesis
-    left to the coloured label ("ALLERGY CONFLICT (SEVERE): x" → "Allergy conflict: x"). Only the card's
-    rendering: the check itself keeps its words for the agent, the records and the tests."""
+    left to the coloured label ("ALLERGY CONFLICT (SEVERE): x" → "Allergy conflict: x"), a record entry's reference
+    as its version in words (the page showed "[AllergyIntolerance/73738ca2-…, version 1]": a FHIR reference and a
+    record id). Only the card's rendering: the check itself keeps its words for the agent, the records and the tests."""
+    text = _ENTRY_REFERENCE.sub(r" (record entry version \1)", text)
     found = _HEADING.match(text.strip())
     if not found:
         return text

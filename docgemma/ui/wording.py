@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 from docgemma.clinical.lab_names import lab_names
-from docgemma.workspace import PatientId, Tools
+from docgemma.workspace import NOT_WRITTEN, PatientId, Tools
 
 #: The agent's internal words and their meaning for a clinician (decisions, result classes, routes, errors).
 WORDS: Mapping[str, str] = {
@@ -141,6 +141,10 @@ def argument_line(args: Mapping[str, object], patient_name: PatientName | None =
             # never claim it is the patient on record; without a way to look names up, the id is left out.
             if patient_name:
                 parts.append(f"patient: {patient_name(PatientId(str(value))) or NOT_ON_RECORD}")
+            continue
+        if key in NOT_WRITTEN and key not in ARGUMENT_WORDS:
+            # Code's own pin, no value anyone gave (the entry a label removal changes, "AllergyIntolerance/<id>/
+            # _history/1", read as "entry: allergy/_history/1"): the card says the entry, the technical details keep it.
             continue
         if key == "resource_type" and str(value) in RESOURCE_WORDS:  # "kind: allergy", not "AllergyIntolerance"
             value = _PLURAL_RESOURCE.get(str(value), RESOURCE_WORDS[str(value)] + "s")

@@ -425,3 +425,141 @@ def test_the_pharmacists_checks_in_chromium_on_the_embedded_default(embedded_app
     answer = page.locator("#chat").inner_text().split("is co-amoxiclav safe for Grace Mensah?")[-1]
     assert "Grace Mensah" in answer and "penicillin" in answer and "NOT checked" not in answer, answer
     page.screenshot(path=str(ARTIFACTS / "42_named_patient_not_open.png"), full_page=True)
+
+
+def _press(page: Any, button: str) -> None:  # noqa: F811
+    """Press a follow-up button and wait for its turn to end (an answer, or its card)."""
+    before = page.locator("#timeline").text_content()
+    page.get_by_role("button", name=button).click()
+    page.wait_for_function(TIMELINE_CHANGED_JS, arg=before, timeout=TIMEOUT_MS)
+    _stable(page)
+
+
+def _card_notice(page: Any, words: str) -> None:  # noqa: F811
+    """Wait for the waiting card's notice that starts with ``words`` (a decision answered with a new card)."""
+    page.locator("#approval-header").get_by_text(words, exact=False).first.wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_timeout(1500)  # the new card's form and id settle after its notice is drawn (test_card_form.py)
+
+
+def test_the_allergy_statements_in_chromium_on_the_embedded_default(embedded_app: tuple[str, Ehr],
+                                                                    page: Any) -> None:  # noqa: F811
+    """Issue 42's allergy flows walked on the real default, in the browser. Grace Mensah (penicillin anaphylaxis on
+    record): "NKDA" asked to be written is refused outright, no card; "penicillin: none known" writes nothing and
+    offers the two writes it may mean; the removal's button gives a card whose Reason field is to be filled in (an
+    approval without it is refused), and once it is, the label becomes inactive and refuted, the reason in its note,
+    in one update. Joseph Mwangi (no allergy on record): NKDA is a card, approved as the one coded entry (SNOMED CT
+    409137002); a denial asked to be documented writes no allergy. Screenshots in ``test-artifacts/42_allergy_*.png``."""
+    from docgemma.fhir import concept_code
+    from docgemma.tools.write_checks import active_allergies
+    from tests.e2e.test_card_form import _form
+    from tests.unit.test_page_text import _INTERNAL
+
+    url, ehr = embedded_app
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("#input textarea", timeout=TIMEOUT_MS)
+
+    def allergies(family: str) -> list[dict[str, Any]]:
+        pid = ehr.client.search("Patient", [("name", family)], limit=1)[0]["id"]
+        return ehr.client.search("AllergyIntolerance", [("patient", str(pid))])
+
+    def answer_to(message: str) -> str:
+        return page.locator("#chat").inner_text().split(message)[-1]
+
+    def internal_words() -> list[str]:
+        """What the page shows (chat, card, timeline, panel) in words no clinician writes: record ids, references."""
+        shown = page.locator("body").inner_text()
+        return [m.group(0) for pattern in _INTERNAL.values() for m in re.finditer(pattern, shown)]
+
+    # ── Grace Mensah: NKDA contradicts her penicillin allergy, refused with no card
+    [label] = allergies("Mensah")
+    make_active(page, "Mensah", "Grace Mensah")
+    message = "Record allergy for Grace Mensah: NKDA"
+    _ask_and_wait(page, message)
+    answer = answer_to(message)
+    assert "contradicts the active allergy list" in answer and "penicillin" in answer.lower(), answer
+    assert "nothing was written" in answer and "remove its label first" in answer, answer
+    assert not page.locator("#approval:visible").count()
+    assert allergies("Mensah") == [label]
+    page.screenshot(path=str(ARTIFACTS / "42_allergy_nkda_refused.png"), full_page=True)
+
+    # ── a bare negative: read as a statement, nothing written, the two writes it may mean offered
+    message = "penicillin: none known"
+    _ask_and_wait(page, message)
+    answer = answer_to(message)
+    assert "reads as a statement that there is no penicillin allergy" in answer, answer
+    assert "nothing was written" in answer and "not recognised" not in answer, answer
+    remove = "Remove the penicillin allergy label for this patient"
+    assert _buttons(page) == ["Record NKDA for this patient", remove], _buttons(page)
+    assert allergies("Mensah") == [label]
+    page.screenshot(path=str(ARTIFACTS / "42_allergy_bare_negative_offers.png"), full_page=True)
+
+    # ── the removal's button: a card with its Reason field to fill in, no override offered
+    _press(page, remove)
+    text = _card_text(page)
+    assert "Allergy Label Removal" in text and "Reason needed" in text, text
+    form = _form(page)
+    assert form["Reason"].input_value() == "not specified" and form["Substance"].input_value() == "penicillin", form
+    assert page.locator("#approve:visible").first.is_enabled() and not page.locator("#override:visible").count()
+    # The entry it changes in words (it showed "[AllergyIntolerance/<id>, version 1]"), and no warning against the
+    # removal itself ("Safety: penicillin — Grace Mensah has a recorded penicillin allergy" stood on this card).
+    assert "record entry version 1" in text and "Safety: penicillin" not in text, text
+    assert not internal_words(), internal_words()
+    page.screenshot(path=str(ARTIFACTS / "42_allergy_remove_label_card.png"), full_page=True)
+
+    # Approved without a reason: refused, the card waits on with the reason asked for, nothing written.
+    page.locator("#approve:visible").first.click()
+    _card_notice(page, "Approval refused: this card still needs the reason")
+    assert allergies("Mensah") == [label]
+    page.screenshot(path=str(ARTIFACTS / "42_allergy_approve_without_reason_refused.png"), full_page=True)
+
+    # The reason filled in and approved: shown on a new card first (an approval covers only what its card showed).
+    reason = "tolerated an amoxicillin oral challenge"
+    _form(page)["Reason"].fill(reason)
+    page.locator("#approve:visible").first.click()
+    _card_notice(page, "Your changes were checked again")
+    assert "Reason needed" not in _card_text(page) and _form(page)["Reason"].input_value() == reason
+    assert allergies("Mensah") == [label]
+    decided = page.locator("#chat").inner_text()
+    page.locator("#approve:visible").first.click()
+    _decided(page, decided)
+    [saved] = allergies("Mensah")
+    assert saved["id"] == label["id"] and saved["code"] == label["code"]  # the same entry, changed: no new one
+    assert (concept_code(saved, "clinicalStatus"), concept_code(saved, "verificationStatus")) == ("inactive", "refuted")
+    assert [n["text"] for n in saved["note"]][-1] == f"Allergy label removed: {reason}"
+    assert int(saved["meta"]["versionId"]) == int(label["meta"]["versionId"]) + 1  # written exactly once
+    assert not page.locator("#approval:visible").count()
+    assert "_history" not in (page.locator("#timeline").inner_text()) and not internal_words(), internal_words()
+    page.screenshot(path=str(ARTIFACTS / "42_allergy_label_removed.png"), full_page=True)
+
+    # ── Joseph Mwangi, no allergy on record: NKDA is a card; approved, the one coded entry
+    assert allergies("Mwangi") == []
+    page.locator("#new-conversation").click()
+    page.wait_for_function("(m) => !document.querySelector('#chat').innerText.includes(m)", arg=message,
+                           timeout=TIMEOUT_MS)
+    make_active(page, "Mwangi", "Joseph Mwangi")
+    _ask_and_wait(page, "Record allergy for Joseph Mwangi: NKDA")
+    assert "Allergy Documentation" in _card_text(page)
+    assert _form(page)["Substance"].input_value() == "NKDA"
+    page.screenshot(path=str(ARTIFACTS / "42_allergy_nkda_card.png"), full_page=True)
+    decided = page.locator("#chat").inner_text()
+    page.locator("#approve:visible").first.click()
+    _decided(page, decided)
+    [nkda] = allergies("Mwangi")
+    assert nkda["code"]["coding"][0]["system"] == "http://snomed.info/sct"
+    assert nkda["code"]["coding"][0]["code"] == "409137002", nkda["code"]
+    assert active_allergies([nkda]) == []  # a statement, never an allergen
+    # The panel lists it under Allergies, not as a safety flag (it showed "ALLERGY: No known drug allergy").
+    page.locator("#patient-summary").get_by_text("No known drug allergy", exact=False).first.wait_for(
+        timeout=TIMEOUT_MS)
+    assert "ALLERGY: No known drug allergy" not in page.locator("#patient-summary").inner_text()
+
+    # ── a denial asked to be documented: no allergy written
+    message = "denies any penicillin allergy, please document that"
+    _ask_and_wait(page, message)
+    answer = answer_to(message)
+    assert "not recorded as an allergy" in answer and "nothing was written" in answer, answer
+    assert not page.locator("#approval:visible").count()
+    after = allergies("Mwangi")
+    assert [a["id"] for a in after] == [nkda["id"]] and active_allergies(after) == []
+    page.screenshot(path=str(ARTIFACTS / "42_allergy_denial_not_written.png"), full_page=True)

@@ -125,6 +125,10 @@ def test_nkda_is_written_as_the_coded_entry_and_a_denial_writes_nothing(ehr: Ehr
     assert isinstance(done, TurnResult) and done.writes
     written = [r for r in ehr.compartment(who["id"]) if r.get("resourceType") == "AllergyIntolerance"]
     assert [r["code"]["coding"][0]["code"] for r in written] == ["409137002"]
+    # The panel lists the statement under Allergies, never as a safety flag ("ALLERGY: No known drug allergy" was).
+    facts = ehr.summary(who["id"]).facts
+    assert facts["allergies"] == ["No known drug allergy"]
+    assert not [s for s in facts["safety"] if s.startswith("ALLERGY")], facts["safety"]
     for i, message in enumerate(("denies any penicillin allergy, please document that", "sulfa - negative, record",
                                  "penicillin allergy label was removed (delabelled)")):
         assistant.set_active_patient(f"n{i}", who)  # type: ignore[arg-type]

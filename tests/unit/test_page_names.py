@@ -58,6 +58,11 @@ def test_the_card_names_its_patient_and_says_each_checks_severity_in_a_word(tmp_
     assert check_text("PAEDIATRIC PATIENT (4 years): adult limits") == "Paediatric patient (4 years): adult limits"
     assert check_text("INR HIGH: 4.1") == "INR high: 4.1"
     assert check_text("amoxicillin is fine") == "amoxicillin is fine"
+    # The entry a label removal changes, with its version: in words, never its FHIR reference and id.
+    removal = ("LABEL TO REMOVE: 'Allergy to penicillin' [AllergyIntolerance/73738ca2-e1f0-5805-a778-51ac4f0cd7af, "
+               "version 1] becomes inactive and refuted")
+    assert check_text(removal) == ("Label to remove: 'Allergy to penicillin' (record entry version 1) becomes inactive "
+                                   "and refuted")
     app.store.close()
 
 

@@ -32,6 +32,10 @@ def test_steps_name_no_argument_field_and_say_what_a_query_reads() -> None:
     assert step_text("model asked for drug_names; patient_id by rule") == "model asked for drugs; patient by rule"
     assert step_text("drug_mentions: warfarin, action_verbs: check") == "drugs: warfarin, asked to: check"
     assert step_text("arguments: {'resource_type': 'AllergyIntolerance'}") == "reading: allergies"
+    # The entry a label removal changes is code's pin, not a value: it read "entry: allergy/_history/1" (issue 42 walk).
+    pinned = "AllergyIntolerance/73738ca2-e1f0-5805-a778-51ac4f0cd7af/_history/1"
+    assert step_text(f"arguments: {{'substance': 'penicillin', 'entry': '{pinned}'}}") == "substance: penicillin"
+    assert step_text("arguments: {'unread': 'IV push'}") == "words no field took: IV push"
 
 
 def test_a_turn_that_consulted_nothing_is_not_routed_as_a_direct_answer_and_headers_carry_no_raw_time() -> None:

@@ -64,6 +64,9 @@ UNSEEN_CHANGES = ("Your changes were checked again before anything was written. 
 #: A decision that names the digest of other arguments than the card's (an API client's stale form).
 OTHER_ARGUMENTS = ("The approval was made on other values than this card's. Nothing was written: review this card, "
                    "checked on the values it shows.")
+#: An approval of a card that still lacks a value the write cannot be made without (``WriteReview.needs``).
+NEEDS_VALUE = ("Approval refused: this card still needs {needs}. Fill it in on the card, then approve. Nothing was "
+               "written.")
 PATIENT_CHANGED = ("The approval named another patient than the card. Nothing was written: this card is for the "
                    "patient now named; review it.")
 
@@ -144,6 +147,9 @@ def _approval(
                 checked, notice = _approved_changes(spec, card, checked, changed, active, write_check, has_image)
                 notice, edited_once = notice or UNSEEN_CHANGES, True
                 continue
+            if review.get("needs"):  # the card, unchanged, still lacks it: the write would be refused, so it waits on
+                notice = NEEDS_VALUE.format(needs=review["needs"])
+                continue
             declared = decision_digest(decision)
             if declared and declared != card["args_hash"]:
                 notice = OTHER_ARGUMENTS
@@ -206,13 +212,16 @@ def _apply_edit(spec: ToolSpec, checked: Checked, edits: dict[str, Any], has_ima
 def _with_named_drugs(spec: ToolSpec, args: dict[str, Any], state: AgentState, write_check: WriteCheck | None,
                       record_facts: RecordFacts | None) -> WriteCheck | None:
     """The write check, with the named-drug safety lines (:mod:`docgemma.agent.named_drugs`) first on the card of a
-    write whose own check does not review the drug (a note naming one): an order's and an allergy's checks do."""
+    write whose own check does not review the drug (a note naming one): an order's and an allergy's checks do, and a
+    label removal's check reads the allergy it removes."""
     active = state.get("active_patient")
     mentions = state["extracted_entities"]["drug_mentions"]
     if Role.MEDICATION_ORDER in spec.roles and mentions:
         return _with_message_drugs(write_check, state["user_query"], mentions)
     if (record_facts is None or active is None or not mentions or args.get("patient_id") != active["id"]
-            or spec.roles & {Role.MEDICATION_ORDER, Role.ALLERGY_ENTRY}
+            # A label removal's card is about that very allergy: "Safety: penicillin — she has a recorded penicillin
+            # allergy" stood on the card that removes it, as a warning against the removal itself.
+            or spec.roles & {Role.MEDICATION_ORDER, Role.ALLERGY_ENTRY, Role.ALLERGY_REMOVAL}
             or other_patient_named(state["extracted_entities"], active)):
         return write_check
     lines = named_drugs.safety_lines(state["user_query"], mentions, active, record_facts(active))

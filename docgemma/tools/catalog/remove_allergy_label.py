@@ -6,7 +6,9 @@ was built on (``If-Match``: an entry changed between the card and the approval i
 its Provenance and is made once per approval.
 
 Its pre-write check finds the entry: an allergy not on record as active refuses the card (nothing to remove).
-A reason is required: without one the clinician is asked for it."""
+A reason is required: without one the card is still shown, its Reason field to fill in, and an approval of it
+without a reason is refused (a question in the chat was a dead end: the reply alone is no request, and the button
+"Remove the … allergy label for this patient" carries none)."""
 
 from __future__ import annotations
 
@@ -77,8 +79,14 @@ _REASON_RES = (
 #: A reason that says none: what a model fills in for a field the message left empty ("not specified").
 _NO_REASON = re.compile(r"^\W*(?:not\s+(?:specified|stated|given|provided|known)|unknown|unspecified|none|nil|n/?a|"
                         r"no\s+reason(?:\s+given)?|tbc|tbd|\?+|-+)\W*$", re.IGNORECASE)
-NEEDS_REASON = ("the reason the label no longer applies (e.g. 'tolerated an amoxicillin oral challenge', 'negative "
-                "skin test', 'entered in error'): a label is removed only with its reason; nothing was written")
+#: What the card still needs when the message gave no reason.
+REASON_WANTED = ("the reason the label no longer applies (e.g. 'tolerated an amoxicillin oral challenge', 'negative "
+                 "skin test', 'entered in error')")
+NEEDS_REASON = f"{REASON_WANTED}: a label is removed only with its reason; nothing was written"
+#: The card's finding beside its Reason field when none was given ("REASON" ties it to that field: ``ui/card.py``).
+REASON_NEEDED = ("REASON NEEDED: type in the Reason field why the label no longer applies (e.g. 'tolerated an "
+                 "amoxicillin oral challenge', 'negative skin test', 'entered in error'); a label is removed only with "
+                 "its reason, and nothing is written without it.")
 
 
 def stated_reason(reason: object) -> str:
@@ -130,15 +138,18 @@ def on_record(substance: str, allergies: list[dict[str, Any]],
 
 
 def label_check(args: dict[str, Any], facts: PatientFacts, resolver: IngredientResolver = LOCAL) -> Findings:
-    """The entry the card changes: refused when no active allergy on record matches, or when several do."""
+    """The entry the card changes: refused when no active allergy on record matches, or when several do. With the
+    entry found and no reason given, the card is shown with its Reason field to fill (``Findings.needs``): what is
+    not on record is said first, since no reason would make that removal possible."""
     found = Findings([], [])
     substance = str(args.get("substance") or "")
-    entries = on_record(substance, facts.allergies, resolver) if substance else []
+    named = bool(substance.strip()) and not _NO_REASON.match(substance)  # "not specified" names no allergy either
+    entries = on_record(substance, facts.allergies, resolver) if named else []
     found.ran("The allergy on record", "the patient's active allergy list, by ingredient and class")
-    if not stated_reason(args.get("reason")):
-        found.blocked = NEEDS_REASON
+    listed = ", ".join(repr(allergy_line(a)) for a in facts.allergies) or "none"
+    if not named:
+        found.blocked = f"which allergy label to remove (active allergies: {listed}); nothing was written"
     elif not entries:
-        listed = ", ".join(repr(allergy_line(a)) for a in facts.allergies) or "none"
         found.blocked = (f"no active allergy to '{substance}' is on record for this patient (active allergies: "
                          f"{listed}); there is no label to remove, and nothing was written")
     elif len(entries) > 1:
@@ -153,8 +164,14 @@ def label_check(args: dict[str, Any], facts: PatientFacts, resolver: IngredientR
             return found
         # The version read now is the one the card shows and the approval covers (``Findings.pins``).
         found.pins[ENTRY] = f"{WRITTEN}/{entry.get('id')}/_history/{version}"
+        reason = stated_reason(args.get("reason"))
+        if not reason:
+            found.needs = REASON_WANTED
+            found.add(REASON_NEEDED)
+        # The reason is the card's own field, not quoted here: filling it in changes no finding, so the card after
+        # it says only that the values changed ("Your changes were checked again"), never a new finding.
         found.add(f"LABEL TO REMOVE: '{allergy_line(entry)}' [{WRITTEN}/{entry.get('id')}, version {version}] becomes "
-                  f"inactive and refuted; the reason is kept in its note: '{args.get('reason') or '?'}'.")
+                  "inactive and refuted; the reason on this card is kept in its note.")
     return found
 
 
