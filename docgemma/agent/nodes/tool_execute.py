@@ -147,12 +147,9 @@ def _approval(
                 checked, notice = _approved_changes(spec, card, checked, changed, active, write_check, has_image)
                 notice, edited_once = notice or UNSEEN_CHANGES, True
                 continue
-            if review.get("needs"):  # the card, unchanged, still lacks it: the write would be refused, so it waits on
-                notice = NEEDS_VALUE.format(needs=review["needs"])
-                continue
-            declared = decision_digest(decision)
-            if declared and declared != card["args_hash"]:
-                notice = OTHER_ARGUMENTS
+            held = _unchanged_refused(card, review, decision)
+            if held:
+                notice = held
                 continue
             with_changes = " after an edit" if edited_once else ""
             if card["override_required"]:
@@ -160,6 +157,15 @@ def _approval(
                         reason, notices)
             return checked, None, f"approved by the clinician{with_changes}; ", "", notices
         return checked, failure("declined"), "declined by the clinician; ", "", notices
+
+
+def _unchanged_refused(card: Any, review: WriteReview, decision: Any) -> str:
+    """Why an approval of the card as shown is refused, or "": the card still lacks a value (the write would be
+    refused, so it waits on), or the approval declares other arguments than the card's."""
+    if review.get("needs"):
+        return NEEDS_VALUE.format(needs=review["needs"])
+    declared = decision_digest(decision)
+    return OTHER_ARGUMENTS if declared and declared != card["args_hash"] else ""
 
 
 def _reviewed(spec: ToolSpec, checked: Checked, active: PatientRef | None, write_check: WriteCheck | None,
