@@ -7,20 +7,18 @@ said once, the message quoted nowhere), and a message sent while another process
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from docgemma.agent.approval import BEING_WRITTEN, RECOVERED_RELEASED
-from docgemma.agent.events import AgentEvent
 from docgemma.tools.registry import ToolContext
 from docgemma.ui.page import BUSY, HELD_BACK
 from docgemma.ui.thread_id import new_thread_id
 from tests.unit.test_page_approval_recovery import _allergy_card, merged
 from tests.unit.test_page_session import App
+from tests.unit.test_reload_turn import hold_turns
 
 QUESTION = "What is hypertension?"
 SECOND = "And what is a normal blood pressure for a 70 year old?"
@@ -41,16 +39,7 @@ def test_a_message_refused_while_the_previous_turn_runs_is_back_in_the_box_after
     caplog.set_level(logging.DEBUG)
     app = App.start(tmp_path)
     page, thread = app.page, new_thread_id()
-    go = threading.Event()
-    turn = app.on.workspace.turn
-
-    def held(thread: str, text: str, attachment: Any = None) -> Iterator[AgentEvent]:
-        events = turn(thread, text, attachment)
-        yield next(events)
-        go.wait(30)  # the first answer is still being worked on
-        yield from events
-
-    app.on.workspace.turn = held  # type: ignore[method-assign]
+    go = hold_turns(app)  # the first answer is still being worked on
     sending = app.on.respond({"text": QUESTION, "files": []}, [], thread, None)
     next(sending)
     next(sending)

@@ -83,19 +83,26 @@ def test_a_turn_cut_off_shows_its_message_one_interrupted_line_and_send_again_th
     second.store.close()
 
 
-def test_a_reload_while_the_turn_runs_shows_the_message_then_its_answer(tmp_path: Path) -> None:
-    app = App.start(tmp_path)
-    page, thread = app.page, new_thread_id()
+def hold_turns(app: Any) -> threading.Event:
+    """Make the app's turns stop after their first event until the returned event is set: the answer is still
+    being worked on when the page reloads or another message is sent."""
     go = threading.Event()
     turn = app.on.workspace.turn
 
     def held(thread: str, text: str, attachment: Any = None) -> Iterator[AgentEvent]:
         events = turn(thread, text, attachment)
         yield next(events)
-        go.wait(30)  # the answer is still being worked on when the page reloads
+        go.wait(30)
         yield from events
 
-    app.on.workspace.turn = held  # type: ignore[method-assign]
+    app.on.workspace.turn = held
+    return go
+
+
+def test_a_reload_while_the_turn_runs_shows_the_message_then_its_answer(tmp_path: Path) -> None:
+    app = App.start(tmp_path)
+    page, thread = app.page, new_thread_id()
+    go = hold_turns(app)
     sending = app.on.respond({"text": QUESTION, "files": []}, [], thread, None)
     next(sending)
     next(sending)
